@@ -1,0 +1,35 @@
+rockspec_format = "3.0"
+package = "claudelua"
+version = "scm-1"
+source = {
+  url = "git+https://example.invalid/claudelua.git",
+}
+description = {
+  summary = "Drive the Claude Code CLI from Lua and write MCP tools in Lua",
+  detailed = [[
+    A C core on libuv (processes, line framing, exact JSON, an MCP router) and a
+    Lua module: tasks, sessions with the claude CLI over its control protocol,
+    and in-process MCP tools. Also the claudelua host executable.
+  ]],
+  license = "MIT",
+}
+dependencies = {
+  "lua >= 5.4",
+  "lua-cjson",
+}
+external_dependencies = {
+  LIBUV = { header = "uv.h", library = "uv" },
+}
+build = {
+  type = "cmake",
+  variables = {
+    CMAKE_BUILD_TYPE = "Release",
+    CMAKE_INSTALL_PREFIX = "$(PREFIX)",
+    LUADIR = "$(LUADIR)",
+    LIBDIR = "$(LIBDIR)",
+    BINDIR = "$(BINDIR)",
+  },
+}
+test = {
+  type = "busted",
+}

@@ -1,0 +1,327 @@
+--- Tasks: coroutines over the libuv loop.
+--
+-- A task is a coroutine that waits by yielding a private sentinel to this
+-- module; whatever completes the wait resumes it. Code outside any task waits
+-- by running the loop until the wait completes, so the same functions work in
+-- `claudelua` scripts, in plain `lua5.4` and inside a host application.
+-- @module claude.async
+local core = require "claude.core"
+local errors = require "claude.errors"
+
+local M = {}
+
+local SUSPEND = setmetatable({}, { __name = "claude.suspend" })
+local tasks = setmetatable({}, { __mode = "k" }) -- coroutine -> task
+local pending = {} -- task -> true while not finished
+local pack, unpack = table.pack, table.unpack
+
+local function default_on_error(err, task)
+  local where = task and task.name and (" '" .. task.name .. "'") or ""
+  io.stderr:write("claude: error in task", where, ": ", tostring(err), "\n")
+  if errors.is(err) and err.traceback then io.stderr:write(err.traceback, "\n") end
+end
+
+local on_error = default_on_error
+
+--- Sets the function that receives errors nobody waits for: errors of tasks
+-- without waiters and errors raised in callbacks. `nil` restores the default,
+-- which prints to stderr.
+-- @tparam[opt] function fn `fn(err, task)`
+function M.on_error(fn)
+  if fn ~= nil and type(fn) ~= "function" then
+    error("bad argument #1 to 'on_error' (function expected, got " .. type(fn) .. ")", 2)
+  end
+  on_error = fn or default_on_error
+end
+
+local function report(err, task)
+  local ok, e = pcall(on_error, err, task)
+  if not ok then io.stderr:write("claude: error in on_error: ", tostring(e), "\n") end
+end
+
+core.set_error_handler(function(err) report(err, nil) end)
+
+-- Adds the traceback where the error was raised: strings get it appended
+-- (as lua.c does), claude errors keep it in a field, other values are kept.
+local function traceback(err)
+  if type(err) == "string" then return debug.traceback(err, 2) end
+  if errors.is(err) and err.traceback == nil then
+    err.traceback = debug.traceback("", 2)
+  end
+  return err
+end
+M.traceback = traceback
+
+local Task = {}
+Task.__index = Task
+Task.__name = "claude.Task"
+
+function Task.__tostring(t)
+  return string.format("claude.Task (%s%s)", t.name and (t.name .. ", ") or "", t.status)
+end
+
+local function wake_waiters(task)
+  local waiters = task.waiters
+  task.waiters = nil
+  if task.timer then
+    task.timer:close()
+    task.timer = nil
+  end
+  pending[task] = nil
+  if waiters then
+    for i = 1, #waiters do waiters[i]() end
+  end
+end
+
+-- Failed tasks nobody waited on yet: reported at the next turn of the loop
+-- unless somebody joins them first (the usual `spawn(f) ... t:wait()`).
+local unretrieved, report_timer = {}, nil
+
+local function report_unretrieved()
+  report_timer:close()
+  report_timer = nil
+  local list = unretrieved
+  unretrieved = {}
+  for i = 1, #list do
+    local task = list[i]
+    if not task.retrieved then report(task.error, task) end
+  end
+end
+
+local function fail(task, err)
+  task.status = "failed"
+  task.error = err
+  if not task.observed and (not task.waiters or #task.waiters == 0)
+    and not (errors.is(err, "cancelled") and task.cancel_requested) then
+    unretrieved[#unretrieved + 1] = task
+    if not report_timer then
+      report_timer = core.timer()
+      report_timer:start(0, report_unretrieved)
+    end
+  end
+  wake_waiters(task)
+end
+
+local function step(task, ...)
+  local ok, yielded = coroutine.resume(task.co, ...)
+  if not ok then
+    fail(task, yielded)
+  elseif coroutine.status(task.co) == "dead" then
+    local r = task.result
+    if r[1] then
+      task.status = "done"
+      task.values = r
+      wake_waiters(task)
+    else
+      fail(task, r[2])
+    end
+  elseif yielded ~= SUSPEND then
+    local msg = debug.traceback(task.co, "coroutine.yield was called directly inside a claude "
+      .. "task; waits in tasks must go through claude (sleep, wait, receive...); run your own "
+      .. "coroutines with coroutine.wrap inside the task instead of yielding out of it", 0)
+    coroutine.close(task.co)
+    fail(task, errors.new("task", msg))
+  end
+end
+
+local function start(observed, fn, ...)
+  local task = setmetatable({ status = "running", observed = observed }, Task)
+  task.co = coroutine.create(function(...)
+    task.result = pack(xpcall(fn, traceback, ...))
+  end)
+  tasks[task.co] = task
+  pending[task] = true
+  step(task, ...)
+  return task
+end
+
+--- Starts `fn(...)` as a task and runs it until its first wait.
+-- @tparam function fn
+-- @return the task
+function M.spawn(fn, ...)
+  if type(fn) ~= "function" then
+    error("bad argument #1 to 'spawn' (function expected, got " .. type(fn) .. ")", 2)
+  end
+  return start(false, fn, ...)
+end
+
+--- Like spawn, for a task whose caller will surely wait on it: its error is
+-- not reported to on_error.
+function M.spawn_observed(fn, ...)
+  return start(true, fn, ...)
+end
+
+--- The running task, or nil outside any task.
+function M.current()
+  return tasks[coroutine.running()]
+end
+
+--- Number of tasks that have not finished.
+function M.pending_count()
+  local n = 0
+  for _ in pairs(pending) do n = n + 1 end
+  return n
+end
+
+local function timeout_error(timeout)
+  return errors.new("timeout", string.format("timed out after %g s", timeout))
+end
+
+--- Waits for an event. `arm(done)` registers the completion: `done(...)`
+-- ends the wait with those values and may be called at once. `arm` may
+-- return a function that unregisters it, called when the wait ends by
+-- timeout or cancellation.
+-- @treturn boolean true with the values given to `done`, or false and a
+--   timeout error
+-- @raise a `cancelled` error when the task is cancelled
+function M.await(arm, timeout)
+  local task = tasks[coroutine.running()]
+  if task and task.cancel_pending then
+    local err = task.cancel_pending
+    task.cancel_pending = nil
+    error(err, 0)
+  end
+  if not task and core.running() then
+    error(errors.new("misuse", "cannot wait here: this code runs inside a callback of the "
+      .. "claude loop (the loop is already running); wait inside a task (claude.spawn) "
+      .. "instead"), 2)
+  end
+  local state = 0 -- 0 arming, 1 waiting, 2 finished
+  local early, disarm, timer
+  local function finish(...)
+    if state == 2 then return end
+    local was = state
+    state = 2
+    if was == 0 then
+      early = pack(...)
+    elseif task then
+      task.abort = nil
+      if timer then timer:stop() end
+      task.status = "running"
+      step(task, ...)
+    else
+      early = pack(...)
+    end
+  end
+  disarm = arm(function(...) finish(true, ...) end)
+  if state == 2 then return unpack(early, 1, early.n) end
+  state = 1
+  if task then
+    task.abort = function(err)
+      if disarm then disarm() end
+      finish(false, err)
+    end
+    if timeout then
+      timer = task.timer
+      if not timer then
+        timer = core.timer()
+        task.timer = timer
+      end
+      timer:start(timeout, function() task.abort(timeout_error(timeout)) end)
+    end
+    task.status = "waiting"
+    local r = pack(coroutine.yield(SUSPEND))
+    if r[1] == false and errors.is(r[2], "cancelled") then error(r[2], 0) end
+    return unpack(r, 1, r.n)
+  end
+  -- Outside any task: run the loop until the wait completes.
+  if timeout then
+    timer = core.timer()
+    timer:start(timeout, function()
+      if disarm then disarm() end
+      finish(false, timeout_error(timeout))
+    end)
+  end
+  while state ~= 2 do
+    if not core.run("once") and state ~= 2 then
+      if disarm then disarm() end
+      if timer then timer:close() end
+      error(errors.new("deadlock", "nothing left that could end this wait "
+        .. "(no timer, process or task is pending)"), 2)
+    end
+  end
+  if timer then timer:close() end
+  return unpack(early, 1, early.n)
+end
+
+--- Sleeps `seconds`; inside a task, other tasks run meanwhile.
+function M.sleep(seconds)
+  if type(seconds) ~= "number" or seconds < 0 then
+    error("bad argument #1 to 'sleep' (non-negative number expected, got "
+      .. tostring(seconds) .. ")", 2)
+  end
+  local task = tasks[coroutine.running()]
+  if task then
+    M.await(function(done)
+      local timer = task.timer
+      if not timer then
+        timer = core.timer()
+        task.timer = timer
+      end
+      timer:start(seconds, done)
+      return function() timer:stop() end
+    end)
+  else
+    if core.running() then M.await(nil) end -- raises the misuse error
+    local timer <close> = core.timer()
+    M.await(function(done) timer:start(seconds, done) end)
+  end
+end
+
+--- Waits for the task to finish; never raises for the task's failure.
+-- @treturn boolean true followed by the task's results, or false and the
+--   error (the task's, with its traceback, or a timeout error)
+function Task:join(timeout)
+  if self.status ~= "done" and self.status ~= "failed" then
+    local ok, err = M.await(function(done)
+      self.waiters = self.waiters or {}
+      local list = self.waiters
+      list[#list + 1] = done
+      return function()
+        for i = #list, 1, -1 do
+          if list[i] == done then table.remove(list, i) end
+        end
+      end
+    end, timeout)
+    if not ok then return false, err end
+  end
+  if self.status == "failed" then
+    self.retrieved = true
+    return false, self.error
+  end
+  local v = self.values
+  return true, unpack(v, 2, v.n)
+end
+
+--- Waits for the task and returns its results; raises its error (or a
+-- timeout error).
+function Task:wait(timeout)
+  local r = pack(self:join(timeout))
+  if not r[1] then error(r[2], 0) end
+  return unpack(r, 2, r.n)
+end
+
+--- Cancels the task: its current wait raises a `cancelled` error, which
+-- unwinds it (running its to-be-closed variables). Returns false when the
+-- task had already finished.
+function Task:cancel(reason)
+  if self.status == "done" or self.status == "failed" then return false end
+  local err = errors.new("cancelled", reason or "task cancelled")
+  self.cancel_requested = true
+  if self.abort then
+    self.abort(err)
+  elseif tasks[coroutine.running()] == self then
+    error(err, 2)
+  else
+    self.cancel_pending = err
+  end
+  return true
+end
+
+--- True once the task has finished (done or failed).
+function Task:done()
+  return self.status == "done" or self.status == "failed"
+end
+
+M.Task = Task
+return M

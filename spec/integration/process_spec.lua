@@ -1,0 +1,192 @@
+local claude = require "claude"
+local process = require "claude.process"
+local errors = require "claude.errors"
+local harness = require "support.harness"
+
+local function sh(script, opts)
+  opts = opts or {}
+  opts[1] = "sh"
+  opts.args = { "-c", script }
+  return assert(process.spawn(opts))
+end
+
+local function alive(pid)
+  local f = io.open("/proc/" .. pid .. "/stat")
+  if not f then return false end
+  local stat = f:read("a")
+  f:close()
+  return not stat:match("^%d+ %b() Z")
+end
+
+describe("processes", function()
+  before_each(harness.before)
+  after_each(harness.after)
+
+  it("read stdout as lines and report the exit code", function()
+    local p <close> = sh("echo one; echo two; exit 3")
+    assert.equal("one", p:read_line())
+    assert.equal("two", p:read_line())
+    assert.is_nil(p:read_line())
+    assert.same({ 3, 0 }, { p:wait() })
+  end)
+
+  it("finish only after the exit and EOF on every pipe", function()
+    -- sh exits at once; its background child keeps stdout open a while
+    local p <close> = sh("(sleep 0.2; echo late) & exit 0")
+    assert.same({ 0, 0 }, { p:wait(5) })
+    assert.equal("late", p:read_line(0))
+  end)
+
+  it("deliver a last line without newline, written just before exit", function()
+    local p <close> = sh("printf 'no newline'; exit 0")
+    p:wait()
+    assert.equal("no newline", p:read_line(0))
+    assert.is_nil(p:read_line(0))
+  end)
+
+  it("join a line split across many reads", function()
+    local p <close> = sh("printf ab; sleep 0.05; printf cd; sleep 0.05; echo ef")
+    assert.equal("abcdef", p:read_line(5))
+    p:wait()
+  end)
+
+  it("deliver a 32 MiB line whole", function()
+    local n = 32 * 1024 * 1024
+    local p <close> = sh("head -c " .. n .. " /dev/zero | tr '\\0' x; echo; echo after")
+    local line = assert(p:read_line(30))
+    assert.equal(n, #line)
+    assert.is_nil(line:find("[^x]"))
+    assert.equal("after", p:read_line(5))
+    p:wait()
+  end)
+
+  it("report a line over the ceiling and go on with the next", function()
+    local p <close> = sh("head -c 5000 /dev/zero | tr '\\0' x; echo; echo ok", { max_line = 1000 })
+    local line, err = p:read_line(5)
+    assert.is_nil(line)
+    assert.is_true(errors.is(err, "overflow"))
+    assert.matches("exceeds the limit of 1000 bytes", err.message)
+    assert.equal("ok", p:read_line(5))
+    p:wait()
+  end)
+
+  it("write to stdin and close it", function()
+    local p <close> = assert(process.spawn { "cat" })
+    assert.is_true(p:write("hello\nworld\n"))
+    p:close_stdin()
+    assert.equal("hello", p:read_line(5))
+    assert.equal("world", p:read_line(5))
+    assert.same({ 0, 0 }, { p:wait(5) })
+  end)
+
+  it("take env (merged onto the parent's) and cwd", function()
+    local p <close> = sh("echo \"$CLAUDELUA_TEST_VAR\"; echo \"${HOME:+home}\"; pwd",
+      { env = { CLAUDELUA_TEST_VAR = "set" }, cwd = "/tmp" })
+    assert.equal("set", p:read_line(5))
+    assert.equal("home", p:read_line(5))
+    assert.equal("/tmp", p:read_line(5))
+    p:wait()
+  end)
+
+  it("remove env keys mapped to false", function()
+    local p <close> = sh("echo \"[${HOME}]\"", { env = { HOME = false } })
+    assert.equal("[]", p:read_line(5))
+    p:wait()
+  end)
+
+  it("collect stderr, or read it as lines", function()
+    local p <close> = sh("echo e1 >&2; echo e2 >&2")
+    p:wait()
+    assert.equal("e1\ne2", p:stderr())
+    local q <close> = sh("echo l1 >&2", { stderr = "lines" })
+    assert.equal("l1", q:read_stderr_line(5))
+    q:wait()
+    local seen = {}
+    local r <close> = sh("echo cb >&2", { stderr = function(line) seen[#seen + 1] = line end })
+    r:wait()
+    assert.same({ "cb" }, seen)
+  end)
+
+  it("return ENOENT for a missing command", function()
+    local p, err, code = process.spawn { "claudelua-no-such-command" }
+    assert.is_nil(p)
+    assert.equal("ENOENT", code)
+    assert.matches("claudelua%-no%-such%-command", err)
+  end)
+
+  it("time out a wait", function()
+    local p <close> = assert(process.spawn { "sleep", args = { "5" } })
+    local code, err = p:wait(0.05)
+    assert.is_nil(code)
+    assert.is_true(errors.is(err, "timeout"))
+  end)
+
+  it("kill with SIGTERM, then SIGKILL after the grace period, leaving no zombie", function()
+    local p <close> = assert(process.spawn { "sleep", args = { "30" } })
+    p:kill()
+    assert.same({ 0, 15 }, { p:wait(5) })
+    assert.is_false(alive(p.pid))
+    local stubborn <close> = sh("trap '' TERM; echo ready; sleep 30")
+    assert.equal("ready", stubborn:read_line(5))
+    stubborn:kill(0.1)
+    assert.same({ 0, 9 }, { stubborn:wait(5) })
+    assert.is_false(alive(stubborn.pid))
+  end)
+
+  it("kill a running child when closed", function()
+    local pid
+    do
+      local p <close> = assert(process.spawn { "sleep", args = { "30" } })
+      pid = p.pid
+    end
+    assert.is_false(alive(pid))
+  end)
+
+  it("run many at once from tasks", function()
+    local tasks = {}
+    for i = 1, 10 do
+      tasks[i] = claude.spawn(function()
+        local p <close> = sh("echo " .. i)
+        local line = p:read_line(5)
+        p:wait(5)
+        return tonumber(line)
+      end)
+    end
+    for i = 1, 10 do assert.equal(i, tasks[i]:wait(10)) end
+  end)
+end)
+
+describe("children of the host", function()
+  local function host_leaves_no_child(script)
+    local path = harness.tempfile(script, ".lua")
+    local code, out = harness.sh(harness.claudelua .. " " .. path)
+    os.remove(path)
+    local pid = tonumber(out:match("pid (%d+)"))
+    assert.is_number(pid, out)
+    -- the kernel delivers the parent-death signal at once; allow it a moment
+    for _ = 1, 50 do
+      if not alive(pid) then break end
+      os.execute("sleep 0.02")
+    end
+    assert.is_false(alive(pid))
+    return code
+  end
+
+  local spawn_sleep = [[
+    local process = require "claude.process"
+    local p = assert(process.spawn { "sleep", args = { "60" } })
+    print("pid " .. p.pid); io.stdout:flush()
+  ]]
+
+  it("do not outlive a script that fails", function()
+    assert.equal(1, host_leaves_no_child(spawn_sleep .. "error('fail')"))
+  end)
+
+  it("do not outlive os.exit", function()
+    assert.equal(0, host_leaves_no_child(spawn_sleep .. "os.exit(0)"))
+  end)
+
+  it("do not outlive a host killed with SIGKILL", function()
+    host_leaves_no_child(spawn_sleep .. "io.stdout:flush(); os.execute('kill -9 $PPID')")
+  end)
+end)

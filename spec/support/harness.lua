@@ -1,0 +1,84 @@
+--- Test harness: the path to the built host, running commands, and a guard
+-- that fails a spec which leaks a libuv handle, a registry ref or a task.
+local core = require "claude.core"
+local async = require "claude.async"
+
+local M = {}
+
+M.build = os.getenv("CLAUDELUA_BUILD") or "build"
+M.claudelua = M.build .. "/claudelua"
+M.root = os.getenv("PWD") or "."
+-- A sanitized core.so needs the sanitizer runtimes preloaded into lua5.4.
+local preload = os.getenv("CLAUDELUA_SANITIZER_PRELOAD")
+M.lua_preload = preload and ("LD_PRELOAD='" .. preload .. "' ") or ""
+
+--- Runs a shell command; returns exit code, stdout, stderr.
+function M.sh(cmd)
+  local out, err = os.tmpname(), os.tmpname()
+  local ok, how, code = os.execute(cmd .. " >" .. out .. " 2>" .. err)
+  local function slurp(p)
+    local f = assert(io.open(p, "rb"))
+    local s = f:read("a")
+    f:close()
+    os.remove(p)
+    return s
+  end
+  if how == "signal" then code = 128 + code end
+  return ok and 0 or code, slurp(out), slurp(err)
+end
+
+--- Single-quotes a string for the shell.
+function M.quote(s)
+  return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
+end
+
+--- Writes `text` to a new temporary file; returns its path.
+function M.tempfile(text, suffix)
+  local path = os.tmpname() .. (suffix or "")
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+  return path
+end
+
+-- Lets pending close callbacks run: inside a task (the specs run in one
+-- under `busted --lua=claudelua`) by yielding to the loop, else by running it.
+local function drain()
+  if async.current() then
+    for _ = 1, 3 do async.sleep(0.001) end -- 0 could all run in one timer pass
+  else
+    for _ = 1, 20 do core.run("nowait") end
+  end
+end
+
+--- True when the specs run inside a task (busted under claudelua): code
+-- written for the outside of tasks cannot be exercised there.
+function M.in_task()
+  return async.current() ~= nil
+end
+
+local baseline
+--- For before_each: records the handles and refs in use.
+function M.before()
+  drain()
+  baseline = core.stats()
+  baseline.tasks = async.pending_count()
+end
+
+--- For after_each: fails a spec that left handles, refs or tasks behind.
+function M.after()
+    drain()
+    local now = core.stats()
+    local tasks = async.pending_count() - baseline.tasks
+    assert(tasks == 0, tasks .. " task(s) still pending after the spec")
+    if now.handles ~= baseline.handles then
+      local kinds = {}
+      for kind, n in pairs(now.objects) do kinds[#kinds + 1] = kind .. "=" .. n end
+      error(string.format("libuv handles leaked: %d before, %d after (live objects: %s)",
+        baseline.handles, now.handles, table.concat(kinds, ", ")), 0)
+    end
+    assert(now.refs == baseline.refs,
+      string.format("registry refs leaked: %d before, %d after", baseline.refs, now.refs))
+end
+
+return M

@@ -1,0 +1,26 @@
+/*
+ * core.c -- luaopen_claude_core: assembles the C half of the module.
+ */
+#include <signal.h>
+
+#include "core.h"
+
+/* A write to a child that died must be an EPIPE error, not a dead host. */
+static void ignore_sigpipe(void) {
+  struct sigaction sa;
+  if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL) {
+    sa.sa_handler = SIG_IGN;
+    sigaction(SIGPIPE, &sa, NULL);
+  }
+}
+
+int luaopen_claude_core(lua_State *L) {
+  ignore_sigpipe();
+  lua_newtable(L);
+  claude_open_loop(L);
+  claude_open_process(L);
+  claude_open_json(L);
+  lua_pushliteral(L, CLAUDE_VERSION);
+  lua_setfield(L, -2, "version");
+  return 1;
+}

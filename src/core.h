@@ -1,0 +1,92 @@
+/*
+ * core.h -- declarations shared by the C files of claude.core (private).
+ */
+#ifndef CLAUDE_CORE_H
+#define CLAUDE_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <lua.h>
+#include <lauxlib.h>
+#include <uv.h>
+
+#include "claude.h"
+
+/* Every libuv handle the module owns starts with this header, so the
+ * context can list, count and close its own handles even on a loop it
+ * shares with the application. */
+typedef struct claude_handle claude_handle;
+typedef void (*claude_teardown_fn)(claude_handle *h);
+
+struct claude_handle {
+  struct claude_ctx *ctx;
+  claude_handle *prev, *next;
+  claude_teardown_fn teardown; /* closes the object's libuv handles */
+  const char *kind;
+};
+
+/* Per-lua_State context, kept in the registry (no C globals). */
+typedef struct claude_ctx {
+  uv_loop_t *loop;
+  uv_loop_t own_loop;
+  int owns_loop;
+  lua_State *L;        /* main thread */
+  lua_State *run_L;    /* thread running uv_run through core.run, or NULL */
+  int closing;         /* the state is going away: no more callbacks */
+  int live_handles;    /* libuv handles not yet closed */
+  int live_refs;       /* registry refs held for callbacks */
+  int error_ref;       /* Lua error handler, or LUA_NOREF */
+  claude_handle objects; /* list head of live objects */
+  int pdeathsig;       /* setpriv is available for parent-death signals */
+  int step_timer_init;
+  uv_timer_t step_timer;
+} claude_ctx;
+
+/* loop.c */
+claude_ctx *claude_ctx_get(lua_State *L);
+void claude_object_link(claude_ctx *ctx, claude_handle *h, const char *kind,
+                        claude_teardown_fn teardown);
+void claude_object_unlink(claude_handle *h);
+void claude_handle_opened(claude_ctx *ctx);
+void claude_handle_closed(claude_ctx *ctx);
+int claude_ref(claude_ctx *ctx, lua_State *L, int idx);
+void claude_unref(claude_ctx *ctx, int *ref);
+lua_State *claude_cb_state(claude_ctx *ctx);
+int claude_pcall(claude_ctx *ctx, lua_State *L, int nargs);
+int claude_push_uv_error(lua_State *L, int err);
+void claude_open_loop(lua_State *L);
+
+/* process.c */
+void claude_open_process(lua_State *L);
+
+/* json.c */
+void claude_open_json(lua_State *L);
+int claude_json_decode_push(lua_State *L, const char *s, size_t len);
+int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len);
+
+/* Line framing over a growing buffer (jsonl.c). */
+typedef struct claude_lines {
+  char *data;
+  size_t len;       /* bytes held */
+  size_t cap;
+  size_t scanned;   /* bytes already searched for '\n' */
+  size_t max_line;  /* ceiling for one line */
+  int discarding;   /* skipping the rest of an oversized line */
+} claude_lines;
+
+/* Called once per complete line (without '\n'); a non-zero return stops. */
+typedef int (*claude_line_fn)(void *ud, const char *line, size_t len);
+/* Called once when a line passes the ceiling. */
+typedef void (*claude_overflow_fn)(void *ud, size_t seen);
+
+void claude_lines_init(claude_lines *lb, size_t max_line);
+void claude_lines_free(claude_lines *lb);
+void claude_lines_space(claude_lines *lb, size_t want, char **buf, size_t *len);
+int claude_lines_push(claude_lines *lb, size_t nread, claude_line_fn on_line,
+                      claude_overflow_fn on_overflow, void *ud);
+int claude_lines_finish(claude_lines *lb, claude_line_fn on_line, void *ud);
+
+#define CLAUDE_DEFAULT_MAX_LINE ((size_t)64 * 1024 * 1024)
+
+#endif

@@ -1,0 +1,569 @@
+/*
+ * loop.c -- the per-lua_State context: its libuv loop, the objects that own
+ * libuv handles, protected callbacks into Lua, timers, signals and the
+ * functions that run the loop (directly or from somebody else's loop).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core.h"
+
+static const char CTX_KEY = 'c'; /* its address keys the registry entry */
+
+/* -------------------------------------------------------------------------
+ * Context
+ * ---------------------------------------------------------------------- */
+
+static void ctx_free_if_done(claude_ctx *ctx) {
+  if (ctx->closing == 2 && ctx->live_handles == 0) free(ctx);
+}
+
+void claude_handle_opened(claude_ctx *ctx) { ctx->live_handles++; }
+
+void claude_handle_closed(claude_ctx *ctx) {
+  ctx->live_handles--;
+  ctx_free_if_done(ctx);
+}
+
+void claude_object_link(claude_ctx *ctx, claude_handle *h, const char *kind,
+                        claude_teardown_fn teardown) {
+  h->ctx = ctx;
+  h->kind = kind;
+  h->teardown = teardown;
+  h->next = ctx->objects.next;
+  h->prev = &ctx->objects;
+  ctx->objects.next->prev = h;
+  ctx->objects.next = h;
+}
+
+void claude_object_unlink(claude_handle *h) {
+  if (h->next == NULL) return;
+  h->prev->next = h->next;
+  h->next->prev = h->prev;
+  h->next = h->prev = NULL;
+}
+
+static void step_timer_closed(uv_handle_t *h) {
+  claude_handle_closed((claude_ctx *)h->data);
+}
+
+/* __gc of the context: close every handle we own, then the loop if ours.
+ * On a loop the application owns, the close callbacks arrive when it next
+ * runs its loop, so the context outlives the state until the last one. The
+ * same when the state closes from inside a callback (os.exit in a task):
+ * uv_run cannot be re-entered, and the process is about to end. */
+static int ctx_gc(lua_State *L) {
+  claude_ctx **box = (claude_ctx **)lua_touserdata(L, 1);
+  claude_ctx *ctx = *box;
+  if (ctx == NULL) return 0;
+  *box = NULL;
+  ctx->closing = 1;
+  while (ctx->objects.next != &ctx->objects) {
+    claude_handle *h = ctx->objects.next;
+    claude_object_unlink(h);
+    h->teardown(h);
+  }
+  if (ctx->step_timer_init) {
+    ctx->step_timer_init = 0;
+    uv_close((uv_handle_t *)&ctx->step_timer, step_timer_closed);
+  }
+  if (ctx->owns_loop && ctx->run_L == NULL) {
+    while (ctx->live_handles > 0 && uv_run(ctx->loop, UV_RUN_ONCE)) {
+    }
+    uv_run(ctx->loop, UV_RUN_NOWAIT);
+    if (uv_loop_close(ctx->loop) != 0)
+      fprintf(stderr, "claude: loop closed with %d live handles\n", ctx->live_handles);
+    free(ctx);
+    return 0;
+  }
+  ctx->closing = 2;
+  ctx_free_if_done(ctx);
+  return 0;
+}
+
+static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
+  claude_ctx **box = (claude_ctx **)lua_newuserdatauv(L, sizeof(*box), 0);
+  claude_ctx *ctx = (claude_ctx *)calloc(1, sizeof(*ctx));
+  *box = NULL;
+  if (ctx == NULL) luaL_error(L, "claude: out of memory");
+  if (loop == NULL) {
+    int err = uv_loop_init(&ctx->own_loop);
+    if (err != 0) {
+      free(ctx);
+      luaL_error(L, "claude: uv_loop_init: %s", uv_strerror(err));
+    }
+    ctx->loop = &ctx->own_loop;
+    ctx->owns_loop = 1;
+  } else {
+    ctx->loop = loop;
+  }
+  *box = ctx;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, LUA_RIDX_MAINTHREAD);
+  ctx->L = lua_tothread(L, -1);
+  lua_pop(L, 1);
+  ctx->error_ref = LUA_NOREF;
+  ctx->objects.next = ctx->objects.prev = &ctx->objects;
+  ctx->pdeathsig = access("/usr/bin/setpriv", X_OK) == 0;
+  if (luaL_newmetatable(L, "claude.Context")) {
+    lua_pushcfunction(L, ctx_gc);
+    lua_setfield(L, -2, "__gc");
+  }
+  lua_setmetatable(L, -2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &CTX_KEY);
+  return ctx;
+}
+
+claude_ctx *claude_ctx_get(lua_State *L) {
+  claude_ctx *ctx = NULL;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &CTX_KEY) == LUA_TUSERDATA)
+    ctx = *(claude_ctx **)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (ctx == NULL) ctx = ctx_create(L, NULL);
+  return ctx;
+}
+
+int claude_set_loop(lua_State *L, uv_loop_t *loop) {
+  claude_ctx *ctx = NULL;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &CTX_KEY) == LUA_TUSERDATA)
+    ctx = *(claude_ctx **)lua_touserdata(L, -1);
+  lua_pop(L, 1);
+  if (ctx != NULL) return ctx->loop == loop ? 0 : -1;
+  ctx_create(L, loop);
+  return 0;
+}
+
+uv_loop_t *claude_get_loop(lua_State *L) { return claude_ctx_get(L)->loop; }
+
+/* -------------------------------------------------------------------------
+ * Refs and protected calls
+ * ---------------------------------------------------------------------- */
+
+int claude_ref(claude_ctx *ctx, lua_State *L, int idx) {
+  lua_pushvalue(L, idx);
+  ctx->live_refs++;
+  return luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
+void claude_unref(claude_ctx *ctx, int *ref) {
+  if (*ref == LUA_NOREF || *ref == LUA_REFNIL) return;
+  luaL_unref(ctx->L, LUA_REGISTRYINDEX, *ref);
+  ctx->live_refs--;
+  *ref = LUA_NOREF;
+}
+
+lua_State *claude_cb_state(claude_ctx *ctx) {
+  return ctx->run_L != NULL ? ctx->run_L : ctx->L;
+}
+
+static int traceback(lua_State *L) {
+  const char *msg = lua_tostring(L, 1);
+  if (msg == NULL && !lua_isnoneornil(L, 1)) return 1; /* error object: keep */
+  luaL_traceback(L, L, msg, 1);
+  return 1;
+}
+
+/* Calls the function below `nargs` arguments on L's stack, protected; an
+ * error goes to the Lua error handler (claude.on_error) or stderr. Pops the
+ * function and arguments; returns the lua_pcall status. */
+int claude_pcall(claude_ctx *ctx, lua_State *L, int nargs) {
+  int base = lua_gettop(L) - nargs;
+  int status;
+  lua_pushcfunction(L, traceback);
+  lua_insert(L, base);
+  status = lua_pcall(L, nargs, 0, base);
+  if (status != LUA_OK) {
+    if (ctx->error_ref != LUA_NOREF && !ctx->closing) {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->error_ref);
+      lua_insert(L, -2);
+      if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
+        fprintf(stderr, "claude: error in error handler: %s\n", luaL_tolstring(L, -1, NULL));
+        lua_pop(L, 2);
+      }
+    } else {
+      fprintf(stderr, "claude: %s\n", luaL_tolstring(L, -1, NULL));
+      lua_pop(L, 2);
+    }
+  }
+  lua_remove(L, base);
+  return status;
+}
+
+/* Pushes the fail triple for a libuv error: nil, "ENOENT: message", "ENOENT". */
+int claude_push_uv_error(lua_State *L, int err) {
+  luaL_pushfail(L);
+  lua_pushfstring(L, "%s: %s", uv_err_name(err), uv_strerror(err));
+  lua_pushstring(L, uv_err_name(err));
+  return 3;
+}
+
+/* -------------------------------------------------------------------------
+ * Timer
+ * ---------------------------------------------------------------------- */
+
+typedef struct timer_obj {
+  claude_handle hdr;
+  uv_timer_t handle;
+  int cb_ref;
+  int closed;
+} timer_obj;
+
+static void timer_closed(uv_handle_t *h) {
+  timer_obj *t = (timer_obj *)h->data;
+  claude_handle_closed(t->hdr.ctx);
+  free(t);
+}
+
+static void timer_teardown(claude_handle *h) {
+  timer_obj *t = (timer_obj *)h;
+  claude_unref(h->ctx, &t->cb_ref);
+  t->closed = 1;
+  uv_close((uv_handle_t *)&t->handle, timer_closed);
+}
+
+static timer_obj **check_timer(lua_State *L) {
+  return (timer_obj **)luaL_checkudata(L, 1, "claude.Timer");
+}
+
+static timer_obj *open_timer(lua_State *L) {
+  timer_obj *t = *check_timer(L);
+  if (t == NULL) luaL_error(L, "attempt to use a closed timer");
+  return t;
+}
+
+static void timer_fired(uv_timer_t *h) {
+  timer_obj *t = (timer_obj *)h->data;
+  claude_ctx *ctx = t->hdr.ctx;
+  lua_State *L;
+  if (ctx->closing || t->cb_ref == LUA_NOREF) return;
+  L = claude_cb_state(ctx);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, t->cb_ref);
+  claude_pcall(ctx, L, 0);
+}
+
+/* core.timer() -> a stopped claude.Timer */
+static int l_timer(lua_State *L) {
+  claude_ctx *ctx = claude_ctx_get(L);
+  timer_obj **box = (timer_obj **)lua_newuserdatauv(L, sizeof(*box), 0);
+  timer_obj *t;
+  *box = NULL;
+  luaL_setmetatable(L, "claude.Timer");
+  t = (timer_obj *)calloc(1, sizeof(*t));
+  if (t == NULL) return luaL_error(L, "out of memory");
+  uv_timer_init(ctx->loop, &t->handle);
+  t->handle.data = t;
+  t->cb_ref = LUA_NOREF;
+  claude_handle_opened(ctx);
+  claude_object_link(ctx, &t->hdr, "timer", timer_teardown);
+  *box = t;
+  return 1;
+}
+
+/* timer:start(seconds, fn [, repeat_seconds]) */
+static int timer_start(lua_State *L) {
+  timer_obj *t = open_timer(L);
+  double secs = luaL_checknumber(L, 2);
+  double rep = luaL_optnumber(L, 4, 0);
+  luaL_checktype(L, 3, LUA_TFUNCTION);
+  claude_unref(t->hdr.ctx, &t->cb_ref);
+  t->cb_ref = claude_ref(t->hdr.ctx, L, 3);
+  if (secs < 0) secs = 0;
+  uv_timer_start(&t->handle, timer_fired, (uint64_t)(secs * 1000.0 + 0.5),
+                 (uint64_t)(rep * 1000.0 + 0.5));
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* timer:stop(): stops it and drops the callback */
+static int timer_stop(lua_State *L) {
+  timer_obj *t = open_timer(L);
+  uv_timer_stop(&t->handle);
+  claude_unref(t->hdr.ctx, &t->cb_ref);
+  return 0;
+}
+
+static int timer_close(lua_State *L) {
+  timer_obj **box = check_timer(L);
+  timer_obj *t = *box;
+  if (t == NULL) return 0;
+  *box = NULL;
+  if (!t->closed) {
+    claude_object_unlink(&t->hdr);
+    timer_teardown(&t->hdr);
+  }
+  return 0;
+}
+
+static int timer_tostring(lua_State *L) {
+  timer_obj *t = *check_timer(L);
+  if (t == NULL) lua_pushliteral(L, "claude.Timer (closed)");
+  else lua_pushfstring(L, "claude.Timer (%s)",
+                       uv_is_active((uv_handle_t *)&t->handle) ? "active" : "stopped");
+  return 1;
+}
+
+/* -------------------------------------------------------------------------
+ * Signal
+ * ---------------------------------------------------------------------- */
+
+typedef struct signal_obj {
+  claude_handle hdr;
+  uv_signal_t handle;
+  int cb_ref;
+  int closed;
+} signal_obj;
+
+static void signal_closed(uv_handle_t *h) {
+  signal_obj *s = (signal_obj *)h->data;
+  claude_handle_closed(s->hdr.ctx);
+  free(s);
+}
+
+static void signal_teardown(claude_handle *h) {
+  signal_obj *s = (signal_obj *)h;
+  claude_unref(h->ctx, &s->cb_ref);
+  s->closed = 1;
+  uv_close((uv_handle_t *)&s->handle, signal_closed);
+}
+
+static void signal_fired(uv_signal_t *h, int signum) {
+  signal_obj *s = (signal_obj *)h->data;
+  claude_ctx *ctx = s->hdr.ctx;
+  lua_State *L;
+  if (ctx->closing || s->cb_ref == LUA_NOREF) return;
+  L = claude_cb_state(ctx);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, s->cb_ref);
+  lua_pushinteger(L, signum);
+  claude_pcall(ctx, L, 1);
+}
+
+static const char *const signal_names[] = {"int", "term", "hup", "quit", "usr1", "usr2", NULL};
+static const int signal_numbers[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+/* core.signal(name, fn [, unref]) -> claude.Signal; the loop watches the
+ * signal, and fn runs from the loop (never from a signal handler). An unref'd
+ * watcher does not keep the loop alive. */
+static int l_signal(lua_State *L) {
+  claude_ctx *ctx = claude_ctx_get(L);
+  int signum = signal_numbers[luaL_checkoption(L, 1, NULL, signal_names)];
+  signal_obj **box;
+  signal_obj *s;
+  int err;
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  box = (signal_obj **)lua_newuserdatauv(L, sizeof(*box), 0);
+  *box = NULL;
+  luaL_setmetatable(L, "claude.Signal");
+  s = (signal_obj *)calloc(1, sizeof(*s));
+  if (s == NULL) return luaL_error(L, "out of memory");
+  uv_signal_init(ctx->loop, &s->handle);
+  s->handle.data = s;
+  claude_handle_opened(ctx);
+  claude_object_link(ctx, &s->hdr, "signal", signal_teardown);
+  s->cb_ref = claude_ref(ctx, L, 2);
+  *box = s;
+  err = uv_signal_start(&s->handle, signal_fired, signum);
+  if (err != 0) return luaL_error(L, "uv_signal_start: %s", uv_strerror(err));
+  if (lua_toboolean(L, 3)) uv_unref((uv_handle_t *)&s->handle);
+  return 1;
+}
+
+static int signal_close(lua_State *L) {
+  signal_obj **box = (signal_obj **)luaL_checkudata(L, 1, "claude.Signal");
+  signal_obj *s = *box;
+  if (s == NULL) return 0;
+  *box = NULL;
+  if (!s->closed) {
+    claude_object_unlink(&s->hdr);
+    signal_teardown(&s->hdr);
+  }
+  return 0;
+}
+
+/* -------------------------------------------------------------------------
+ * Running the loop
+ * ---------------------------------------------------------------------- */
+
+static int run_guarded(lua_State *L, claude_ctx *ctx, uv_run_mode mode) {
+  int alive;
+  if (ctx->run_L != NULL)
+    return luaL_error(L, "the claude loop is already running: a wait outside a task "
+                         "cannot happen inside a callback or a foreign coroutine "
+                         "(run the code in claude.spawn)");
+  ctx->run_L = L;
+  alive = uv_run(ctx->loop, mode);
+  ctx->run_L = NULL;
+  return alive;
+}
+
+/* core.run([mode]) -> alive; mode "once" (default), "nowait" or "default" */
+static int l_run(lua_State *L) {
+  static const char *const modes[] = {"once", "nowait", "default", NULL};
+  static const uv_run_mode values[] = {UV_RUN_ONCE, UV_RUN_NOWAIT, UV_RUN_DEFAULT};
+  claude_ctx *ctx = claude_ctx_get(L);
+  int mode = luaL_checkoption(L, 1, "once", modes);
+  lua_pushboolean(L, run_guarded(L, ctx, values[mode]));
+  return 1;
+}
+
+static void step_timer_fired(uv_timer_t *h) { (void)h; }
+
+/* core.step([timeout]) -> alive: waits at most `timeout` seconds for events
+ * and handles them, for applications that drive the loop from their own. */
+static int l_step(lua_State *L) {
+  claude_ctx *ctx = claude_ctx_get(L);
+  double secs = luaL_optnumber(L, 1, 0);
+  int alive;
+  if (secs <= 0) {
+    alive = run_guarded(L, ctx, UV_RUN_NOWAIT);
+  } else {
+    if (!ctx->step_timer_init) {
+      uv_timer_init(ctx->loop, &ctx->step_timer);
+      ctx->step_timer.data = ctx;
+      ctx->step_timer_init = 1;
+      claude_handle_opened(ctx);
+    }
+    uv_timer_start(&ctx->step_timer, step_timer_fired, (uint64_t)(secs * 1000.0 + 0.5), 0);
+    alive = run_guarded(L, ctx, UV_RUN_ONCE);
+    uv_timer_stop(&ctx->step_timer);
+  }
+  lua_pushboolean(L, alive);
+  return 1;
+}
+
+/* core.pollfd() -> the loop's backend descriptor (readable when work is due) */
+static int l_pollfd(lua_State *L) {
+  lua_pushinteger(L, uv_backend_fd(claude_ctx_get(L)->loop));
+  return 1;
+}
+
+/* core.timeout() -> seconds until the next timer, 0 if work is pending, or
+ * nil when nothing is scheduled (libuv says 0 for an idle loop: we do not) */
+static int l_timeout(lua_State *L) {
+  claude_ctx *ctx = claude_ctx_get(L);
+  int ms;
+  uv_update_time(ctx->loop);
+  ms = uv_backend_timeout(ctx->loop);
+  if (ms < 0 || !uv_loop_alive(ctx->loop)) lua_pushnil(L);
+  else lua_pushnumber(L, ms / 1000.0);
+  return 1;
+}
+
+/* core.running() -> true while the loop runs (inside a callback) */
+static int l_running(lua_State *L) {
+  lua_pushboolean(L, claude_ctx_get(L)->run_L != NULL);
+  return 1;
+}
+
+static int l_alive(lua_State *L) {
+  lua_pushboolean(L, uv_loop_alive(claude_ctx_get(L)->loop));
+  return 1;
+}
+
+/* core.now() -> seconds, monotonic, high resolution */
+static int l_now(lua_State *L) {
+  lua_pushnumber(L, (double)uv_hrtime() / 1e9);
+  return 1;
+}
+
+/* core.set_error_handler(fn): where errors raised in callbacks go */
+static int l_set_error_handler(lua_State *L) {
+  claude_ctx *ctx = claude_ctx_get(L);
+  claude_unref(ctx, &ctx->error_ref);
+  if (!lua_isnoneornil(L, 1)) {
+    luaL_checktype(L, 1, LUA_TFUNCTION);
+    ctx->error_ref = claude_ref(ctx, L, 1);
+  }
+  return 0;
+}
+
+/* core.stats() -> { handles = n, refs = n, objects = {kind = n} } */
+static int l_stats(lua_State *L) {
+  claude_ctx *ctx = claude_ctx_get(L);
+  claude_handle *h;
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, ctx->live_handles - ctx->step_timer_init);
+  lua_setfield(L, -2, "handles");
+  lua_pushinteger(L, ctx->live_refs - (ctx->error_ref != LUA_NOREF));
+  lua_setfield(L, -2, "refs");
+  lua_newtable(L);
+  for (h = ctx->objects.next; h != &ctx->objects; h = h->next) {
+    lua_getfield(L, -1, h->kind);
+    lua_pushinteger(L, luaL_optinteger(L, -1, 0) + 1);
+    lua_setfield(L, -3, h->kind);
+    lua_pop(L, 1);
+  }
+  lua_setfield(L, -2, "objects");
+  return 1;
+}
+
+/* core.environ() -> { NAME = value, ... } of this process */
+static int l_environ(lua_State *L) {
+  uv_env_item_t *items;
+  int count, i, err = uv_os_environ(&items, &count);
+  if (err != 0) return claude_push_uv_error(L, err);
+  lua_createtable(L, 0, count);
+  for (i = 0; i < count; i++) {
+    lua_pushstring(L, items[i].value);
+    lua_setfield(L, -2, items[i].name);
+  }
+  uv_os_free_environ(items, count);
+  return 1;
+}
+
+/* core.kill(pid, signal) -> true | nil, err, code; a negative pid names a
+ * process group */
+static int l_kill(lua_State *L) {
+  int pid = (int)luaL_checkinteger(L, 1);
+  int sig = (int)luaL_optinteger(L, 2, SIGTERM);
+  int err = uv_kill(pid, sig);
+  if (err != 0) return claude_push_uv_error(L, err);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* core.is_executable(path) -> true when path is an executable regular file */
+static int l_is_executable(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  uv_fs_t req;
+  int ok = uv_fs_stat(NULL, &req, path, NULL) == 0 && (req.statbuf.st_mode & S_IFMT) == S_IFREG &&
+           access(path, X_OK) == 0;
+  uv_fs_req_cleanup(&req);
+  lua_pushboolean(L, ok);
+  return 1;
+}
+
+static const luaL_Reg timer_methods[] = {
+  {"start", timer_start}, {"stop", timer_stop}, {"close", timer_close}, {NULL, NULL}};
+static const luaL_Reg timer_metamethods[] = {
+  {"__gc", timer_close}, {"__close", timer_close}, {"__tostring", timer_tostring},
+  {"__index", NULL}, {NULL, NULL}};
+static const luaL_Reg signal_methods[] = {{"close", signal_close}, {NULL, NULL}};
+static const luaL_Reg signal_metamethods[] = {
+  {"__gc", signal_close}, {"__close", signal_close}, {"__index", NULL}, {NULL, NULL}};
+
+static const luaL_Reg loop_functions[] = {
+  {"timer", l_timer}, {"signal", l_signal}, {"run", l_run}, {"step", l_step},
+  {"pollfd", l_pollfd}, {"timeout", l_timeout}, {"alive", l_alive}, {"running", l_running}, {"now", l_now},
+  {"set_error_handler", l_set_error_handler}, {"stats", l_stats}, {"environ", l_environ},
+  {"kill", l_kill}, {"is_executable", l_is_executable}, {NULL, NULL}};
+
+static void new_class(lua_State *L, const char *name, const luaL_Reg *meta,
+                      const luaL_Reg *methods) {
+  luaL_newmetatable(L, name);
+  luaL_setfuncs(L, meta, 0);
+  lua_newtable(L);
+  luaL_setfuncs(L, methods, 0);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+}
+
+/* Adds the loop functions to the module table on top of the stack. */
+void claude_open_loop(lua_State *L) {
+  claude_ctx_get(L);
+  new_class(L, "claude.Timer", timer_metamethods, timer_methods);
+  new_class(L, "claude.Signal", signal_metamethods, signal_methods);
+  luaL_setfuncs(L, loop_functions, 0);
+}

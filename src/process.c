@@ -1,0 +1,649 @@
+/*
+ * process.c -- child processes with piped stdio.
+ *
+ * A claude.Process owns a uv_process_t and up to three pipes. Output is framed
+ * into lines (or decoded JSON values) in C and handed to Lua callbacks; the
+ * exit callback runs only after the child has exited *and* every output pipe
+ * has reached EOF, so no output is ever lost to the exit race. Children run in
+ * their own process group and, where util-linux's setpriv exists, get a
+ * parent-death signal, so they never outlive the host.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+
+#define MT_PROCESS "claude.core.Process"
+
+enum { OUT_LINES, OUT_JSON, OUT_INHERIT, OUT_IGNORE };
+
+typedef struct proc_obj proc_obj;
+
+typedef struct out_stream {
+  uv_pipe_t pipe;
+  proc_obj *proc;
+  claude_lines lines;
+  int cb_ref;
+  int mode;
+  int open; /* pipe handle initialised and not yet closed */
+  int eof;  /* no more data will come */
+} out_stream;
+
+struct proc_obj {
+  claude_handle hdr;
+  proc_obj **box; /* the userdata pointing here, or NULL once collected */
+  uv_process_t handle;
+  uv_pipe_t in;
+  out_stream out, err;
+  int in_open, proc_open, handles;
+  int exited, finished;
+  int64_t exit_status;
+  int term_signal;
+  int exit_ref;
+  int pid;
+  int group; /* the child leads its own process group */
+};
+
+typedef struct write_req {
+  uv_write_t req;
+  proc_obj *proc;
+  int cb_ref;
+  char data[];
+} write_req;
+
+/* ------------------------------------------------------------------------- */
+
+static void proc_free_if_done(proc_obj *p) {
+  if (p->handles == 0 && p->box == NULL) {
+    claude_lines_free(&p->out.lines);
+    claude_lines_free(&p->err.lines);
+    free(p);
+  }
+}
+
+static void handle_closed(uv_handle_t *h) {
+  proc_obj *p = (proc_obj *)h->data;
+  p->handles--;
+  claude_handle_closed(p->hdr.ctx);
+  proc_free_if_done(p);
+}
+
+static void close_handle(proc_obj *p, uv_handle_t *h, int *open) {
+  if (!*open) return;
+  *open = 0;
+  uv_close(h, handle_closed);
+}
+
+static void release_refs(proc_obj *p) {
+  claude_ctx *ctx = p->hdr.ctx;
+  claude_unref(ctx, &p->out.cb_ref);
+  claude_unref(ctx, &p->err.cb_ref);
+  claude_unref(ctx, &p->exit_ref);
+}
+
+/* Runs the exit callback once the child exited and its output ended. */
+static void maybe_finish(proc_obj *p) {
+  claude_ctx *ctx = p->hdr.ctx;
+  if (p->finished || !p->exited || !p->out.eof || !p->err.eof) return;
+  p->finished = 1;
+  close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
+  claude_object_unlink(&p->hdr);
+  if (p->exit_ref != LUA_NOREF && !ctx->closing) {
+    lua_State *L = claude_cb_state(ctx);
+    int ref = p->exit_ref;
+    p->exit_ref = LUA_NOREF;
+    lua_rawgeti(L, LUA_REGISTRYINDEX, ref);
+    luaL_unref(L, LUA_REGISTRYINDEX, ref);
+    ctx->live_refs--;
+    lua_pushinteger(L, (lua_Integer)p->exit_status);
+    lua_pushinteger(L, p->term_signal);
+    claude_pcall(ctx, L, 2);
+  }
+  release_refs(p);
+}
+
+static void on_exit_cb(uv_process_t *h, int64_t status, int term_signal) {
+  proc_obj *p = (proc_obj *)h->data;
+  p->exited = 1;
+  p->exit_status = status;
+  p->term_signal = term_signal;
+  close_handle(p, (uv_handle_t *)&p->handle, &p->proc_open);
+  maybe_finish(p);
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+typedef struct deliver_args {
+  out_stream *s;
+  const char *data;
+  size_t len;
+  const char *err;
+  const char *code;
+} deliver_args;
+
+/* Protected: pushes the line (or decoded value) and calls the callback. */
+static int deliver_p(lua_State *L) {
+  deliver_args *a = (deliver_args *)lua_touserdata(L, 1);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, a->s->cb_ref);
+  if (a->err != NULL) {
+    luaL_pushfail(L);
+    lua_pushstring(L, a->err);
+    lua_pushnil(L);
+    lua_pushstring(L, a->code);
+    lua_call(L, 4, 0);
+  } else if (a->data == NULL) {
+    lua_call(L, 0, 0); /* EOF */
+  } else if (a->s->mode == OUT_JSON) {
+    if (claude_json_decode_push(L, a->data, a->len)) {
+      lua_call(L, 1, 0);
+    } else { /* nil, message on the stack */
+      lua_pushlstring(L, a->data, a->len);
+      lua_pushliteral(L, "json");
+      lua_call(L, 4, 0);
+    }
+  } else {
+    lua_pushlstring(L, a->data, a->len);
+    lua_call(L, 1, 0);
+  }
+  return 0;
+}
+
+static void deliver(out_stream *s, const char *data, size_t len, const char *err,
+                    const char *code) {
+  claude_ctx *ctx = s->proc->hdr.ctx;
+  lua_State *L;
+  deliver_args a;
+  if (s->cb_ref == LUA_NOREF || ctx->closing) return;
+  a.s = s;
+  a.data = data;
+  a.len = len;
+  a.err = err;
+  a.code = code;
+  L = claude_cb_state(ctx);
+  lua_pushcfunction(L, deliver_p);
+  lua_pushlightuserdata(L, &a);
+  claude_pcall(ctx, L, 1);
+}
+
+static int line_cb(void *ud, const char *line, size_t len) {
+  out_stream *s = (out_stream *)ud;
+  deliver(s, line, len, NULL, NULL);
+  return !s->open; /* the callback closed the process: stop */
+}
+
+static void overflow_cb(void *ud, size_t seen) {
+  out_stream *s = (out_stream *)ud;
+  char msg[160];
+  snprintf(msg, sizeof msg, "line exceeds the limit of %zu bytes (%zu bytes so far)",
+           s->lines.max_line, seen);
+  deliver(s, NULL, 0, msg, "overflow");
+}
+
+/* Every handle's data is its proc_obj; the pipe tells which stream. */
+static out_stream *stream_of(uv_handle_t *h) {
+  proc_obj *p = (proc_obj *)h->data;
+  return h == (uv_handle_t *)&p->out.pipe ? &p->out : &p->err;
+}
+
+static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  out_stream *s = stream_of(h);
+  char *base;
+  size_t len;
+  claude_lines_space(&s->lines, suggested, &base, &len);
+  *buf = uv_buf_init(base, (unsigned int)(len > 0x40000000u ? 0x40000000u : len));
+}
+
+static void stream_eof(out_stream *s) {
+  proc_obj *p = s->proc;
+  if (s->eof) return;
+  s->eof = 1;
+  if (s->open) {
+    uv_read_stop((uv_stream_t *)&s->pipe);
+    claude_lines_finish(&s->lines, line_cb, s);
+    deliver(s, NULL, 0, NULL, NULL);
+    close_handle(p, (uv_handle_t *)&s->pipe, &s->open);
+  }
+  maybe_finish(p);
+}
+
+static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+  out_stream *s = stream_of((uv_handle_t *)stream);
+  (void)buf;
+  if (nread > 0) {
+    claude_lines_push(&s->lines, (size_t)nread, line_cb, overflow_cb, s);
+  } else if (nread == UV_ENOBUFS) {
+    deliver(s, NULL, 0, "out of memory for the line buffer", "read");
+    stream_eof(s);
+  } else if (nread < 0) {
+    if (nread != UV_EOF) deliver(s, NULL, 0, uv_strerror((int)nread), "read");
+    stream_eof(s);
+  }
+}
+
+/* ---- spawning ----------------------------------------------------------- */
+
+static char **string_array(lua_State *L, int idx, int extra_front, const char *const *front,
+                           const char *first) {
+  int n = idx ? (int)luaL_len(L, idx) : 0, i, k = 0;
+  char **argv = (char **)lua_newuserdatauv(L, sizeof(char *) * (size_t)(n + extra_front + 2), 0);
+  for (i = 0; i < extra_front; i++) argv[k++] = (char *)front[i];
+  if (first != NULL) argv[k++] = (char *)first;
+  for (i = 1; i <= n; i++) {
+    lua_geti(L, idx, i);
+    if (lua_type(L, -1) != LUA_TSTRING && lua_type(L, -1) != LUA_TNUMBER)
+      luaL_error(L, "bad element #%d in 'args' (string expected, got %s)", i, luaL_typename(L, -1));
+    argv[k++] = (char *)lua_tostring(L, -1);
+    lua_pop(L, 1); /* the string stays alive in the table */
+  }
+  argv[k] = NULL;
+  return argv;
+}
+
+/* env: a map { NAME = value } -> NULL-terminated "NAME=value" array, kept
+ * alive on the stack (strings in a helper table). */
+static char **env_array(lua_State *L, int idx) {
+  int n = 0, k = 0;
+  char **envp;
+  lua_newtable(L); /* holds the joined strings */
+  int holder = lua_gettop(L);
+  lua_pushnil(L);
+  while (lua_next(L, idx)) {
+    if (lua_type(L, -2) != LUA_TSTRING)
+      luaL_error(L, "bad key in 'env' (string expected, got %s)", luaL_typename(L, -2));
+    if (lua_type(L, -1) == LUA_TSTRING || lua_type(L, -1) == LUA_TNUMBER) {
+      lua_pushfstring(L, "%s=%s", lua_tostring(L, -2), lua_tostring(L, -1));
+      lua_rawseti(L, holder, ++n);
+    } else if (lua_toboolean(L, -1)) {
+      luaL_error(L, "bad value for '%s' in 'env' (string expected, got %s)",
+                 lua_tostring(L, -2), luaL_typename(L, -1));
+    }
+    lua_pop(L, 1);
+  }
+  envp = (char **)lua_newuserdatauv(L, sizeof(char *) * (size_t)(n + 1), 0);
+  for (k = 0; k < n; k++) {
+    lua_rawgeti(L, holder, k + 1);
+    envp[k] = (char *)lua_tostring(L, -1);
+    lua_pop(L, 1);
+  }
+  envp[n] = NULL;
+  return envp;
+}
+
+static int opt_field_bool(lua_State *L, int idx, const char *name, int dflt) {
+  int v;
+  lua_getfield(L, idx, name);
+  v = lua_isnil(L, -1) ? dflt : lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return v;
+}
+
+static int opt_mode(lua_State *L, int idx, const char *name, const char *dflt) {
+  static const char *const modes[] = {"lines", "json", "inherit", "ignore", NULL};
+  int mode;
+  lua_getfield(L, idx, name);
+  if (lua_isnil(L, -1)) {
+    lua_pop(L, 1);
+    lua_pushstring(L, dflt);
+  }
+  mode = luaL_checkoption(L, -1, NULL, modes);
+  lua_pop(L, 1);
+  return mode;
+}
+
+static int opt_callback(claude_ctx *ctx, lua_State *L, int idx, const char *name) {
+  int ref = LUA_NOREF;
+  lua_getfield(L, idx, name);
+  if (!lua_isnil(L, -1)) {
+    if (!lua_isfunction(L, -1))
+      luaL_error(L, "bad field '%s' (function expected, got %s)", name, luaL_typename(L, -1));
+    ref = claude_ref(ctx, L, -1);
+  }
+  lua_pop(L, 1);
+  return ref;
+}
+
+static void proc_teardown(claude_handle *h) {
+  proc_obj *p = (proc_obj *)h;
+  if (p->box != NULL) { /* the context goes first: detach the userdata */
+    *p->box = NULL;
+    p->box = NULL;
+  }
+  if (!p->exited && p->pid > 0) uv_kill(p->group ? -p->pid : p->pid, SIGKILL);
+  release_refs(p);
+  p->finished = 1;
+  close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
+  close_handle(p, (uv_handle_t *)&p->out.pipe, &p->out.open);
+  close_handle(p, (uv_handle_t *)&p->err.pipe, &p->err.open);
+  close_handle(p, (uv_handle_t *)&p->handle, &p->proc_open);
+}
+
+static void setup_output(claude_ctx *ctx, proc_obj *p, out_stream *s, int mode,
+                         uv_stdio_container_t *c, int fd) {
+  s->proc = p;
+  s->mode = mode;
+  s->cb_ref = LUA_NOREF;
+  if (mode == OUT_LINES || mode == OUT_JSON) {
+    uv_pipe_init(ctx->loop, &s->pipe, 0);
+    s->pipe.data = p;
+    s->open = 1;
+    p->handles++;
+    claude_handle_opened(ctx);
+    c->flags = (uv_stdio_flags)(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
+    c->data.stream = (uv_stream_t *)&s->pipe;
+  } else if (mode == OUT_INHERIT) {
+    s->eof = 1;
+    c->flags = UV_INHERIT_FD;
+    c->data.fd = fd;
+  } else {
+    s->eof = 1;
+    c->flags = UV_IGNORE;
+  }
+}
+
+/* core.spawn_process{ file, args=, env=, cwd=, stdin="pipe"|"ignore"|"inherit",
+ *   stdout=, stderr= ("lines"|"json"|"inherit"|"ignore"), on_stdout=, on_stderr=,
+ *   on_exit=, max_line=, group=true, pdeathsig=true } -> claude.Process
+ *   | nil, err, code */
+static int l_spawn_process(lua_State *L) {
+  static const char *const setpriv[] = {"/usr/bin/setpriv", "--pdeathsig", "TERM", "--"};
+  claude_ctx *ctx = claude_ctx_get(L);
+  uv_process_options_t opts;
+  uv_stdio_container_t stdio[3];
+  proc_obj **box;
+  proc_obj *p;
+  const char *file, *in_mode;
+  size_t max_line;
+  int err, use_setpriv, args_idx = 0;
+  char **argv;
+
+  luaL_checktype(L, 1, LUA_TTABLE);
+  lua_settop(L, 1);
+  memset(&opts, 0, sizeof opts);
+  memset(stdio, 0, sizeof stdio);
+  lua_getfield(L, 1, "file");
+  file = lua_tostring(L, -1);
+  if (file == NULL) return luaL_error(L, "bad field 'file' (string expected, got %s)",
+                                      luaL_typename(L, -1));
+  lua_getfield(L, 1, "args"); /* 3 */
+  if (!lua_isnil(L, 3)) {
+    luaL_checktype(L, 3, LUA_TTABLE);
+    args_idx = 3;
+  }
+  use_setpriv = ctx->pdeathsig && opt_field_bool(L, 1, "pdeathsig", 1);
+  argv = string_array(L, args_idx, use_setpriv ? 4 : 0, setpriv, file); /* 4 */
+  opts.file = use_setpriv ? setpriv[0] : file;
+  opts.args = argv;
+  lua_getfield(L, 1, "env"); /* 5 */
+  if (!lua_isnil(L, 5)) {
+    luaL_checktype(L, 5, LUA_TTABLE);
+    opts.env = env_array(L, 5);
+  }
+  lua_getfield(L, 1, "cwd");
+  opts.cwd = lua_tostring(L, -1);
+  lua_getfield(L, 1, "max_line");
+  max_line = (size_t)luaL_optinteger(L, -1, (lua_Integer)CLAUDE_DEFAULT_MAX_LINE);
+  lua_getfield(L, 1, "stdin");
+  in_mode = luaL_optstring(L, -1, "pipe");
+
+  box = (proc_obj **)lua_newuserdatauv(L, sizeof(*box), 0);
+  *box = NULL;
+  luaL_setmetatable(L, MT_PROCESS);
+  p = (proc_obj *)calloc(1, sizeof(*p));
+  if (p == NULL) return luaL_error(L, "out of memory");
+  p->exit_ref = LUA_NOREF;
+  p->group = opt_field_bool(L, 1, "group", 1);
+  claude_lines_init(&p->out.lines, max_line);
+  claude_lines_init(&p->err.lines, max_line);
+
+  if (strcmp(in_mode, "pipe") == 0) {
+    uv_pipe_init(ctx->loop, &p->in, 0);
+    p->in.data = p;
+    p->in_open = 1;
+    p->handles++;
+    claude_handle_opened(ctx);
+    stdio[0].flags = (uv_stdio_flags)(UV_CREATE_PIPE | UV_READABLE_PIPE);
+    stdio[0].data.stream = (uv_stream_t *)&p->in;
+  } else if (strcmp(in_mode, "inherit") == 0) {
+    stdio[0].flags = UV_INHERIT_FD;
+    stdio[0].data.fd = 0;
+  } else {
+    stdio[0].flags = UV_IGNORE;
+  }
+  setup_output(ctx, p, &p->out, opt_mode(L, 1, "stdout", "lines"), &stdio[1], 1);
+  setup_output(ctx, p, &p->err, opt_mode(L, 1, "stderr", "inherit"), &stdio[2], 2);
+  claude_object_link(ctx, &p->hdr, "process", proc_teardown);
+  p->box = box;
+  *box = p;
+
+  opts.stdio_count = 3;
+  opts.stdio = stdio;
+  opts.exit_cb = on_exit_cb;
+  opts.flags = p->group ? UV_PROCESS_DETACHED : 0;
+  p->handle.data = p;
+  err = uv_spawn(ctx->loop, &p->handle, &opts);
+  if (err != 0) {
+    /* The process handle still needs closing; output pipes never opened. */
+    p->proc_open = 1;
+    p->handles++;
+    claude_handle_opened(ctx);
+    p->exited = 1;
+    claude_object_unlink(&p->hdr);
+    proc_teardown(&p->hdr); /* detaches the box: the userdata becomes closed */
+    return claude_push_uv_error(L, err);
+  }
+  p->proc_open = 1;
+  p->handles++;
+  claude_handle_opened(ctx);
+  p->pid = p->handle.pid;
+  p->out.cb_ref = opt_callback(ctx, L, 1, "on_stdout");
+  p->err.cb_ref = opt_callback(ctx, L, 1, "on_stderr");
+  p->exit_ref = opt_callback(ctx, L, 1, "on_exit");
+  if (p->out.open) {
+    uv_read_start((uv_stream_t *)&p->out.pipe, alloc_cb, read_cb);
+  }
+  if (p->err.open) {
+    uv_read_start((uv_stream_t *)&p->err.pipe, alloc_cb, read_cb);
+  }
+  return 1;
+}
+
+/* ---- methods ------------------------------------------------------------ */
+
+static proc_obj **check_box(lua_State *L) {
+  return (proc_obj **)luaL_checkudata(L, 1, MT_PROCESS);
+}
+
+static proc_obj *check_proc(lua_State *L) {
+  proc_obj *p = *check_box(L);
+  if (p == NULL) luaL_error(L, "attempt to use a closed process");
+  return p;
+}
+
+static void write_done(uv_write_t *req, int status) {
+  write_req *w = (write_req *)req;
+  claude_ctx *ctx = w->proc->hdr.ctx;
+  if (w->cb_ref != LUA_NOREF) {
+    if (!ctx->closing) {
+      lua_State *L = claude_cb_state(ctx);
+      lua_rawgeti(L, LUA_REGISTRYINDEX, w->cb_ref);
+      if (status == 0) lua_pushnil(L);
+      else lua_pushfstring(L, "%s: %s", uv_err_name(status), uv_strerror(status));
+      claude_unref(ctx, &w->cb_ref);
+      claude_pcall(ctx, L, 1);
+    } else {
+      claude_unref(ctx, &w->cb_ref);
+    }
+  }
+  free(w);
+}
+
+/* Writes `len` bytes (plus a newline when `nl`); returns 1 with "written" or
+ * "queued" pushed, or pushes the fail triple. */
+static int do_write(lua_State *L, proc_obj *p, const char *data, size_t len, int nl, int cb_idx) {
+  uv_buf_t bufs[2];
+  write_req *w;
+  int n = 0, nbufs = nl ? 2 : 1;
+  size_t total = len + (size_t)nl, done = 0;
+  if (!p->in_open) {
+    luaL_pushfail(L);
+    lua_pushliteral(L, "stdin is closed");
+    lua_pushliteral(L, "closed");
+    return 3;
+  }
+  bufs[0] = uv_buf_init((char *)data, (unsigned int)len);
+  bufs[1] = uv_buf_init((char *)"\n", 1);
+  if (uv_stream_get_write_queue_size((uv_stream_t *)&p->in) == 0) {
+    n = uv_try_write((uv_stream_t *)&p->in, bufs, (unsigned int)nbufs);
+    if (n < 0 && n != UV_EAGAIN) return claude_push_uv_error(L, n);
+    if (n > 0) done = (size_t)n;
+    if (done == total) {
+      if (cb_idx) { /* report completion through the callback too */
+        lua_pushvalue(L, cb_idx);
+        lua_pushnil(L);
+        lua_call(L, 1, 0);
+      }
+      lua_pushboolean(L, 1);
+      lua_pushliteral(L, "written");
+      return 2;
+    }
+  }
+  w = (write_req *)malloc(sizeof(*w) + total - done);
+  if (w == NULL) return luaL_error(L, "out of memory");
+  if (done < len) {
+    memcpy(w->data, data + done, len - done);
+    if (nl) w->data[len - done] = '\n';
+  } else if (nl) {
+    w->data[0] = '\n';
+  }
+  w->proc = p;
+  w->cb_ref = cb_idx ? claude_ref(p->hdr.ctx, L, cb_idx) : LUA_NOREF;
+  bufs[0] = uv_buf_init(w->data, (unsigned int)(total - done));
+  n = uv_write(&w->req, (uv_stream_t *)&p->in, bufs, 1, write_done);
+  if (n != 0) {
+    claude_unref(p->hdr.ctx, &w->cb_ref);
+    free(w);
+    return claude_push_uv_error(L, n);
+  }
+  lua_pushboolean(L, 1);
+  lua_pushliteral(L, "queued");
+  return 2;
+}
+
+/* p:write(data [, on_done]) -> true, "written"|"queued" | nil, err, code */
+static int proc_write(lua_State *L) {
+  proc_obj *p = check_proc(L);
+  size_t len;
+  const char *data = luaL_checklstring(L, 2, &len);
+  if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
+  return do_write(L, p, data, len, 0, lua_isnoneornil(L, 3) ? 0 : 3);
+}
+
+/* p:write_json(value [, on_done]): one JSON line, encoded in C */
+static int proc_write_json(lua_State *L) {
+  proc_obj *p = check_proc(L);
+  char *buf;
+  size_t len;
+  int n;
+  luaL_checkany(L, 2);
+  if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
+  if (!claude_json_encode_buffer(L, 2, &buf, &len)) return lua_error(L);
+  n = do_write(L, p, buf, len, 1, lua_isnoneornil(L, 3) ? 0 : 3);
+  free(buf);
+  return n;
+}
+
+static int proc_close_stdin(lua_State *L) {
+  proc_obj *p = check_proc(L);
+  close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
+  return 0;
+}
+
+static const char *const sig_names[] = {"term", "kill", "int", "hup", "quit", "usr1", "usr2",
+                                        NULL};
+static const int sig_values[] = {SIGTERM, SIGKILL, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+
+/* p:kill([sig="term"]) -> true | nil, err, code (the whole group when the
+ * child leads one) */
+static int proc_kill(lua_State *L) {
+  proc_obj *p = check_proc(L);
+  int sig = lua_type(L, 2) == LUA_TNUMBER ? (int)lua_tointeger(L, 2)
+                                          : sig_values[luaL_checkoption(L, 2, "term", sig_names)];
+  int err;
+  if (p->exited) {
+    luaL_pushfail(L);
+    lua_pushliteral(L, "process has exited");
+    lua_pushliteral(L, "ESRCH");
+    return 3;
+  }
+  err = uv_kill(p->group ? -p->pid : p->pid, sig);
+  if (err == UV_ESRCH && p->group) err = uv_kill(p->pid, sig);
+  if (err != 0) return claude_push_uv_error(L, err);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+static int proc_pid(lua_State *L) {
+  lua_pushinteger(L, check_proc(L)->pid);
+  return 1;
+}
+
+/* p:status() -> "running"|"exited"|"finished", exit code, signal */
+static int proc_status(lua_State *L) {
+  proc_obj *p = check_proc(L);
+  lua_pushstring(L, p->finished ? "finished" : p->exited ? "exited" : "running");
+  if (!p->exited) return 1;
+  lua_pushinteger(L, (lua_Integer)p->exit_status);
+  lua_pushinteger(L, p->term_signal);
+  return 3;
+}
+
+static int proc_write_queue_size(lua_State *L) {
+  proc_obj *p = check_proc(L);
+  lua_pushinteger(L, p->in_open ? (lua_Integer)uv_stream_get_write_queue_size(
+                                      (uv_stream_t *)&p->in) : 0);
+  return 1;
+}
+
+/* p:close(): idempotent; a child still running is killed (SIGKILL to its
+ * group). Callbacks do not run after close. */
+static int proc_close(lua_State *L) {
+  proc_obj **box = check_box(L);
+  proc_obj *p = *box;
+  if (p == NULL) return 0;
+  *box = NULL;
+  p->box = NULL;
+  if (!p->finished || p->hdr.next != NULL) {
+    claude_object_unlink(&p->hdr);
+    proc_teardown(&p->hdr);
+  }
+  proc_free_if_done(p);
+  return 0;
+}
+
+static int proc_tostring(lua_State *L) {
+  proc_obj *p = *check_box(L);
+  if (p == NULL) lua_pushliteral(L, "claude.Process (closed)");
+  else lua_pushfstring(L, "claude.Process (pid %d, %s)", p->pid,
+                       p->finished ? "finished" : p->exited ? "exited" : "running");
+  return 1;
+}
+
+static const luaL_Reg proc_methods[] = {
+  {"write", proc_write}, {"write_json", proc_write_json}, {"close_stdin", proc_close_stdin},
+  {"kill", proc_kill}, {"pid", proc_pid}, {"status", proc_status},
+  {"write_queue_size", proc_write_queue_size}, {"close", proc_close}, {NULL, NULL}};
+static const luaL_Reg proc_metamethods[] = {
+  {"__gc", proc_close}, {"__close", proc_close}, {"__tostring", proc_tostring},
+  {"__index", NULL}, {NULL, NULL}};
+
+void claude_open_process(lua_State *L) {
+  luaL_newmetatable(L, MT_PROCESS);
+  luaL_setfuncs(L, proc_metamethods, 0);
+  luaL_newlib(L, proc_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, l_spawn_process);
+  lua_setfield(L, -2, "spawn_process");
+}

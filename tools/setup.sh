@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs the Debian packages claudelua needs and builds it into build/.
+# Usage: bash tools/setup.sh   (uses sudo for apt-get when not root)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson lua-cjson-dev libuv1-dev
+          lua-busted lua-check lua-luv)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+# npm installs the pinned claude CLI for the examples and e2e specs
+command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
