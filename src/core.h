@@ -65,6 +65,9 @@ void claude_open_json(lua_State *L);
 int claude_json_decode_push(lua_State *L, const char *s, size_t len);
 int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len);
 
+/* router.c */
+void claude_open_router(lua_State *L);
+
 /* Line framing over a growing buffer (jsonl.c). */
 typedef struct claude_lines {
   char *data;

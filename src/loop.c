@@ -535,6 +535,26 @@ static int l_is_executable(lua_State *L) {
   return 1;
 }
 
+/* core.cwd() -> the current directory */
+static int l_cwd(lua_State *L) {
+  char buf[4096];
+  size_t size = sizeof buf;
+  int err = uv_cwd(buf, &size);
+  if (err != 0) return claude_push_uv_error(L, err);
+  lua_pushlstring(L, buf, size);
+  return 1;
+}
+
+/* core.exepath() -> the running executable's path */
+static int l_exepath(lua_State *L) {
+  char buf[4096];
+  size_t size = sizeof buf;
+  int err = uv_exepath(buf, &size);
+  if (err != 0) return claude_push_uv_error(L, err);
+  lua_pushlstring(L, buf, size);
+  return 1;
+}
+
 static const luaL_Reg timer_methods[] = {
   {"start", timer_start}, {"stop", timer_stop}, {"close", timer_close}, {NULL, NULL}};
 static const luaL_Reg timer_metamethods[] = {
@@ -548,7 +568,8 @@ static const luaL_Reg loop_functions[] = {
   {"timer", l_timer}, {"signal", l_signal}, {"run", l_run}, {"step", l_step},
   {"pollfd", l_pollfd}, {"timeout", l_timeout}, {"alive", l_alive}, {"running", l_running}, {"now", l_now},
   {"set_error_handler", l_set_error_handler}, {"stats", l_stats}, {"environ", l_environ},
-  {"kill", l_kill}, {"is_executable", l_is_executable}, {NULL, NULL}};
+  {"kill", l_kill}, {"is_executable", l_is_executable}, {"cwd", l_cwd},
+  {"exepath", l_exepath}, {NULL, NULL}};
 
 static void new_class(lua_State *L, const char *name, const luaL_Reg *meta,
                       const luaL_Reg *methods) {

@@ -8,6 +8,7 @@
  * their own process group and, where util-linux's setpriv exists, get a
  * parent-death signal, so they never outlive the host.
  */
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,9 @@ struct proc_obj {
   int exit_ref;
   int pid;
   int group; /* the child leads its own process group */
+  uint64_t eof_grace_ms; /* after exit, how long to wait for EOF (0: forever) */
+  uv_timer_t grace_timer;
+  int grace_open;
 };
 
 typedef struct write_req {
@@ -89,6 +93,7 @@ static void maybe_finish(proc_obj *p) {
   if (p->finished || !p->exited || !p->out.eof || !p->err.eof) return;
   p->finished = 1;
   close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
+  close_handle(p, (uv_handle_t *)&p->grace_timer, &p->grace_open);
   claude_object_unlink(&p->hdr);
   if (p->exit_ref != LUA_NOREF && !ctx->closing) {
     lua_State *L = claude_cb_state(ctx);
@@ -104,12 +109,31 @@ static void maybe_finish(proc_obj *p) {
   release_refs(p);
 }
 
+static void stream_eof(out_stream *s);
+
+/* The grace after exit ran out: a grandchild still holds a pipe open. What
+ * was written so far has been read; end the streams there. */
+static void grace_expired(uv_timer_t *t) {
+  proc_obj *p = (proc_obj *)t->data;
+  close_handle(p, (uv_handle_t *)&p->grace_timer, &p->grace_open);
+  if (!p->out.eof) stream_eof(&p->out);
+  if (!p->err.eof) stream_eof(&p->err);
+}
+
 static void on_exit_cb(uv_process_t *h, int64_t status, int term_signal) {
   proc_obj *p = (proc_obj *)h->data;
   p->exited = 1;
   p->exit_status = status;
   p->term_signal = term_signal;
   close_handle(p, (uv_handle_t *)&p->handle, &p->proc_open);
+  if (p->eof_grace_ms > 0 && (!p->out.eof || !p->err.eof) && !p->finished) {
+    uv_timer_init(p->hdr.ctx->loop, &p->grace_timer);
+    p->grace_timer.data = p;
+    p->grace_open = 1;
+    p->handles++;
+    claude_handle_opened(p->hdr.ctx);
+    uv_timer_start(&p->grace_timer, grace_expired, p->eof_grace_ms, 0);
+  }
   maybe_finish(p);
 }
 
@@ -310,13 +334,18 @@ static void proc_teardown(claude_handle *h) {
     *p->box = NULL;
     p->box = NULL;
   }
-  if (!p->exited && p->pid > 0) uv_kill(p->group ? -p->pid : p->pid, SIGKILL);
+  /* The group too, after the child exited: its own children (a server it
+   * started, a background job) must not outlive it. The group id cannot have
+   * been reused while any member lives. */
+  if (p->pid > 0 && p->group) uv_kill(-p->pid, SIGKILL);
+  else if (!p->exited && p->pid > 0) uv_kill(p->pid, SIGKILL);
   release_refs(p);
   p->finished = 1;
   close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
   close_handle(p, (uv_handle_t *)&p->out.pipe, &p->out.open);
   close_handle(p, (uv_handle_t *)&p->err.pipe, &p->err.open);
   close_handle(p, (uv_handle_t *)&p->handle, &p->proc_open);
+  close_handle(p, (uv_handle_t *)&p->grace_timer, &p->grace_open);
 }
 
 static void setup_output(claude_ctx *ctx, proc_obj *p, out_stream *s, int mode,
@@ -344,7 +373,8 @@ static void setup_output(claude_ctx *ctx, proc_obj *p, out_stream *s, int mode,
 
 /* core.spawn_process{ file, args=, env=, cwd=, stdin="pipe"|"ignore"|"inherit",
  *   stdout=, stderr= ("lines"|"json"|"inherit"|"ignore"), on_stdout=, on_stderr=,
- *   on_exit=, max_line=, group=true, pdeathsig=true } -> claude.Process
+ *   on_exit=, max_line=, group=true, pdeathsig=true, eof_grace=seconds }
+ *   -> claude.Process
  *   | nil, err, code */
 static int l_spawn_process(lua_State *L) {
   static const char *const setpriv[] = {"/usr/bin/setpriv", "--pdeathsig", "TERM", "--"};
@@ -386,6 +416,20 @@ static int l_spawn_process(lua_State *L) {
   max_line = (size_t)luaL_optinteger(L, -1, (lua_Integer)CLAUDE_DEFAULT_MAX_LINE);
   lua_getfield(L, 1, "stdin");
   in_mode = luaL_optstring(L, -1, "pipe");
+  lua_getfield(L, 1, "user"); /* run the child as this user */
+  if (!lua_isnil(L, -1)) {
+    const char *user = luaL_checkstring(L, -1);
+    struct passwd *pw = getpwnam(user);
+    if (pw == NULL) {
+      luaL_pushfail(L);
+      lua_pushfstring(L, "unknown user '%s'", user);
+      lua_pushliteral(L, "ENOENT");
+      return 3;
+    }
+    opts.uid = pw->pw_uid;
+    opts.gid = pw->pw_gid;
+    opts.flags |= UV_PROCESS_SETUID | UV_PROCESS_SETGID;
+  }
 
   box = (proc_obj **)lua_newuserdatauv(L, sizeof(*box), 0);
   *box = NULL;
@@ -394,6 +438,9 @@ static int l_spawn_process(lua_State *L) {
   if (p == NULL) return luaL_error(L, "out of memory");
   p->exit_ref = LUA_NOREF;
   p->group = opt_field_bool(L, 1, "group", 1);
+  lua_getfield(L, 1, "eof_grace");
+  p->eof_grace_ms = (uint64_t)(luaL_optnumber(L, -1, 0) * 1000.0 + 0.5);
+  lua_pop(L, 1);
   claude_lines_init(&p->out.lines, max_line);
   claude_lines_init(&p->err.lines, max_line);
 
@@ -420,7 +467,7 @@ static int l_spawn_process(lua_State *L) {
   opts.stdio_count = 3;
   opts.stdio = stdio;
   opts.exit_cb = on_exit_cb;
-  opts.flags = p->group ? UV_PROCESS_DETACHED : 0;
+  if (p->group) opts.flags |= UV_PROCESS_DETACHED;
   p->handle.data = p;
   err = uv_spawn(ctx->loop, &p->handle, &opts);
   if (err != 0) {
@@ -617,6 +664,8 @@ static int proc_close(lua_State *L) {
   if (!p->finished || p->hdr.next != NULL) {
     claude_object_unlink(&p->hdr);
     proc_teardown(&p->hdr);
+  } else if (p->group && p->pid > 0) {
+    uv_kill(-p->pid, SIGKILL); /* stragglers of a finished child's group */
   }
   proc_free_if_done(p);
   return 0;

@@ -21,6 +21,8 @@ local lazy = {
   process = "claude.process",
   errors = "claude.errors",
   queue = "claude.queue",
+  session = "claude.session",
+  testing = "claude.testing",
 }
 
 -- Functions of submodules, also loaded on first use: the tool DSL.
@@ -81,6 +83,109 @@ M.step = core.step
 
 --- Events to poll `pollfd` for (always "r").
 function M.events() return "r" end
+
+local session_mod -- loaded on the first query/connect
+
+local function sessions()
+  session_mod = session_mod or require "claude.session"
+  return session_mod
+end
+
+--- Runs one conversation with the CLI and iterates over its messages:
+-- `for msg in claude.query("What is 2 + 2?", options) do ... end`.
+-- `prompt` is a string, a user message table, or an iterator function that
+-- returns user messages (strings or tables) until nil. Breaking out of the
+-- loop closes the session (the iterator's fourth value is the session, so a
+-- `for` closes it). Raises when the CLI cannot start or dies; the messages
+-- are the CLI's own tables (`msg.type`, `msg.subtype`, ...).
+-- @tparam string|table|function prompt
+-- @tparam[opt] table options see docs/sessions.md
+-- @return iterator, nil, nil, session
+function M.query(prompt, options)
+  local S = sessions()
+  if type(prompt) ~= "string" and type(prompt) ~= "table" and type(prompt) ~= "function" then
+    error("bad argument #1 to 'query' (string, table or function expected, got "
+      .. type(prompt) .. ")", 2)
+  end
+  local session, err = S.open(options, 2)
+  if not session then error(err, 2) end
+  if type(prompt) == "function" then
+    local feeder = async.spawn(function()
+      local sent = 0
+      for msg in prompt do
+        local ok, werr = session:send(msg)
+        if not ok then error(werr, 0) end
+        sent = sent + 1
+      end
+      if session:bidirectional() then session:end_input_after(sent)
+      else session:end_input() end
+    end)
+    session.feeder = feeder
+  else
+    local ok, werr = session:send(prompt)
+    if not ok then
+      session:close()
+      error(werr, 2)
+    end
+    if session:bidirectional() then session:end_input_after(1) else session:end_input() end
+  end
+  local iter = session:messages()
+  return function()
+    local ok, msg = pcall(iter)
+    if not ok then
+      session:close()
+      error(msg, 0)
+    end
+    if msg == nil then session:close() end
+    return msg
+  end, nil, nil, session
+end
+
+--- Starts a session for many turns: `local s <close> = claude.connect(options)`,
+-- then `s:send(prompt)` and `for msg in s:receive() do ... end`.
+-- Waits until the CLI is ready (its answer to initialize).
+-- @return the session, or nil and an error
+function M.connect(options)
+  local S = sessions()
+  local session, err = S.open(options, 2)
+  if not session then return nil, err end
+  local info, ierr = session:wait_ready()
+  if not info then
+    session:close()
+    return nil, ierr
+  end
+  return session
+end
+
+--- The text of a message: an assistant message's text blocks joined, a
+-- user message's text, or a result's `result`.
+function M.text(msg)
+  if type(msg) ~= "table" then return nil end
+  if msg.type == "result" then return type(msg.result) == "string" and msg.result or nil end
+  local m = msg.message
+  local content = type(m) == "table" and m.content
+  if type(content) == "string" then return content end
+  if type(content) ~= "table" then return nil end
+  local parts = {}
+  for _, block in ipairs(content) do
+    if type(block) == "table" and block.type == "text" and type(block.text) == "string" then
+      parts[#parts + 1] = block.text
+    end
+  end
+  if #parts == 0 then return nil end
+  return table.concat(parts)
+end
+
+--- A can_use_tool answer that allows the call (optionally with changed
+-- input or new permission rules).
+function M.allow(updated_input, updated_permissions)
+  return require("claude.permissions").allow(updated_input, updated_permissions)
+end
+
+--- A can_use_tool answer that denies the call.
+function M.deny(message, interrupt)
+  return require("claude.permissions").deny(message, interrupt)
+end
 
 --- Runs the loop until no task is pending (or `timeout` seconds passed).
 -- @treturn boolean true when every task finished

@@ -31,13 +31,18 @@ local is_executable = core.is_executable
 -- @treturn string|nil the path, or nil and a message
 function M.which(cmd, path)
   if cmd:find("/", 1, true) then
+    -- absolute, so that a child with another cwd still finds it
+    if cmd:sub(1, 1) ~= "/" then cmd = core.cwd() .. "/" .. cmd end
     if is_executable(cmd) then return cmd end
     return nil, "ENOENT: no such file: " .. cmd, "ENOENT"
   end
   path = path or os.getenv("PATH") or "/usr/local/bin:/usr/bin:/bin"
   for dir in path:gmatch("[^:]+") do
     local candidate = dir .. "/" .. cmd
-    if is_executable(candidate) then return candidate end
+    if is_executable(candidate) then
+      if candidate:sub(1, 1) ~= "/" then candidate = core.cwd() .. "/" .. candidate end
+      return candidate
+    end
   end
   return nil, "ENOENT: command not found on PATH: " .. cmd, "ENOENT"
 end
@@ -64,7 +69,9 @@ end
 -- @tparam table spec `{ cmd, args = {...}, env = {...}, clear_env = false,
 --   cwd = dir, stdin = "pipe"|"ignore"|"inherit", stdout = "lines"|"json"|
 --   "inherit"|"ignore", stderr = "collect"|"lines"|"inherit"|"ignore"|fn,
---   max_line = bytes (default 64 MiB), group = true, pdeathsig = true }`
+--   max_line = bytes (default 64 MiB), group = true, pdeathsig = true,
+--   eof_grace = seconds (after the exit, stop waiting for EOF on pipes a
+--   grandchild keeps open; default: wait), user = name }`
 -- @return the process, or nil, message, code
 function M.spawn(spec)
   if type(spec) ~= "table" then
@@ -98,7 +105,7 @@ function M.spawn(spec)
   local raw, serr, scode = core.spawn_process {
     file = file, args = spec.args, env = env, cwd = spec.cwd, stdin = spec.stdin,
     stdout = spec.stdout or "lines", stderr = stderr_mode, max_line = spec.max_line,
-    group = spec.group, pdeathsig = spec.pdeathsig,
+    group = spec.group, pdeathsig = spec.pdeathsig, eof_grace = spec.eof_grace, user = spec.user,
     on_stdout = function(line, e, _, kind)
       if line ~= nil then
         q:push(line)

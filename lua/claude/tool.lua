@@ -10,6 +10,7 @@
 local json = require "claude.json"
 local schema = require "claude.schema"
 local content = require "claude.content"
+local errors = require "claude.errors"
 
 local M = {}
 
@@ -574,6 +575,7 @@ end
 
 local function report(name)
   return function(e)
+    if errors.is(e, "cancelled") then return e end -- a cancelled call is no failure
     local msg = type(e) == "string" and e or content.message(e)
     io.stderr:write(fmt("claude: tool '%s' failed: %s\n", name, debug.traceback(msg, 2)))
     return e

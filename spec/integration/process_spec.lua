@@ -190,3 +190,23 @@ describe("children of the host", function()
     host_leaves_no_child(spawn_sleep .. "io.stdout:flush(); os.execute('kill -9 $PPID')")
   end)
 end)
+
+describe("the EOF grace after exit", function()
+  before_each(harness.before)
+  after_each(harness.after)
+
+  it("stops waiting for a pipe a grandchild keeps open; close ends the grandchild", function()
+    local p = sh("echo before; sleep 30 & echo $!; exit 0", { eof_grace = 0.1 })
+    assert.same({ 0, 0 }, { p:wait(3) })
+    assert.equal("before", p:read_line(0))
+    local grandchild = tonumber(p:read_line(0))
+    assert.is_nil(p:read_line(0))
+    assert.is_true(alive(grandchild))
+    p:close()
+    for _ = 1, 50 do
+      if not alive(grandchild) then break end
+      claude.sleep(0.02)
+    end
+    assert.is_false(alive(grandchild))
+  end)
+end)

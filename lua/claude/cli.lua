@@ -1,0 +1,304 @@
+--- Finding the claude CLI and turning session options into its command line
+-- and environment, as the official SDKs do (same flags, same order).
+-- @module claude.cli
+local core = require "claude.core"
+local json = require "claude.json"
+local errors = require "claude.errors"
+local process = require "claude.process"
+
+local M = {}
+
+M.ENTRYPOINT = "sdk-lua"
+
+local INSTALL_HINT = "install it with: npm install -g @anthropic-ai/claude-code "
+  .. "(or pass options.cli_path)"
+
+-- Option name -> expected Lua type(s), checked before anything starts.
+local OPTION_TYPES = {
+  cli_path = "string|table", system_prompt = "string|table", tools = "table",
+  allowed_tools = "table", disallowed_tools = "table", permission_mode = "string",
+  permission_prompt_tool_name = "string", model = "string", fallback_model = "string",
+  max_turns = "number", max_budget_usd = "number", thinking = "table",
+  max_thinking_tokens = "number", effort = "string", cwd = "string", add_dirs = "table",
+  env = "table", settings = "string|table", setting_sources = "table", resume = "string",
+  continue = "boolean", continue_conversation = "boolean", fork_session = "boolean",
+  session_id = "string", agents = "table", plugins = "table", sandbox = "table",
+  output_format = "table", include_partial_messages = "boolean",
+  include_hook_events = "boolean", stderr = "function", extra_args = "table",
+  mcp_servers = "table", strict_mcp_config = "boolean", can_use_tool = "function",
+  hooks = "table", user = "string", betas = "table", max_buffer_size = "number",
+  initialize_timeout = "number", control_timeout = "number", close_timeout = "number",
+  on_elicitation = "function", on_user_dialog = "function",
+}
+M.OPTION_TYPES = OPTION_TYPES
+
+local function distance(a, b)
+  local prev, cur = {}, {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    cur[0] = i
+    for j = 1, #b do
+      local cost = a:byte(i) == b:byte(j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev, cur = cur, prev
+  end
+  return prev[#b]
+end
+
+local function suggestion(key)
+  local best, best_d = nil, 4
+  for name in pairs(OPTION_TYPES) do
+    local d = distance(key, name)
+    if d < best_d then best, best_d = name, d end
+  end
+  return best and (" (did you mean '" .. best .. "'?)") or ""
+end
+
+--- Checks option names and types; raises naming the first bad one.
+-- @param level error level to blame (the caller of query/connect)
+function M.check_options(options, level)
+  if options == nil then return {} end
+  if type(options) ~= "table" then
+    error("bad argument 'options' (table expected, got " .. type(options) .. ")", level)
+  end
+  for key, value in pairs(options) do
+    local want = type(key) == "string" and OPTION_TYPES[key]
+    if not want then
+      error("unknown option '" .. tostring(key) .. "'" .. suggestion(tostring(key)), level)
+    end
+    local got = type(value)
+    if not ("|" .. want .. "|"):find("|" .. got .. "|", 1, true) then
+      error("bad option '" .. key .. "' (" .. want:gsub("|", " or ") .. " expected, got "
+        .. got .. ")", level)
+    end
+  end
+  return options
+end
+
+local function home()
+  return os.getenv("HOME") or ""
+end
+
+--- Finds the CLI: `cli_path`, else `claude` on PATH, else the usual install
+-- places.
+-- @return argv prefix (a list), or nil and a `cli_not_found` error
+function M.find(cli_path, path_env)
+  if type(cli_path) == "table" then
+    if type(cli_path[1]) ~= "string" then
+      error("bad option 'cli_path' (argv list must start with a string)", 3)
+    end
+    local exe, err = process.which(cli_path[1], path_env)
+    if not exe then
+      return nil, errors.new("cli_not_found", "claude CLI not found at " .. cli_path[1]
+        .. " (" .. err .. ")")
+    end
+    local argv = { exe }
+    for i = 2, #cli_path do argv[i] = cli_path[i] end
+    return argv
+  end
+  if cli_path then
+    local exe = process.which(cli_path, path_env)
+    if exe then return { exe } end
+    return nil, errors.new("cli_not_found", "claude CLI not found at " .. cli_path
+      .. "; " .. INSTALL_HINT)
+  end
+  local exe = process.which("claude", path_env)
+  if exe then return { exe } end
+  local h = home()
+  for _, candidate in ipairs {
+    h .. "/.npm-global/bin/claude", "/usr/local/bin/claude", h .. "/.local/bin/claude",
+    h .. "/node_modules/.bin/claude", h .. "/.yarn/bin/claude", h .. "/.claude/local/claude",
+  } do
+    if core.is_executable(candidate) then return { candidate } end
+  end
+  return nil, errors.new("cli_not_found", "claude CLI not found on PATH or in the usual "
+    .. "install places; " .. INSTALL_HINT)
+end
+
+local function join(list, name)
+  for i, v in ipairs(list) do
+    if type(v) ~= "string" then
+      error("bad option '" .. name .. "' (item " .. i .. " is a " .. type(v)
+        .. ", string expected)", 4)
+    end
+  end
+  return table.concat(list, ",")
+end
+
+-- Values that may come from outside go as --flag=value, so a value that
+-- starts with '-' cannot be read as another flag.
+local function add(argv, ...)
+  local n = #argv
+  for i = 1, select("#", ...) do argv[n + i] = select(i, ...) end
+end
+
+--- The in-process servers (claude.Server objects) and the external server
+-- configs of `mcp_servers`.
+function M.split_servers(mcp_servers)
+  local sdk, external, names = {}, {}, {}
+  for name, server in pairs(mcp_servers or {}) do
+    if type(name) ~= "string" then error("bad option 'mcp_servers' (keys are server names)", 4) end
+    if type(server) == "table" and server.kind == "server" then
+      sdk[name] = server
+      names[#names + 1] = name
+    elseif type(server) == "table" then
+      external[name] = server
+    else
+      error("bad option 'mcp_servers' (entry '" .. name .. "' is a " .. type(server)
+        .. "; expected claude.server(...) or a server config table)", 4)
+    end
+  end
+  table.sort(names)
+  return sdk, external, names
+end
+
+--- The command line for `options`, after the CLI's own argv prefix.
+function M.build_args(options)
+  local argv = { "--output-format", "stream-json", "--verbose" }
+  local sp = options.system_prompt
+  if sp == nil then
+    add(argv, "--system-prompt", "")
+  elseif type(sp) == "string" then
+    add(argv, "--system-prompt", sp)
+  elseif sp.type == "file" then
+    add(argv, "--system-prompt-file", sp.path)
+  elseif sp.type == "preset" then
+    if sp.append then add(argv, "--append-system-prompt", sp.append) end
+  else
+    error("bad option 'system_prompt' (a string, {type='preset', append=...} or "
+      .. "{type='file', path=...} expected)", 3)
+  end
+  local tools = options.tools
+  if tools then
+    if tools.type == "preset" then add(argv, "--tools", "default")
+    else add(argv, "--tools", join(tools, "tools")) end
+  end
+  if options.allowed_tools and #options.allowed_tools > 0 then
+    add(argv, "--allowedTools", join(options.allowed_tools, "allowed_tools"))
+  end
+  if options.max_turns and options.max_turns > 0 then
+    add(argv, "--max-turns", tostring(math.tointeger(options.max_turns) or options.max_turns))
+  end
+  if options.max_budget_usd then add(argv, "--max-budget-usd", tostring(options.max_budget_usd)) end
+  if options.disallowed_tools and #options.disallowed_tools > 0 then
+    add(argv, "--disallowedTools", join(options.disallowed_tools, "disallowed_tools"))
+  end
+  if options.model then add(argv, "--model", options.model) end
+  if options.fallback_model then add(argv, "--fallback-model", options.fallback_model) end
+  if options.betas and #options.betas > 0 then
+    add(argv, "--betas", join(options.betas, "betas"))
+  end
+  if options.can_use_tool then
+    if options.permission_prompt_tool_name then
+      error("options 'can_use_tool' and 'permission_prompt_tool_name' cannot be combined", 3)
+    end
+    add(argv, "--permission-prompt-tool", "stdio")
+  elseif options.permission_prompt_tool_name then
+    add(argv, "--permission-prompt-tool", options.permission_prompt_tool_name)
+  end
+  if options.permission_mode then add(argv, "--permission-mode", options.permission_mode) end
+  if options.continue or options.continue_conversation then add(argv, "--continue") end
+  if options.resume then add(argv, "--resume=" .. options.resume) end
+  if options.session_id then add(argv, "--session-id=" .. options.session_id) end
+  local settings = options.settings
+  if options.sandbox then
+    local merged = type(settings) == "table" and settings or {}
+    if type(settings) == "string" then
+      local f = io.open(settings, "rb")
+      local text = f and f:read("a") or settings
+      if f then f:close() end
+      merged = json.decode(text) or {}
+    end
+    merged.sandbox = options.sandbox
+    settings = merged
+  end
+  if settings then
+    add(argv, "--settings", type(settings) == "table" and json.encode(settings) or settings)
+  end
+  for _, dir in ipairs(options.add_dirs or {}) do add(argv, "--add-dir", dir) end
+  local _, external = M.split_servers(options.mcp_servers)
+  if next(external) then
+    add(argv, "--mcp-config", json.encode { mcpServers = external })
+  end
+  if options.include_partial_messages then add(argv, "--include-partial-messages") end
+  if options.include_hook_events then add(argv, "--include-hook-events") end
+  if options.strict_mcp_config then add(argv, "--strict-mcp-config") end
+  if options.fork_session then add(argv, "--fork-session") end
+  if options.setting_sources then
+    add(argv, "--setting-sources=" .. join(options.setting_sources, "setting_sources"))
+  end
+  for i, plugin in ipairs(options.plugins or {}) do
+    if type(plugin) ~= "table" or plugin.type ~= "local" or type(plugin.path) ~= "string" then
+      error("bad option 'plugins' (item " .. i .. ": {type='local', path=...} expected)", 3)
+    end
+    add(argv, "--plugin-dir", plugin.path)
+  end
+  local keys = {}
+  for k in pairs(options.extra_args or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do
+    local v = options.extra_args[k]
+    if v == true or v == json.null then add(argv, "--" .. k)
+    elseif type(v) == "string" and v:sub(1, 1) == "-" then add(argv, "--" .. k .. "=" .. v)
+    elseif v ~= false then add(argv, "--" .. k, tostring(v)) end
+  end
+  local thinking = options.thinking
+  if thinking then
+    if thinking.type == "adaptive" then add(argv, "--thinking", "adaptive")
+    elseif thinking.type == "enabled" then
+      add(argv, "--max-thinking-tokens", tostring(thinking.budget_tokens or 32000))
+    elseif thinking.type == "disabled" then add(argv, "--thinking", "disabled")
+    else error("bad option 'thinking' (type 'adaptive', 'enabled' or 'disabled' expected)", 3) end
+    if thinking.display then add(argv, "--thinking-display", thinking.display) end
+  elseif options.max_thinking_tokens then
+    add(argv, "--max-thinking-tokens", tostring(math.tointeger(options.max_thinking_tokens)))
+  end
+  if options.effort then add(argv, "--effort", options.effort) end
+  local of = options.output_format
+  if of then
+    if of.type ~= "json_schema" or type(of.schema) ~= "table" then
+      error("bad option 'output_format' ({type='json_schema', schema={...}} expected)", 3)
+    end
+    add(argv, "--json-schema", json.encode(of.schema))
+  end
+  add(argv, "--input-format", "stream-json")
+  return argv
+end
+
+local AGENT_KEYS = {
+  description = "description", prompt = "prompt", tools = "tools",
+  disallowed_tools = "disallowedTools", model = "model", skills = "skills", memory = "memory",
+  mcp_servers = "mcpServers", initial_prompt = "initialPrompt", max_turns = "maxTurns",
+  background = "background", effort = "effort", permission_mode = "permissionMode",
+}
+
+--- `agents` for initialize: snake_case keys become the CLI's camelCase.
+function M.agents_wire(agents)
+  local out = {}
+  for name, def in pairs(agents) do
+    if type(def) ~= "table" then
+      error("bad option 'agents' (entry '" .. tostring(name) .. "' must be a table)", 4)
+    end
+    local wire = {}
+    for k, v in pairs(def) do wire[AGENT_KEYS[k] or k] = v end
+    out[name] = wire
+  end
+  return out
+end
+
+--- The CLI's environment: ours minus CLAUDECODE (so a host started from
+-- inside Claude Code can still start it), plus the entrypoint, plus
+-- `options.env` (which may override the entrypoint; `false` removes a key).
+function M.build_env(options)
+  local env = core.environ()
+  env.CLAUDECODE = nil
+  env.CLAUDE_CODE_ENTRYPOINT = M.ENTRYPOINT
+  if options.cwd then env.PWD = options.cwd end
+  for k, v in pairs(options.env or {}) do
+    if v == false then env[k] = nil else env[k] = tostring(v) end
+  end
+  return env
+end
+
+return M

@@ -1,0 +1,157 @@
+--- Hooks: Lua functions the CLI calls at points of its loop (PreToolUse,
+-- PostToolUse, Stop, ...), registered in initialize with callback ids.
+--
+-- `options.hooks` maps an event name to a function, or to a list of
+-- matchers `{ matcher = "Bash|Write", hooks = { fn, ... }, timeout = 30 }`
+-- (a bare function in the list matches every tool). A hook is called as
+-- `fn(input, tool_use_id, ctx)` and returns the hook output (or nil for
+-- `{}`); snake_case keys are accepted and sent in the CLI's camelCase, and
+-- the output is checked before it is sent, so a typo is a clear error here
+-- instead of a rejected answer there.
+-- @module claude.hooks
+local json = require "claude.json"
+
+local M = {}
+
+M.EVENTS = {}
+for _, e in ipairs {
+  "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "UserPromptSubmit",
+  "UserPromptExpansion", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "PreCompact",
+  "PostCompact", "Notification", "PermissionRequest", "PermissionDenied", "SessionStart",
+  "SessionEnd", "Setup", "PreModelSwitch", "PostModelSwitch", "TeammateIdle", "TaskCreated",
+  "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange", "WorktreeCreate",
+  "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded",
+  "MessageDisplay",
+} do M.EVENTS[e] = true end
+
+local function bad(msg) error("bad option 'hooks' (" .. msg .. ")", 5) end
+
+--- Numbers the hook functions (hook_0, hook_1, ... across all events, in
+-- registration order) and keeps the table initialize sends.
+function M.register(spec)
+  local reg = { count = 0, by_id = {}, wire = nil }
+  if spec == nil then return reg end
+  local events = {}
+  for event in pairs(spec) do
+    if type(event) ~= "string" or not M.EVENTS[event] then
+      bad("unknown event '" .. tostring(event) .. "'")
+    end
+    events[#events + 1] = event
+  end
+  table.sort(events)
+  local wire = {}
+  for _, event in ipairs(events) do
+    local matchers = spec[event]
+    if type(matchers) == "function" then matchers = { matchers } end
+    if type(matchers) ~= "table" then
+      bad(event .. ": a function or a list of matchers expected, got " .. type(matchers))
+    end
+    local out = {}
+    for i, m in ipairs(matchers) do
+      if type(m) == "function" then m = { hooks = { m } } end
+      if type(m) ~= "table" then bad(event .. "[" .. i .. "]: a matcher table expected") end
+      local fns = m.hooks or { m.hook }
+      if type(fns) ~= "table" or #fns == 0 then
+        bad(event .. "[" .. i .. "]: 'hooks' must list at least one function")
+      end
+      if m.matcher ~= nil and type(m.matcher) ~= "string" then
+        bad(event .. "[" .. i .. "]: 'matcher' must be a string")
+      end
+      if m.timeout ~= nil and type(m.timeout) ~= "number" then
+        bad(event .. "[" .. i .. "]: 'timeout' must be a number of seconds")
+      end
+      local ids = json.array()
+      for j, fn in ipairs(fns) do
+        if type(fn) ~= "function" then
+          bad(event .. "[" .. i .. "].hooks[" .. j .. "]: function expected, got " .. type(fn))
+        end
+        local id = "hook_" .. reg.count
+        reg.count = reg.count + 1
+        reg.by_id[id] = { fn = fn, event = event }
+        ids[#ids + 1] = id
+      end
+      out[#out + 1] = { matcher = m.matcher or json.null, hookCallbackIds = ids,
+        timeout = m.timeout }
+    end
+    if #out > 0 then wire[event] = json.array(out) end
+  end
+  if next(wire) then reg.wire = wire end
+  return reg
+end
+
+--- The `hooks` field of initialize (null when there are none).
+function M.wire(reg)
+  return reg.wire or json.null
+end
+
+local CAMEL = {
+  suppress_output = "suppressOutput", stop_reason = "stopReason",
+  system_message = "systemMessage", hook_specific_output = "hookSpecificOutput",
+  async_timeout = "asyncTimeout", hook_event_name = "hookEventName",
+  permission_decision = "permissionDecision",
+  permission_decision_reason = "permissionDecisionReason", updated_input = "updatedInput",
+  additional_context = "additionalContext", updated_mcp_tool_output = "updatedMCPToolOutput",
+  updated_tool_output = "updatedToolOutput", session_title = "sessionTitle",
+  suppress_original_prompt = "suppressOriginalPrompt", initial_user_message = "initialUserMessage",
+  watch_paths = "watchPaths", updated_permissions = "updatedPermissions",
+}
+
+local TOP_KEYS = { ["continue"] = true, suppressOutput = true, stopReason = true, decision = true,
+  reason = true, systemMessage = true, hookSpecificOutput = true, async = true,
+  asyncTimeout = true }
+
+local DECISIONS = { allow = true, deny = true, ask = true, defer = true }
+
+local function camel(t)
+  local out = {}
+  for k, v in pairs(t) do out[CAMEL[k] or k] = v end
+  return out
+end
+
+--- Checks a hook's output and puts it in wire form; raises on mistakes.
+function M.output(event, out)
+  if out == nil then return json.object() end
+  if type(out) ~= "table" then
+    error("hook for " .. event .. " returned a " .. type(out) .. "; a table (or nil) expected", 0)
+  end
+  out = camel(out)
+  for k in pairs(out) do
+    if not TOP_KEYS[k] then
+      error("hook for " .. event .. " returned an unknown field '" .. tostring(k) .. "'", 0)
+    end
+  end
+  if out.decision ~= nil and out.decision ~= "approve" and out.decision ~= "block" then
+    error("hook for " .. event .. ": 'decision' must be \"approve\" or \"block\", got "
+      .. tostring(out.decision), 0)
+  end
+  local hso = out.hookSpecificOutput
+  if hso ~= nil then
+    if type(hso) ~= "table" then
+      error("hook for " .. event .. ": hookSpecificOutput must be a table", 0)
+    end
+    hso = camel(hso)
+    hso.hookEventName = hso.hookEventName or event
+    if hso.hookEventName ~= event then
+      error("hook for " .. event .. ": hookEventName is '" .. tostring(hso.hookEventName)
+        .. "', it must be '" .. event .. "'", 0)
+    end
+    if hso.permissionDecision ~= nil and not DECISIONS[hso.permissionDecision] then
+      error("hook for " .. event .. ": permissionDecision must be allow, deny, ask or defer, "
+        .. "got '" .. tostring(hso.permissionDecision) .. "'", 0)
+    end
+    out.hookSpecificOutput = hso
+  end
+  if next(out) == nil then return json.object() end
+  return out
+end
+
+--- Runs the hook a hook_callback request names.
+function M.run(reg, req, ctx)
+  local entry = reg.by_id[req.callback_id]
+  if not entry then error("unknown hook callback id '" .. tostring(req.callback_id) .. "'", 0) end
+  local tool_use_id = req.tool_use_id
+  if tool_use_id == json.null then tool_use_id = nil end
+  return M.output(entry.event, entry.fn(req.input, tool_use_id, ctx))
+end
+
+return M

@@ -1,0 +1,375 @@
+--- The in-process MCP router: answers the CLI's `mcp_message` requests for Lua servers.
+--
+--     local r = router.new({ calc = calc }, { notify = function(server_name, msg) ... end })
+--     local response = r:handle("calc", message)   -- inside a task; may wait
+--
+-- The protocol is `claude.core.mcp_dispatch` (C): it answers `initialize`, `ping`, the lists
+-- and every error itself, and hands back the work to run. This half runs that work: every
+-- `tools/call`, `resources/read` and `prompts/get` in a task of its own, so that calls
+-- overlap and `notifications/cancelled` (another `handle`) can cancel one. See docs/tools.md.
+-- @module claude.router
+local core = require "claude.core"
+local async = require "claude.async"
+local json = require "claude.json"
+local tool = require "claude.tool"
+local content = require "claude.content"
+local errors = require "claude.errors"
+
+local M = {}
+
+local dispatch, call_tool = core.mcp_dispatch, tool.call
+local spawn, is_error = async.spawn_observed, errors.is
+local jobject, null = json.object, json.null
+local type, select, tostring, fmt = type, select, tostring, string.format
+local pack, unpack, concat = table.pack, table.unpack, table.concat
+
+local Router = { __name = "claude.Router" }
+Router.__index = Router
+Router.__tostring = function() return "claude.Router" end
+
+local LEVELS = {}
+for _, l in ipairs { "debug", "info", "notice", "warning", "error", "critical", "alert",
+  "emergency" } do LEVELS[l] = true end
+
+local function typename(v)
+  local mt = getmetatable(v)
+  if type(mt) == "table" and type(mt.__name) == "string" then return mt.__name end
+  return type(v)
+end
+
+local function ack()
+  return { jsonrpc = "2.0", result = jobject(), id = 0 }
+end
+
+local function id_of(message)
+  if type(message) == "string" then message = json.decode(message) end
+  local id = type(message) == "table" and message.id or nil
+  local t = type(id)
+  return (t == "string" or t == "number") and id or null
+end
+
+local function rpc_error(id, code, msg, data)
+  return { jsonrpc = "2.0", id = id, error = { code = code, message = msg, data = data } }
+end
+
+---------------------------------------------------------------------------------------------
+-- ctx: what execute/read/get receive
+---------------------------------------------------------------------------------------------
+
+local function progress(ctx, done, total, message)
+  if type(done) ~= "number" then
+    error("bad argument #1 to 'progress' (number expected, got " .. typename(done) .. ")", 3)
+  end
+  if total ~= nil and type(total) ~= "number" then
+    error("bad argument #2 to 'progress' (number expected, got " .. typename(total) .. ")", 3)
+  end
+  if message ~= nil and type(message) ~= "string" then
+    error("bad argument #3 to 'progress' (string expected, got " .. typename(message) .. ")", 3)
+  end
+  local token, notify = ctx._token, ctx._router._notify
+  if token == nil or notify == nil then return false end
+  notify(ctx.server, { jsonrpc = "2.0", method = "notifications/progress",
+    params = { progressToken = token, progress = done, total = total, message = message } })
+  return true
+end
+
+local function log(ctx, level, ...)
+  if not LEVELS[level] then
+    error(fmt("bad argument #1 to 'log' (debug, info, notice, warning, error, critical, alert "
+      .. "or emergency expected, got %s)", type(level) == "string" and "'" .. level .. "'"
+      or typename(level)), 3)
+  end
+  local n, data = select("#", ...), ...
+  if n ~= 1 or type(data) ~= "table" then
+    local parts = pack(...)
+    for i = 1, n do parts[i] = tostring(parts[i]) end
+    data = concat(parts, " ", 1, n)
+  end
+  local notify = ctx._router._notify
+  if notify then
+    notify(ctx.server, { jsonrpc = "2.0", method = "notifications/message",
+      params = { level = level, logger = ctx.server, data = data } })
+  else
+    if type(data) ~= "string" then
+      local ok, text = pcall(json.encode, data)
+      data = ok and text or tostring(data)
+    end
+    io.stderr:write(fmt("claude: [%s] %s: %s\n", ctx.server, level, data))
+  end
+end
+
+-- progress and log are made on first use: most calls never touch them.
+local Ctx = { __name = "claude.RequestContext" }
+Ctx.__index = function(ctx, k)
+  local f
+  if k == "progress" then
+    f = function(done, total, message) return progress(ctx, done, total, message) end
+  elseif k == "log" then
+    f = function(level, ...) return log(ctx, level, ...) end
+  else
+    return nil
+  end
+  rawset(ctx, k, f)
+  return f
+end
+
+local function new_ctx(self, name, server, id, meta)
+  return setmetatable({
+    request_id = id, server = name, state = server.state, cancelled = false,
+    tool_use_id = meta and meta["claudecode/toolUseId"] or nil,
+    _router = self, _token = meta and meta.progressToken or nil,
+  }, Ctx)
+end
+
+---------------------------------------------------------------------------------------------
+-- In-flight requests: self._inflight[server_name][id] is a chain of ctx (ctx._next), since
+-- the CLI's two connections to a server may use the same id at once.
+---------------------------------------------------------------------------------------------
+
+local function register(self, name, id, ctx)
+  local bucket = self._inflight[name]
+  if not bucket then
+    bucket = {}
+    self._inflight[name] = bucket
+  end
+  ctx._next = bucket[id]
+  bucket[id] = ctx
+end
+
+local function unregister(self, name, id, ctx)
+  local bucket = self._inflight[name]
+  local c = bucket[id]
+  if c == ctx then
+    bucket[id] = ctx._next
+  else
+    while c and c._next ~= ctx do c = c._next end
+    if c then c._next = ctx._next end
+  end
+  ctx._next = nil
+end
+
+local function cancel_ctx(ctx, reason)
+  if ctx.cancelled then return 0 end
+  ctx.cancelled = true
+  ctx._reason = reason
+  ctx._task:cancel(reason and "cancelled: " .. reason or "cancelled")
+  return 1
+end
+
+local function cancel(self, name, id, reason)
+  local bucket = self._inflight[name]
+  local ctx, n = bucket and bucket[id], 0
+  while ctx do
+    local nxt = ctx._next -- cancelling may finish ctx and unlink it
+    n = n + cancel_ctx(ctx, reason)
+    ctx = nxt
+  end
+  return n
+end
+
+local function cancelled_text(ctx)
+  return ctx._reason and "cancelled: " .. ctx._reason or "cancelled"
+end
+
+-- Runs fn(...) in its own task; returns what it returned, or false and the message when the
+-- task failed or was cancelled. Cancelling the caller's task cancels it too.
+local function run(self, name, id, ctx, fn, ...)
+  local task = spawn(fn, ...)
+  if not task:done() then
+    ctx._task = task
+    register(self, name, id, ctx)
+    local ok, err = pcall(task.join, task)
+    unregister(self, name, id, ctx)
+    if not ok then
+      task:cancel("the request's task was cancelled")
+      error(err, 0)
+    end
+  end
+  if ctx.cancelled then return false, cancelled_text(ctx) end
+  local r = pack(task:join())
+  if not r[1] then return false, content.message(r[2]) end
+  return unpack(r, 2, r.n)
+end
+
+---------------------------------------------------------------------------------------------
+-- Resources and prompts (tools go through claude.tool.call)
+---------------------------------------------------------------------------------------------
+
+local function report(what, name)
+  return function(e)
+    if not is_error(e, "cancelled") then
+      local msg = type(e) == "string" and e or content.message(e)
+      io.stderr:write(fmt("claude: %s '%s' failed: %s\n", what, name, debug.traceback(msg, 2)))
+    end
+    return e
+  end
+end
+
+-- -> ReadResourceResult | false, code, message, data
+local function read_resource(res, uri, params, ctx)
+  local r = pack(xpcall(res.read, report("resource", uri), uri, params, ctx))
+  if r[1] and r[2] == nil then
+    local msg = r[3] ~= nil and content.message(r[3]) or "Resource not found: '" .. uri .. "'"
+    return false, -32602, msg, { uri = uri }
+  end
+  local result, err = content.read_result(res, uri, unpack(r, 1, r.n))
+  if not result then return false, -32603, err end
+  return result
+end
+
+-- -> GetPromptResult | false, code, message
+local function get_prompt(p, args, ctx)
+  local result, err = content.prompt_result(p,
+    xpcall(p.get, report("prompt", p.name), args or {}, ctx))
+  if not result then return false, -32603, err end
+  return result
+end
+
+---------------------------------------------------------------------------------------------
+-- The router
+---------------------------------------------------------------------------------------------
+
+local function check_server(fname, n, name, server, optional)
+  if type(name) ~= "string" then
+    error(fmt("bad argument #%d to '%s' (server name expected, got %s)", n, fname,
+      typename(name)), 3)
+  end
+  if not (tool.is_server(server) or (optional and server == nil)) then
+    error(fmt("bad argument #%d to '%s' (claude.Server expected for '%s', got %s)", n + 1,
+      fname, name, typename(server)), 3)
+  end
+end
+
+--- Make a router.
+-- @tparam[opt] table servers `{ name = claude.Server, ... }`; the names are the ones the CLI
+--   uses (`server_name` of `mcp_message`)
+-- @tparam[opt] table opts `{ notify = function(server_name, message) }`: sends a
+--   server-to-client JSON-RPC notification (progress, logging) to the CLI
+-- @treturn claude.Router
+function M.new(servers, opts)
+  if servers ~= nil and type(servers) ~= "table" then
+    error("bad argument #1 to 'new' (table expected, got " .. typename(servers) .. ")", 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    error("bad argument #2 to 'new' (table expected, got " .. typename(opts) .. ")", 2)
+  end
+  opts = opts or {}
+  for k in pairs(opts) do
+    if k ~= "notify" then error(fmt("bad field '%s' to 'new' (unknown option)", tostring(k)), 2) end
+  end
+  if opts.notify ~= nil and type(opts.notify) ~= "function" then
+    error("bad field 'notify' to 'new' (function expected, got " .. typename(opts.notify)
+      .. ")", 2)
+  end
+  local map = {}
+  for name, server in pairs(servers or {}) do
+    check_server("new", 1, name, server)
+    map[name] = server
+  end
+  return setmetatable({ _servers = map, _notify = opts.notify, _inflight = {} }, Router)
+end
+
+--- Answer one JSON-RPC message the CLI sent to server `name`. Call it inside a task: a
+-- `tools/call` waits for its tool. Always returns one response table (notifications get the
+-- acknowledgement `{jsonrpc = "2.0", result = {}, id = 0}`), ready for `json.encode`.
+-- @tparam string name the server name of the `mcp_message` request
+-- @param message the decoded JSON-RPC message (or its JSON text)
+-- @treturn table the JSON-RPC response
+function Router:handle(name, message)
+  local server = self._servers[name]
+  if not server then
+    return rpc_error(id_of(message), -32601, "Server '" .. tostring(name) .. "' not found")
+  end
+  local ok, op, a, b, c, d = pcall(dispatch, server, message)
+  if not ok then
+    return rpc_error(id_of(message), -32603, "Internal error: " .. content.message(op))
+  end
+  if op == "reply" then return a end
+  if op == "call" then -- tool, arguments, meta, id
+    local ctx = new_ctx(self, name, server, d, c)
+    local result, err = run(self, name, d, ctx, call_tool, a, b, ctx)
+    if not result then result = content.error(err) end
+    return { jsonrpc = "2.0", id = d, result = result }
+  end
+  if op == "cancel" then -- request_id, reason
+    cancel(self, name, a, b)
+    return ack()
+  end
+  local id = op == "read" and d or c
+  local meta = type(message) == "table" and type(message.params) == "table"
+    and message.params._meta
+  local ctx = new_ctx(self, name, server, id, type(meta) == "table" and meta or nil)
+  local result, code, msg, data
+  if op == "read" then -- resource, uri, params, id
+    result, code, msg, data = run(self, name, id, ctx, read_resource, a, b, c, ctx)
+  else -- "prompt": prompt, arguments, id
+    result, code, msg = run(self, name, id, ctx, get_prompt, a, b, ctx)
+  end
+  if result then return { jsonrpc = "2.0", id = id, result = result } end
+  if msg == nil then code, msg = -32603, code end -- cancelled or failed task
+  return rpc_error(id, code, msg, data)
+end
+
+--- Cancel every request in flight (when the session closes). Their answers are still made.
+-- @tparam[opt] string reason
+-- @treturn integer how many were cancelled
+function Router:cancel_all(reason)
+  local list = {}
+  for _, bucket in pairs(self._inflight) do
+    for _, ctx in pairs(bucket) do
+      while ctx do
+        list[#list + 1] = ctx
+        ctx = ctx._next
+      end
+    end
+  end
+  local n = 0
+  for i = 1, #list do n = n + cancel_ctx(list[i], reason) end
+  return n
+end
+
+--- Close the router: cancel every request in flight (`cancel_all`). The router stays usable.
+-- @tparam[opt] string reason default `"router closed"`
+-- @treturn integer how many were cancelled
+function Router:close(reason)
+  return self:cancel_all(reason or "router closed")
+end
+
+--- Number of requests in flight.
+-- @treturn integer
+function Router:pending()
+  local n = 0
+  for _, bucket in pairs(self._inflight) do
+    for _, ctx in pairs(bucket) do
+      while ctx do
+        n = n + 1
+        ctx = ctx._next
+      end
+    end
+  end
+  return n
+end
+
+--- Add, replace or (with `nil`) remove a server. Calls in flight finish on the old one.
+-- @tparam string name
+-- @tparam[opt] claude.Server server
+function Router:set_server(name, server)
+  check_server("set_server", 1, name, server, true)
+  self._servers[name] = server
+end
+
+--- The servers, as a new table `{ name = claude.Server }`.
+-- @treturn table
+function Router:servers()
+  local out = {}
+  for k, v in pairs(self._servers) do out[k] = v end
+  return out
+end
+
+--- Is `v` a router?
+-- @treturn boolean
+function M.is_router(v)
+  return getmetatable(v) == Router
+end
+
+return M

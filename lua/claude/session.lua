@@ -1,0 +1,639 @@
+--- One session with the claude CLI: the process, its message stream, and the
+-- control protocol both ways.
+--
+-- Inbound lines are decoded in C and dispatched here: answers to our control
+-- requests are routed by `request_id`; the CLI's own requests (can_use_tool,
+-- hook_callback, mcp_message, ...) each run in their own task, also while we
+-- wait for an answer of ours; everything else goes to the message queue.
+-- @module claude.session
+local core = require "claude.core"
+local async = require "claude.async"
+local queue = require "claude.queue"
+local json = require "claude.json"
+local errors = require "claude.errors"
+local cli = require "claude.cli"
+local hooks = require "claude.hooks"
+local permissions = require "claude.permissions"
+
+local M = {}
+
+local DEFAULT_INITIALIZE_TIMEOUT = 60
+local DEFAULT_CONTROL_TIMEOUT = 60
+local DEFAULT_CLOSE_GRACE = 5
+local STDERR_TAIL_LINES = 40
+
+local Session = {}
+Session.__index = Session
+Session.__name = "claude.Session"
+
+function Session:__tostring()
+  return string.format("claude.Session (pid %s, %s)", tostring(self.pid), self.state)
+end
+
+local function new_request_id(self)
+  self.request_counter = self.request_counter + 1
+  return string.format("req_%d_%08x", self.request_counter, math.random(0, 0x7fffffff))
+end
+
+local function stderr_tail(self)
+  return table.concat(self.stderr_lines, "\n")
+end
+
+-- Ends the session with `err`: every pending wait sees it at once.
+local function fail(self, err)
+  if self.error then return end
+  self.error = err
+  local pending = self.pending
+  self.pending = {}
+  for _, done in pairs(pending) do done(nil, err) end
+  self.inbox:close(err)
+  if self.proc and not self.exited then
+    pcall(self.proc.close_stdin, self.proc)
+    pcall(self.proc.kill, self.proc, "term")
+  end
+end
+
+local function write(self, msg)
+  if self.error then return nil, self.error end
+  if self.stdin_closed then
+    return nil, errors.new("closed", "the session's input is closed")
+  end
+  local ok, err = self.proc:write_json(msg)
+  if not ok then
+    return nil, errors.new("connection", "cannot write to the claude CLI: " .. tostring(err))
+  end
+  return true
+end
+
+local function close_stdin(self)
+  if self.stdin_closed or self.exited then return end
+  self.stdin_closed = true
+  self.proc:close_stdin()
+end
+
+--- Sends a control request and waits for its answer.
+-- @return the response body (a table), or nil and an error
+function Session:control(subtype, fields, timeout)
+  if type(subtype) ~= "string" then
+    error("bad argument #1 to 'control' (string expected, got " .. type(subtype) .. ")", 2)
+  end
+  if self.error then return nil, self.error end
+  local request = fields or {}
+  request.subtype = subtype
+  local id = new_request_id(self)
+  local ok, err = write(self, { type = "control_request", request_id = id, request = request })
+  if not ok then return nil, err end
+  local pending = self.pending
+  local r = table.pack(async.await(function(done)
+    pending[id] = done
+    return function() pending[id] = nil end
+  end, timeout or self.control_timeout))
+  if not r[1] then -- timed out: tell the CLI we stopped waiting
+    pending[id] = nil
+    if not self.error then
+      write(self, { type = "control_cancel_request", request_id = id })
+    end
+    return nil, errors.new("timeout", "control request '" .. subtype .. "' timed out after "
+      .. tostring(timeout or self.control_timeout) .. " s")
+  end
+  local response, rerr = r[2], r[3]
+  if response == nil then return nil, rerr end
+  if response.subtype == "error" then
+    return nil, errors.new("control", "control request '" .. subtype .. "' failed: "
+      .. tostring(response.error), { response = response })
+  end
+  local body = response.response
+  if body == nil or body == json.null then body = {} end
+  return body
+end
+
+-- The handlers for the CLI's requests; each returns the response body or
+-- raises (which becomes an error answer).
+local handlers = {}
+
+function handlers.can_use_tool(self, req, ctx)
+  return permissions.decide(self.options.can_use_tool, req, ctx)
+end
+
+function handlers.hook_callback(self, req, ctx)
+  return hooks.run(self.hooks, req, ctx)
+end
+
+function handlers.mcp_message(self, req)
+  local router = self.router
+  if not router then
+    local id = type(req.message) == "table" and req.message.id or json.null
+    return { mcp_response = { jsonrpc = "2.0", id = id,
+      error = { code = -32601, message = "Server '" .. tostring(req.server_name)
+        .. "' not found" } } }
+  end
+  return { mcp_response = router:handle(req.server_name, req.message) }
+end
+
+function handlers.elicitation(self, req, ctx)
+  local fn = self.options.on_elicitation
+  if not fn then return { action = "decline" } end
+  local result = fn(req, ctx)
+  if type(result) == "string" then result = { action = result } end
+  return result or { action = "decline" }
+end
+
+function handlers.request_user_dialog(self, req, ctx)
+  local fn = self.options.on_user_dialog
+  if not fn then return { behavior = "cancelled" } end
+  return fn(req, ctx) or { behavior = "cancelled" }
+end
+
+function handlers.oauth_token_refresh()
+  return { accessToken = json.null }
+end
+
+function handlers.host_auth_token_refresh()
+  return { authToken = json.null }
+end
+
+local function handle_request(self, msg)
+  local id, req = msg.request_id, msg.request
+  local ctx = { request_id = id, session = self, cancelled = false }
+  self.inbound[id] = { ctx = ctx }
+  local handler = type(req) == "table" and handlers[req.subtype]
+  local ok, body
+  if not handler then
+    ok, body = false, "Unsupported control request subtype: "
+      .. tostring(type(req) == "table" and req.subtype)
+  else
+    ok, body = xpcall(handler, async.traceback, self, req, ctx)
+  end
+  local entry = self.inbound[id]
+  self.inbound[id] = nil
+  if not entry or ctx.cancelled then return end -- control_cancel_request: no answer
+  local response
+  if ok then
+    response = { subtype = "success", request_id = id, response = body or json.object() }
+  else
+    local text = errors.is(body) and body.message or tostring(body)
+    if type(body) == "string" then
+      io.stderr:write("claude: error in a '", tostring(req.subtype), "' handler: ", body, "\n")
+      text = body:match("^[^\n]*"):gsub("^[^:]*:%d+: ", "")
+    end
+    response = { subtype = "error", request_id = id, error = text }
+  end
+  write(self, { type = "control_response", response = response })
+end
+
+local function on_cancel_request(self, msg)
+  local entry = self.inbound[msg.request_id]
+  if not entry then return end
+  self.inbound[msg.request_id] = nil
+  entry.ctx.cancelled = true
+  if entry.task then entry.task:cancel("cancelled by the CLI") end
+end
+
+-- Agent tasks keep a one-shot run alive past a result (the CLI delivers
+-- their notifications later), as the Python SDK tracks them.
+local AGENT_TASK_TYPES = { local_agent = true, local_workflow = true }
+local TERMINAL_TASK_STATUS = { completed = true, failed = true, stopped = true, killed = true }
+
+local function track_run(self, msg)
+  local t, sub = msg.type, msg.subtype
+  if t == "system" then
+    if sub == "init" then
+      self.session_id = msg.session_id
+      self.init = msg
+    elseif sub == "task_started" and AGENT_TASK_TYPES[msg.task_type] then
+      self.agent_tasks[msg.task_id] = true
+    elseif sub == "task_notification" then
+      self.agent_tasks[msg.task_id or false] = nil
+    elseif sub == "task_updated" and type(msg.patch) == "table"
+      and TERMINAL_TASK_STATUS[msg.patch.status] then
+      self.agent_tasks[msg.task_id or false] = nil
+    end
+  elseif t == "result" then
+    self.results = self.results + 1
+    self.last_result = msg
+    if msg.session_id then self.session_id = msg.session_id end
+    -- a run-ending result: no agent task is still going to report back
+    if self.close_after_results and self.results >= self.close_after_results
+      and next(self.agent_tasks) == nil then
+      close_stdin(self)
+    end
+  end
+end
+
+local function dispatch(self, msg, err, line, kind)
+  if msg == nil then
+    if err == nil then return end -- EOF: the exit callback ends the session
+    if kind == "json" then
+      if line and not line:match("^%s*{") then -- not JSON at all: debug noise on stdout
+        if self.options.stderr then pcall(self.options.stderr, line) end
+        return
+      end
+      fail(self, errors.new("json_decode", "the claude CLI wrote a line that is not valid "
+        .. "JSON (" .. tostring(err) .. "): " .. tostring(line):sub(1, 200), { line = line }))
+    elseif kind == "overflow" then
+      fail(self, errors.new("overflow", "the claude CLI wrote a message larger than "
+        .. "max_buffer_size: " .. tostring(err)))
+    else
+      fail(self, errors.new("connection", "reading from the claude CLI failed: " .. tostring(err)))
+    end
+    return
+  end
+  if type(msg) ~= "table" then
+    fail(self, errors.new("protocol", "the claude CLI wrote a JSON " .. type(msg)
+      .. " where a message object was expected"))
+    return
+  end
+  local t = msg.type
+  if t == "control_response" then
+    local response = msg.response
+    local id = type(response) == "table" and response.request_id
+    local done = id and self.pending[id]
+    if done then
+      self.pending[id] = nil
+      done(response)
+    end
+  elseif t == "control_request" then
+    local task = async.spawn(handle_request, self, msg)
+    local entry = self.inbound[msg.request_id]
+    if entry then entry.task = task end
+  elseif t == "control_cancel_request" then
+    on_cancel_request(self, msg)
+  elseif t == "keep_alive" then
+    return
+  else
+    track_run(self, msg)
+    self.inbox:push(msg)
+  end
+end
+
+local function on_exit(self, code, signal)
+  self.exited = true
+  self.exit_code, self.exit_signal = code, signal
+  self.state = "closed"
+  local clean = code == 0 and signal == 0
+  -- After an error result the CLI exits 1: the result already told the story.
+  local expected = clean or (self.closing and (signal ~= 0 or code == 143))
+    or (code == 1 and self.last_result and self.last_result.is_error)
+  local err
+  if not expected then
+    local how = signal ~= 0 and ("was killed by signal " .. signal)
+      or ("exited with code " .. code)
+    err = errors.new("process", "the claude CLI " .. how, {
+      exit_code = code, signal = signal, stderr_tail = stderr_tail(self) })
+  else
+    err = errors.new("closed", "the claude CLI has exited (code " .. code .. ")",
+      { exit_code = code, signal = signal, clean = true })
+  end
+  local pending = self.pending
+  self.pending = {}
+  for _, done in pairs(pending) do done(nil, err) end
+  if expected then
+    self.inbox:close()
+  else
+    self.error = self.error or err
+    self.inbox:close(self.error)
+  end
+  local w = self.exit_waiters
+  self.exit_waiters = nil
+  if w then for i = 1, #w do w[i]() end end
+end
+
+-- The CLI's first handshake with an in-process server, answered ahead of
+-- time: with these manifests it skips the initialize and tools/list round
+-- trips (newer CLIs; older ones ignore the field and ask).
+local function manifests(self)
+  local out = {}
+  for _, name in ipairs(self.sdk_names) do
+    local server = self.router:servers()[name]
+    local kind, init = core.mcp_dispatch(server, { jsonrpc = "2.0", id = 0, method = "initialize",
+      params = { protocolVersion = "2025-11-25", capabilities = json.object(),
+        clientInfo = { name = "claude-code", version = "0" } } })
+    if kind ~= "reply" or not init.result then return nil end
+    out[name] = { initializeResult = init.result,
+      toolsListResult = { tools = json.array(server:list("tools")) } }
+  end
+  return out
+end
+
+local function initialize_request(self)
+  local request = { hooks = hooks.wire(self.hooks) }
+  if self.sdk_names[1] then
+    request.sdkMcpServers = json.array(self.sdk_names)
+    request.sdkMcpServerManifests = manifests(self)
+  end
+  if self.options.agents then request.agents = cli.agents_wire(self.options.agents) end
+  return request
+end
+
+--- Starts the CLI. Raises for bad options; returns nil, err when the CLI
+-- cannot be found or started.
+function M.open(options, level)
+  level = (level or 1) + 1
+  options = cli.check_options(options, level + 1)
+  local env = cli.build_env(options)
+  local prefix, ferr = cli.find(options.cli_path, env.PATH)
+  if not prefix then return nil, ferr end
+  local argv = cli.build_args(options)
+  local args = {}
+  for i = 2, #prefix do args[#args + 1] = prefix[i] end
+  for i = 1, #argv do args[#args + 1] = argv[i] end
+
+  local sdk, _, sdk_names = cli.split_servers(options.mcp_servers)
+  local self = setmetatable({
+    options = options,
+    state = "starting",
+    request_counter = 0,
+    pending = {},
+    inbound = {},
+    inbox = queue.new(),
+    stderr_lines = {},
+    agent_tasks = {},
+    results = 0,
+    control_timeout = options.control_timeout or DEFAULT_CONTROL_TIMEOUT,
+    hooks = hooks.register(options.hooks),
+    sdk_names = sdk_names,
+  }, Session)
+  if next(sdk) then
+    self.router = require("claude.router").new(sdk, {
+      notify = function(server_name, message)
+        if not self.error and not self.stdin_closed then
+          write(self, { type = "control_request", request_id = new_request_id(self),
+            request = { subtype = "mcp_message", server_name = server_name, message = message } })
+        end
+      end,
+    })
+  end
+  if options.cwd then
+    local ok = os.rename(options.cwd, options.cwd)
+    if not ok then
+      return nil, errors.new("connection", "working directory does not exist: " .. options.cwd)
+    end
+  end
+  local user_stderr = options.stderr
+  local proc, perr = core.spawn_process {
+    file = prefix[1], args = args, env = env, cwd = options.cwd, user = options.user,
+    stdout = "json", stderr = "lines",
+    max_line = options.max_buffer_size,
+    -- a child of the CLI may hold its pipes open: do not wait for it long
+    eof_grace = 0.5,
+    on_stdout = function(msg, err, line, kind) dispatch(self, msg, err, line, kind) end,
+    on_stderr = function(line)
+      if not line then return end
+      local tail = self.stderr_lines
+      tail[#tail + 1] = line
+      if #tail > STDERR_TAIL_LINES then table.remove(tail, 1) end
+      if user_stderr then
+        local ok, e = pcall(user_stderr, line)
+        if not ok then
+          io.stderr:write("claude: error in the stderr callback: ", tostring(e), "\n")
+        end
+      end
+    end,
+    on_exit = function(code, signal) on_exit(self, code, signal) end,
+  }
+  if not proc then
+    return nil, errors.new("connection", "cannot start the claude CLI (" .. prefix[1] .. "): "
+      .. tostring(perr), { code = perr })
+  end
+  self.proc = proc
+  self.pid = proc:pid()
+  self.state = "running"
+  -- initialize goes first; its answer is the readiness signal
+  self.init_id = new_request_id(self)
+  local pending = self.pending
+  self.init_waiters = {}
+  pending[self.init_id] = function(response, err)
+    self.init_response = response
+    self.init_error = err
+    local w = self.init_waiters
+    self.init_waiters = nil
+    for i = 1, #w do w[i]() end
+  end
+  local request = initialize_request(self)
+  request.subtype = "initialize"
+  write(self, { type = "control_request", request_id = self.init_id, request = request })
+  return self
+end
+
+--- True when callbacks, hooks or in-process servers need the CLI's input
+-- open until the run is over.
+function Session:bidirectional()
+  return self.router ~= nil or self.options.can_use_tool ~= nil or self.hooks.count > 0
+end
+
+--- Waits for the CLI's answer to initialize (the sign it is ready).
+-- @return the server info table, or nil and an error
+function Session:wait_ready(timeout)
+  if self.init_waiters then
+    local ok, err = async.await(function(done)
+      local w = self.init_waiters
+      w[#w + 1] = done
+      return function()
+        for i = #w, 1, -1 do if w[i] == done then table.remove(w, i) end end
+      end
+    end, timeout or self.options.initialize_timeout or M.initialize_timeout())
+    if not ok then
+      return nil, errors.new("timeout", "the claude CLI did not answer initialize within "
+        .. tostring(err and err.message or "the timeout"))
+    end
+  end
+  if self.init_error then return nil, self.init_error end
+  local response = self.init_response
+  if response.subtype == "error" then
+    return nil, errors.new("control", "initialize failed: " .. tostring(response.error))
+  end
+  self.server_info = response.response or {}
+  return self.server_info
+end
+
+--- The initialize timeout: CLAUDE_CODE_STREAM_CLOSE_TIMEOUT (ms), at least 60 s.
+function M.initialize_timeout()
+  local ms = tonumber(os.getenv("CLAUDE_CODE_STREAM_CLOSE_TIMEOUT") or "")
+  return math.max(DEFAULT_INITIALIZE_TIMEOUT, (ms or 0) / 1000)
+end
+
+--- A user message for `prompt`: a string, a list of content blocks, or a
+-- complete message table (type = "user").
+function M.user_message(prompt)
+  if type(prompt) == "string" then
+    return { type = "user", message = { role = "user", content = prompt },
+      parent_tool_use_id = json.null, session_id = "default" }
+  elseif type(prompt) == "table" and prompt.type == "user" then
+    return prompt
+  elseif type(prompt) == "table" then
+    return { type = "user", message = { role = "user", content = json.array(prompt) },
+      parent_tool_use_id = json.null, session_id = "default" }
+  end
+  error("bad prompt (string, content block list or user message expected, got "
+    .. type(prompt) .. ")", 3)
+end
+
+--- Sends a user message (a string, content blocks, or a message table).
+-- @return true | nil, err
+function Session:send(prompt)
+  local msg = M.user_message(prompt)
+  return write(self, msg)
+end
+
+--- The next message, waiting at most `timeout` seconds.
+-- @return the message; nil at the end of the session; nil, err on failure
+function Session:next_message(timeout)
+  local msg, err = self.inbox:pop(timeout)
+  if msg == nil and err == nil then return nil end
+  return msg, err
+end
+
+local function iterate(self, timeout, until_result)
+  local finished = false
+  return function()
+    if finished then return nil end
+    local msg, err = self.inbox:pop(timeout)
+    if msg == nil then
+      finished = true
+      if err then error(err, 0) end
+      return nil
+    end
+    if until_result and msg.type == "result" then finished = true end
+    return msg
+  end
+end
+
+--- Iterates over the messages of one turn, up to and including its result.
+-- Raises on errors (the CLI died, a timeout between messages).
+function Session:receive(timeout)
+  return iterate(self, timeout, true)
+end
+
+--- Iterates over every message until the session ends.
+function Session:messages(timeout)
+  return iterate(self, timeout, false)
+end
+
+--- Interrupts the current turn (the CLI ends it with an error result).
+function Session:interrupt(timeout)
+  return self:control("interrupt", nil, timeout)
+end
+
+function Session:set_model(model, timeout)
+  return self:control("set_model", { model = model or json.null }, timeout)
+end
+
+function Session:set_permission_mode(mode, timeout)
+  return self:control("set_permission_mode", { mode = mode }, timeout)
+end
+
+function Session:set_max_thinking_tokens(n, timeout)
+  return self:control("set_max_thinking_tokens", { max_thinking_tokens = n or json.null }, timeout)
+end
+
+function Session:mcp_status(timeout)
+  return self:control("mcp_status", nil, timeout)
+end
+
+function Session:mcp_set_servers(servers, timeout)
+  return self:control("mcp_set_servers", { servers = servers }, timeout)
+end
+
+function Session:mcp_toggle(name, enabled, timeout)
+  return self:control("mcp_toggle", { serverName = name, enabled = enabled }, timeout)
+end
+
+function Session:mcp_reconnect(name, timeout)
+  return self:control("mcp_reconnect", { serverName = name }, timeout)
+end
+
+function Session:rewind_files(user_message_id, dry_run, timeout)
+  return self:control("rewind_files", { user_message_id = user_message_id,
+    dry_run = dry_run or nil }, timeout)
+end
+
+function Session:get_context_usage(timeout)
+  return self:control("get_context_usage", nil, timeout)
+end
+
+--- The CLI's answer to initialize (commands, agents, models, account...).
+function Session:get_server_info()
+  return self.server_info
+end
+
+--- Makes the CLI pick up tools added to an in-process server since the
+-- start: it drops and re-adds the server, which runs a new handshake.
+function Session:refresh_server(name, timeout)
+  local ok, err = self:mcp_set_servers(json.object(), timeout)
+  if not ok then return nil, err end
+  return self:mcp_set_servers({ [name] = { type = "sdk", name = name } }, timeout)
+end
+
+--- Closes the CLI's input; it finishes the current turn, then exits.
+function Session:end_input()
+  close_stdin(self)
+end
+
+--- Closes the CLI's input once `n` results in all have arrived (at once if
+-- they have): one-shot runs keep it open while callbacks may still be
+-- needed, and close it when the run is over.
+function Session:end_input_after(n)
+  if self.results >= n and next(self.agent_tasks) == nil then
+    close_stdin(self)
+  else
+    self.close_after_results = n
+  end
+end
+
+--- Waits for the CLI to exit.
+-- @return exit code, signal | nil, timeout error
+function Session:wait(timeout)
+  if not self.exited then
+    local ok, err = async.await(function(done)
+      self.exit_waiters = self.exit_waiters or {}
+      local w = self.exit_waiters
+      w[#w + 1] = done
+      return function()
+        for i = #w, 1, -1 do if w[i] == done then table.remove(w, i) end end
+      end
+    end, timeout)
+    if not ok then return nil, err end
+  end
+  return self.exit_code, self.exit_signal
+end
+
+--- Ends the session: closes the CLI's input, gives it `grace` seconds to
+-- exit (it flushes its transcript), then SIGTERM, then SIGKILL. Idempotent;
+-- also the `<close>` handler. Never raises.
+function Session:close(grace)
+  if self.closed then return end
+  self.closed = true
+  self.closing = true
+  grace = grace or self.options.close_timeout or DEFAULT_CLOSE_GRACE
+  if self.proc then
+    if not self.exited then
+      close_stdin(self)
+      local ok = pcall(self.wait, self, grace)
+      if not self.exited then
+        pcall(self.proc.kill, self.proc, "term")
+        ok = pcall(self.wait, self, 2)
+        if not self.exited then
+          pcall(self.proc.kill, self.proc, "kill")
+          pcall(self.wait, self, 2)
+        end
+      end
+      local _ = ok
+    end
+    self.proc:close()
+  end
+  for id, entry in pairs(self.inbound) do
+    self.inbound[id] = nil
+    entry.ctx.cancelled = true
+    if entry.task then entry.task:cancel("session closed") end
+  end
+  if self.router then self.router:cancel_all("session closed") end
+  if not self.error then self.inbox:close() end
+  self.state = "closed"
+end
+Session.__close = function(self) self:close() end
+Session.__gc = function(self)
+  if self.proc and not self.closed then self.proc:close() end
+end
+
+M.Session = Session
+return M

@@ -1,0 +1,109 @@
+--- End-to-end support: the real claude CLI (pinned in package.json) against
+-- the scripted Messages API (spec/support/mock_api.mjs) on 127.0.0.1, with a
+-- throwaway HOME and CLAUDE_CONFIG_DIR. See docs/testing-with-the-real-cli.md.
+local process = require "claude.process"
+local json = require "claude.json"
+local claude = require "claude"
+
+local M = {}
+
+-- The repository root, found from this file's own path (absolute), so the
+-- kit also works from scripts started in another directory (examples/demo.lua).
+local function find_root()
+  local src = debug.getinfo(1, "S").source:match("^@(.*)$") or ""
+  local dir = src:match("^(.*)/spec/support/e2e%.lua$")
+  if dir == nil then dir = "." end -- "spec/support/e2e.lua": relative to the cwd
+  if dir:sub(1, 1) ~= "/" then
+    local cwd = claude.core.cwd()
+    dir = dir == "." and cwd or (cwd .. "/" .. dir)
+  end
+  return dir
+end
+M.root = find_root()
+
+--- The CLI to test: $CLAUDELUA_CLI (set by .ci/run), else node_modules.
+function M.cli()
+  local path = os.getenv("CLAUDELUA_CLI")
+  if path and path ~= "" then return path end
+  local local_bin = M.root .. "/node_modules/.bin/claude"
+  if claude.core.is_executable(local_bin) then return local_bin end
+  error("the real claude CLI is not installed: run tools/install-cli.sh "
+    .. "(or set CLAUDELUA_CLI)", 0)
+end
+
+local function mkdtemp()
+  local p = io.popen("mktemp -d")
+  local dir = p:read("l")
+  p:close()
+  return dir
+end
+
+local Mock = {}
+Mock.__index = Mock
+
+--- Starts the mock with `scenario` ({ turns = {...} }); returns a mock whose
+-- `options(extra)` gives session options pointing the CLI at it.
+function M.start(scenario)
+  local dir = mkdtemp()
+  local self = setmetatable({ dir = dir, log = dir .. "/mock.jsonl" }, Mock)
+  local f = assert(io.open(dir .. "/scenario.json", "wb"))
+  f:write(json.encode(scenario))
+  f:close()
+  os.execute("mkdir -p " .. dir .. "/home/.claude " .. dir .. "/work")
+  self.proc = assert(process.spawn { "node", args = { M.root .. "/spec/support/mock_api.mjs",
+    "--scenario", dir .. "/scenario.json", "--port-file", dir .. "/port",
+    "--log", self.log } })
+  local line = assert(self.proc:read_line(20), "the mock API did not start")
+  self.port = assert(tonumber(line:match("PORT (%d+)")), "unexpected mock output: " .. line)
+  return self
+end
+
+--- Session options for the real CLI against this mock, merged with `extra`.
+function Mock:options(extra)
+  local base = "http://127.0.0.1:" .. self.port
+  local opts = {
+    cli_path = M.cli(),
+    cwd = self.dir .. "/work",
+    model = "claude-sonnet-4-5",
+    setting_sources = {},
+    env = {
+      HOME = self.dir .. "/home", CLAUDE_CONFIG_DIR = self.dir .. "/home/.claude",
+      ANTHROPIC_BASE_URL = base, ANTHROPIC_API_KEY = "dummy",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", ENABLE_TOOL_SEARCH = "false",
+      HTTPS_PROXY = base, NO_PROXY = "127.0.0.1,localhost", CLAUDE_CODE_MAX_RETRIES = "0",
+    },
+  }
+  for k, v in pairs(extra or {}) do
+    if k == "env" then
+      for ek, ev in pairs(v) do opts.env[ek] = ev end
+    else
+      opts[k] = v
+    end
+  end
+  return opts
+end
+
+--- The requests the mock served (decoded log records of kind "request").
+function Mock:requests()
+  local out = {}
+  local f = io.open(self.log, "rb")
+  if not f then return out end
+  for line in f:lines() do
+    local rec = json.decode(line)
+    if rec and rec.kind == "request" then out[#out + 1] = rec end
+  end
+  f:close()
+  return out
+end
+
+--- Stops the mock and removes its files.
+function Mock:stop()
+  if self.proc then
+    self.proc:close(1)
+    self.proc = nil
+  end
+  os.execute("rm -rf " .. self.dir)
+end
+Mock.__close = Mock.stop
+
+return M
