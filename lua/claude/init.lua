@@ -222,6 +222,7 @@ function M._main(chunk, ...)
     local rok, rerr = pcall(M.run)
     if not rok then ok, err = false, rerr end
   end
+  if session_mod then pcall(session_mod.close_all) end
   sigint:close()
   if interrupted then return false, "interrupted", 130 end
   if ok then return true end

@@ -22,6 +22,9 @@ local DEFAULT_CONTROL_TIMEOUT = 60
 local DEFAULT_CLOSE_GRACE = 5
 local STDERR_TAIL_LINES = 40
 
+-- Sessions not closed yet, so the host can close them politely at exit.
+local open_sessions = setmetatable({}, { __mode = "k" })
+
 local Session = {}
 Session.__index = Session
 Session.__name = "claude.Session"
@@ -397,6 +400,7 @@ function M.open(options, level)
   end
   self.proc = proc
   self.pid = proc:pid()
+  open_sessions[self] = true
   self.state = "running"
   -- initialize goes first; its answer is the readiness signal
   self.init_id = new_request_id(self)
@@ -442,8 +446,8 @@ function Session:wait_ready(timeout)
   if response.subtype == "error" then
     return nil, errors.new("control", "initialize failed: " .. tostring(response.error))
   end
-  self.server_info = response.response or {}
-  return self.server_info
+  self.server_info_table = response.response or {}
+  return self.server_info_table
 end
 
 --- The initialize timeout: CLAUDE_CODE_STREAM_CLOSE_TIMEOUT (ms), at least 60 s.
@@ -552,9 +556,10 @@ function Session:get_context_usage(timeout)
 end
 
 --- The CLI's answer to initialize (commands, agents, models, account...).
-function Session:get_server_info()
-  return self.server_info
+function Session:server_info()
+  return self.server_info_table
 end
+Session.get_server_info = Session.server_info
 
 --- Makes the CLI pick up tools added to an in-process server since the
 -- start: it drops and re-adds the server, which runs a new handshake.
@@ -604,6 +609,7 @@ function Session:close(grace)
   if self.closed then return end
   self.closed = true
   self.closing = true
+  open_sessions[self] = nil
   grace = grace or self.options.close_timeout or DEFAULT_CLOSE_GRACE
   if self.proc then
     if not self.exited then
@@ -633,6 +639,14 @@ end
 Session.__close = function(self) self:close() end
 Session.__gc = function(self)
   if self.proc and not self.closed then self.proc:close() end
+end
+
+--- Closes every session still open (the host does this when the script
+-- ends, so no CLI is left behind even without `<close>`).
+function M.close_all()
+  local list = {}
+  for s in pairs(open_sessions) do list[#list + 1] = s end
+  for _, s in ipairs(list) do s:close() end
 end
 
 M.Session = Session
