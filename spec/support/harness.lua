@@ -7,7 +7,7 @@ local M = {}
 
 M.build = os.getenv("CLAUDELUA_BUILD") or "build"
 M.claudelua = M.build .. "/claudelua"
-M.root = os.getenv("PWD") or "."
+M.root = core.cwd()
 -- A sanitized core.so needs the sanitizer runtimes preloaded into lua5.4.
 local preload = os.getenv("CLAUDELUA_SANITIZER_PRELOAD")
 M.lua_preload = preload and ("LD_PRELOAD='" .. preload .. "' ") or ""
