@@ -1,0 +1,272 @@
+--- Testing agents and tools without the real CLI: session options that run
+-- a scripted fake CLI (`claude.testing.fake_cli`) in its place.
+--
+--     local testing = require "claude.testing"
+--     local opts, fake = testing.fake_cli [[
+--       cli:expect_initialize()
+--       local _, text = cli:expect_user()
+--       cli:system_init()
+--       cli:assistant("You said: " .. text)
+--       cli:result()
+--     ]]
+--     for msg in claude.query("hi", testing.merge(opts, { model = "m" })) do ... end
+--     local log = fake:read_log()   -- what the SDK sent: argv, env, messages
+--     fake:cleanup()
+--
+-- See docs/testing.md.
+-- @module claude.testing
+local json = require "claude.json"
+local fake_cli = require "claude.testing.fake_cli"
+
+local core = require "claude.core"
+
+local M = {}
+
+local function is_absolute(p) return p:sub(1, 1) == "/" end
+
+-- A relative path made absolute against the current directory, so that it
+-- still works when the session runs the CLI in another directory.
+local function absolute(p)
+  if is_absolute(p) then return p end
+  return core.cwd() .. "/" .. p:gsub("^%./", "")
+end
+
+-- Each relative template of a search path made absolute.
+local function absolute_search_path(path)
+  local out = {}
+  for template in path:gmatch("[^;]+") do out[#out + 1] = absolute(template) end
+  return table.concat(out, ";")
+end
+
+-- The directory holding claude/ (this file is claude/testing.lua).
+local function lua_dir()
+  local src = debug.getinfo(1, "S").source
+  local file = src:sub(1, 1) == "@" and src:sub(2) or "lua/claude/testing.lua"
+  local dir = file:match("^(.*)/claude/testing%.lua$") or "lua"
+  return absolute(dir)
+end
+
+--- The path of the fake CLI program (absolute).
+M.fake_cli_path = lua_dir() .. "/claude/testing/fake_cli.lua"
+
+--- The Lua interpreter to run the fake with: this process's executable when
+-- it is `claudelua` or a `lua` (an embedding application is neither: then
+-- `lua5.4` from PATH).
+function M.interpreter()
+  local exe = core.exepath()
+  local name = exe and exe:match("[^/]+$") or ""
+  if name:match("^claudelua") or name:match("^lua") then return exe end
+  return "lua5.4"
+end
+
+--- The environment the fake needs to find claudelua's modules under a plain
+-- `lua5.4`: this process's `package.path` and `package.cpath` (absolute),
+-- with the directory of claude/ first.
+function M.lua_env()
+  local dir = lua_dir()
+  local path = dir .. "/?.lua;" .. dir .. "/?/init.lua;" .. absolute_search_path(package.path)
+  local cpath = absolute_search_path(package.cpath)
+  return { LUA_PATH = path, LUA_PATH_5_4 = path, LUA_CPATH = cpath, LUA_CPATH_5_4 = cpath }
+end
+
+local temps = {}
+
+local function tempfile(text)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "wb"))
+  f:write(text or "")
+  f:close()
+  temps[path] = true
+  return path
+end
+
+local function remove(path)
+  if path and temps[path] then
+    os.remove(path)
+    temps[path] = nil
+  end
+end
+
+--- Removes every temporary file `fake_cli` made (scripts and logs).
+function M.cleanup()
+  for path in pairs(temps) do os.remove(path) end
+  temps = {}
+end
+
+local Log = {}
+Log.__index = Log
+Log.__name = "claude.FakeCliLog"
+
+--- The first message of `kind` matching `what` (a subtype, fields or a
+-- predicate, as `cli:expect` takes them), or nil.
+function Log:find(kind, what)
+  for _, msg in ipairs(self) do
+    if fake_cli.matches(msg, kind, what) then return msg end
+  end
+  return nil
+end
+
+--- Every message of `kind` matching `what`, as a list.
+function Log:find_all(kind, what)
+  local out = {}
+  for _, msg in ipairs(self) do
+    if fake_cli.matches(msg, kind, what) then out[#out + 1] = msg end
+  end
+  return out
+end
+
+--- The value of a flag of the CLI's argv, as `cli:flag` gives it.
+Log.flag = fake_cli.Cli.flag
+--- Every value of a repeated flag.
+Log.flags = fake_cli.Cli.flags
+--- True when the CLI got the flag.
+Log.has_flag = fake_cli.Cli.has_flag
+
+local function new_run(start)
+  return setmetatable({
+    argv = start.argv, env = start.env, cwd = start.cwd, pid = start.pid,
+    session_id = start.session_id, script = start.script,
+    sent = {}, malformed = {}, records = {}, stderr = "", eof = false,
+  }, Log)
+end
+
+--- Reads a fake CLI's log: the list of messages the SDK sent (decoded), with
+-- fields `argv` (the CLI's arguments), `env` (its environment), `sent`
+-- (messages the fake sent), `malformed` (lines that were not JSON),
+-- `stderr`, `eof` (stdin was closed), `exit_code`, `exit_message`, `records`
+-- (every log record) and `runs` (one such list per CLI process, when the
+-- SDK started several; the list itself is the first run).
+-- Lists have `find(kind, what)` and `find_all(kind, what)`.
+-- @return the log, or nil and a message
+function M.read_log(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local runs, run = {}, nil
+  for line in f:lines() do
+    local rec = json.decode(line)
+    if type(rec) == "table" then
+      if rec.event == "start" or run == nil then
+        run = new_run(rec.event == "start" and rec or {})
+        runs[#runs + 1] = run
+      end
+      run.records[#run.records + 1] = rec
+      if rec.event == "received" then
+        if rec.line:find("%S") then
+          local msg = json.decode(rec.line)
+          if type(msg) == "table" then
+            run[#run + 1] = msg
+          else
+            run.malformed[#run.malformed + 1] = rec.line
+          end
+        end
+      elseif rec.event == "sent" then
+        run.sent[#run.sent + 1] = json.decode(rec.line) or rec.line
+      elseif rec.event == "stderr" then
+        run.stderr = run.stderr .. rec.text
+      elseif rec.event == "eof" then
+        run.eof = true
+      elseif rec.event == "exit" then
+        run.exit_code, run.exit_message = rec.code, rec.message
+      end
+    end
+  end
+  f:close()
+  local log = runs[1] or new_run({})
+  log.runs = runs
+  return log
+end
+
+local Fake = {}
+Fake.__index = Fake
+Fake.__name = "claude.FakeCli"
+
+function Fake:__tostring()
+  return "claude.FakeCli (script " .. self.script .. ")"
+end
+
+--- Reads this fake's log (see `read_log`).
+function Fake:read_log()
+  if not self.log then error("this fake CLI keeps no log (log = false)", 2) end
+  return M.read_log(self.log)
+end
+
+--- Removes this fake's temporary files. Idempotent; also `__close`.
+function Fake:cleanup()
+  remove(self.script)
+  remove(self.log)
+end
+Fake.__close = Fake.cleanup
+
+-- A string naming an existing file is a path; otherwise it is the script.
+local function script_path(script)
+  local f = io.open(script, "rb")
+  if f then
+    f:close()
+    return absolute(script), false
+  end
+  if not script:find("\n", 1, true) and script:find("%.lua$") then
+    error("bad argument #1 to 'fake_cli' (no such script file: " .. script .. ")", 3)
+  end
+  return tempfile(script), true
+end
+
+--- Session options that run the fake CLI with `script`, for
+-- `claude.query(prompt, options)` and `claude.connect(options)` (merge your
+-- own options in with `merge`).
+-- @tparam string script the path of a script file, or the script's source:
+--   a chunk that gets `cli` (as `...` and as the name `cli`) and may return
+--   `function(cli) ... end`
+-- @tparam[opt] table opts `{ interpreter = path (default: this one),
+--   log = path | false (default: a temporary file), env = {...} (added) }`
+-- @return the options `{ cli_path = { interpreter, fake_cli.lua, script },
+--   env = { LUA_PATH, LUA_CPATH, CLAUDELUA_FAKE_LOG, ... } }`
+-- @return the fake: `script`, `log` (paths), `read_log()`, `cleanup()`
+function M.fake_cli(script, opts)
+  if type(script) ~= "string" then
+    error("bad argument #1 to 'fake_cli' (string expected, got " .. type(script) .. ")", 2)
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    error("bad argument #2 to 'fake_cli' (table expected, got " .. type(opts) .. ")", 2)
+  end
+  opts = opts or {}
+  local path = script_path(script)
+  local log = opts.log
+  if log == nil then log = tempfile("") end
+  local env = M.lua_env()
+  env.CLAUDELUA_FAKE_LOG = log or nil
+  for k, v in pairs(opts.env or {}) do env[k] = v end
+  local interpreter = opts.interpreter or M.interpreter()
+  local options = {
+    cli_path = { interpreter, M.fake_cli_path, path },
+    env = env,
+  }
+  local fake = setmetatable({ script = path, log = log or nil, options = options }, Fake)
+  return options, fake
+end
+
+--- Merges option tables left to right into a new table; `env` tables are
+-- merged key by key rather than replaced.
+function M.merge(...)
+  local out = {}
+  for i = 1, select("#", ...) do
+    local t = select(i, ...)
+    if t ~= nil then
+      if type(t) ~= "table" then
+        error("bad argument #" .. i .. " to 'merge' (table expected, got " .. type(t) .. ")", 2)
+      end
+      for k, v in pairs(t) do
+        if k == "env" and type(v) == "table" then
+          local env = {}
+          for ek, ev in pairs(out.env or {}) do env[ek] = ev end
+          for ek, ev in pairs(v) do env[ek] = ev end
+          out.env = env
+        else
+          out[k] = v
+        end
+      end
+    end
+  end
+  return out
+end
+
+return M

@@ -1,0 +1,1094 @@
+--- A scripted fake of the `claude` CLI, for specs: run as the CLI, it speaks
+-- stream-json on stdin/stdout and plays a script.
+--
+--     claudelua lua/claude/testing/fake_cli.lua SCRIPT.lua [argv the SDK passes...]
+--     lua5.4 lua/claude/testing/fake_cli.lua SCRIPT.lua ...   (LUA_PATH, LUA_CPATH set)
+--
+-- SCRIPT.lua is a chunk that gets the `cli` object as `...` and as the name
+-- `cli`; when it returns a function, that function is called with `cli`:
+--
+--     return function(cli)
+--       cli:expect_initialize()
+--       local _, text = cli:expect_user()
+--       cli:assistant("You said: " .. text)
+--       cli:result()
+--     end
+--
+-- Reads block (`io.read`): this is a separate, sequential process. After the
+-- script returns, the fake expects EOF on stdin, then exits 0.
+-- Exit codes: 0 done; 1 a malformed JSON line (as the real CLI: stderr
+-- `Error parsing streaming input line: ...`); 2 the script is broken (cannot
+-- load, raised an error); 3 an expectation failed (stderr says what was
+-- expected, what came and where in the script).
+-- With `CLAUDELUA_FAKE_LOG=path`, every line received and sent is appended
+-- to `path` as JSON lines (see `claude.testing.read_log`).
+-- See docs/testing.md.
+-- @module claude.testing.fake_cli
+local json = require "claude.json"
+local core = require "claude.core"
+
+local null, jarray, jobject = json.null, json.array, json.object
+local fmt = string.format
+
+local M = {}
+
+--- The CLI version the fake claims to be.
+M.version = "2.1.330"
+M.build_time = "2026-08-28T00:00:00Z"
+M.default_model = "claude-sonnet-4-5"
+
+--- Exit codes.
+M.EXIT_MALFORMED, M.EXIT_SCRIPT, M.EXIT_EXPECTATION = 1, 2, 3
+
+-- Built-in tool names of `system/init` (captured from 2.1.197).
+local BUILTIN_TOOLS = { "Task", "Bash", "Edit", "NotebookEdit", "Read", "Skill", "TaskCreate",
+  "TaskGet", "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "WebFetch", "WebSearch", "Write" }
+local SLASH_COMMANDS = { "debug", "code-review", "simplify", "clear", "compact", "config",
+  "context", "init", "review", "security-review", "usage" }
+local AGENTS = { "claude", "Explore", "general-purpose", "Plan", "statusline-setup" }
+
+-- Prices per token of the models the fake knows (input, output), for costs.
+local PRICES = {
+  ["claude-sonnet-4-5"] = { 3e-6, 15e-6 },
+  ["claude-opus-4-8"] = { 5e-6, 25e-6 },
+  ["claude-haiku-4-5"] = { 1e-6, 5e-6 },
+}
+
+---------------------------------------------------------------------------
+-- Ids and small helpers
+
+local B62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+local function base62(n)
+  local t = {}
+  for i = 1, n do
+    local k = math.random(1, 62)
+    t[i] = B62:sub(k, k)
+  end
+  return table.concat(t)
+end
+
+--- A random version 4 UUID.
+function M.uuid()
+  local t = {}
+  for i = 1, 16 do t[i] = math.random(0, 255) end
+  t[7] = (t[7] & 0x0f) | 0x40
+  t[9] = (t[9] & 0x3f) | 0x80
+  local h = fmt(string.rep("%02x", 16), table.unpack(t))
+  return fmt("%s-%s-%s-%s-%s", h:sub(1, 8), h:sub(9, 12), h:sub(13, 16), h:sub(17, 20),
+    h:sub(21, 32))
+end
+
+--- Ids shaped like the real ones: `toolu_01…`, `msg_01…`, `req_011…`.
+function M.tool_use_id() return "toolu_01" .. base62(22) end
+function M.message_id() return "msg_01" .. base62(24) end
+function M.api_request_id() return "req_011" .. base62(23) end
+
+local function timestamp()
+  return os.date("!%Y-%m-%dT%H:%M:%S.000Z")
+end
+
+-- A shallow copy of `base` with `over` laid on top (over's `nil`s keep base).
+local function merge(base, over)
+  if over then
+    for k, v in pairs(over) do base[k] = v end
+  end
+  return base
+end
+
+local function encode(v)
+  local ok, s = pcall(json.encode, v)
+  if ok then return s end
+  return "<" .. tostring(v) .. ">"
+end
+
+-- Short text of a message for error messages.
+local function describe(v, max)
+  local s = type(v) == "string" and v or encode(v)
+  max = max or 300
+  if #s > max then s = s:sub(1, max) .. fmt("... (%d bytes)", #s) end
+  return s
+end
+
+-- The subtype of a message as `expect` matches it: the request's for a
+-- control_request, the response's for a control_response, else its own.
+local function subtype_of(msg)
+  if msg.type == "control_request" and type(msg.request) == "table" then
+    return msg.request.subtype
+  elseif msg.type == "control_response" and type(msg.response) == "table" then
+    return msg.response.subtype
+  end
+  return msg.subtype
+end
+M.subtype_of = subtype_of
+
+-- True when `value` contains everything in `pattern` (tables compared as
+-- subsets, recursively; other values with ==). Returns false and the path of
+-- the first difference.
+local function contains(value, pattern, path)
+  path = path or ""
+  if type(pattern) ~= "table" or pattern == null then
+    if value == pattern then return true end
+    return false, path
+  end
+  if type(value) ~= "table" then return false, path end
+  for k, v in pairs(pattern) do
+    local ok, where = contains(value[k], v, path .. "." .. tostring(k))
+    if not ok then return false, where end
+  end
+  return true
+end
+M.contains = contains
+
+--- True when `msg` matches `what`: a subtype string, a table of fields it
+-- must contain, or a predicate function; `kind` is its type (nil: any).
+-- Returns false and a reason otherwise.
+function M.matches(msg, kind, what)
+  if type(msg) ~= "table" then return false, "not a JSON object" end
+  if kind ~= nil and msg.type ~= kind then return false, fmt("type is %q", tostring(msg.type)) end
+  if what == nil then return true end
+  if type(what) == "string" then
+    if subtype_of(msg) == what then return true end
+    return false, fmt("subtype is %q", tostring(subtype_of(msg)))
+  elseif type(what) == "table" then
+    local ok, where = contains(msg, what)
+    if ok then return true end
+    return false, "field " .. where:sub(2)
+  elseif type(what) == "function" then
+    if what(msg) then return true end
+    return false, "predicate"
+  end
+  error("bad argument #2 to 'expect' (string, table or function expected, got "
+    .. type(what) .. ")", 3)
+end
+
+-- The text of a message's content: a string, or its text blocks joined.
+local function content_text(content)
+  if type(content) == "string" then return content end
+  if type(content) ~= "table" then return nil end
+  local parts = {}
+  for _, block in ipairs(content) do
+    if type(block) == "table" and block.type == "text" and type(block.text) == "string" then
+      parts[#parts + 1] = block.text
+    end
+  end
+  return table.concat(parts, "\n")
+end
+M.content_text = content_text
+
+-- "mcp__calc__add" -> "Add"; "Bash" -> "Bash".
+local function display_name(tool_name)
+  local short = tool_name:match("^mcp__.-__(.+)$") or tool_name
+  return (short:gsub("^%l", string.upper))
+end
+
+-- A simple JS regex (as hook matchers are written) to a Lua test:
+-- alternatives with `|`, `.` and `.*`; nil, "" and "*" match everything.
+local function matcher_matches(matcher, name)
+  if matcher == nil or matcher == null or matcher == "" or matcher == "*" then return true end
+  if name == nil then return false end
+  for alt in (matcher .. "|"):gmatch("([^|]*)|") do
+    local pat = alt:gsub("[%%%-%+%?%(%)%[%]%^%$]", "%%%0")
+    if name:find("^" .. pat .. "$") then return true end
+  end
+  return false
+end
+M.matcher_matches = matcher_matches
+
+local function read_pid()
+  local f = io.open("/proc/self/stat")
+  if not f then return null end
+  local pid = f:read("n")
+  f:close()
+  return pid and math.tointeger(pid) or null
+end
+
+---------------------------------------------------------------------------
+-- The cli object
+
+local Failure = { __name = "claude.FakeCliFailure" }
+Failure.__tostring = function(f) return f.message end
+
+local Cli = {}
+Cli.__index = Cli
+Cli.__name = "claude.FakeCli"
+M.Cli = Cli
+
+function Cli:__tostring()
+  return fmt("claude.FakeCli (session %s)", self.session_id)
+end
+
+--- Makes a cli object.
+-- @tparam table o `{ argv = {...}, input = file (stdin), output = file (stdout),
+--   log = file|nil, chunkname = "@script.lua" }`
+function M.new(o)
+  local self = setmetatable({
+    argv = o.argv or {},
+    env = setmetatable({}, { __index = function(_, k) return os.getenv(k) end }),
+    input = o.input or io.stdin,
+    output = o.output or io.stdout,
+    log_file = o.log,
+    chunkname = o.chunkname,
+    backlog = {},       -- entries {line, msg} read ahead, for the next read
+    pending = {},       -- request_id -> true for our requests awaiting a response
+    responses = {},     -- request_id -> response that arrived early
+    cancelled = {},     -- request_id -> true: late answers dropped
+    servers = {},       -- MCP server name -> { next_id, tools, connected }
+    cost = { total = 0, models = {} },
+    started = core.now(),
+    json = json,
+  }, Cli)
+  self.session_id = self:flag_value("--session-id") or self:flag_value("--resume") or M.uuid()
+  self.model = self:flag_value("--model") or M.default_model
+  self.permission_mode = self:flag_value("--permission-mode") or "default"
+  self.cwd = require("claude.core").cwd()
+  self.turn = self:_new_turn()
+  return self
+end
+
+function Cli:_new_turn() -- luacheck: ignore 212/self
+  return { started = core.now(), messages = {}, order = {}, permission_denials = jarray(),
+    prompt_id = M.uuid(), last_text = nil }
+end
+
+function Cli:_log(record)
+  local f = self.log_file
+  if not f then return end
+  record.t = math.floor((core.now() - self.started) * 1e6 + 0.5) / 1e6
+  f:write(encode(record), "\n")
+  f:flush()
+end
+
+--- Raises an expectation failure: the fake exits 3 with `message` on stderr,
+-- naming the script line that expected.
+function Cli:fail(message, ...)
+  if select("#", ...) > 0 then message = fmt(message, ...) end
+  local where
+  for level = 2, 60 do
+    local info = debug.getinfo(level, "Sl")
+    if not info then break end
+    if info.source == self.chunkname and info.currentline > 0 then
+      where = info.short_src .. ":" .. info.currentline
+      break
+    end
+  end
+  error(setmetatable({ message = message, where = where }, Failure), 0)
+end
+
+---------------------------------------------------------------------------
+-- argv and environment
+
+--- The value of a flag: `--model X` and `--model=X` give "X"; a flag
+-- followed by another `--flag` (or by nothing) gives true; absent, nil.
+-- Repeated flags: the first; see `flags`.
+function Cli:flag(name)
+  return (self:flags(name))[1]
+end
+
+--- Every value of a repeated flag, in order (a list, maybe empty).
+function Cli:flags(name)
+  local out, argv = {}, self.argv or {}
+  local prefix = name .. "="
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    if a == name then
+      local nxt = argv[i + 1]
+      if nxt == nil or nxt:sub(1, 2) == "--" then
+        out[#out + 1] = true
+      else
+        out[#out + 1] = nxt
+        i = i + 1
+      end
+    elseif a:sub(1, #prefix) == prefix then
+      out[#out + 1] = a:sub(#prefix + 1)
+    end
+    i = i + 1
+  end
+  return out
+end
+
+-- Like flag, but only a string value.
+function Cli:flag_value(name)
+  local v = self:flag(name)
+  if type(v) == "string" then return v end
+  return nil
+end
+
+--- True when the flag is present (in either form).
+function Cli:has_flag(name)
+  return self:flag(name) ~= nil
+end
+
+--- The flag's value decoded as JSON (`--mcp-config`, `--settings`...); nil
+-- when absent; fails the script when it is not valid JSON.
+function Cli:json_flag(name)
+  local v = self:flag_value(name)
+  if v == nil then return nil end
+  local t, err = json.decode(v)
+  if t == nil then self:fail("flag %s is not valid JSON (%s): %s", name, err, describe(v)) end
+  return t
+end
+
+---------------------------------------------------------------------------
+-- Reading
+
+-- Reads one line from stdin (not the backlog): its entry `{line, msg}`;
+-- false when the line was consumed here (empty, `keep_alive`, the answer to
+-- a request of ours); nil at EOF. A line that is not a JSON object ends the
+-- process as the real CLI does.
+function Cli:_read_input()
+  if self.eof then return nil end
+  local line = self.input:read("l")
+  if line == nil then
+    self.eof = true
+    self:_log({ event = "eof" })
+    return nil
+  end
+  self:_log({ event = "received", line = line })
+  if not line:find("%S") then return false end
+  local msg, err = json.decode(line)
+  if type(msg) ~= "table" then
+    self:_exit(M.EXIT_MALFORMED, fmt("Error parsing streaming input line: %s: SyntaxError: %s",
+      line, err or "not a JSON object"))
+  end
+  if msg.type == "control_response" and type(msg.response) == "table" then
+    local id = msg.response.request_id
+    if self.pending[id] then
+      self.pending[id] = nil
+      self.responses[id] = msg.response
+      return false
+    elseif self.cancelled[id] then
+      return false -- a late answer to a cancelled request: ignored, as the real CLI does
+    end
+  elseif msg.type == "keep_alive" then
+    return false
+  end
+  return { line = line, msg = msg }
+end
+
+function Cli:_next()
+  local b = self.backlog
+  if #b > 0 then return table.remove(b, 1) end
+  while true do
+    local e = self:_read_input()
+    if e ~= false then return e end
+  end
+end
+
+--- The next message from the SDK (a table), or nil at EOF. Empty lines and
+-- `keep_alive` are skipped; answers to requests sent with `send_request` are
+-- kept for `await_response`.
+function Cli:read()
+  local e = self:_next()
+  return e and e.msg
+end
+
+--- The next line from the SDK as text, or nil at EOF.
+function Cli:read_line()
+  local e = self:_next()
+  return e and e.line
+end
+
+--- Puts a message back: the next `read` returns it.
+function Cli:unread(msg)
+  table.insert(self.backlog, 1, { line = encode(msg), msg = msg })
+end
+
+local function expectation(kind, what)
+  local s = kind or "any message"
+  if type(what) == "string" then
+    s = s .. "/" .. what
+  elseif type(what) == "table" then
+    s = s .. " with " .. describe(what, 200)
+  elseif type(what) == "function" then
+    s = s .. " matching a predicate"
+  end
+  return s
+end
+
+--- Reads the next message and fails unless it is of type `kind` and matches
+-- `what` (a subtype, a table of fields it must contain, or a predicate).
+-- @return the message
+function Cli:expect(kind, what)
+  local e = self:_next()
+  if e == nil then
+    self:fail("expected %s, got EOF (stdin closed)", expectation(kind, what))
+  end
+  local ok, why = M.matches(e.msg, kind, what)
+  if not ok then
+    self:fail("expected %s, got %s (mismatch: %s)", expectation(kind, what),
+      describe(e.line), why)
+  end
+  return e.msg
+end
+
+--- Reads a control_request of `subtype` (and fields, matched against its
+-- `request`); returns the envelope and its `request`.
+function Cli:expect_control(subtype, fields)
+  local what = subtype
+  if fields ~= nil then what = { request = merge({ subtype = subtype }, fields) } end
+  local msg = self:expect("control_request", what)
+  return msg, msg.request
+end
+
+--- The initialize response body, shaped like the real one; `fields`
+-- override its keys.
+function Cli:initialize_response(fields) -- luacheck: ignore 212/self
+  local commands = jarray()
+  for _, name in ipairs({ "debug", "code-review", "simplify", "review" }) do
+    commands[#commands + 1] = { name = name, description = "The " .. name .. " command",
+      argumentHint = "" }
+  end
+  local agents = jarray()
+  for _, name in ipairs(AGENTS) do
+    agents[#agents + 1] = { name = name, description = "The " .. name .. " agent" }
+  end
+  return merge({
+    commands = commands,
+    agents = agents,
+    output_style = "default",
+    available_output_styles = jarray({ "default", "Explanatory", "Learning" }),
+    models = jarray({
+      { value = "default", resolvedModel = "claude-opus-4-8[1m]",
+        displayName = "Default (recommended)", description = "Opus 4.8 with 1M context",
+        supportsEffort = true },
+      { value = "sonnet", resolvedModel = "claude-sonnet-4-5", displayName = "Sonnet",
+        description = "Sonnet 4.5", supportsEffort = true },
+      { value = "haiku", resolvedModel = "claude-haiku-4-5", displayName = "Haiku",
+        description = "Haiku 4.5", supportsEffort = false },
+    }),
+    account = { tokenSource = "none", apiKeySource = "ANTHROPIC_API_KEY",
+      apiProvider = "firstParty" },
+    pid = read_pid(),
+  }, fields)
+end
+
+-- Records what `initialize` registered: hooks (callback id -> event and
+-- matcher) and sdk MCP servers.
+function Cli:_take_initialize(request)
+  self.initialize = request
+  self.hook_callbacks = {}
+  if type(request.hooks) == "table" then
+    for event, matchers in pairs(request.hooks) do
+      for _, m in ipairs(matchers) do
+        for _, id in ipairs(m.hookCallbackIds or {}) do
+          self.hook_callbacks[#self.hook_callbacks + 1] =
+            { id = id, event = event, matcher = m.matcher }
+        end
+      end
+    end
+  end
+end
+
+--- Reads the `initialize` control_request and answers it with
+-- `initialize_response(fields)`. Returns the envelope and its `request`.
+-- To talk to sdk MCP servers before answering (as the real CLI does), use
+-- `expect_control("initialize")`, then `mcp_connect`, then
+-- `respond(req, cli:initialize_response())`.
+function Cli:expect_initialize(fields)
+  local msg, request = self:expect_control("initialize")
+  self:_take_initialize(request)
+  self:respond(msg, self:initialize_response(fields))
+  return msg, request
+end
+
+--- Reads a user message and starts a new turn. Fails unless `message.role`
+-- is "user" and, when `expected` is given, its text equals it (a string) or
+-- matches it (a table of fields, or a predicate on the text).
+-- @return the message, its text
+function Cli:expect_user(expected)
+  local msg = self:expect("user")
+  if type(msg.message) ~= "table" or msg.message.role ~= "user" then
+    self:fail("a user message needs message.role == \"user\", got %s", describe(msg))
+  end
+  local text = content_text(msg.message.content)
+  if type(expected) == "string" and text ~= expected then
+    self:fail("expected the user text %q, got %q", expected, tostring(text))
+  elseif type(expected) == "table" and not contains(msg, expected) then
+    self:fail("expected a user message with %s, got %s", describe(expected), describe(msg))
+  elseif type(expected) == "function" and not expected(text, msg) then
+    self:fail("the user text %q does not satisfy the predicate", tostring(text))
+  end
+  self.turn = self:_new_turn()
+  return msg, text
+end
+
+--- Reads on and fails unless stdin reaches EOF next.
+function Cli:expect_eof()
+  local e = self:_next()
+  if e ~= nil then
+    self:fail("expected EOF (stdin closed), got %s", describe(e.line))
+  end
+end
+
+--- Reads every message until EOF; returns them as a list.
+function Cli:drain()
+  local out = {}
+  for msg in self.read, self do out[#out + 1] = msg end
+  return out
+end
+
+---------------------------------------------------------------------------
+-- Writing
+
+function Cli:_write_line(line)
+  local out = self.output
+  local ok = out:write(line, "\n")
+  if ok then ok = out:flush() end
+  if not ok then self:_exit(1, "fake_cli: stdout closed") end
+  self:_log({ event = "sent", line = line })
+end
+
+--- Sends a message (a table, encoded as one JSON line).
+function Cli:send(msg)
+  if type(msg) ~= "table" then
+    error("bad argument #1 to 'send' (table expected, got " .. type(msg) .. ")", 2)
+  end
+  self:_write_line(json.encode(msg))
+  return msg
+end
+
+--- Writes `text` as it is, plus a newline unless `newline` is false: for
+-- malformed JSON, huge lines, a last line without newline.
+function Cli:write_raw(text, newline)
+  local out = self.output
+  local ok = out:write(text, newline == false and "" or "\n")
+  if ok then ok = out:flush() end
+  if not ok then self:_exit(1, "fake_cli: stdout closed") end
+  self:_log({ event = "sent", line = text })
+end
+
+--- Writes `text` to stderr (with a newline if it has none).
+function Cli:stderr(text)
+  if text:sub(-1) ~= "\n" then text = text .. "\n" end
+  io.stderr:write(text)
+  io.stderr:flush()
+  self:_log({ event = "stderr", text = text })
+end
+
+--- Sleeps `seconds`.
+function Cli:sleep(seconds) -- luacheck: ignore 212/self
+  require("claude.async").sleep(seconds)
+end
+
+function Cli:_exit(code, message)
+  if message then
+    io.stderr:write(message, message:sub(-1) == "\n" and "" or "\n")
+    io.stderr:flush()
+  end
+  pcall(self.output.flush, self.output)
+  self:_log({ event = "exit", code = code, message = message })
+  if self.log_file then self.log_file:close() end
+  os.exit(code)
+end
+
+--- Exits now with `code` (default 0), after flushing stdout.
+function Cli:exit(code)
+  self:_exit(code or 0)
+end
+
+--- Sends a `system` line of `subtype` (e.g. "status", "api_retry").
+function Cli:system(subtype, fields)
+  return self:send(merge({ type = "system", subtype = subtype, session_id = self.session_id,
+    uuid = M.uuid() }, fields))
+end
+
+--- Sends `system/init`, as the real CLI does at the start of each turn:
+-- the model, permission mode, built-in tools plus the tools of connected
+-- MCP servers. `fields` override.
+function Cli:system_init(fields)
+  local tools, servers = jarray(), jarray()
+  for _, t in ipairs(BUILTIN_TOOLS) do tools[#tools + 1] = t end
+  local names = {}
+  for name in pairs(self.servers) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local s = self.servers[name]
+    if s.connected then
+      servers[#servers + 1] = { name = name, status = "connected" }
+      for _, t in ipairs(s.tools or {}) do tools[#tools + 1] = "mcp__" .. name .. "__" .. t.name end
+    end
+  end
+  return self:system("init", merge({
+    cwd = self.cwd, tools = tools, mcp_servers = servers, model = self.model,
+    permissionMode = self.permission_mode, slash_commands = jarray(SLASH_COMMANDS),
+    apiKeySource = "ANTHROPIC_API_KEY", claude_code_version = M.version,
+    output_style = "default", agents = jarray(AGENTS), skills = jarray(), plugins = jarray(),
+    analytics_disabled = true, product_feedback_disabled = true, fast_mode_state = "off",
+  }, fields))
+end
+
+local function usage_for(blocks)
+  local n = 0
+  for _, b in ipairs(blocks) do
+    n = n + #(b.text or b.thinking or (b.input and encode(b.input)) or "")
+  end
+  return math.max(1, (n + 3) // 4)
+end
+
+-- Counts one API call of the turn (a message id): its tokens and cost.
+function Cli:_account(id, model, input_tokens, output_tokens)
+  local turn = self.turn
+  local m = turn.messages[id]
+  if not m then
+    m = { model = model, input = input_tokens, output = 0 }
+    turn.messages[id] = m
+    turn.order[#turn.order + 1] = id
+  end
+  m.output = m.output + output_tokens
+end
+
+--- Sends an assistant message: one line per content block, all with the same
+-- `message.id`, as the real CLI does. `content` is a string (one text block)
+-- or a list of blocks; `fields` may set `model`, `message_id` (continue an
+-- earlier message), `input_tokens`, `parent_tool_use_id`, `error`, or any
+-- top-level key.
+-- @return the message id
+function Cli:assistant(content, fields)
+  if type(content) == "string" then content = { { type = "text", text = content } } end
+  if type(content) ~= "table" then
+    error("bad argument #1 to 'assistant' (string or list of blocks expected, got "
+      .. type(content) .. ")", 2)
+  end
+  fields = merge({}, fields)
+  local model = fields.model or self.model
+  local id = fields.message_id or M.message_id()
+  local input_tokens = fields.input_tokens or 25000
+  local request_id = M.api_request_id()
+  fields.model, fields.message_id, fields.input_tokens = nil, nil, nil
+  self:_account(id, model, input_tokens, usage_for(content))
+  for _, block in ipairs(content) do
+    local line = {
+      type = "assistant",
+      message = {
+        id = id, type = "message", role = "assistant", model = model,
+        content = jarray({ block }), stop_reason = null, stop_sequence = null,
+        usage = { input_tokens = input_tokens, cache_creation_input_tokens = 0,
+          cache_read_input_tokens = 0, output_tokens = 1, service_tier = "standard" },
+        context_management = null,
+      },
+      parent_tool_use_id = null, session_id = self.session_id, uuid = M.uuid(),
+      request_id = request_id,
+    }
+    if block.type == "tool_use" and type(block.name) == "string"
+      and block.name:find("^mcp__") then
+      line.tool_use_meta = jarray({ { id = block.id, display_name = display_name(block.name),
+        server_display_name = block.name:match("^mcp__(.-)__") } })
+    end
+    if block.type == "text" then self.turn.last_text = block.text end
+    self:send(merge(line, fields))
+  end
+  return id
+end
+
+--- Sends an assistant `tool_use` block for tool `name` with `input`.
+-- `fields` as for `assistant` (plus `id` for the tool_use id).
+-- @return the tool_use id
+function Cli:tool_use(name, input, fields)
+  if type(name) ~= "string" then
+    error("bad argument #1 to 'tool_use' (string expected, got " .. type(name) .. ")", 2)
+  end
+  fields = merge({}, fields)
+  local id = fields.id or M.tool_use_id()
+  fields.id = nil
+  self:assistant({ { type = "tool_use", id = id, name = name,
+    input = input or jobject() } }, fields)
+  self.last_tool_use = { id = id, name = name, input = input or jobject() }
+  return id
+end
+
+--- Sends a `user` line from the CLI (a replay, an interruption notice...).
+function Cli:user(content, fields)
+  if type(content) == "string" then content = jarray({ { type = "text", text = content } }) end
+  return self:send(merge({ type = "user", message = { role = "user", content = content },
+    parent_tool_use_id = null, session_id = self.session_id, uuid = M.uuid(),
+    timestamp = timestamp() }, fields))
+end
+
+--- Sends the user line carrying a tool_result, as the CLI does after a
+-- tool ran: `content` is a string or a list of blocks (an MCP result's
+-- `content`); an error result carries string content and `is_error`.
+function Cli:tool_result(tool_use_id, content, is_error, fields)
+  local block = { tool_use_id = tool_use_id, type = "tool_result", content = content }
+  local echo = content
+  if is_error then
+    block.is_error = true
+    if type(content) ~= "string" then block.content = content_text(content) or "" end
+    echo = "Error: " .. block.content
+  end
+  return self:user(jarray({ block }), merge({ tool_use_result = echo }, fields))
+end
+
+--- Sends a `stream_event` line (with `--include-partial-messages`).
+function Cli:stream_event(event, fields)
+  return self:send(merge({ type = "stream_event", event = event, session_id = self.session_id,
+    parent_tool_use_id = null, uuid = M.uuid() }, fields))
+end
+
+--- Sends the `result` that ends a turn. Defaults are realistic and follow
+-- the turn: `result` is the last assistant text, `num_turns` the API calls,
+-- `usage` their tokens, `total_cost_usd` and `modelUsage` accumulate over
+-- the process; `permission_denials` lists denied `can_use_tool` requests.
+-- A `subtype` other than "success" gives an error result
+-- (`is_error`, `errors`, `terminal_reason` "aborted_streaming").
+function Cli:result(fields)
+  fields = fields or {}
+  local turn = self.turn
+  local input, output, cost = 0, 0, 0
+  for _, id in ipairs(turn.order) do
+    local m = turn.messages[id]
+    local price = PRICES[m.model] or PRICES[M.default_model]
+    local c = m.input * price[1] + m.output * price[2]
+    input, output, cost = input + m.input, output + m.output, cost + c
+    local mu = self.cost.models[m.model]
+    if not mu then
+      mu = { inputTokens = 0, outputTokens = 0, cacheReadInputTokens = 0,
+        cacheCreationInputTokens = 0, webSearchRequests = 0, costUSD = 0,
+        contextWindow = 200000, maxOutputTokens = 32000 }
+      self.cost.models[m.model] = mu
+    end
+    mu.inputTokens, mu.outputTokens = mu.inputTokens + m.input, mu.outputTokens + m.output
+    mu.costUSD = mu.costUSD + c
+  end
+  self.cost.total = self.cost.total + cost
+  local model_usage = jobject()
+  for k, v in pairs(self.cost.models) do model_usage[k] = merge({}, v) end
+  local elapsed = math.floor((core.now() - turn.started) * 1000 + 0.5)
+  local subtype = fields.subtype or "success"
+  local r = {
+    type = "result", subtype = subtype, is_error = false, api_error_status = null,
+    duration_ms = elapsed, duration_api_ms = math.max(0, elapsed - 5), ttft_ms = elapsed // 2,
+    num_turns = math.max(1, #turn.order), result = turn.last_text or "",
+    stop_reason = "end_turn", session_id = self.session_id, total_cost_usd = self.cost.total,
+    usage = { input_tokens = input, cache_creation_input_tokens = 0,
+      cache_read_input_tokens = 0, output_tokens = output,
+      server_tool_use = { web_search_requests = 0, web_fetch_requests = 0 },
+      service_tier = "standard",
+      cache_creation = { ephemeral_1h_input_tokens = 0, ephemeral_5m_input_tokens = 0 },
+      inference_geo = "", iterations = jarray(), speed = "standard" },
+    modelUsage = model_usage, permission_denials = turn.permission_denials,
+    terminal_reason = "completed", fast_mode_state = "off", uuid = M.uuid(),
+  }
+  if subtype ~= "success" then
+    r.is_error, r.stop_reason, r.terminal_reason = true, null, "aborted_streaming"
+    r.result, r.api_error_status = nil, nil
+    r.errors = jarray({
+      "[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=null" })
+  end
+  local msg = self:send(merge(r, fields))
+  self.turn = self:_new_turn()
+  return msg
+end
+
+--- A whole plain turn after `expect_user`: `system_init()`,
+-- `assistant(content)`, `result(result_fields)`. Returns the result.
+function Cli:reply(content, result_fields)
+  self:system_init()
+  self:assistant(content)
+  return self:result(result_fields)
+end
+
+---------------------------------------------------------------------------
+-- Control requests, CLI -> SDK
+
+--- Sends a control_request without waiting; returns its request_id (a UUID).
+function Cli:send_request(subtype, fields)
+  if type(subtype) ~= "string" then
+    error("bad argument #1 to 'send_request' (string expected, got " .. type(subtype) .. ")", 2)
+  end
+  local id = M.uuid()
+  self.pending[id] = true
+  self:send({ type = "control_request", request_id = id,
+    request = merge({ subtype = subtype }, fields) })
+  return id
+end
+
+--- Waits for the control_response to `request_id`; other lines that arrive
+-- meanwhile are kept for the next `read`.
+-- @return the response body (`{}` when absent), or nil and the error message
+--   of an error response; fails at EOF
+function Cli:await_response(request_id)
+  while not self.responses[request_id] do
+    local e = self:_read_input()
+    if e == nil then
+      self:fail("expected the control_response to request %s, got EOF (stdin closed)",
+        request_id)
+    end
+    if e then self.backlog[#self.backlog + 1] = e end
+  end
+  local r = self.responses[request_id]
+  self.responses[request_id] = nil
+  if r.subtype == "success" then
+    local body = r.response
+    if body == nil or body == null then body = jobject() end
+    return body
+  end
+  return nil, r.error or fmt("control_response subtype %s", tostring(r.subtype))
+end
+
+--- Sends a control_request and waits for its answer (see `await_response`).
+function Cli:request(subtype, fields)
+  return self:await_response(self:send_request(subtype, fields))
+end
+
+--- Sends `control_cancel_request` for a request: the SDK should stop
+-- working on it; a late answer is dropped.
+function Cli:cancel(request_id)
+  self.pending[request_id] = nil
+  self.cancelled[request_id] = true
+  return self:send({ type = "control_cancel_request", request_id = request_id })
+end
+
+--- Passes a JSON-RPC message to the SDK's MCP server `server`.
+-- @return the JSON-RPC response (`mcp_response`), or nil and an error
+function Cli:mcp(server, message)
+  local body, err = self:request("mcp_message", { server_name = server, message = message })
+  if not body then return nil, err end
+  return body.mcp_response
+end
+
+function Cli:_server(name)
+  local s = self.servers[name]
+  if not s then
+    s = { next_id = 0 }
+    self.servers[name] = s
+  end
+  return s
+end
+
+--- Connects to the SDK's MCP server as the real CLI does: `initialize`
+-- (id 0), `notifications/initialized`, `tools/list` (id 1). Fails the
+-- script when the server answers with an error.
+-- @return the tools list, the initialize result
+function Cli:mcp_connect(server)
+  local s = self:_server(server)
+  s.next_id = 0
+  local init, err = self:mcp(server, { method = "initialize", params = {
+    protocolVersion = "2025-11-25", capabilities = jobject(),
+    clientInfo = { name = "claude-code", title = "Claude Code", version = M.version,
+      description = "Anthropic's agentic coding tool",
+      websiteUrl = "https://claude.com/claude-code" } }, jsonrpc = "2.0", id = 0 })
+  if not init or init.error then
+    self:fail("MCP server %s: initialize failed: %s", server, describe(err or init.error))
+  end
+  self:mcp(server, { method = "notifications/initialized", jsonrpc = "2.0" })
+  local list
+  list, err = self:mcp(server, { method = "tools/list", jsonrpc = "2.0", id = 1 })
+  if not list or list.error or type(list.result) ~= "table" then
+    self:fail("MCP server %s: tools/list failed: %s", server, describe(err or list))
+  end
+  s.next_id, s.connected, s.tools = 2, true, list.result.tools or jarray()
+  return s.tools, init.result
+end
+
+--- Calls `tool` of the SDK's MCP server with `arguments` (`tools/call`),
+-- passing `tool_use_id` in `_meta` as the real CLI does.
+-- @return the MCP result (`{content = ..., isError = ...}`), or nil and the
+--   JSON-RPC error (a table) or the control error (a string)
+function Cli:call_tool(server, tool, arguments, tool_use_id)
+  local s = self:_server(server)
+  local id = s.next_id
+  s.next_id = id + 1
+  local resp, err = self:mcp(server, { method = "tools/call", params = {
+    name = tool, arguments = arguments or jobject(),
+    _meta = { ["claudecode/toolUseId"] = tool_use_id or M.tool_use_id(), progressToken = id },
+  }, jsonrpc = "2.0", id = id })
+  if not resp then return nil, err end
+  if resp.error then return nil, resp.error end
+  return resp.result
+end
+
+--- Asks the SDK whether a tool may run (`can_use_tool`); `fields` override
+-- (`tool_use_id`, `permission_suggestions`, `blocked_path`...). A "deny"
+-- (or an error answer) is listed in the turn's `permission_denials`.
+-- @return the decision (`{behavior = "allow", updatedInput = ...}` or
+--   `{behavior = "deny", message = ...}`), or nil and the error message
+function Cli:can_use_tool(tool_name, input, fields)
+  input = input or jobject()
+  local last = self.last_tool_use
+  local tool_use_id = (fields and fields.tool_use_id)
+    or (last and last.name == tool_name and last.id) or M.tool_use_id()
+  local body, err = self:request("can_use_tool", merge({
+    tool_name = tool_name, display_name = display_name(tool_name), input = input,
+    permission_suggestions = jarray({ { type = "addRules",
+      rules = jarray({ { toolName = tool_name } }), behavior = "allow",
+      destination = "localSettings" } }),
+    tool_use_id = tool_use_id,
+  }, fields))
+  if not body or body.behavior ~= "allow" then
+    local d = self.turn.permission_denials
+    d[#d + 1] = { tool_name = tool_name, tool_use_id = tool_use_id, tool_input = input }
+  end
+  return body, err
+end
+
+--- The hook callback ids the SDK registered in `initialize` for `event`
+-- (and, for tool events, whose matcher matches `tool_name`).
+function Cli:hooks(event, tool_name)
+  local out = {}
+  for _, h in ipairs(self.hook_callbacks or {}) do
+    if h.event == event and matcher_matches(h.matcher, tool_name) then out[#out + 1] = h.id end
+  end
+  return out
+end
+
+--- Calls hook callback `callback_id` (`hook_callback`). The input gets the
+-- fields every hook input has (`session_id`, `transcript_path`, `cwd`,
+-- `prompt_id`, `permission_mode`, and `hook_event_name` from `initialize`).
+-- @return the hook output, or nil and the error message
+function Cli:hook(callback_id, input, tool_use_id)
+  input = input or {}
+  local event
+  for _, h in ipairs(self.hook_callbacks or {}) do
+    if h.id == callback_id then event = h.event end
+  end
+  local full = merge({
+    session_id = self.session_id,
+    transcript_path = fmt("%s/.claude/projects/fake/%s.jsonl", os.getenv("HOME") or "",
+      self.session_id),
+    cwd = self.cwd, prompt_id = self.turn.prompt_id, permission_mode = self.permission_mode,
+    hook_event_name = event,
+  }, input)
+  return self:request("hook_callback", { callback_id = callback_id, input = full,
+    tool_use_id = tool_use_id or input.tool_use_id or M.uuid() })
+end
+
+--- Runs every hook registered for `event` (matching `input.tool_name`), in
+-- order; returns the list of their outputs (an error answer gives
+-- `{error = message}`).
+function Cli:run_hooks(event, input)
+  input = merge({ hook_event_name = event }, input)
+  local outs = {}
+  for _, id in ipairs(self:hooks(event, input.tool_name)) do
+    local out, err = self:hook(id, input)
+    outs[#outs + 1] = out or { error = err }
+  end
+  return outs
+end
+
+---------------------------------------------------------------------------
+-- Answering the SDK's control requests
+
+local function request_id_of(request)
+  if type(request) == "string" then return request end
+  if type(request) == "table" and request.request_id then return request.request_id end
+  error("bad argument #1 (a control_request or its request_id expected, got "
+    .. type(request) .. ")", 3)
+end
+
+--- Answers a control_request from the SDK with success and `body` (no
+-- `response` key when `body` is nil, as for `interrupt`). Answering
+-- `set_model` or `set_permission_mode` also changes the fake's state.
+function Cli:respond(request, body)
+  local response = { subtype = "success", request_id = request_id_of(request) }
+  if body ~= nil then response.response = body end
+  if type(request) == "table" and type(request.request) == "table" then
+    local r = request.request
+    if r.subtype == "set_model" then
+      self.model = (r.model == nil or r.model == null or r.model == "default")
+        and M.default_model or r.model
+    elseif r.subtype == "set_permission_mode" and type(r.mode) == "string" then
+      self.permission_mode = r.mode
+    end
+  end
+  return self:send({ type = "control_response", response = response })
+end
+
+--- Answers a control_request from the SDK with an error.
+function Cli:respond_error(request, message)
+  return self:send({ type = "control_response", response = {
+    subtype = "error", request_id = request_id_of(request), error = tostring(message) } })
+end
+
+--- Answers a control_request as the real CLI would: `interrupt` and
+-- `set_max_thinking_tokens` with success, `set_model` (after the replayed
+-- user line), `set_permission_mode` (then a `system/status` line),
+-- `mcp_status`, `get_binary_version`, `get_settings`, `initialize`;
+-- anything else with "Unsupported control request subtype: X".
+function Cli:answer(request)
+  local r = type(request) == "table" and request.request or {}
+  local sub = r.subtype
+  if sub == "interrupt" or sub == "set_max_thinking_tokens" then
+    return self:respond(request)
+  elseif sub == "set_model" then
+    local model = r.model
+    if model == nil or model == null then model = "default" end
+    self:user(fmt("<local-command-stdout>Set model to %s</local-command-stdout>", model),
+      { isReplay = true })
+    return self:respond(request)
+  elseif sub == "set_permission_mode" then
+    local sent = self:respond(request, { mode = r.mode })
+    self:system("status", { status = null, permissionMode = r.mode })
+    return sent
+  elseif sub == "mcp_status" then
+    local list = jarray()
+    for name, s in pairs(self.servers) do
+      if s.connected then
+        list[#list + 1] = { name = name, status = "connected", scope = "dynamic",
+          serverInfo = { name = name, version = "1.0.0" } }
+      end
+    end
+    return self:respond(request, { mcpServers = list })
+  elseif sub == "get_binary_version" then
+    return self:respond(request, { version = M.version, buildTime = M.build_time })
+  elseif sub == "get_settings" then
+    return self:respond(request, { effective = jobject(), sources = jarray(),
+      applied = { model = self.model, effort = null, ultracode = false } })
+  elseif sub == "initialize" then
+    self:_take_initialize(r)
+    return self:respond(request, self:initialize_response())
+  end
+  return self:respond_error(request, "Unsupported control request subtype: " .. tostring(sub))
+end
+
+---------------------------------------------------------------------------
+-- The program
+
+local function open_log(path)
+  if not path or path == "" then return nil end
+  local f, err = io.open(path, "a")
+  if not f then
+    io.stderr:write("fake_cli: cannot open CLAUDELUA_FAKE_LOG: ", err, "\n")
+    os.exit(M.EXIT_SCRIPT)
+  end
+  return f
+end
+
+--- Runs the fake: `script_path` and the CLI's argv. Never returns.
+function M.main(script_path, ...)
+  if type(script_path) ~= "string" then
+    io.stderr:write("usage: fake_cli.lua SCRIPT.lua [cli arguments...]\n")
+    os.exit(M.EXIT_SCRIPT)
+  end
+  io.stdout:setvbuf("full")
+  local log = open_log(os.getenv("CLAUDELUA_FAKE_LOG"))
+  local cli = M.new({ argv = { ... }, log = log, chunkname = "@" .. script_path })
+  cli:_log({ event = "start", argv = jarray({ ... }), env = core.environ(), cwd = cli.cwd,
+    pid = read_pid(), script = script_path, session_id = cli.session_id })
+
+  local env = setmetatable({ cli = cli }, { __index = _G })
+  local chunk, lerr = loadfile(script_path, "t", env)
+  if not chunk then cli:_exit(M.EXIT_SCRIPT, "fake_cli: cannot load the script: " .. lerr) end
+
+  local function handler(err)
+    if getmetatable(err) == Failure then return err end
+    return debug.traceback(tostring(err), 2)
+  end
+  local ok, err = xpcall(function()
+    local f = chunk(cli)
+    if type(f) == "function" then f(cli) end
+    cli:expect_eof()
+  end, handler)
+  if ok then cli:_exit(0) end
+  if getmetatable(err) == Failure then
+    cli:_exit(M.EXIT_EXPECTATION, "fake_cli: expectation failed"
+      .. (err.where and (" at " .. err.where) or "") .. ": " .. err.message)
+  end
+  cli:_exit(M.EXIT_SCRIPT, "fake_cli: script error: " .. tostring(err))
+end
+
+-- Required as a module (`require "claude.testing.fake_cli"`): the functions.
+-- Run as a program: the fake.
+if ... == "claude.testing.fake_cli" then return M end
+M.main(...)
