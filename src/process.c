@@ -48,14 +48,23 @@ struct proc_obj {
   uint64_t eof_grace_ms; /* after exit, how long to wait for EOF (0: forever) */
   uv_timer_t grace_timer;
   int grace_open;
+  /* Writes are coalesced: bytes wait here and go out in one write when the
+   * loop is about to wait for I/O (a prepare handle), so 64 answers written
+   * in one turn of the loop cost one system call, not 64. */
+  char *wbuf;
+  size_t wlen, wcap;
+  uv_prepare_t flush;
+  int flush_open;
+  int in_writable;         /* stdin accepts writes (not closed or closing) */
+  uv_shutdown_t shutdown;  /* stdin's EOF, after the queued writes */
 };
 
 typedef struct write_req {
   uv_write_t req;
-  proc_obj *proc;
-  int cb_ref;
   char data[];
 } write_req;
+
+#define DIRECT_WRITE ((size_t)64 * 1024) /* larger writes skip the buffer */
 
 /* ------------------------------------------------------------------------- */
 
@@ -63,6 +72,7 @@ static void proc_free_if_done(proc_obj *p) {
   if (p->handles == 0 && p->box == NULL) {
     claude_lines_free(&p->out.lines);
     claude_lines_free(&p->err.lines);
+    free(p->wbuf);
     free(p);
   }
 }
@@ -92,8 +102,10 @@ static void maybe_finish(proc_obj *p) {
   claude_ctx *ctx = p->hdr.ctx;
   if (p->finished || !p->exited || !p->out.eof || !p->err.eof) return;
   p->finished = 1;
+  p->in_writable = 0;
   close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
   close_handle(p, (uv_handle_t *)&p->grace_timer, &p->grace_open);
+  close_handle(p, (uv_handle_t *)&p->flush, &p->flush_open);
   claude_object_unlink(&p->hdr);
   if (p->exit_ref != LUA_NOREF && !ctx->closing) {
     lua_State *L = claude_cb_state(ctx);
@@ -341,6 +353,8 @@ static void proc_teardown(claude_handle *h) {
   else if (!p->exited && p->pid > 0) uv_kill(p->pid, SIGKILL);
   release_refs(p);
   p->finished = 1;
+  p->in_writable = 0;
+  close_handle(p, (uv_handle_t *)&p->flush, &p->flush_open);
   close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
   close_handle(p, (uv_handle_t *)&p->out.pipe, &p->out.open);
   close_handle(p, (uv_handle_t *)&p->err.pipe, &p->err.open);
@@ -452,6 +466,12 @@ static int l_spawn_process(lua_State *L) {
     claude_handle_opened(ctx);
     stdio[0].flags = (uv_stdio_flags)(UV_CREATE_PIPE | UV_READABLE_PIPE);
     stdio[0].data.stream = (uv_stream_t *)&p->in;
+    p->in_writable = 1;
+    uv_prepare_init(ctx->loop, &p->flush);
+    p->flush.data = p;
+    p->flush_open = 1;
+    p->handles++;
+    claude_handle_opened(ctx);
   } else if (strcmp(in_mode, "inherit") == 0) {
     stdio[0].flags = UV_INHERIT_FD;
     stdio[0].data.fd = 0;
@@ -509,101 +529,124 @@ static proc_obj *check_proc(lua_State *L) {
 }
 
 static void write_done(uv_write_t *req, int status) {
-  write_req *w = (write_req *)req;
-  claude_ctx *ctx = w->proc->hdr.ctx;
-  if (w->cb_ref != LUA_NOREF) {
-    if (!ctx->closing) {
-      lua_State *L = claude_cb_state(ctx);
-      lua_rawgeti(L, LUA_REGISTRYINDEX, w->cb_ref);
-      if (status == 0) lua_pushnil(L);
-      else lua_pushfstring(L, "%s: %s", uv_err_name(status), uv_strerror(status));
-      claude_unref(ctx, &w->cb_ref);
-      claude_pcall(ctx, L, 1);
-    } else {
-      claude_unref(ctx, &w->cb_ref);
-    }
-  }
-  free(w);
+  (void)status; /* a dead reader shows up as the process's exit */
+  free(req);
 }
 
-/* Writes `len` bytes (plus a newline when `nl`); returns 1 with "written" or
- * "queued" pushed, or pushes the fail triple. */
-static int do_write(lua_State *L, proc_obj *p, const char *data, size_t len, int nl, int cb_idx) {
-  uv_buf_t bufs[2];
+/* Writes bytes after anything already queued: what the pipe takes now goes
+ * at once, the rest is copied into a request libuv finishes later. */
+static int write_now(proc_obj *p, const char *data, size_t len) {
+  uv_stream_t *in = (uv_stream_t *)&p->in;
+  size_t done = 0;
   write_req *w;
-  int n = 0, nbufs = nl ? 2 : 1;
-  size_t total = len + (size_t)nl, done = 0;
-  if (!p->in_open) {
+  uv_buf_t buf;
+  int n;
+  if (uv_stream_get_write_queue_size(in) == 0) {
+    buf = uv_buf_init((char *)data, (unsigned int)len);
+    n = uv_try_write(in, &buf, 1);
+    if (n < 0 && n != UV_EAGAIN) return n;
+    if (n > 0) done = (size_t)n;
+    if (done == len) return 0;
+  }
+  w = (write_req *)malloc(sizeof(*w) + len - done);
+  if (w == NULL) return UV_ENOMEM;
+  memcpy(w->data, data + done, len - done);
+  buf = uv_buf_init(w->data, (unsigned int)(len - done));
+  n = uv_write(&w->req, in, &buf, 1, write_done);
+  if (n != 0) free(w);
+  return n;
+}
+
+/* Sends the coalesced bytes; a big buffer is given back afterwards. */
+static int flush_out(proc_obj *p) {
+  int err = 0;
+  if (p->wlen > 0 && p->in_open) err = write_now(p, p->wbuf, p->wlen);
+  p->wlen = 0;
+  if (p->wcap > 4 * DIRECT_WRITE) {
+    free(p->wbuf);
+    p->wbuf = NULL;
+    p->wcap = 0;
+  }
+  return err;
+}
+
+static void flush_cb(uv_prepare_t *h) {
+  proc_obj *p = (proc_obj *)h->data;
+  uv_prepare_stop(h);
+  flush_out(p);
+}
+
+/* Queues `len` bytes (plus a newline when `nl`); returns 1 with true
+ * pushed, or pushes the fail triple. */
+static int do_write(lua_State *L, proc_obj *p, const char *data, size_t len, int nl) {
+  size_t need = p->wlen + len + (size_t)nl;
+  if (!p->in_writable) {
     luaL_pushfail(L);
     lua_pushliteral(L, "stdin is closed");
     lua_pushliteral(L, "closed");
     return 3;
   }
-  bufs[0] = uv_buf_init((char *)data, (unsigned int)len);
-  bufs[1] = uv_buf_init((char *)"\n", 1);
-  if (uv_stream_get_write_queue_size((uv_stream_t *)&p->in) == 0) {
-    n = uv_try_write((uv_stream_t *)&p->in, bufs, (unsigned int)nbufs);
-    if (n < 0 && n != UV_EAGAIN) return claude_push_uv_error(L, n);
-    if (n > 0) done = (size_t)n;
-    if (done == total) {
-      if (cb_idx) { /* report completion through the callback too */
-        lua_pushvalue(L, cb_idx);
-        lua_pushnil(L);
-        lua_call(L, 1, 0);
-      }
-      lua_pushboolean(L, 1);
-      lua_pushliteral(L, "written");
-      return 2;
-    }
+  if (p->wlen == 0 && len >= DIRECT_WRITE) { /* big: no copy into the buffer */
+    int err = write_now(p, data, len);
+    if (err == 0 && nl) err = write_now(p, "\n", 1);
+    if (err != 0) return claude_push_uv_error(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
   }
-  w = (write_req *)malloc(sizeof(*w) + total - done);
-  if (w == NULL) return luaL_error(L, "out of memory");
-  if (done < len) {
-    memcpy(w->data, data + done, len - done);
-    if (nl) w->data[len - done] = '\n';
-  } else if (nl) {
-    w->data[0] = '\n';
+  if (need > p->wcap) {
+    size_t cap = p->wcap ? p->wcap : 4096;
+    char *wbuf;
+    while (cap < need) cap *= 2;
+    wbuf = (char *)realloc(p->wbuf, cap);
+    if (wbuf == NULL) return luaL_error(L, "out of memory");
+    p->wbuf = wbuf;
+    p->wcap = cap;
   }
-  w->proc = p;
-  w->cb_ref = cb_idx ? claude_ref(p->hdr.ctx, L, cb_idx) : LUA_NOREF;
-  bufs[0] = uv_buf_init(w->data, (unsigned int)(total - done));
-  n = uv_write(&w->req, (uv_stream_t *)&p->in, bufs, 1, write_done);
-  if (n != 0) {
-    claude_unref(p->hdr.ctx, &w->cb_ref);
-    free(w);
-    return claude_push_uv_error(L, n);
-  }
+  memcpy(p->wbuf + p->wlen, data, len);
+  p->wlen += len;
+  if (nl) p->wbuf[p->wlen++] = '\n';
+  if (!uv_is_active((uv_handle_t *)&p->flush)) uv_prepare_start(&p->flush, flush_cb);
   lua_pushboolean(L, 1);
-  lua_pushliteral(L, "queued");
-  return 2;
+  return 1;
 }
 
-/* p:write(data [, on_done]) -> true, "written"|"queued" | nil, err, code */
+/* p:write(data) -> true | nil, err, code (sent before the loop next waits) */
 static int proc_write(lua_State *L) {
   proc_obj *p = check_proc(L);
   size_t len;
   const char *data = luaL_checklstring(L, 2, &len);
-  if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
-  return do_write(L, p, data, len, 0, lua_isnoneornil(L, 3) ? 0 : 3);
+  return do_write(L, p, data, len, 0);
 }
 
-/* p:write_json(value [, on_done]): one JSON line, encoded in C */
+/* p:write_json(value): one JSON line, encoded in C */
 static int proc_write_json(lua_State *L) {
   proc_obj *p = check_proc(L);
   char *buf;
   size_t len;
   int n;
   luaL_checkany(L, 2);
-  if (!lua_isnoneornil(L, 3)) luaL_checktype(L, 3, LUA_TFUNCTION);
   if (!claude_json_encode_buffer(L, 2, &buf, &len)) return lua_error(L);
-  n = do_write(L, p, buf, len, 1, lua_isnoneornil(L, 3) ? 0 : 3);
+  n = do_write(L, p, buf, len, 1);
   free(buf);
   return n;
 }
 
+static void shutdown_cb(uv_shutdown_t *req, int status) {
+  proc_obj *p = (proc_obj *)req->data;
+  (void)status;
+  close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
+}
+
+/* p:close_stdin(): EOF for the child once everything written has gone */
 static int proc_close_stdin(lua_State *L) {
   proc_obj *p = check_proc(L);
-  close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
+  if (!p->in_writable) return 0;
+  p->in_writable = 0;
+  flush_out(p);
+  if (uv_is_active((uv_handle_t *)&p->flush)) uv_prepare_stop(&p->flush);
+  p->shutdown.data = p;
+  if (uv_shutdown(&p->shutdown, (uv_stream_t *)&p->in, shutdown_cb) != 0)
+    close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
   return 0;
 }
 
@@ -648,8 +691,8 @@ static int proc_status(lua_State *L) {
 
 static int proc_write_queue_size(lua_State *L) {
   proc_obj *p = check_proc(L);
-  lua_pushinteger(L, p->in_open ? (lua_Integer)uv_stream_get_write_queue_size(
-                                      (uv_stream_t *)&p->in) : 0);
+  lua_pushinteger(L, p->in_open ? (lua_Integer)(uv_stream_get_write_queue_size(
+                                      (uv_stream_t *)&p->in) + p->wlen) : 0);
   return 1;
 }
 

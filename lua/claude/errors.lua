@@ -3,7 +3,9 @@
 -- `tostring` reads well; `errors.is(e, kind)` tests one without caring
 -- whether `e` is a claude error at all.
 -- Kinds: `timeout`, `cancelled`, `closed`, `cli_not_found`, `connection`,
--- `process`, `json_decode`, `protocol`, `overflow`, `task`.
+-- `process`, `json_decode`, `protocol`, `overflow`, `control` (the CLI
+-- answered a control request with an error), `task`, `deadlock` (a wait
+-- nothing can end), `misuse` (a wait where none is possible).
 -- @module claude.errors
 local M = {}
 

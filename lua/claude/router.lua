@@ -310,6 +310,37 @@ function Router:handle(name, message)
   return rpc_error(id, code, msg, data)
 end
 
+--- Like `handle`, but never waits: `reply(response)` is called once with the
+-- answer, at once for everything but work that waits (a tool, a read, a
+-- prompt), which runs in its own task. This is the session's path: one task
+-- per tool call instead of two, and none for the protocol's own messages.
+-- @tparam string name the server name
+-- @param message the decoded JSON-RPC message
+-- @tparam function reply `reply(response)`
+function Router:handle_async(name, message, reply)
+  local server = self._servers[name]
+  if server then
+    local ok, op, a, b, c, d = pcall(dispatch, server, message)
+    if ok and op == "reply" then return reply(a) end
+    if ok and op == "call" then -- tool, arguments, meta, id
+      local ctx = new_ctx(self, name, server, d, c)
+      local task = spawn(function()
+        local result = call_tool(a, b, ctx)
+        if ctx._task then unregister(self, name, d, ctx) end
+        if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
+        reply { jsonrpc = "2.0", id = d, result = result }
+      end)
+      if not task:done() then
+        ctx._task = task
+        register(self, name, d, ctx)
+      end
+      return
+    end
+  end
+  -- the rest (unknown server, cancel, reads, prompts) as `handle` does it
+  spawn(function() reply(self:handle(name, message)) end)
+end
+
 --- Cancel every request in flight (when the session closes). Their answers are still made.
 -- @tparam[opt] string reason
 -- @treturn integer how many were cancelled

@@ -81,8 +81,10 @@ function Session:control(subtype, fields, timeout)
     error("bad argument #1 to 'control' (string expected, got " .. type(subtype) .. ")", 2)
   end
   if self.error then return nil, self.error end
-  local request = fields or {}
-  request.subtype = subtype
+  local request = { subtype = subtype }
+  for k, v in pairs(fields or {}) do
+    if k ~= "subtype" then request[k] = v end
+  end
   local id = new_request_id(self)
   local ok, err = write(self, { type = "control_request", request_id = id, request = request })
   if not ok then return nil, err end
@@ -256,6 +258,17 @@ local function dispatch(self, msg, err, line, kind)
       done(response)
     end
   elseif t == "control_request" then
+    local req = msg.request
+    local router = self.router
+    if router and type(req) == "table" and req.subtype == "mcp_message" then
+      -- the hot path of in-process tools: no task unless the tool waits
+      local id = msg.request_id
+      router:handle_async(req.server_name, req.message, function(response)
+        write(self, { type = "control_response", response = { subtype = "success",
+          request_id = id, response = { mcp_response = response } } })
+      end)
+      return
+    end
     local task = async.spawn(handle_request, self, msg)
     local entry = self.inbound[msg.request_id]
     if entry then entry.task = task end

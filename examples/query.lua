@@ -1,0 +1,30 @@
+-- query.lua -- one question, one answer, and what it cost.
+--
+--   claudelua examples/query.lua ["your question"]        # your real Claude Code setup
+--   CLAUDELUA_DEMO=1 claudelua examples/query.lua          # offline, scripted answers
+--   claudelua examples/query.lua --demo
+package.path = arg[0]:match("^(.-)[^/]*$") .. "?.lua;" .. package.path
+local claude = require "claude"
+local demo = require "demo"
+
+local prompt = arg[1] or "What is 15 + 27? Answer in one short sentence."
+
+local options, mock <close> = demo.setup({ turns = { -- luacheck: ignore mock
+  { content = { { type = "text", text = "15 + 27 = 42." } } },
+} }, { max_turns = 1 })
+
+-- The loop ends after the result; breaking out early closes the session too.
+local failed
+for msg in claude.query(prompt, options) do
+  if msg.type == "system" and msg.subtype == "init" then
+    print(string.format("[model %s, session %s]", msg.model, msg.session_id))
+  elseif msg.type == "assistant" then
+    local text = claude.text(msg)
+    if text then print(text) end
+  elseif msg.type == "result" then
+    print(string.format("[%s in %d ms, %d turn(s), cost $%.4f]", msg.subtype,
+      msg.duration_ms or 0, msg.num_turns or 0, msg.total_cost_usd or 0))
+    if msg.is_error then failed = claude.text(msg) or msg.subtype end
+  end
+end
+if failed then error("the query failed: " .. failed, 0) end -- exit code 1

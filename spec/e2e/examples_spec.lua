@@ -1,0 +1,74 @@
+-- The examples, run in demo mode (the real CLI against the scripted API) with
+-- build/claudelua, from another directory to check they find their files.
+local harness = require "support.harness"
+
+local host = harness.claudelua
+if host:sub(1, 1) ~= "/" then host = harness.root .. "/" .. host end
+
+-- Runs examples/<name> from /tmp, in demo mode by the environment ("env") or
+-- by the --demo flag ("flag"); returns its stdout.
+local function run(name, how)
+  local script = harness.root .. "/examples/" .. name
+  local cmd
+  if how == "flag" then
+    cmd = "cd /tmp && exec " .. harness.quote(host) .. " " .. harness.quote(script) .. " --demo"
+  else
+    cmd = "cd /tmp && CLAUDELUA_DEMO=1 exec " .. harness.quote(host) .. " " .. harness.quote(script)
+  end
+  local code, out, err = harness.sh("timeout 60 sh -c " .. harness.quote(cmd))
+  assert(code == 0, name .. " exited with " .. code .. "\nstdout:\n" .. out .. "\nstderr:\n" .. err)
+  assert.matches("[demo] scripted Messages API", err, 1, true)
+  return out
+end
+
+local function has(out, text)
+  assert(out:find(text, 1, true), "expected " .. string.format("%q", text)
+    .. " in the output:\n" .. out)
+end
+
+describe("examples (demo mode)", function()
+  it("query.lua prints the answer and the cost", function()
+    local out = run("query.lua", "env")
+    has(out, "15 + 27 = 42.")
+    assert.matches("%[success in %d+ ms, 1 turn%(s%), cost %$0%.%d%d%d%d%]", out)
+    assert.is_nil(out:find("cost $0.0000", 1, true))
+  end)
+
+  it("query.lua also takes --demo", function()
+    has(run("query.lua", "flag"), "15 + 27 = 42.")
+  end)
+
+  it("session.lua runs three turns with an interrupt in the middle", function()
+    local out = run("session.lua", "env")
+    has(out, "Red, yellow and blue.")
+    has(out, "Once upon a time")
+    has(out, "[interrupted]")
+    has(out, "[error_during_execution, total cost so far")
+    has(out, "You first asked me to name the three primary colours.")
+    assert.matches("%[session [%x%-]+: success%]", out)
+    -- the story was cut off
+    assert.is_nil(out:find("mixed them all", 1, true))
+  end)
+
+  it("permissions.lua allows, changes the input, and denies", function()
+    local out = run("permissions.lua", "flag")
+    has(out, "[asked: mcp__calc__add")
+    has(out, "[tool_result: 5]")
+    has(out, "[asked: mcp__calc__multiply")
+    has(out, "[tool_result: 10]") -- 2.4 * 4.6 rounded to 2 * 5
+    has(out, "[tool_result (error): Division by zero is not allowed in this session.]")
+    has(out, "[success, 1 denial(s), cost $")
+  end)
+
+  it("hooks.lua sees the prompt and the tools, and blocks one call", function()
+    local out = run("hooks.lua", "env")
+    has(out, "[UserPromptSubmit:")
+    has(out, "[PreToolUse mcp__calc__add")
+    has(out, "[PostToolUse mcp__calc__add -> ")
+    has(out, "[PreToolUse mcp__calc__divide")
+    has(out, "Division by zero is blocked by a hook.]")
+    assert.is_nil(out:find("[PostToolUse mcp__calc__divide", 1, true))
+    has(out, "[Stop]")
+    has(out, "[success, cost $")
+  end)
+end)
