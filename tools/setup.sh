@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages claudelua needs and builds it into build/.
+# Installs the Debian packages claudelua needs, builds it into build/, and
+# installs the pinned claude CLI into node_modules/ (for the examples' demo
+# mode and the e2e specs).
 # Usage: bash tools/setup.sh   (uses sudo for apt-get when not root)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,3 +24,4 @@ fi
 
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)"
+bash tools/install-cli.sh >/dev/null
