@@ -207,13 +207,16 @@ end
 -- SIGINT cancelling it, then waits for the tasks it left running.
 -- @return true | false, message, exit code
 function M._main(chunk, ...)
-  local main = async.spawn_observed(chunk, ...)
+  local main
   local interrupted = false
+  -- watching before the chunk starts: it runs until its first wait at once
   local sigint = core.signal("int", function()
     if interrupted then os.exit(130, true) end
     interrupted = true
-    main:cancel("interrupted")
+    if main then main:cancel("interrupted") end
   end, true)
+  main = async.spawn_observed(chunk, ...)
+  if interrupted then main:cancel("interrupted") end
   local ok, err
   local pok, jok, jerr = pcall(main.join, main)
   if pok then ok, err = jok, jerr else ok, err = false, jok end
