@@ -203,7 +203,10 @@ function M.build_args(options)
   if options.session_id then add(argv, "--session-id=" .. options.session_id) end
   local settings = options.settings
   if options.sandbox then
-    local merged = type(settings) == "table" and settings or {}
+    local merged = {}
+    if type(settings) == "table" then
+      for k, v in pairs(settings) do merged[k] = v end
+    end
     if type(settings) == "string" then
       local f = io.open(settings, "rb")
       local text = f and f:read("a") or settings

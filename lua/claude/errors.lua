@@ -5,7 +5,8 @@
 -- Kinds: `timeout`, `cancelled`, `closed`, `cli_not_found`, `connection`,
 -- `process`, `json_decode`, `protocol`, `overflow`, `control` (the CLI
 -- answered a control request with an error), `task`, `deadlock` (a wait
--- nothing can end), `misuse` (a wait where none is possible).
+-- nothing can end), `misuse` (a wait where none is possible), `prompt` (a
+-- prompt iterator failed).
 -- @module claude.errors
 local M = {}
 

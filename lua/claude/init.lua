@@ -6,6 +6,7 @@
 -- @module claude
 local core = require "claude.core"
 local async = require "claude.async"
+local errors = require "claude.errors"
 
 local M = {
   _NAME = "claude",
@@ -107,20 +108,27 @@ function M.query(prompt, options)
     error("bad argument #1 to 'query' (string, table or function expected, got "
       .. type(prompt) .. ")", 2)
   end
-  local session, err = S.open(options, 2)
-  if not session then error(err, 2) end
+  local session, open_err = S.open(options, 2)
+  if not session then error(open_err, 2) end
   if type(prompt) == "function" then
-    local feeder = async.spawn(function()
+    session.feeder = async.spawn_observed(function()
       local sent = 0
-      for msg in prompt do
-        local ok, werr = session:send(msg)
-        if not ok then error(werr, 0) end
-        sent = sent + 1
+      local ok, err = pcall(function()
+        for msg in prompt do
+          local wok, werr = session:send(msg)
+          if not wok then error(werr, 0) end
+          sent = sent + 1
+        end
+      end)
+      if not ok then -- the prompt iterator failed: so does the query
+        session:abort(errors.new("prompt", "the prompt iterator failed: " .. tostring(err),
+          { cause = err }))
+      elseif session:bidirectional() then
+        session:end_input_after(sent)
+      else
+        session:end_input()
       end
-      if session:bidirectional() then session:end_input_after(sent)
-      else session:end_input() end
     end)
-    session.feeder = feeder
   else
     local ok, werr = session:send(prompt)
     if not ok then

@@ -42,6 +42,12 @@ local function stderr_tail(self)
   return table.concat(self.stderr_lines, "\n")
 end
 
+local function close_stdin(self)
+  if self.stdin_closed or self.exited then return end
+  self.stdin_closed = true
+  self.proc:close_stdin()
+end
+
 -- Ends the session with `err`: every pending wait sees it at once.
 local function fail(self, err)
   if self.error then return end
@@ -50,10 +56,9 @@ local function fail(self, err)
   self.pending = {}
   for _, done in pairs(pending) do done(nil, err) end
   self.inbox:close(err)
-  if self.proc and not self.exited then
-    pcall(self.proc.close_stdin, self.proc)
-    pcall(self.proc.kill, self.proc, "term")
-  end
+  -- EOF tells the CLI to finish; close() (the iterator's, <close>, or the
+  -- host's at exit) escalates to signals if it does not
+  close_stdin(self)
 end
 
 local function write(self, msg)
@@ -66,12 +71,6 @@ local function write(self, msg)
     return nil, errors.new("connection", "cannot write to the claude CLI: " .. tostring(err))
   end
   return true
-end
-
-local function close_stdin(self)
-  if self.stdin_closed or self.exited then return end
-  self.stdin_closed = true
-  self.proc:close_stdin()
 end
 
 --- Sends a control request and waits for its answer.
@@ -164,8 +163,8 @@ local function handle_request(self, msg)
   local handler = type(req) == "table" and handlers[req.subtype]
   local ok, body
   if not handler then
-    ok, body = false, "Unsupported control request subtype: "
-      .. tostring(type(req) == "table" and req.subtype)
+    ok, body = false, errors.new("protocol", "Unsupported control request subtype: "
+      .. tostring(type(req) == "table" and req.subtype))
   else
     ok, body = xpcall(handler, async.traceback, self, req, ctx)
   end
@@ -450,8 +449,8 @@ function Session:wait_ready(timeout)
       end
     end, timeout or self.options.initialize_timeout or M.initialize_timeout())
     if not ok then
-      return nil, errors.new("timeout", "the claude CLI did not answer initialize within "
-        .. tostring(err and err.message or "the timeout"))
+      return nil, errors.new("timeout", "the claude CLI did not answer initialize: "
+        .. tostring(err and err.message or "timed out"))
     end
   end
   if self.init_error then return nil, self.init_error end
@@ -580,6 +579,12 @@ function Session:refresh_server(name, timeout)
   local ok, err = self:mcp_set_servers(json.object(), timeout)
   if not ok then return nil, err end
   return self:mcp_set_servers({ [name] = { type = "sdk", name = name } }, timeout)
+end
+
+--- Ends the session with `err`: pending waits and the message iterator see
+-- it, and the CLI is stopped.
+function Session:abort(err)
+  fail(self, err)
 end
 
 --- Closes the CLI's input; it finishes the current turn, then exits.
