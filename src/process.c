@@ -576,10 +576,27 @@ static void flush_cb(uv_prepare_t *h) {
   flush_out(p);
 }
 
+/* Appends to the coalescing buffer and makes sure a flush is due. */
+static int append_out(proc_obj *p, const char *data, size_t len) {
+  size_t need = p->wlen + len;
+  if (need > p->wcap) {
+    size_t cap = p->wcap ? p->wcap : 4096;
+    char *wbuf;
+    while (cap < need) cap *= 2;
+    wbuf = (char *)realloc(p->wbuf, cap);
+    if (wbuf == NULL) return 0;
+    p->wbuf = wbuf;
+    p->wcap = cap;
+  }
+  memcpy(p->wbuf + p->wlen, data, len);
+  p->wlen += len;
+  if (!uv_is_active((uv_handle_t *)&p->flush)) uv_prepare_start(&p->flush, flush_cb);
+  return 1;
+}
+
 /* Queues `len` bytes (plus a newline when `nl`); returns 1 with true
  * pushed, or pushes the fail triple. */
 static int do_write(lua_State *L, proc_obj *p, const char *data, size_t len, int nl) {
-  size_t need = p->wlen + len + (size_t)nl;
   if (!p->in_writable) {
     luaL_pushfail(L);
     lua_pushliteral(L, "stdin is closed");
@@ -593,19 +610,8 @@ static int do_write(lua_State *L, proc_obj *p, const char *data, size_t len, int
     lua_pushboolean(L, 1);
     return 1;
   }
-  if (need > p->wcap) {
-    size_t cap = p->wcap ? p->wcap : 4096;
-    char *wbuf;
-    while (cap < need) cap *= 2;
-    wbuf = (char *)realloc(p->wbuf, cap);
-    if (wbuf == NULL) return luaL_error(L, "out of memory");
-    p->wbuf = wbuf;
-    p->wcap = cap;
-  }
-  memcpy(p->wbuf + p->wlen, data, len);
-  p->wlen += len;
-  if (nl) p->wbuf[p->wlen++] = '\n';
-  if (!uv_is_active((uv_handle_t *)&p->flush)) uv_prepare_start(&p->flush, flush_cb);
+  if (!append_out(p, data, len) || (nl && !append_out(p, "\n", 1)))
+    return luaL_error(L, "out of memory");
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -629,6 +635,40 @@ static int proc_write_json(lua_State *L) {
   n = do_write(L, p, buf, len, 1);
   free(buf);
   return n;
+}
+
+/* p:write_control_response(request_id, key, body): the line
+ * {"type":"control_response","response":{"subtype":"success",
+ *  "request_id":ID,"response":{KEY:BODY}}}, built without Lua tables for the
+ * envelope (the answer to every tool call goes this way). */
+static int proc_write_control_response(lua_State *L) {
+  static const char head[] =
+    "{\"type\":\"control_response\",\"response\":{\"subtype\":\"success\",\"request_id\":";
+  proc_obj *p = check_proc(L);
+  char *id = NULL, *body = NULL;
+  size_t id_len, body_len, key_len;
+  const char *key = luaL_checklstring(L, 3, &key_len);
+  int ok;
+  luaL_checkany(L, 4);
+  if (!p->in_writable) {
+    luaL_pushfail(L);
+    lua_pushliteral(L, "stdin is closed");
+    lua_pushliteral(L, "closed");
+    return 3;
+  }
+  if (!claude_json_encode_buffer(L, 2, &id, &id_len)) return lua_error(L);
+  if (!claude_json_encode_buffer(L, 4, &body, &body_len)) {
+    free(id);
+    return lua_error(L);
+  }
+  ok = append_out(p, head, sizeof head - 1) && append_out(p, id, id_len) &&
+       append_out(p, ",\"response\":{\"", 14) && append_out(p, key, key_len) &&
+       append_out(p, "\":", 2) && append_out(p, body, body_len) && append_out(p, "}}}\n", 4);
+  free(id);
+  free(body);
+  if (!ok) return luaL_error(L, "out of memory");
+  lua_pushboolean(L, 1);
+  return 1;
 }
 
 static void shutdown_cb(uv_shutdown_t *req, int status) {
@@ -723,7 +763,8 @@ static int proc_tostring(lua_State *L) {
 }
 
 static const luaL_Reg proc_methods[] = {
-  {"write", proc_write}, {"write_json", proc_write_json}, {"close_stdin", proc_close_stdin},
+  {"write", proc_write}, {"write_json", proc_write_json},
+  {"write_control_response", proc_write_control_response}, {"close_stdin", proc_close_stdin},
   {"kill", proc_kill}, {"pid", proc_pid}, {"status", proc_status},
   {"write_queue_size", proc_write_queue_size}, {"close", proc_close}, {NULL, NULL}};
 static const luaL_Reg proc_metamethods[] = {

@@ -102,11 +102,29 @@ local function fail(task, err)
   wake_waiters(task)
 end
 
+-- Task coroutines are pooled: creating a coroutine (a lua_State and its
+-- stack) is the largest cost of a short task such as one tool call.
+local DONE = setmetatable({}, { __name = "claude.done" })
+local idle, MAX_IDLE = {}, 64
+
+-- The body of every task coroutine: runs one task, says DONE, and waits to be
+-- handed the next one (a tail call, so its stack stays flat).
+local function body(task, fn, ...)
+  task.result = pack(xpcall(fn, traceback, ...))
+  return body(coroutine.yield(DONE))
+end
+
 local function step(task, ...)
-  local ok, yielded = coroutine.resume(task.co, ...)
+  local co = task.co
+  local ok, yielded = coroutine.resume(co, ...)
+  if ok and yielded == SUSPEND then return end
   if not ok then
+    tasks[co] = nil
     fail(task, yielded)
-  elseif coroutine.status(task.co) == "dead" then
+  elseif yielded == DONE then
+    tasks[co] = nil
+    task.co = nil
+    if #idle < MAX_IDLE then idle[#idle + 1] = co end
     local r = task.result
     if r[1] then
       task.status = "done"
@@ -115,23 +133,25 @@ local function step(task, ...)
     else
       fail(task, r[2])
     end
-  elseif yielded ~= SUSPEND then
-    local msg = debug.traceback(task.co, "coroutine.yield was called directly inside a claude "
+  else
+    local msg = debug.traceback(co, "coroutine.yield was called directly inside a claude "
       .. "task; waits in tasks must go through claude (sleep, wait, receive...); run your own "
       .. "coroutines with coroutine.wrap inside the task instead of yielding out of it", 0)
-    coroutine.close(task.co)
+    coroutine.close(co)
+    tasks[co] = nil
     fail(task, errors.new("task", msg))
   end
 end
 
 local function start(observed, fn, ...)
   local task = setmetatable({ status = "running", observed = observed }, Task)
-  task.co = coroutine.create(function(...)
-    task.result = pack(xpcall(fn, traceback, ...))
-  end)
-  tasks[task.co] = task
+  local n = #idle
+  local co = idle[n]
+  if co then idle[n] = nil else co = coroutine.create(body) end
+  task.co = co
+  tasks[co] = task
   pending[task] = true
-  step(task, ...)
+  step(task, task, fn, ...)
   return task
 end
 
@@ -165,6 +185,15 @@ end
 
 local function timeout_error(timeout)
   return errors.new("timeout", string.format("timed out after %g s", timeout))
+end
+
+-- What a task's wait returns when it is resumed; a cancellation raises.
+local function resumed(ok, ...)
+  if ok == false then
+    local err = ...
+    if errors.is(err, "cancelled") then error(err, 0) end
+  end
+  return ok, ...
 end
 
 --- Waits for an event. `arm(done)` registers the completion: `done(...)`
@@ -220,9 +249,7 @@ function M.await(arm, timeout)
       timer:start(timeout, function() task.abort(timeout_error(timeout)) end)
     end
     task.status = "waiting"
-    local r = pack(coroutine.yield(SUSPEND))
-    if r[1] == false and errors.is(r[2], "cancelled") then error(r[2], 0) end
-    return unpack(r, 1, r.n)
+    return resumed(coroutine.yield(SUSPEND))
   end
   -- Outside any task: run the loop until the wait completes.
   if timeout then

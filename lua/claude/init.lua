@@ -137,16 +137,9 @@ function M.query(prompt, options)
     end
     if session:bidirectional() then session:end_input_after(1) else session:end_input() end
   end
-  local iter = session:messages()
-  return function()
-    local ok, msg = pcall(iter)
-    if not ok then
-      session:close()
-      error(msg, 0)
-    end
-    if msg == nil then session:close() end
-    return msg
-  end, nil, nil, session
+  -- the session is the loop's closing value: a `for` closes it at the end,
+  -- on break and on error
+  return session:messages(), nil, nil, session
 end
 
 --- Starts a session for many turns: `local s <close> = claude.connect(options)`,

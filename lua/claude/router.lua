@@ -310,26 +310,33 @@ function Router:handle(name, message)
   return rpc_error(id, code, msg, data)
 end
 
---- Like `handle`, but never waits: `reply(response)` is called once with the
+--- Like `handle`, but never waits: `reply(tag, response)` is called once with the
 -- answer, at once for everything but work that waits (a tool, a read, a
 -- prompt), which runs in its own task. This is the session's path: one task
 -- per tool call instead of two, and none for the protocol's own messages.
 -- @tparam string name the server name
 -- @param message the decoded JSON-RPC message
--- @tparam function reply `reply(response)`
-function Router:handle_async(name, message, reply)
+-- @tparam function reply `reply(tag, response)`
+-- @param tag any value, handed back to `reply` (the control request id)
+local function run_call(self, name, t, args, ctx, id, reply, tag)
+  local result = call_tool(t, args, ctx)
+  if ctx._task then unregister(self, name, id, ctx) end
+  if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
+  reply(tag, { jsonrpc = "2.0", id = id, result = result })
+end
+
+local function run_handle(self, name, message, reply, tag)
+  reply(tag, self:handle(name, message))
+end
+
+function Router:handle_async(name, message, reply, tag)
   local server = self._servers[name]
   if server then
     local ok, op, a, b, c, d = pcall(dispatch, server, message)
-    if ok and op == "reply" then return reply(a) end
+    if ok and op == "reply" then return reply(tag, a) end
     if ok and op == "call" then -- tool, arguments, meta, id
       local ctx = new_ctx(self, name, server, d, c)
-      local task = spawn(function()
-        local result = call_tool(a, b, ctx)
-        if ctx._task then unregister(self, name, d, ctx) end
-        if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
-        reply { jsonrpc = "2.0", id = d, result = result }
-      end)
+      local task = spawn(run_call, self, name, a, b, ctx, d, reply, tag)
       if not task:done() then
         ctx._task = task
         register(self, name, d, ctx)
@@ -338,7 +345,7 @@ function Router:handle_async(name, message, reply)
     end
   end
   -- the rest (unknown server, cancel, reads, prompts) as `handle` does it
-  spawn(function() reply(self:handle(name, message)) end)
+  spawn(run_handle, self, name, message, reply, tag)
 end
 
 --- Cancel every request in flight (when the session closes). Their answers are still made.

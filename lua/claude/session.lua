@@ -261,11 +261,7 @@ local function dispatch(self, msg, err, line, kind)
     local router = self.router
     if router and type(req) == "table" and req.subtype == "mcp_message" then
       -- the hot path of in-process tools: no task unless the tool waits
-      local id = msg.request_id
-      router:handle_async(req.server_name, req.message, function(response)
-        write(self, { type = "control_response", response = { subtype = "success",
-          request_id = id, response = { mcp_response = response } } })
-      end)
+      router:handle_async(req.server_name, req.message, self.mcp_reply, msg.request_id)
       return
     end
     local task = async.spawn(handle_request, self, msg)
@@ -369,6 +365,9 @@ function M.open(options, level)
     sdk_names = sdk_names,
   }, Session)
   if next(sdk) then
+    self.mcp_reply = function(request_id, response)
+      self.proc:write_control_response(request_id, "mcp_response", response)
+    end
     self.router = require("claude.router").new(sdk, {
       notify = function(server_name, message)
         if not self.error and not self.stdin_closed then
