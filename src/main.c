@@ -219,18 +219,18 @@ static int runargs(lua_State *L, char **argv, int n) {
 /* Finds the directory of our Lua files: next to the build tree's binary, or
  * the install directory; no environment variable needed. */
 static void add_lua_path(lua_State *L) {
-  char exe[4096], candidate[4200];
-  size_t size = sizeof exe;
+  static const char *const beside[] = {"/../lua", "/../share/lua/5.4"};
+  char exe[4096], candidate[4200], probe[4300];
+  size_t size = sizeof exe, i;
   const char *dir = NULL;
   if (uv_exepath(exe, &size) == 0) {
     char *slash = strrchr(exe, '/');
-    if (slash != NULL) {
-      *slash = '\0';
-      snprintf(candidate, sizeof candidate, "%s/../lua/claude/init.lua", exe);
-      if (access(candidate, R_OK) == 0) {
-        snprintf(candidate, sizeof candidate, "%s/../lua", exe);
-        dir = candidate;
-      }
+    if (slash != NULL) *slash = '\0';
+    /* the build tree (build/claudelua), then an install prefix (bin/claudelua) */
+    for (i = 0; dir == NULL && slash != NULL && i < sizeof beside / sizeof *beside; i++) {
+      snprintf(candidate, sizeof candidate, "%s%s", exe, beside[i]);
+      snprintf(probe, sizeof probe, "%s/claude/init.lua", candidate);
+      if (access(probe, R_OK) == 0) dir = candidate;
     }
   }
   if (dir == NULL && CLAUDELUA_LUADIR[0] != '\0') dir = CLAUDELUA_LUADIR;
