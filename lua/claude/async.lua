@@ -61,16 +61,12 @@ function Task.__tostring(t)
 end
 
 local function wake_waiters(task)
-  local waiters = task.waiters
-  task.waiters = nil
   if task.timer then
     task.timer:close()
     task.timer = nil
   end
   pending[task] = nil
-  if waiters then
-    for i = 1, #waiters do waiters[i]() end
-  end
+  if task.finished then task.finished:set() end
 end
 
 -- Failed tasks nobody waited on yet: reported at the next turn of the loop
@@ -91,7 +87,7 @@ end
 local function fail(task, err)
   task.status = "failed"
   task.error = err
-  if not task.observed and (not task.waiters or #task.waiters == 0)
+  if not task.observed and not (task.finished and task.finished:waiting())
     and not (errors.is(err, "cancelled") and task.cancel_requested) then
     unretrieved[#unretrieved + 1] = task
     if not report_timer then
@@ -271,6 +267,44 @@ function M.await(arm, timeout)
   return unpack(early, 1, early.n)
 end
 
+local Event = {}
+Event.__index = Event
+Event.__name = "claude.Event"
+
+--- A one-shot event: waits on it end when it is set (at once once it is).
+function M.event()
+  return setmetatable({ is_set = false, waiters = {} }, Event)
+end
+
+--- Sets the event and wakes everything waiting on it.
+function Event:set()
+  if self.is_set then return end
+  self.is_set = true
+  local w = self.waiters
+  self.waiters = nil
+  for i = 1, #w do w[i]() end
+end
+
+--- True while something waits on the event.
+function Event:waiting()
+  return self.waiters ~= nil and #self.waiters > 0
+end
+
+--- Waits until the event is set.
+-- @treturn boolean true, or false and a timeout error
+function Event:wait(timeout)
+  if self.is_set then return true end
+  return M.await(function(done)
+    local w = self.waiters
+    w[#w + 1] = done
+    return function()
+      for i = #w, 1, -1 do
+        if w[i] == done then table.remove(w, i) end
+      end
+    end
+  end, timeout)
+end
+
 --- Sleeps `seconds`; inside a task, other tasks run meanwhile.
 function M.sleep(seconds)
   if type(seconds) ~= "number" or seconds < 0 then
@@ -300,16 +334,8 @@ end
 --   error (the task's, with its traceback, or a timeout error)
 function Task:join(timeout)
   if self.status ~= "done" and self.status ~= "failed" then
-    local ok, err = M.await(function(done)
-      self.waiters = self.waiters or {}
-      local list = self.waiters
-      list[#list + 1] = done
-      return function()
-        for i = #list, 1, -1 do
-          if list[i] == done then table.remove(list, i) end
-        end
-      end
-    end, timeout)
+    self.finished = self.finished or M.event() -- made only for tasks somebody waits on
+    local ok, err = self.finished:wait(timeout)
     if not ok then return false, err end
   end
   if self.status == "failed" then

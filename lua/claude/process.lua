@@ -85,8 +85,8 @@ function M.spawn(spec)
   local file, err, code = M.which(cmd, env.PATH)
   if not file then return nil, err, code end
 
-  local self = setmetatable({ lines_q = queue.new(), stderr_parts = {}, stderr_bytes = 0 },
-    Process)
+  local self = setmetatable({ lines_q = queue.new(), stderr_parts = {}, stderr_bytes = 0,
+    exited = async.event() }, Process)
   local stderr = spec.stderr or "collect"
   local stderr_mode, on_stderr = stderr, nil
   if type(stderr) == "function" then
@@ -121,9 +121,7 @@ function M.spawn(spec)
       self.finished = true
       self.exit_code, self.signal = status, signal
       if self.kill_timer then self.kill_timer:close(); self.kill_timer = nil end
-      local w = self.exit_waiters
-      self.exit_waiters = nil
-      if w then for i = 1, #w do w[i]() end end
+      self.exited:set()
     end,
   }
   if not raw then return nil, serr, scode end
@@ -178,17 +176,8 @@ end
 --- Waits until the child has exited and every pipe reached EOF.
 -- @return exit code, signal number | nil, timeout error
 function Process:wait(timeout)
-  if not self.finished then
-    local ok, err = async.await(function(done)
-      self.exit_waiters = self.exit_waiters or {}
-      local w = self.exit_waiters
-      w[#w + 1] = done
-      return function()
-        for i = #w, 1, -1 do if w[i] == done then table.remove(w, i) end end
-      end
-    end, timeout)
-    if not ok then return nil, err end
-  end
+  local ok, err = self.exited:wait(timeout)
+  if not ok then return nil, err end
   return self.exit_code, self.signal
 end
 

@@ -304,9 +304,7 @@ local function on_exit(self, code, signal)
     self.error = self.error or err
     self.inbox:close(self.error)
   end
-  local w = self.exit_waiters
-  self.exit_waiters = nil
-  if w then for i = 1, #w do w[i]() end end
+  self.exited_event:set()
 end
 
 -- The CLI's first handshake with an in-process server, answered ahead of
@@ -361,6 +359,8 @@ function M.open(options, level)
     agent_tasks = {},
     results = 0,
     control_timeout = options.control_timeout or DEFAULT_CONTROL_TIMEOUT,
+    ready = async.event(),          -- the answer to initialize came
+    exited_event = async.event(),   -- the CLI exited and its output ended
     hooks = hooks.register(options.hooks),
     sdk_names = sdk_names,
   }, Session)
@@ -416,13 +416,10 @@ function M.open(options, level)
   -- initialize goes first; its answer is the readiness signal
   self.init_id = new_request_id(self)
   local pending = self.pending
-  self.init_waiters = {}
   pending[self.init_id] = function(response, err)
     self.init_response = response
     self.init_error = err
-    local w = self.init_waiters
-    self.init_waiters = nil
-    for i = 1, #w do w[i]() end
+    self.ready:set()
   end
   local request = initialize_request(self)
   request.subtype = "initialize"
@@ -439,14 +436,9 @@ end
 --- Waits for the CLI's answer to initialize (the sign it is ready).
 -- @return the server info table, or nil and an error
 function Session:wait_ready(timeout)
-  if self.init_waiters then
-    local ok, err = async.await(function(done)
-      local w = self.init_waiters
-      w[#w + 1] = done
-      return function()
-        for i = #w, 1, -1 do if w[i] == done then table.remove(w, i) end end
-      end
-    end, timeout or self.options.initialize_timeout or M.initialize_timeout())
+  do
+    local ok, err = self.ready:wait(timeout or self.options.initialize_timeout
+      or M.initialize_timeout())
     if not ok then
       return nil, errors.new("timeout", "the claude CLI did not answer initialize: "
         .. tostring(err and err.message or "timed out"))
@@ -605,17 +597,8 @@ end
 --- Waits for the CLI to exit.
 -- @return exit code, signal | nil, timeout error
 function Session:wait(timeout)
-  if not self.exited then
-    local ok, err = async.await(function(done)
-      self.exit_waiters = self.exit_waiters or {}
-      local w = self.exit_waiters
-      w[#w + 1] = done
-      return function()
-        for i = #w, 1, -1 do if w[i] == done then table.remove(w, i) end end
-      end
-    end, timeout)
-    if not ok then return nil, err end
-  end
+  local ok, err = self.exited_event:wait(timeout)
+  if not ok then return nil, err end
   return self.exit_code, self.exit_signal
 end
 

@@ -10,24 +10,7 @@ local harness = require "support.harness"
 -- Generous: the machine is small and busy. Timeouts only guard against hangs.
 local T = 30
 
-local function collect(iter)
-  local out = {}
-  for msg in iter do out[#out + 1] = msg end
-  return out
-end
-
-local function of_type(msgs, t, subtype)
-  local out = {}
-  for _, m in ipairs(msgs) do
-    if m.type == t and (subtype == nil or m.subtype == subtype) then out[#out + 1] = m end
-  end
-  return out
-end
-
-local function last_of(msgs, t)
-  local list = of_type(msgs, t)
-  return list[#list]
-end
+local collect, of_type, last_of = harness.collect, harness.of_type, harness.last_of
 
 -- Assistant texts (non-empty) of a list of messages, in order.
 local function texts(msgs)

@@ -8,15 +8,11 @@ local function use(name, input) return { type = "tool_use", name = name, input =
 
 -- Runs one query to its end; returns the messages.
 local function run(prompt, options)
-  local messages = {}
-  for msg in claude.query(prompt, options) do messages[#messages + 1] = msg end
-  return messages
+  return harness.collect(claude.query(prompt, options))
 end
 
 local function last_result(messages)
-  for i = #messages, 1, -1 do
-    if messages[i].type == "result" then return messages[i] end
-  end
+  return harness.last_of(messages, "result")
 end
 
 -- The tool results the model received, in order (from the mock's log).

@@ -17,19 +17,7 @@ local fmt = string.format
 -- A script that answers initialize, then waits for stdin to close.
 local IDLE = "cli:expect_initialize()"
 
-local function collect(iter)
-  local out = {}
-  for msg in iter do out[#out + 1] = msg end
-  return out
-end
-
-local function of_type(msgs, t, subtype)
-  local out = {}
-  for _, m in ipairs(msgs) do
-    if m.type == t and (subtype == nil or m.subtype == subtype) then out[#out + 1] = m end
-  end
-  return out
-end
+local collect, of_type = harness.collect, harness.of_type
 
 -- Runs `fn`; returns its error (fails when it does not raise).
 local function raises(fn, ...)

@@ -43,6 +43,28 @@ end
 
 -- Lets pending close callbacks run: inside a task (the specs run in one
 -- under `busted --lua=claudelua`) by yielding to the loop, else by running it.
+--- The values an iterator gives, in a list (e.g. every message of a query).
+function M.collect(iter)
+  local out = {}
+  for msg in iter do out[#out + 1] = msg end
+  return out
+end
+
+--- The messages of `msgs` of type `t` (and `subtype`, if given).
+function M.of_type(msgs, t, subtype)
+  local out = {}
+  for _, m in ipairs(msgs) do
+    if m.type == t and (subtype == nil or m.subtype == subtype) then out[#out + 1] = m end
+  end
+  return out
+end
+
+--- The last message of type `t`.
+function M.last_of(msgs, t)
+  local list = M.of_type(msgs, t)
+  return list[#list]
+end
+
 local function drain()
   if async.current() then
     for _ = 1, 3 do async.sleep(0.001) end -- 0 could all run in one timer pass
