@@ -41,6 +41,10 @@ typedef struct claude_ctx {
   int pdeathsig;       /* setpriv is available for parent-death signals */
   int step_timer_init;
   uv_timer_t step_timer;
+  int defer_init;         /* the check handle below exists */
+  uv_check_t defer_check; /* runs deferred functions after this turn's I/O */
+  uv_idle_t defer_idle;   /* while work is deferred, the loop must not block */
+  int defer_ref;          /* Lua list of deferred functions, or LUA_NOREF */
 } claude_ctx;
 
 /* loop.c */

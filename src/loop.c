@@ -71,6 +71,11 @@ static int ctx_gc(lua_State *L) {
     ctx->step_timer_init = 0;
     uv_close((uv_handle_t *)&ctx->step_timer, step_timer_closed);
   }
+  if (ctx->defer_init) {
+    ctx->defer_init = 0;
+    uv_close((uv_handle_t *)&ctx->defer_check, step_timer_closed);
+    uv_close((uv_handle_t *)&ctx->defer_idle, step_timer_closed);
+  }
   if (ctx->owns_loop && ctx->run_L == NULL) {
     while (ctx->live_handles > 0 && uv_run(ctx->loop, UV_RUN_ONCE)) {
     }
@@ -106,6 +111,7 @@ static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   ctx->L = lua_tothread(L, -1);
   lua_pop(L, 1);
   ctx->error_ref = LUA_NOREF;
+  ctx->defer_ref = LUA_NOREF;
   ctx->objects.next = ctx->objects.prev = &ctx->objects;
   ctx->pdeathsig = access("/usr/bin/setpriv", X_OK) == 0;
   if (luaL_newmetatable(L, "claude.Context")) {
@@ -468,6 +474,62 @@ static int l_now(lua_State *L) {
   return 1;
 }
 
+/* Runs the functions deferred during this turn of the loop, each protected;
+ * functions deferred meanwhile run in the next turn. */
+static void defer_run(uv_check_t *h) {
+  claude_ctx *ctx = (claude_ctx *)h->data;
+  lua_State *L;
+  int list, i, n;
+  uv_check_stop(h);
+  uv_idle_stop(&ctx->defer_idle);
+  if (ctx->closing || ctx->defer_ref == LUA_NOREF) return;
+  L = claude_cb_state(ctx);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->defer_ref);
+  list = lua_gettop(L);
+  luaL_unref(L, LUA_REGISTRYINDEX, ctx->defer_ref);
+  ctx->defer_ref = LUA_NOREF;
+  ctx->live_refs--;
+  n = (int)lua_rawlen(L, list);
+  for (i = 1; i <= n; i++) {
+    lua_rawgeti(L, list, i);
+    claude_pcall(ctx, L, 0);
+  }
+  lua_pop(L, 1);
+}
+
+static void defer_idle_cb(uv_idle_t *h) { (void)h; }
+
+/* core.defer(fn): runs fn once this turn of the loop has handled its I/O
+ * (a libuv check handle), so work triggered by many messages of one read
+ * can be done once for all of them. */
+static int l_defer(lua_State *L) {
+  claude_ctx *ctx = claude_ctx_get(L);
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  if (!ctx->defer_init) {
+    uv_check_init(ctx->loop, &ctx->defer_check);
+    ctx->defer_check.data = ctx;
+    uv_idle_init(ctx->loop, &ctx->defer_idle);
+    ctx->defer_idle.data = ctx;
+    ctx->defer_init = 1;
+    claude_handle_opened(ctx);
+    claude_handle_opened(ctx);
+  }
+  if (ctx->defer_ref == LUA_NOREF) {
+    lua_createtable(L, 4, 0);
+    ctx->defer_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    ctx->live_refs++;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, ctx->defer_ref);
+  lua_pushvalue(L, 1);
+  lua_rawseti(L, -2, (lua_Integer)lua_rawlen(L, -2) + 1);
+  lua_pop(L, 1);
+  if (!uv_is_active((uv_handle_t *)&ctx->defer_check)) {
+    uv_check_start(&ctx->defer_check, defer_run);
+    uv_idle_start(&ctx->defer_idle, defer_idle_cb);
+  }
+  return 0;
+}
+
 /* core.set_error_handler(fn): where errors raised in callbacks go */
 static int l_set_error_handler(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
@@ -484,9 +546,10 @@ static int l_stats(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
   claude_handle *h;
   lua_createtable(L, 0, 3);
-  lua_pushinteger(L, ctx->live_handles - ctx->step_timer_init);
+  lua_pushinteger(L, ctx->live_handles - ctx->step_timer_init - 2 * ctx->defer_init);
   lua_setfield(L, -2, "handles");
-  lua_pushinteger(L, ctx->live_refs - (ctx->error_ref != LUA_NOREF));
+  lua_pushinteger(L, ctx->live_refs - (ctx->error_ref != LUA_NOREF) -
+                         (ctx->defer_ref != LUA_NOREF));
   lua_setfield(L, -2, "refs");
   lua_newtable(L);
   for (h = ctx->objects.next; h != &ctx->objects; h = h->next) {
@@ -568,7 +631,7 @@ static const luaL_Reg loop_functions[] = {
   {"timer", l_timer}, {"signal", l_signal}, {"run", l_run}, {"step", l_step},
   {"pollfd", l_pollfd}, {"timeout", l_timeout}, {"alive", l_alive}, {"running", l_running}, {"now", l_now},
   {"set_error_handler", l_set_error_handler}, {"stats", l_stats}, {"environ", l_environ},
-  {"kill", l_kill}, {"is_executable", l_is_executable}, {"cwd", l_cwd},
+  {"kill", l_kill}, {"defer", l_defer}, {"is_executable", l_is_executable}, {"cwd", l_cwd},
   {"exepath", l_exepath}, {NULL, NULL}};
 
 static void new_class(lua_State *L, const char *name, const luaL_Reg *meta,

@@ -4,37 +4,55 @@
 -- and then see the end (or the error given to `close`).
 -- @module claude.queue
 local async = require "claude.async"
+local core = require "claude.core"
 
 local M = {}
+local wake -- below: hands queued values to waiting consumers
 local Queue = {}
 Queue.__index = Queue
 Queue.__name = "claude.Queue"
 
 --- Makes an empty queue.
 function M.new()
-  return setmetatable({ head = 1, tail = 0, items = {}, waiters = {}, wfirst = 1, wlast = 0 },
-    Queue)
+  local self = setmetatable({ head = 1, tail = 0, items = {}, waiters = {}, wfirst = 1,
+    wlast = 0 }, Queue)
+  self.wake = function() wake(self) end
+  return self
 end
 
---- Appends a value (not nil) and wakes the first waiter.
-function Queue:push(v)
-  if self.closed then return false end
-  local w = self.waiters
-  local first = self.wfirst
-  while first <= self.wlast do
+-- Hands queued values to waiting consumers.
+function wake(self)
+  self.scheduled = false
+  local w, items = self.waiters, self.items
+  local first, head = self.wfirst, self.head
+  while first <= self.wlast and head <= self.tail do
     local done = w[first]
     w[first] = nil
     first = first + 1
     if done then -- false marks a waiter that gave up
-      self.wfirst = first
+      local v = items[head]
+      items[head] = nil
+      head = head + 1
+      self.wfirst, self.head = first, head
       done(v)
-      return true
+      first, head = self.wfirst, self.head
     end
   end
-  self.wfirst = first
+  self.wfirst, self.head = first, head
+end
+
+--- Appends a value (not nil). A waiting consumer is woken once the loop has
+-- handled this turn's I/O, so a burst of values (many messages in one read)
+-- costs it one wake-up, not one per value.
+function Queue:push(v)
+  if self.closed then return false end
   local tail = self.tail + 1
   self.tail = tail
   self.items[tail] = v
+  if self.wfirst <= self.wlast and not self.scheduled then
+    self.scheduled = true
+    core.defer(self.wake)
+  end
   return true
 end
 
@@ -72,6 +90,7 @@ function Queue:close(err)
   if self.closed then return end
   self.closed = true
   self.close_error = err
+  wake(self) -- values not handed out yet go first
   local w = self.waiters
   for i = self.wfirst, self.wlast do
     local done = w[i]

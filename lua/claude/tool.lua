@@ -593,7 +593,12 @@ function M.call(t, args, ctx)
   if args == nil or args == null then args = jobject() end
   local ok, err = t.validate(args)
   if not ok then return content.error("Input validation error: " .. err) end
-  return content.result(t, xpcall(t.execute, report(t.name), args, ctx))
+  local on_error = t.report_error -- made once per tool: this is the hot path
+  if not on_error then
+    on_error = report(t.name)
+    t.report_error = on_error
+  end
+  return content.result(t, xpcall(t.execute, on_error, args, ctx))
 end
 
 return M
