@@ -105,8 +105,18 @@ local idle, MAX_IDLE = {}, 64
 
 -- The body of every task coroutine: runs one task, says DONE, and waits to be
 -- handed the next one (a tail call, so its stack stays flat).
+local NO_VALUES = { true, n = 1 } -- the result of the many tasks that return nothing
+
+local function settle(task, ok, ...)
+  if ok and select("#", ...) == 0 then
+    task.result = NO_VALUES
+  else
+    task.result = pack(ok, ...)
+  end
+end
+
 local function body(task, fn, ...)
-  task.result = pack(xpcall(fn, traceback, ...))
+  settle(task, xpcall(fn, traceback, ...))
   return body(coroutine.yield(DONE))
 end
 
@@ -140,7 +150,9 @@ local function step(task, ...)
 end
 
 local function start(observed, fn, ...)
-  local task = setmetatable({ status = "running", observed = observed }, Task)
+  -- every field a task gets, made at once (no rehash while it runs)
+  local task = setmetatable({ status = "running", observed = observed, co = false,
+    result = false, values = false, finished = false, timer = false, abort = false }, Task)
   local n = #idle
   local co = idle[n]
   if co then idle[n] = nil else co = coroutine.create(body) end

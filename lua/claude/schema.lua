@@ -38,8 +38,9 @@ local json = require "claude.json"
 local M = {}
 
 local null, jarray, jobject, is_array = json.null, json.array, json.object, json.is_array
-local is_object = json.is_object or function() return false end
+local array_mt, object_mt = json.array_mt, json.object_mt
 local type, pairs, next, rawlen, tostring = type, pairs, next, rawlen, tostring
+local getmetatable = getmetatable
 local floor, math_type, fmt, concat = math.floor, math.type, string.format, table.concat
 local utf8_len, utf8_codes = utf8.len, utf8.codes
 
@@ -633,8 +634,9 @@ local function kind(v)
     if math_type(v) == "integer" or (v == floor(v) and v - v == 0) then return "integer" end
     return "number"
   elseif t == "table" then
-    if is_array(v) then return "array" end
-    if is_object(v) then return "object" end
+    local mt = getmetatable(v)
+    if mt == array_mt then return "array" end
+    if mt == object_mt then return "object" end
     local n = rawlen(v)
     if n == 0 then return next(v) == nil and "empty" or "object" end
     local c = 0
