@@ -358,6 +358,7 @@ function M.open(options, level)
     stderr_lines = {},
     agent_tasks = {},
     results = 0,
+    prompts = 0,
     control_timeout = options.control_timeout or DEFAULT_CONTROL_TIMEOUT,
     ready = async.event(),          -- the answer to initialize came
     exited_event = async.event(),   -- the CLI exited and its output ended
@@ -479,7 +480,9 @@ end
 -- @return true | nil, err
 function Session:send(prompt)
   local msg = M.user_message(prompt)
-  return write(self, msg)
+  local ok, err = write(self, msg)
+  if ok then self.prompts = self.prompts + 1 end
+  return ok, err
 end
 
 --- The next message, waiting at most `timeout` seconds.
@@ -613,6 +616,17 @@ function Session:close(grace)
   grace = grace or self.options.close_timeout or DEFAULT_CLOSE_GRACE
   if self.proc then
     if not self.exited then
+      -- A turn still running would be finished first (and paid for): stop it,
+      -- by the control protocol, or by SIGINT (the CLI treats it the same way)
+      -- when its input is already closed.
+      if self.results < self.prompts then
+        if not self.error and not self.stdin_closed then
+          write(self, { type = "control_request", request_id = new_request_id(self),
+            request = { subtype = "interrupt" } })
+        else
+          pcall(self.proc.kill, self.proc, "int")
+        end
+      end
       close_stdin(self)
       local ok = pcall(self.wait, self, grace)
       if not self.exited then

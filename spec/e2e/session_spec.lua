@@ -240,6 +240,33 @@ describe("session with the real CLI", function()
     assert.equal("success", turn2[#turn2].subtype)
   end)
 
+  it("stops a turn still running when the loop is left early", function()
+    local mock <close> = e2e.start { turns = {
+      { content = { { type = "text", text = "A long answer that streams slowly." } },
+        chunks = 40, chunk_delay_ms = 150 },
+    } }
+    local seen = 0
+    local iter, _, _, session = claude.query("Tell me a story",
+      mock:options { include_partial_messages = true })
+    for msg in iter, nil, nil, session do
+      if msg.type == "stream_event" then
+        seen = seen + 1
+        break -- closes the session: the CLI is interrupted, not left to finish
+      end
+    end
+    assert.equal(1, seen)
+    -- it ended the turn and exited by itself: no SIGTERM/SIGKILL was needed
+    assert.equal(0, session.exit_signal)
+    assert.is_true(session.exit_code == 0 or session.exit_code == 1)
+    -- the CLI hung up on the streaming answer instead of reading it to the end
+    for _ = 1, 100 do
+      if #mock:records("client_closed") > 0 then break end
+      claude.sleep(0.05)
+    end
+    assert.equal(1, #mock:records("client_closed"))
+    assert.equal(0, #mock:records("stream_done"))
+  end)
+
   it("interrupts a turn while can_use_tool is pending: the callback is cancelled", function()
     local mock <close> = e2e.start { turns = {
       { content = { { type = "tool_use", name = "mcp__calc__add", input = { a = 2, b = 3 } } } },

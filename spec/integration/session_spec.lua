@@ -1174,7 +1174,8 @@ describe("session against the fake CLI", function()
         cli:expect_user()
         cli:system_init()
         cli:assistant("first")
-        cli:expect_eof()      -- the loop broke: the SDK closed stdin
+        cli:answer(cli:expect_control("interrupt")) -- the loop broke mid-turn: stop the turn
+        cli:expect_eof()      -- then the SDK closes stdin
       ]])
       local seen = {}
       for msg in claude.query("hi", testing.merge(opts, { can_use_tool = allow_all })) do
@@ -1200,8 +1201,7 @@ describe("session against the fake CLI", function()
         if msg.type == "assistant" then break end
       end
       local log = fake:read_log()
-      assert.is_nil(log.exit_code) -- killed: it logged no exit
-      assert.is_false(alive(log.pid))
+      assert.is_false(alive(log.pid)) -- interrupted, then signalled: it is gone
     end)
 
     it("the CLI exiting non-zero mid-turn raises kind process with code and stderr", function()
@@ -1298,7 +1298,8 @@ describe("session against the fake CLI", function()
       assert.is_true(joined, "the query hung after its prompt iterator raised")
       assert.is_false(ok)
       assert.matches("feeder broke", tostring(err), 1, true)
-      assert.is_true(fake:read_log().eof)
+      local pid = fake:read_log().pid -- nil when it was stopped before it logged
+      assert.is_true(pid == nil or not alive(pid))
       assert.same({}, reported)
     end)
 

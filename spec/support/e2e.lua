@@ -83,17 +83,22 @@ function Mock:options(extra)
   return opts
 end
 
---- The requests the mock served (decoded log records of kind "request").
-function Mock:requests()
+--- The mock's log records of one kind ("request", "client_closed", ...).
+function Mock:records(kind)
   local out = {}
   local f = io.open(self.log, "rb")
   if not f then return out end
   for line in f:lines() do
     local rec = json.decode(line)
-    if rec and rec.kind == "request" then out[#out + 1] = rec end
+    if rec and rec.kind == kind then out[#out + 1] = rec end
   end
   f:close()
   return out
+end
+
+--- The requests the mock served.
+function Mock:requests()
+  return self:records("request")
 end
 
 --- Stops the mock and removes its files.
