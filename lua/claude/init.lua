@@ -167,14 +167,18 @@ function M.text(msg)
   local content = type(m) == "table" and m.content
   if type(content) == "string" then return content end
   if type(content) ~= "table" then return nil end
-  local parts = {}
+  local first, parts
   for _, block in ipairs(content) do
     if type(block) == "table" and block.type == "text" and type(block.text) == "string" then
-      parts[#parts + 1] = block.text
+      if not first then
+        first = block.text -- the usual case: one text block, no table to join
+      else
+        parts = parts or { first }
+        parts[#parts + 1] = block.text
+      end
     end
   end
-  if #parts == 0 then return nil end
-  return table.concat(parts)
+  return parts and table.concat(parts) or first
 end
 
 --- A can_use_tool answer that allows the call (optionally with changed
