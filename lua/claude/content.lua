@@ -49,16 +49,22 @@ end
 ---------------------------------------------------------------------------------------------
 
 local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-local PAIR = {}  -- 12 bits -> two base64 characters
-for i = 0, 4095 do
-  local a, b = (i >> 6) + 1, (i & 63) + 1
-  PAIR[i] = B64:sub(a, a) .. B64:sub(b, b)
+local PAIR -- 12 bits -> two base64 characters; made on first use (not at load)
+
+local function pairs_table()
+  local t = {}
+  for i = 0, 4095 do
+    local a, b = (i >> 6) + 1, (i & 63) + 1
+    t[i] = B64:sub(a, a) .. B64:sub(b, b)
+  end
+  return t
 end
 
 --- Base64-encode a string of bytes (standard alphabet, padded).
 -- @tparam string s
 -- @treturn string
 function M.base64(s)
+  PAIR = PAIR or pairs_table()
   local out, n, len = {}, 0, #s
   local full = len - len % 12
   for i = 1, full, 12 do
