@@ -12,7 +12,7 @@ local M = {}
 
 local SUSPEND = setmetatable({}, { __name = "claude.suspend" })
 local tasks = setmetatable({}, { __mode = "k" }) -- coroutine -> task
-local pending = {} -- task -> true while not finished
+local npending = 0 -- tasks started and not finished
 local pack, unpack = table.pack, table.unpack
 
 local function default_on_error(err, task)
@@ -65,7 +65,7 @@ local function wake_waiters(task)
     task.timer:close()
     task.timer = nil
   end
-  pending[task] = nil
+  npending = npending - 1
   if task.finished then task.finished:set() end
 end
 
@@ -158,7 +158,7 @@ local function start(observed, fn, ...)
   if co then idle[n] = nil else co = coroutine.create(body) end
   task.co = co
   tasks[co] = task
-  pending[task] = true
+  npending = npending + 1
   step(task, task, fn, ...)
   return task
 end
@@ -186,9 +186,7 @@ end
 
 --- Number of tasks that have not finished.
 function M.pending_count()
-  local n = 0
-  for _ in pairs(pending) do n = n + 1 end
-  return n
+  return npending
 end
 
 local function timeout_error(timeout)

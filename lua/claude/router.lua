@@ -332,9 +332,10 @@ end
 function Router:handle_async(name, message, reply, tag)
   local server = self._servers[name]
   if server then
-    local ok, op, a, b, c, d = pcall(dispatch, server, message)
-    if ok and op == "reply" then return reply(tag, a) end
-    if ok and op == "call" then -- tool, arguments, meta, id
+    -- mcp_dispatch raises only for a server that is not a table: no pcall here
+    local op, a, b, c, d = dispatch(server, message)
+    if op == "reply" then return reply(tag, a) end
+    if op == "call" then -- tool, arguments, meta, id
       local ctx = new_ctx(self, name, server, d, c)
       local task = spawn(run_call, self, name, a, b, ctx, d, reply, tag)
       if not task:done() then
