@@ -30,11 +30,14 @@ function M.is_content(v)
   return built[v] == true
 end
 
+--- The type of `v` for messages: its metatable's `__name` (claude.Server,
+-- ...) or its Lua type.
 local function typename(v)
   local mt = getmetatable(v)
   if type(mt) == "table" and type(mt.__name) == "string" then return mt.__name end
   return type(v)
 end
+M.typename = typename
 
 local function argerror(n, fname, msg)
   error(fmt("bad argument #%d to '%s' (%s)", n, fname, msg), 3)

@@ -53,11 +53,7 @@ local function public(f)
   return function(...) return rethrow(pcall(f, ...)) end
 end
 
-local function typename(v)
-  local mt = getmetatable(v)
-  if type(mt) == "table" and type(mt.__name) == "string" then return mt.__name end
-  return type(v)
-end
+local typename = content.typename
 
 -- A location: "field 'x'" by default, "argument #n" when the caller says so.
 local function where(labels, field)

@@ -2,12 +2,7 @@
 -- looks, and the installed claudelua finds its Lua files by itself.
 local harness = require "support.harness"
 
-local function tempdir()
-  local p = io.popen("mktemp -d")
-  local dir = p:read("l")
-  p:close()
-  return dir
-end
+local tempdir = harness.tempdir
 
 local smoke = [[ -e 'local c = require "claude"
   local t = c.spawn(function() c.sleep(0.01) return "ok" end)

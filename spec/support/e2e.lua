@@ -31,12 +31,7 @@ function M.cli()
     .. "(or set CLAUDELUA_CLI)", 0)
 end
 
-local function mkdtemp()
-  local p = io.popen("mktemp -d")
-  local dir = p:read("l")
-  p:close()
-  return dir
-end
+local mkdtemp = require("support.harness").tempdir
 
 local Mock = {}
 Mock.__index = Mock

@@ -32,6 +32,14 @@ function M.quote(s)
   return "'" .. tostring(s):gsub("'", "'\\''") .. "'"
 end
 
+--- Makes a new temporary directory; returns its path.
+function M.tempdir()
+  local p = io.popen("mktemp -d")
+  local dir = p:read("l")
+  p:close()
+  return dir
+end
+
 --- Writes `text` to a new temporary file; returns its path.
 function M.tempfile(text, suffix)
   local path = os.tmpname() .. (suffix or "")
