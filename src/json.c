@@ -90,9 +90,195 @@ static char *mark_empty_arrays(const char *s, size_t len, size_t *out_len) {
   return out;
 }
 
+/* Long string values are unescaped here, not by cjson: cjson copies a
+ * string into its buffer one byte at a time, which made it most of the cost
+ * of a 64 KiB message. In a long line, each string value of LONG_STRING bytes
+ * or more is replaced in the text by a short placeholder (a "hole") before
+ * cjson sees it, and put back by the fix-up pass. Anything unusual (a key, a
+ * bad escape, a raw control character) is left to cjson and its errors. */
+#define LONG_STRING ((size_t)1024)
+#define LONG_LINE ((size_t)8192)
+static const char HOLE[] = "\0claude:s:";
+#define HOLE_LEN (sizeof(HOLE) - 1)
+static const char HOLE_JSON[] = "\\u0000claude:s:";
+#define HOLE_JSON_LEN (sizeof(HOLE_JSON) - 1)
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+static long hex4(const char *p, const char *end) {
+  long v = 0;
+  int i;
+  if (end - p < 4) return -1;
+  for (i = 0; i < 4; i++) {
+    int h = hexval(p[i]);
+    if (h < 0) return -1;
+    v = v * 16 + h;
+  }
+  return v;
+}
+
+/* Adds the unescaped text of p..end to b; 0 for an escape cjson would refuse. */
+static int unescape(luaL_Buffer *b, const char *p, const char *end) {
+  while (p < end) {
+    const char *q = (const char *)memchr(p, '\\', (size_t)(end - p));
+    long cp;
+    char u[4];
+    if (q == NULL) {
+      luaL_addlstring(b, p, (size_t)(end - p));
+      return 1;
+    }
+    luaL_addlstring(b, p, (size_t)(q - p));
+    if (++q >= end) return 0;
+    switch (*q) {
+      case '"': case '\\': case '/': luaL_addchar(b, *q); p = q + 1; continue;
+      case 'b': luaL_addchar(b, '\b'); p = q + 1; continue;
+      case 'f': luaL_addchar(b, '\f'); p = q + 1; continue;
+      case 'n': luaL_addchar(b, '\n'); p = q + 1; continue;
+      case 'r': luaL_addchar(b, '\r'); p = q + 1; continue;
+      case 't': luaL_addchar(b, '\t'); p = q + 1; continue;
+      case 'u': break;
+      default: return 0;
+    }
+    if ((cp = hex4(q + 1, end)) < 0) return 0;
+    p = q + 5;
+    if (cp >= 0xDC00 && cp <= 0xDFFF) return 0; /* a lone low surrogate */
+    if (cp >= 0xD800 && cp <= 0xDBFF) {         /* needs its low half */
+      long lo;
+      if (end - p < 6 || p[0] != '\\' || p[1] != 'u' || (lo = hex4(p + 2, end)) < 0xDC00 ||
+          lo > 0xDFFF)
+        return 0;
+      cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+      p += 6;
+    }
+    if (cp < 0x80) {
+      luaL_addchar(b, (char)cp);
+    } else if (cp < 0x800) {
+      u[0] = (char)(0xC0 | (cp >> 6));
+      u[1] = (char)(0x80 | (cp & 0x3F));
+      luaL_addlstring(b, u, 2);
+    } else if (cp < 0x10000) {
+      u[0] = (char)(0xE0 | (cp >> 12));
+      u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+      u[2] = (char)(0x80 | (cp & 0x3F));
+      luaL_addlstring(b, u, 3);
+    } else {
+      u[0] = (char)(0xF0 | (cp >> 18));
+      u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+      u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+      u[3] = (char)(0x80 | (cp & 0x3F));
+      luaL_addlstring(b, u, 4);
+    }
+  }
+  return 1;
+}
+
+/* Pushes the decoded string p..end (no quotes); 0 (nothing pushed) when it
+ * holds something cjson should judge. */
+static int push_unescaped(lua_State *L, const char *p, const char *end, int escapes) {
+  luaL_Buffer b;
+  if (!escapes) {
+    lua_pushlstring(L, p, (size_t)(end - p));
+    return 1;
+  }
+  luaL_buffinitsize(L, &b, (size_t)(end - p));
+  if (!unescape(&b, p, end)) {
+    luaL_pushresult(&b);
+    lua_pop(L, 1);
+    return 0;
+  }
+  luaL_pushresult(&b);
+  return 1;
+}
+
+typedef struct textbuf {
+  char *data;
+  size_t len, cap;
+} textbuf;
+
+static int tb_put(textbuf *t, const char *s, size_t n) {
+  if (t->len + n > t->cap) {
+    size_t cap = t->cap ? t->cap : 1024;
+    char *d;
+    while (cap < t->len + n) cap *= 2;
+    d = (char *)realloc(t->data, cap);
+    if (d == NULL) return 0;
+    t->data = d;
+    t->cap = cap;
+  }
+  memcpy(t->data + t->len, s, n);
+  t->len += n;
+  return 1;
+}
+
+/* Takes the long string values out of a long text: they go, decoded, into
+ * the table at `list`; the text with holes in their place is returned
+ * (malloc'ed), or NULL when nothing was taken. */
+static char *take_long_strings(lua_State *L, int list, const char *s, size_t len,
+                               size_t *out_len) {
+  textbuf out = {NULL, 0, 0};
+  const char *p = s, *end = s + len, *copied = s;
+  int n = 0;
+  while (p < end) {
+    const char *q = (const char *)memchr(p, '"', (size_t)(end - p)), *start, *k;
+    int escapes = 0, ok = 1;
+    if (q == NULL) break;
+    start = ++q;
+    while (q < end && *q != '"') { /* to the closing quote */
+      unsigned char c = (unsigned char)*q;
+      if (c == '\\') {
+        escapes = 1;
+        q += 2;
+      } else {
+        if (c < 0x20) ok = 0;
+        q++;
+      }
+    }
+    if (q >= end) break; /* unterminated: cjson will say so */
+    for (k = q + 1; k < end && is_ws(*k); k++) {
+    }
+    if (ok && (size_t)(q - start) >= LONG_STRING && (k >= end || *k != ':') &&
+        push_unescaped(L, start, q, escapes)) {
+      char num[24];
+      int nl;
+      lua_rawseti(L, list, ++n);
+      nl = snprintf(num, sizeof num, "%d", n);
+      if (!tb_put(&out, copied, (size_t)(start - copied)) ||
+          !tb_put(&out, HOLE_JSON, HOLE_JSON_LEN) || !tb_put(&out, num, (size_t)nl)) {
+        free(out.data);
+        return NULL;
+      }
+      copied = q; /* the closing quote is copied with what follows */
+    }
+    p = q + 1;
+  }
+  if (n == 0 || !tb_put(&out, copied, (size_t)(end - copied))) {
+    free(out.data);
+    return NULL;
+  }
+  *out_len = out.len;
+  return out.data;
+}
+
+/* If the string at the top of the stack is a hole, replaces it with the
+ * string it stands for (list at `list`). */
+static void fill_hole(lua_State *L, int list) {
+  size_t n;
+  const char *s = lua_tolstring(L, -1, &n);
+  if (n > HOLE_LEN && memcmp(s, HOLE, HOLE_LEN) == 0) {
+    lua_Integer i = (lua_Integer)strtol(s + HOLE_LEN, NULL, 10);
+    lua_pop(L, 1);
+    lua_rawgeti(L, list, i);
+  }
+}
+
 /* Integral floats become integers; sentinel arrays become marked empty
  * arrays. The value is at index idx. */
-static void fixup(lua_State *L, int idx, int depth) {
+static void fixup(lua_State *L, int idx, int depth, int holes) {
   if (depth > MAX_DEPTH) return;
   if (lua_rawlen(L, idx) == 1 && lua_rawgeti(L, idx, 1) == LUA_TSTRING) {
     size_t n;
@@ -121,7 +307,15 @@ static void fixup(lua_State *L, int idx, int depth) {
         }
       }
     } else if (t == LUA_TTABLE) {
-      fixup(L, lua_gettop(L), depth + 1);
+      fixup(L, lua_gettop(L), depth + 1, holes);
+    } else if (holes && t == LUA_TSTRING) {
+      size_t n;
+      const char *str = lua_tolstring(L, -1, &n);
+      if (n > HOLE_LEN && memcmp(str, HOLE, HOLE_LEN) == 0) {
+        lua_pushvalue(L, -2);
+        lua_rawgeti(L, holes, (lua_Integer)strtol(str + HOLE_LEN, NULL, 10));
+        lua_rawset(L, idx);
+      }
     }
     lua_pop(L, 1);
   }
@@ -130,9 +324,22 @@ static void fixup(lua_State *L, int idx, int depth) {
 /* Decodes JSON text; pushes the value and returns 1, or pushes nil and a
  * message and returns 0. Never raises (but for memory errors). */
 int claude_json_decode_push(lua_State *L, const char *s, size_t len) {
-  size_t mlen = 0;
-  char *marked = maybe_empty_array(s, len) ? mark_empty_arrays(s, len, &mlen) : NULL;
-  int status;
+  size_t tlen = 0, mlen = 0;
+  char *taken = NULL, *marked;
+  int status, holes = 0;
+  if (len >= LONG_LINE) {
+    lua_createtable(L, 4, 0);
+    holes = lua_gettop(L);
+    taken = take_long_strings(L, holes, s, len, &tlen);
+    if (taken != NULL) {
+      s = taken;
+      len = tlen;
+    } else {
+      lua_pop(L, 1);
+      holes = 0;
+    }
+  }
+  marked = maybe_empty_array(s, len) ? mark_empty_arrays(s, len, &mlen) : NULL;
   lua_rawgetp(L, LUA_REGISTRYINDEX, &DECODE_KEY);
   if (marked != NULL) {
     lua_pushlstring(L, marked, mlen);
@@ -140,24 +347,29 @@ int claude_json_decode_push(lua_State *L, const char *s, size_t len) {
   } else {
     lua_pushlstring(L, s, len);
   }
+  free(taken);
   status = lua_pcall(L, 1, 1, 0);
   if (status != LUA_OK) {
     const char *msg = lua_tostring(L, -1);
     luaL_pushfail(L);
     lua_pushfstring(L, "invalid JSON: %s", msg ? msg : "?");
     lua_remove(L, -3);
+    if (holes) lua_remove(L, holes);
     return 0;
   }
   if (lua_type(L, -1) == LUA_TTABLE) {
     luaL_checkstack(L, 8, "json nesting");
-    fixup(L, lua_gettop(L), 0);
+    fixup(L, lua_gettop(L), 0, holes);
   } else if (lua_type(L, -1) == LUA_TNUMBER && !lua_isinteger(L, -1)) {
     double d = lua_tonumber(L, -1);
     if (d == floor(d) && fabs(d) <= 9007199254740992.0) {
       lua_pop(L, 1);
       lua_pushinteger(L, (lua_Integer)d);
     }
+  } else if (holes && lua_type(L, -1) == LUA_TSTRING) {
+    fill_hole(L, holes);
   }
+  if (holes) lua_remove(L, holes);
   return 1;
 }
 

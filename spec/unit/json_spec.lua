@@ -130,3 +130,64 @@ describe("claude.json", function()
     end)
   end
 end)
+
+describe("claude.json with long strings (decoded in C, not by cjson)", function()
+  local cjson = require "cjson"
+  before_each(harness.before)
+  after_each(harness.after)
+
+  local long = string.rep("abc", 700) -- 2100 bytes: over the 1 KiB threshold
+  local pad = string.rep(" ", 9000)   -- makes a text long enough to be scanned
+
+  -- each row: a JSON string literal body (between the quotes), as cjson reads it
+  local bodies = {
+    { "plain", long },
+    { "escapes", long .. [[\"\\\/\b\f\n\r\t]] .. long },
+    { "unicode escapes", long .. [[\u00e9\u4e2d\u0000\u001f]] },
+    { "a surrogate pair", long .. [[\ud83d\ude00]] .. long },
+    { "raw UTF-8", long .. "日本語" },
+    { "a hole-like prefix", [[\u0000claude:s:1]] .. long },
+  }
+  for _, row in ipairs(bodies) do
+    it("decodes a long string with " .. row[1] .. " exactly as cjson does", function()
+      local text = '{"a":"' .. row[2] .. '","n":[1,2],"k":{"x":"' .. row[2] .. '"}}' .. pad
+      local want = cjson.decode(text)
+      local got = assert(json.decode(text))
+      assert.equal(want.a, got.a)
+      assert.equal(want.k.x, got.k.x)
+      assert.equal("integer", math.type(got.n[1]))
+      -- a long string as the whole value
+      local whole = '"' .. row[2] .. '"' .. pad
+      assert.equal(cjson.decode(whole), json.decode(whole))
+    end)
+  end
+
+  local invalid = {
+    { "a lone high surrogate", long .. [[\ud83d]] },
+    { "a lone low surrogate", long .. [[\ude00]] },
+    { "a bad escape", long .. [[\x]] },
+    { "a raw control character", long .. "\1" },
+  }
+  for _, row in ipairs(invalid) do
+    it("leaves " .. row[1] .. " to cjson's verdict", function()
+      local text = '{"a":"' .. row[2] .. '"}' .. pad
+      local ok = pcall(cjson.decode, text)
+      local v, err = json.decode(text)
+      if ok then assert.equal(cjson.decode(text).a, v.a)
+      else assert.is_nil(v); assert.matches("^invalid JSON", err) end
+    end)
+  end
+
+  it("keeps a long key as a key", function()
+    local key = string.rep("k", 2000)
+    local v = assert(json.decode('{"' .. key .. '":1,"empty":[]}' .. pad))
+    assert.equal(1, v[key])
+    assert.equal("[]", json.encode(v.empty))
+  end)
+
+  it("reports an unterminated long string", function()
+    local v, err = json.decode('{"a":"' .. long .. pad)
+    assert.is_nil(v)
+    assert.matches("^invalid JSON", err)
+  end)
+end)
