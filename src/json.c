@@ -215,6 +215,37 @@ static int tb_put(textbuf *t, const char *s, size_t n) {
   return 1;
 }
 
+/* Finds the closing quote of a string whose text starts at q, eight bytes at
+ * a time while none of them is a quote, a backslash or a control character
+ * (the usual SWAR tests for a byte equal to, or less than, a constant).
+ * Returns `end` when the string is not closed. */
+static const char *string_end(const char *q, const char *end, int *escapes, int *ok) {
+  const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  while (q < end) {
+    unsigned char c;
+    while (end - q >= 8) {
+      uint64_t w, quote, bs;
+      memcpy(&w, q, 8);
+      quote = w ^ (ones * '"');
+      bs = w ^ (ones * '\\');
+      if ((((quote - ones) & ~quote) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & highs)
+        break;
+      q += 8;
+    }
+    if (q >= end) break;
+    c = (unsigned char)*q;
+    if (c == '"') return q;
+    if (c == '\\') {
+      *escapes = 1;
+      q += 2;
+    } else {
+      if (c < 0x20) *ok = 0;
+      q++;
+    }
+  }
+  return end;
+}
+
 /* Takes the long string values out of a long text: they go, decoded, into
  * the table at `list`; the text with holes in their place is returned
  * (malloc'ed), or NULL when nothing was taken. */
@@ -228,16 +259,7 @@ static char *take_long_strings(lua_State *L, int list, const char *s, size_t len
     int escapes = 0, ok = 1;
     if (q == NULL) break;
     start = ++q;
-    while (q < end && *q != '"') { /* to the closing quote */
-      unsigned char c = (unsigned char)*q;
-      if (c == '\\') {
-        escapes = 1;
-        q += 2;
-      } else {
-        if (c < 0x20) ok = 0;
-        q++;
-      }
-    }
+    q = string_end(q, end, &escapes, &ok);
     if (q >= end) break; /* unterminated: cjson will say so */
     for (k = q + 1; k < end && is_ws(*k); k++) {
     }

@@ -191,3 +191,49 @@ describe("claude.json with long strings (decoded in C, not by cjson)", function(
     assert.matches("^invalid JSON", err)
   end)
 end)
+
+describe("claude.json long strings against cjson, on generated texts", function()
+  local cjson = require "cjson"
+  local pad = string.rep(" ", 9000)
+  local valid = { "\\n", "\\t", '\\"', "\\\\", "\\/", "\\u00e9", "\\ud83d\\ude00", "\\u0041",
+    "x", "abcdefgh", "é", "日本" }
+  local broken = { '"', "\1", "\\u12", "\\ud83d", "\\q" }
+
+  -- a long string body from the pieces; with `p_bad`, sometimes a piece that breaks it
+  local function body(rand, p_bad)
+    local parts = {}
+    for i = 1, rand(150, 700) do
+      if rand() < p_bad then parts[i] = broken[rand(#broken)]
+      else parts[i] = valid[rand(#valid)] end
+    end
+    return table.concat(parts)
+  end
+
+  for _, case in ipairs { { "valid", 0 }, { "sometimes broken", 0.002 } } do
+    it("decodes 300 " .. case[1] .. " texts exactly as cjson does", function()
+      local seed = 42
+      local function rand(a, b) -- a small LCG: the same texts on every run
+        seed = (seed * 1103515245 + 12345) % 2147483648
+        local x = seed / 2147483648
+        if not a then return x end
+        if not b then return 1 + math.floor(x * a) end
+        return a + math.floor(x * (b - a + 1))
+      end
+      local agreed = 0
+      for i = 1, 300 do
+        local text = '{"a":"' .. body(rand, case[2]) .. '","i":' .. i .. "}" .. pad
+        local ok, want = pcall(cjson.decode, text)
+        local got = json.decode(text)
+        if ok then
+          assert.is_table(got, text:sub(1, 80))
+          assert.equal(want.a, got.a)
+          assert.equal(i, got.i)
+        else
+          assert.is_nil(got)
+        end
+        agreed = agreed + 1
+      end
+      assert.equal(300, agreed)
+    end)
+  end
+end)
