@@ -63,7 +63,7 @@ end
 
 local function write(self, msg)
   if self.error then return nil, self.error end
-  if self.stdin_closed then
+  if self.stdin_closed or self.proc_closed then
     return nil, errors.new("closed", "the session's input is closed")
   end
   local ok, err = self.proc:write_json(msg)
@@ -367,7 +367,9 @@ function M.open(options, level)
   }, Session)
   if next(sdk) then
     self.mcp_reply = function(request_id, response)
-      self.proc:write_control_response(request_id, "mcp_response", response)
+      if not self.proc_closed then
+        self.proc:write_control_response(request_id, "mcp_response", response)
+      end
     end
     self.router = require("claude.router").new(sdk, {
       notify = function(server_name, message)
@@ -639,6 +641,7 @@ function Session:close(grace)
       end
       local _ = ok
     end
+    self.proc_closed = true
     self.proc:close()
   end
   for id, entry in pairs(self.inbound) do
