@@ -1057,6 +1057,39 @@ describe("session against the fake CLI", function()
 
   ---------------------------------------------------------------------------
   describe("lifetimes", function()
+    it("closes while a tool still runs: the tool is cancelled, nothing is reported", function()
+      local reported = {}
+      claude.on_error(function(e) reported[#reported + 1] = tostring(e) end)
+      local started, cancelled = false, false
+      local slow = claude.server("slow", {
+        claude.tool("wait", "Waits", {}, function(_, ctx)
+          started = true
+          pcall(claude.sleep, 30)
+          cancelled = ctx.cancelled
+          return "late"
+        end),
+      })
+      local opts = testing.fake_cli([[
+        cli:expect_initialize()
+        cli:expect_user()
+        cli:call_tool("slow", "wait", {}, "toolu_1")   -- the SDK closes before answering
+        cli:drain()
+      ]])
+      local s = assert(claude.connect(testing.merge(opts, { mcp_servers = { slow = slow },
+        close_timeout = 1 })))
+      assert(s:send("go"))
+      for _ = 1, 200 do
+        if started then break end
+        claude.sleep(0.01)
+      end
+      assert.is_true(started)
+      s:close()
+      claude.sleep(0.05)
+      claude.on_error(nil)
+      assert.is_true(cancelled)
+      assert.same({}, reported)
+    end)
+
     it("raises kind cli_not_found for a CLI that is not there", function()
       local err = raises(function()
         local iter = claude.query("hi", { cli_path = "/nonexistent/bin/claude" })
