@@ -651,6 +651,8 @@ end
 M.kind = kind
 
 local GOT = { integer = "number", empty = "object" }
+-- JSON types that are exactly one Lua type
+local PLAIN = { string = true, number = true, boolean = true }
 local TYPE_OK = {
   null = { null = true }, boolean = { boolean = true }, string = { string = true },
   integer = { integer = true }, number = { integer = true, number = true },
@@ -1041,6 +1043,7 @@ function compile(s, ctx, path)
   local checks = {}
   ctx.memo[s] = function(v) return ctx.memo[s](v) end  -- placeholder while compiling
   type_check(s, checks, path)
+  local type_only = #checks == 1
   value_checks(s, checks, path)
   number_checks(s, checks, path)
   string_checks(s, checks, path)
@@ -1051,6 +1054,13 @@ function compile(s, ctx, path)
   local n, f = #checks
   if n == 0 then
     f = always
+  elseif n == 1 and type_only and not s.nullable and PLAIN[s.type] then
+    -- the common leaf {type = "string"|"number"|"boolean"}: one type() test
+    local c, want = checks[1], s.type
+    f = function(v)
+      if type(v) == want then return true end
+      return c(v, kind(v))
+    end
   elseif n == 1 then
     local c = checks[1]
     f = function(v) return c(v, kind(v)) end
