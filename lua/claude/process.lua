@@ -106,12 +106,14 @@ function M.spawn(spec)
     file = file, args = spec.args, env = env, cwd = spec.cwd, stdin = spec.stdin,
     stdout = spec.stdout or "lines", stderr = stderr_mode, max_line = spec.max_line,
     group = spec.group, pdeathsig = spec.pdeathsig, eof_grace = spec.eof_grace, user = spec.user,
-    on_stdout = function(line, e, _, kind)
-      if line ~= nil then
-        q:push(line)
+    on_stdout = function(value, e, line, kind)
+      if value ~= nil then
+        q:push(value)
       elseif e then
         -- an oversized line is an error in place of that line; reading goes on
-        q:push(errors.new(kind == "overflow" and "overflow" or "read", e))
+        -- "json" for a line that is not JSON (stdout = "json"), with the line
+        q:push(errors.new(kind == "overflow" and "overflow" or kind == "json" and "json_decode"
+          or "read", e, { line = line }))
       else
         q:close()
       end
@@ -141,13 +143,14 @@ function Process:close_stdin()
   if not self.closed then self.raw:close_stdin() end
 end
 
---- Reads the next stdout line.
--- @return the line; nil at EOF; nil, err on timeout or for a line over the
---   ceiling
+--- Reads the next stdout line (with `stdout = "json"`, the next decoded
+-- value).
+-- @return the line; nil at EOF; nil, err on timeout, for a line over the
+--   ceiling, or (json) for a line that is not JSON
 function Process:read_line(timeout)
   local v, err = self.lines_q:pop(timeout)
   if v == nil then return nil, err end
-  if type(v) == "table" then return nil, v end
+  if errors.is(v) then return nil, v end
   return v
 end
 
