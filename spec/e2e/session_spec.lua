@@ -240,6 +240,42 @@ describe("session with the real CLI", function()
     assert.equal("success", turn2[#turn2].subtype)
   end)
 
+  it("speaks every outbound control request the real CLI knows", function()
+    local mock <close> = e2e.start { turns = {
+      { content = { { type = "text", text = "hello" } } },
+    } }
+    local calc = claude.server("calc", {
+      claude.tool("add", "Add", { a = "number", b = "number" }, function(a) return a.a + a.b end),
+    })
+    local s <close> = assert(claude.connect(mock:options { mcp_servers = { calc = calc } }))
+    -- rows: method call, then a check of its answer
+    assert.truthy(s:set_max_thinking_tokens(1024, T))
+    assert.same({ mode = "acceptEdits" }, (s:set_permission_mode("acceptEdits", T)))
+    assert.truthy(s:set_model("claude-sonnet-4-5", T))
+    local status = assert(s:mcp_status(T))
+    assert.is_table(status.mcpServers)
+    local rewind = assert(s:rewind_files("00000000-0000-4000-8000-000000000000", true, T))
+    assert.is_false(rewind.canRewind)
+    -- toggling or reconnecting an sdk server: 2.1.197 refused it, 2.1.330 accepts it;
+    -- either way an answer (a table, or a control error), never a timeout
+    for _, call in ipairs { function() return s:mcp_toggle("calc", true, T) end,
+                            function() return s:mcp_reconnect("calc", T) end } do
+      local body, cerr = call()
+      assert.is_true(type(body) == "table" or cerr.kind == "control", tostring(cerr))
+    end
+    -- an unknown subtype: the CLI's own error, as a value
+    local ok, err = s:control("no_such_subtype", nil, T)
+    assert.is_nil(ok)
+    assert.matches("Unsupported control request subtype", err.message)
+    -- end_input: the CLI finishes the turn and exits; messages() ends with it
+    assert(s:send("hi"))
+    s:end_input()
+    local types = {}
+    for msg in s:messages(T) do types[#types + 1] = msg.type end
+    assert.equal("result", types[#types])
+    assert.same({ 0, 0 }, { s:wait(T) })
+  end)
+
   it("stops a turn still running when the loop is left early", function()
     local mock <close> = e2e.start { turns = {
       { content = { { type = "text", text = "A long answer that streams slowly." } },
