@@ -637,18 +637,19 @@ static int proc_write_json(lua_State *L) {
   return n;
 }
 
-/* p:write_control_response(request_id, key, body): the line
+/* p:write_control_response(request_id, key, body [, rpc_id]): the line
  * {"type":"control_response","response":{"subtype":"success",
  *  "request_id":ID,"response":{KEY:BODY}}}, built without Lua tables for the
- * envelope (the answer to every tool call goes this way). */
+ * envelope (the answer to every tool call goes this way). With rpc_id, BODY
+ * is a JSON-RPC result: {KEY:{"jsonrpc":"2.0","id":RPC_ID,"result":BODY}}. */
 static int proc_write_control_response(lua_State *L) {
   static const char head[] =
     "{\"type\":\"control_response\",\"response\":{\"subtype\":\"success\",\"request_id\":";
   proc_obj *p = check_proc(L);
-  char *id = NULL, *body = NULL;
-  size_t id_len, body_len, key_len;
+  char *id = NULL, *body = NULL, *rpc = NULL;
+  size_t id_len, body_len, key_len, rpc_len = 0;
   const char *key = luaL_checklstring(L, 3, &key_len);
-  int ok;
+  int ok, wrapped = !lua_isnoneornil(L, 5);
   luaL_checkany(L, 4);
   if (!p->in_writable) {
     luaL_pushfail(L);
@@ -657,15 +658,25 @@ static int proc_write_control_response(lua_State *L) {
     return 3;
   }
   if (!claude_json_encode_buffer(L, 2, &id, &id_len)) return lua_error(L);
-  if (!claude_json_encode_buffer(L, 4, &body, &body_len)) {
+  if (!claude_json_encode_buffer(L, 4, &body, &body_len) ||
+      (wrapped && !claude_json_encode_buffer(L, 5, &rpc, &rpc_len))) {
     free(id);
+    free(body);
     return lua_error(L);
   }
   ok = append_out(p, head, sizeof head - 1) && append_out(p, id, id_len) &&
        append_out(p, ",\"response\":{\"", 14) && append_out(p, key, key_len) &&
-       append_out(p, "\":", 2) && append_out(p, body, body_len) && append_out(p, "}}}\n", 4);
+       append_out(p, "\":", 2);
+  if (ok && wrapped)
+    ok = append_out(p, "{\"jsonrpc\":\"2.0\",\"id\":", 22) && append_out(p, rpc, rpc_len) &&
+         append_out(p, ",\"result\":", 10) && append_out(p, body, body_len) &&
+         append_out(p, "}", 1);
+  else if (ok)
+    ok = append_out(p, body, body_len);
+  ok = ok && append_out(p, "}}}\n", 4);
   free(id);
   free(body);
+  free(rpc);
   if (!ok) return luaL_error(L, "out of memory");
   lua_pushboolean(L, 1);
   return 1;

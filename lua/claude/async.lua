@@ -149,10 +149,13 @@ local function step(task, ...)
   end
 end
 
-local function start(observed, fn, ...)
+local function new_task(observed)
   -- every field a task gets, made at once (no rehash while it runs)
-  local task = setmetatable({ status = "running", observed = observed, co = false,
+  return setmetatable({ status = "running", observed = observed, co = false,
     result = false, values = false, finished = false, timer = false, abort = false }, Task)
+end
+
+local function launch(task, fn, ...)
   local n = #idle
   local co = idle[n]
   if co then idle[n] = nil else co = coroutine.create(body) end
@@ -161,6 +164,35 @@ local function start(observed, fn, ...)
   npending = npending + 1
   step(task, task, fn, ...)
   return task
+end
+
+local function start(observed, fn, ...)
+  return launch(new_task(observed), fn, ...)
+end
+
+-- Task tables of transient tasks that finished at once, for reuse.
+local spare, MAX_SPARE = {}, 64
+
+--- Runs `fn(...)` as an observed task, for callers that only need the task
+-- while it waits (the router's tool calls): returns the task if it is still
+-- running, else nil, and its table is reused (a tool call that does not wait
+-- then costs no task allocation).
+function M.spawn_transient(fn, ...)
+  local n = #spare
+  local task = spare[n]
+  if task then
+    spare[n] = nil
+    task.status = "running"
+  else
+    task = new_task(true)
+  end
+  launch(task, fn, ...)
+  if task.status ~= "done" then return task end
+  if #spare < MAX_SPARE then
+    task.values, task.result = false, false
+    spare[#spare + 1] = task
+  end
+  return nil
 end
 
 --- Starts `fn(...)` as a task and runs it until its first wait.

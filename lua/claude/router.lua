@@ -19,6 +19,7 @@ local M = {}
 
 local dispatch, call_tool = core.mcp_dispatch, tool.call
 local spawn, is_error = async.spawn_observed, errors.is
+local spawn_transient = async.spawn_transient
 local jobject, null = json.object, json.null
 local type, select, tostring, fmt = type, select, tostring, string.format
 local pack, unpack, concat = table.pack, table.unpack, table.concat
@@ -310,19 +311,20 @@ function Router:handle(name, message)
   return rpc_error(id, code, msg, data)
 end
 
---- Like `handle`, but never waits: `reply(tag, response)` is called once with the
+--- Like `handle`, but never waits: `reply(tag, response [, id])` is called once with the
 -- answer, at once for everything but work that waits (a tool, a read, a
 -- prompt), which runs in its own task. This is the session's path: one task
 -- per tool call instead of two, and none for the protocol's own messages.
 -- @tparam string name the server name
 -- @param message the decoded JSON-RPC message
--- @tparam function reply `reply(tag, response)`
+-- @tparam function reply `reply(tag, response)`, or for a tool call `reply(tag, result, id)`
+--   (the call's result and its JSON-RPC id: the caller writes the envelope)
 -- @param tag any value, handed back to `reply` (the control request id)
 local function run_call(self, name, t, args, ctx, id, reply, tag)
   local result = call_tool(t, args, ctx)
   if ctx._task then unregister(self, name, id, ctx) end
   if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
-  reply(tag, { jsonrpc = "2.0", id = id, result = result })
+  reply(tag, result, id == nil and null or id) -- the reply writes the JSON-RPC envelope
 end
 
 local function run_handle(self, name, message, reply, tag)
@@ -337,8 +339,8 @@ function Router:handle_async(name, message, reply, tag)
     if op == "reply" then return reply(tag, a) end
     if op == "call" then -- tool, arguments, meta, id
       local ctx = new_ctx(self, name, server, d, c)
-      local task = spawn(run_call, self, name, a, b, ctx, d, reply, tag)
-      if not task:done() then
+      local task = spawn_transient(run_call, self, name, a, b, ctx, d, reply, tag)
+      if task then -- the tool waits: cancellable until it answers
         ctx._task = task
         register(self, name, d, ctx)
       end

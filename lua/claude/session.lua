@@ -366,9 +366,10 @@ function M.open(options, level)
     sdk_names = sdk_names,
   }, Session)
   if next(sdk) then
-    self.mcp_reply = function(request_id, response)
+    -- (request_id, response) or, for a tool call, (request_id, result, rpc_id)
+    self.mcp_reply = function(request_id, response, rpc_id)
       if not self.proc_closed then
-        self.proc:write_control_response(request_id, "mcp_response", response)
+        self.proc:write_control_response(request_id, "mcp_response", response, rpc_id)
       end
     end
     self.router = require("claude.router").new(sdk, {

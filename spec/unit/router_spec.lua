@@ -768,6 +768,31 @@ describe("the MCP router", function()
         wire(r:handle("bare", req(1, "ping"))))
     end)
 
+    it("answer through handle_async: at once, or when a waiting tool is done", function()
+      local slow = tool.tool("slow", function() claude.sleep(0.01) return "late" end)
+      local r = router.new { bare = bare, wait = tool.server("wait", { slow }) }
+      local got = {}
+      local function reply(tag, response, id) got[#got + 1] = { tag, response, id } end
+      r:handle_async("bare", req(1, "ping"), reply, "a")           -- protocol: a response
+      r:handle_async("bare", { jsonrpc = "2.0", id = 2, method = "tools/call",
+        params = { name = "add", arguments = { a = 15, b = 27 } } }, reply, "b")
+      r:handle_async("nope", req(3, "ping"), reply, "c")           -- unknown server
+      r:handle_async("wait", { jsonrpc = "2.0", id = 4, method = "tools/call",
+        params = { name = "slow" } }, reply, "d")
+      assert.equal(3, #got) -- all at once but "d", whose tool waits
+      in_task(function() claude.sleep(0.05) end):wait()
+      assert.equal(4, #got)
+      table.sort(got, function(x, y) return x[1] < y[1] end)
+      assert.equal(wire(ok(1, "{}")), wire(got[1][2]))
+      assert.is_nil(got[1][3])
+      -- a tool call: its result and JSON-RPC id, the caller writes the envelope
+      assert.equal(wire('{"content":[{"type":"text","text":"42"}]}'), wire(got[2][2]))
+      assert.equal(2, got[2][3])
+      assert.equal(-32601, got[3][2].error.code)
+      assert.equal("late", got[4][2].content[1].text)
+      assert.equal(4, got[4][3])
+    end)
+
     it("raise on misuse", function()
       assert.has_error(function() router.new(5) end,
         "bad argument #1 to 'new' (table expected, got number)")
