@@ -188,9 +188,13 @@ describe("children of the host", function()
     return code
   end
 
+  -- The child says it is running before the host goes: the parent-death
+  -- signal is armed (by setpriv) before the child's program starts, so a host
+  -- that dies in the first instant of its child's life is not this test.
   local spawn_sleep = [[
     local process = require "claude.process"
-    local p = assert(process.spawn { "sleep", args = { "60" } })
+    local p = assert(process.spawn { "sh", args = { "-c", "echo ready; exec sleep 60" } })
+    assert(p:read_line(10) == "ready")
     print("pid " .. p.pid); io.stdout:flush()
   ]]
 
