@@ -232,7 +232,7 @@ end
 -- @treturn string
 function M.format_number(n)
   local i = math.tointeger(n)
-  if i then return fmt("%d", i) end
+  if i then return tostring(i) end
   if n ~= n then return "nan" end
   if n == math.huge then return "inf" end
   if n == -math.huge then return "-inf" end

@@ -394,7 +394,7 @@ function M.open(options, level)
     max_line = options.max_buffer_size,
     -- a child of the CLI may hold its pipes open: do not wait for it long
     eof_grace = 0.5,
-    on_stdout = function(msg, err, line, kind) dispatch(self, msg, err, line, kind) end,
+    on_stdout = function(msg, err, line, kind) return dispatch(self, msg, err, line, kind) end,
     on_stderr = function(line)
       if not line then return end
       local tail = self.stderr_lines
