@@ -19,6 +19,7 @@
 #include <uv.h>
 
 #include "claude.h"
+#include "alloc.h"
 
 #ifndef CLAUDELUA_LUADIR
 #define CLAUDELUA_LUADIR ""
@@ -320,13 +321,56 @@ done:
   return 1;
 }
 
+/* The state's panic and warning functions, as luaL_newstate sets them (they
+ * are static in lauxlib), for a state made with our own allocator. */
+static int panic(lua_State *L) {
+  const char *msg = lua_tostring(L, -1);
+  if (msg == NULL) msg = "error object is not a string";
+  lua_writestringerror("PANIC: unprotected error in call to Lua API (%s)\n", msg);
+  return 0;
+}
+
+static void warn_on(void *ud, const char *message, int tocont);
+static void warn_off(void *ud, const char *message, int tocont);
+
+static int warn_control(lua_State *L, const char *message, int tocont) {
+  if (tocont || *(message++) != '@') return 0;
+  if (strcmp(message, "off") == 0) lua_setwarnf(L, warn_off, L);
+  else if (strcmp(message, "on") == 0) lua_setwarnf(L, warn_on, L);
+  return 1;
+}
+
+static void warn_off(void *ud, const char *message, int tocont) {
+  warn_control((lua_State *)ud, message, tocont);
+}
+
+static void warn_cont(void *ud, const char *message, int tocont) {
+  lua_State *L = (lua_State *)ud;
+  lua_writestringerror("%s", message);
+  if (tocont) {
+    lua_setwarnf(L, warn_cont, L);
+  } else {
+    lua_writestringerror("%s", "\n");
+    lua_setwarnf(L, warn_on, L);
+  }
+}
+
+static void warn_on(void *ud, const char *message, int tocont) {
+  if (warn_control((lua_State *)ud, message, tocont)) return;
+  lua_writestringerror("%s", "Lua warning: ");
+  warn_cont(ud, message, tocont);
+}
+
 int main(int argc, char **argv) {
   int status, code;
-  lua_State *L = luaL_newstate();
+  claude_alloc *pool = claude_alloc_new();
+  lua_State *L = pool ? lua_newstate(claude_alloc_fn, pool) : NULL;
   if (L == NULL) {
     message("cannot create state: not enough memory");
     return EXIT_FAILURE;
   }
+  lua_atpanic(L, panic);
+  lua_setwarnf(L, warn_off, L);
   lua_pushcfunction(L, pmain);
   lua_pushinteger(L, argc);
   lua_pushlightuserdata(L, argv);
@@ -334,5 +378,6 @@ int main(int argc, char **argv) {
   code = status == LUA_OK ? (int)lua_tointeger(L, -1) : 1;
   if (status != LUA_OK) report(L, status);
   lua_close(L);
+  claude_alloc_free(pool);
   return code;
 }

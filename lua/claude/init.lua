@@ -32,20 +32,14 @@ local lazy_functions = {
   resource_template = "claude.tool", prompt = "claude.tool",
 }
 
+-- Not cached in M: `require` is the one cache, so M always agrees with
+-- package.loaded (test runners that unload modules between files, say).
 setmetatable(M, {
-  __index = function(t, k)
+  __index = function(_, k)
     local name = lazy[k]
-    if name then
-      local mod = require(name)
-      rawset(t, k, mod)
-      return mod
-    end
+    if name then return require(name) end
     name = lazy_functions[k]
-    if name then
-      local f = require(name)[k]
-      rawset(t, k, f)
-      return f
-    end
+    if name then return require(name)[k] end
   end,
 })
 
