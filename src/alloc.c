@@ -34,6 +34,7 @@ struct claude_alloc {
   char *bump, *bump_end;
 };
 
+#ifndef CLAUDELUA_PLAIN_ALLOC
 static int class_of(size_t size) { return (int)((size + GRAIN - 1) / GRAIN) - 1; }
 
 static void *pool_get(claude_alloc *a, int c) {
@@ -61,6 +62,8 @@ static void pool_put(claude_alloc *a, int c, void *p) {
   b->next = a->free[c];
   a->free[c] = b;
 }
+
+#endif
 
 /* lua_Alloc: osize is the block's size whenever ptr is not NULL. */
 void *claude_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize) {
