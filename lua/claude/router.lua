@@ -18,8 +18,7 @@ local errors = require "claude.errors"
 local M = {}
 
 local dispatch, call_tool = core.mcp_dispatch, tool.call
-local spawn, is_error = async.spawn_observed, errors.is
-local spawn_transient = async.spawn_transient
+local spawn_transient, is_error = async.spawn_transient, errors.is
 local jobject, null = json.object, json.null
 local type, select, tostring, fmt = type, select, tostring, string.format
 local pack, unpack, concat = table.pack, table.unpack, table.concat
@@ -172,26 +171,6 @@ local function cancelled_text(ctx)
   return ctx._reason and "cancelled: " .. ctx._reason or "cancelled"
 end
 
--- Runs fn(...) in its own task; returns what it returned, or false and the message when the
--- task failed or was cancelled. Cancelling the caller's task cancels it too.
-local function run(self, name, id, ctx, fn, ...)
-  local task = spawn(fn, ...)
-  if not task:done() then
-    ctx._task = task
-    register(self, name, id, ctx)
-    local ok, err = pcall(task.join, task)
-    unregister(self, name, id, ctx)
-    if not ok then
-      task:cancel("the request's task was cancelled")
-      error(err, 0)
-    end
-  end
-  if ctx.cancelled then return false, cancelled_text(ctx) end
-  local r = pack(task:join())
-  if not r[1] then return false, content.message(r[2]) end
-  return unpack(r, 2, r.n)
-end
-
 ---------------------------------------------------------------------------------------------
 -- Resources and prompts (tools go through claude.tool.call)
 ---------------------------------------------------------------------------------------------
@@ -270,85 +249,94 @@ function M.new(servers, opts)
   return setmetatable({ _servers = map, _notify = opts.notify, _inflight = {} }, Router)
 end
 
---- Answer one JSON-RPC message the CLI sent to server `name`. Call it inside a task: a
--- `tools/call` waits for its tool. Always returns one response table (notifications get the
--- acknowledgement `{jsonrpc = "2.0", result = {}, id = 0}`), ready for `json.encode`.
+-- The work of one request, in a task: a tool call answers with its result (the caller writes
+-- the JSON-RPC envelope around it), a read or a prompt with a whole response.
+local function run_call(self, name, t, args, ctx, id, reply, tag)
+  local result = call_tool(t, args, ctx)
+  if ctx._task then unregister(self, name, id, ctx) end
+  if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
+  reply(tag, result, id == nil and null or id)
+end
+
+local function run_request(self, name, ctx, id, reply, tag, fn, ...)
+  local result, code, msg, data = fn(...)
+  if ctx._task then unregister(self, name, id, ctx) end
+  if ctx.cancelled then return reply(tag, rpc_error(id, -32603, cancelled_text(ctx))) end
+  if result then return reply(tag, { jsonrpc = "2.0", id = id, result = result }) end
+  reply(tag, rpc_error(id, code, msg, data))
+end
+
+-- Starts `runner(...)` as a task; a task still running is registered for cancellation.
+local function start(self, name, ctx, id, runner, ...)
+  local task = spawn_transient(runner, ...)
+  if not task then return nil end
+  ctx._task = task
+  register(self, name, id, ctx)
+  return ctx
+end
+
+--- Answer one JSON-RPC message the CLI sent to server `name`, without waiting: `reply(tag,
+-- response)` is called once, at once for everything but work that may wait (a tool, a read,
+-- a prompt), which runs in a task of its own and replies when done. A tool call replies
+-- `reply(tag, result, id)`: its result and JSON-RPC id, and the caller writes the envelope
+-- (the session writes it in C). This is the session's path: one task per call, none for the
+-- protocol's own messages.
 -- @tparam string name the server name of the `mcp_message` request
 -- @param message the decoded JSON-RPC message (or its JSON text)
--- @treturn table the JSON-RPC response
-function Router:handle(name, message)
+-- @tparam function reply
+-- @param tag any value, handed back to `reply` (the control request id)
+-- @return the request's context while its task runs (to cancel it), else nil
+function Router:handle_async(name, message, reply, tag)
   local server = self._servers[name]
   if not server then
-    return rpc_error(id_of(message), -32601, "Server '" .. tostring(name) .. "' not found")
+    return reply(tag, rpc_error(id_of(message), -32601, "Server '" .. tostring(name)
+      .. "' not found"))
   end
-  local ok, op, a, b, c, d = pcall(dispatch, server, message)
-  if not ok then
-    return rpc_error(id_of(message), -32603, "Internal error: " .. content.message(op))
-  end
-  if op == "reply" then return a end
+  -- mcp_dispatch raises only for a server that is not a table: no pcall here
+  local op, a, b, c, d = dispatch(server, message)
+  if op == "reply" then return reply(tag, a) end
   if op == "call" then -- tool, arguments, meta, id
     local ctx = new_ctx(self, name, server, d, c)
-    local result, err = run(self, name, d, ctx, call_tool, a, b, ctx)
-    if not result then result = content.error(err) end
-    return { jsonrpc = "2.0", id = d, result = result }
+    return start(self, name, ctx, d, run_call, self, name, a, b, ctx, d, reply, tag)
   end
   if op == "cancel" then -- request_id, reason
     cancel(self, name, a, b)
-    return ack()
+    return reply(tag, ack())
   end
   local id = op == "read" and d or c
   local meta = type(message) == "table" and type(message.params) == "table"
     and message.params._meta
   local ctx = new_ctx(self, name, server, id, type(meta) == "table" and meta or nil)
-  local result, code, msg, data
   if op == "read" then -- resource, uri, params, id
-    result, code, msg, data = run(self, name, id, ctx, read_resource, a, b, c, ctx)
-  else -- "prompt": prompt, arguments, id
-    result, code, msg = run(self, name, id, ctx, get_prompt, a, b, ctx)
-  end
-  if result then return { jsonrpc = "2.0", id = id, result = result } end
-  if msg == nil then code, msg = -32603, code end -- cancelled or failed task
-  return rpc_error(id, code, msg, data)
+    return start(self, name, ctx, id, run_request, self, name, ctx, id, reply, tag,
+      read_resource, a, b, c, ctx)
+  end -- "prompt": prompt, arguments, id
+  return start(self, name, ctx, id, run_request, self, name, ctx, id, reply, tag,
+    get_prompt, a, b, ctx)
 end
 
---- Like `handle`, but never waits: `reply(tag, response [, id])` is called once with the
--- answer, at once for everything but work that waits (a tool, a read, a
--- prompt), which runs in its own task. This is the session's path: one task
--- per tool call instead of two, and none for the protocol's own messages.
--- @tparam string name the server name
--- @param message the decoded JSON-RPC message
--- @tparam function reply `reply(tag, response)`, or for a tool call `reply(tag, result, id)`
---   (the call's result and its JSON-RPC id: the caller writes the envelope)
--- @param tag any value, handed back to `reply` (the control request id)
-local function run_call(self, name, t, args, ctx, id, reply, tag)
-  local result = call_tool(t, args, ctx)
-  if ctx._task then unregister(self, name, id, ctx) end
-  if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
-  reply(tag, result, id == nil and null or id) -- the reply writes the JSON-RPC envelope
-end
-
-local function run_handle(self, name, message, reply, tag)
-  reply(tag, self:handle(name, message))
-end
-
-function Router:handle_async(name, message, reply, tag)
-  local server = self._servers[name]
-  if server then
-    -- mcp_dispatch raises only for a server that is not a table: no pcall here
-    local op, a, b, c, d = dispatch(server, message)
-    if op == "reply" then return reply(tag, a) end
-    if op == "call" then -- tool, arguments, meta, id
-      local ctx = new_ctx(self, name, server, d, c)
-      local task = spawn_transient(run_call, self, name, a, b, ctx, d, reply, tag)
-      if task then -- the tool waits: cancellable until it answers
-        ctx._task = task
-        register(self, name, d, ctx)
+--- Answer one JSON-RPC message the CLI sent to server `name`, waiting for it: `handle_async`
+-- for callers that want the response as a value. Inside a task a tool call waits for its
+-- tool; cancelling that task cancels the call too. Notifications get the acknowledgement
+-- `{jsonrpc = "2.0", result = {}, id = 0}`.
+-- @tparam string name the server name of the `mcp_message` request
+-- @param message the decoded JSON-RPC message (or its JSON text)
+-- @treturn table the JSON-RPC response, ready for `json.encode`
+function Router:handle(name, message)
+  local _, response, id = async.await(function(done)
+    local abandoned = false -- the caller's task was cancelled: the late answer is dropped
+    local ctx = self:handle_async(name, message, function(_, r, rid)
+      if not abandoned then done(r, rid) end
+    end)
+    if ctx then
+      return function()
+        abandoned = true
+        cancel_ctx(ctx, "the request's task was cancelled")
       end
-      return
     end
-  end
-  -- the rest (unknown server, cancel, reads, prompts) as `handle` does it
-  spawn(run_handle, self, name, message, reply, tag)
+  end)
+  if id ~= nil then return { jsonrpc = "2.0", id = id, result = response } end
+  return response
 end
 
 --- Cancel every request in flight (when the session closes). Their answers are still made.
@@ -405,12 +393,6 @@ function Router:servers()
   local out = {}
   for k, v in pairs(self._servers) do out[k] = v end
   return out
-end
-
---- Is `v` a router?
--- @treturn boolean
-function M.is_router(v)
-  return getmetatable(v) == Router
 end
 
 return M
