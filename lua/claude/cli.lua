@@ -294,14 +294,9 @@ end
 -- inside Claude Code can still start it), plus the entrypoint, plus
 -- `options.env` (which may override the entrypoint; `false` removes a key).
 function M.build_env(options)
-  local env = core.environ()
-  env.CLAUDECODE = nil
-  env.CLAUDE_CODE_ENTRYPOINT = M.ENTRYPOINT
-  if options.cwd then env.PWD = options.cwd end
-  for k, v in pairs(options.env or {}) do
-    if v == false then env[k] = nil else env[k] = tostring(v) end
-  end
-  return env
+  local env = { CLAUDECODE = false, CLAUDE_CODE_ENTRYPOINT = M.ENTRYPOINT, PWD = options.cwd }
+  for k, v in pairs(options.env or {}) do env[k] = v end
+  return process.environment(env)
 end
 
 return M

@@ -123,15 +123,12 @@ function handlers.hook_callback(self, req, ctx)
   return hooks.run(self.hooks, req, ctx)
 end
 
-function handlers.mcp_message(self, req)
-  local router = self.router
-  if not router then
-    local id = type(req.message) == "table" and req.message.id or json.null
-    return { mcp_response = { jsonrpc = "2.0", id = id,
-      error = { code = -32601, message = "Server '" .. tostring(req.server_name)
-        .. "' not found" } } }
-  end
-  return { mcp_response = router:handle(req.server_name, req.message) }
+-- Reached only without in-process servers (with them, dispatch hands every mcp_message to
+-- the router): the server named is not ours.
+function handlers.mcp_message(_, req)
+  local id = type(req.message) == "table" and req.message.id or json.null
+  return { mcp_response = { jsonrpc = "2.0", id = id, error = { code = -32601,
+    message = "Server '" .. tostring(req.server_name) .. "' not found" } } }
 end
 
 function handlers.elicitation(self, req, ctx)
@@ -631,16 +628,13 @@ function Session:close(grace)
         end
       end
       close_stdin(self)
-      local ok = pcall(self.wait, self, grace)
-      if not self.exited then
-        pcall(self.proc.kill, self.proc, "term")
-        ok = pcall(self.wait, self, 2)
-        if not self.exited then
-          pcall(self.proc.kill, self.proc, "kill")
-          pcall(self.wait, self, 2)
-        end
+      -- EOF and the grace period, then SIGTERM, then SIGKILL; pcall: no wait is
+      -- possible from inside a callback, where only the signals are sent
+      for _, step in ipairs { { false, grace }, { "term", 2 }, { "kill", 2 } } do
+        if step[1] then pcall(self.proc.kill, self.proc, step[1]) end
+        pcall(self.wait, self, step[2])
+        if self.exited then break end
       end
-      local _ = ok
     end
     self.proc_closed = true
     self.proc:close()
