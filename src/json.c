@@ -286,16 +286,12 @@ static char *take_long_strings(lua_State *L, int list, const char *s, size_t len
   return out.data;
 }
 
-/* If the string at the top of the stack is a hole, replaces it with the
- * string it stands for (list at `list`). */
-static void fill_hole(lua_State *L, int list) {
+/* The index a hole string stands for, or 0 when the string is no hole. */
+static lua_Integer hole_index(lua_State *L, int idx) {
   size_t n;
-  const char *s = lua_tolstring(L, -1, &n);
-  if (n > HOLE_LEN && memcmp(s, HOLE, HOLE_LEN) == 0) {
-    lua_Integer i = (lua_Integer)strtol(s + HOLE_LEN, NULL, 10);
-    lua_pop(L, 1);
-    lua_rawgeti(L, list, i);
-  }
+  const char *s = lua_tolstring(L, idx, &n);
+  if (n <= HOLE_LEN || memcmp(s, HOLE, HOLE_LEN) != 0) return 0;
+  return (lua_Integer)strtol(s + HOLE_LEN, NULL, 10);
 }
 
 /* Integral floats become integers; sentinel arrays become marked empty
@@ -331,11 +327,10 @@ static void fixup(lua_State *L, int idx, int depth, int holes) {
     } else if (t == LUA_TTABLE) {
       fixup(L, lua_gettop(L), depth + 1, holes);
     } else if (holes && t == LUA_TSTRING) {
-      size_t n;
-      const char *str = lua_tolstring(L, -1, &n);
-      if (n > HOLE_LEN && memcmp(str, HOLE, HOLE_LEN) == 0) {
+      lua_Integer i = hole_index(L, -1);
+      if (i > 0) {
         lua_pushvalue(L, -2);
-        lua_rawgeti(L, holes, (lua_Integer)strtol(str + HOLE_LEN, NULL, 10));
+        lua_rawgeti(L, holes, i);
         lua_rawset(L, idx);
       }
     }
@@ -389,7 +384,11 @@ int claude_json_decode_push(lua_State *L, const char *s, size_t len) {
       lua_pushinteger(L, (lua_Integer)d);
     }
   } else if (holes && lua_type(L, -1) == LUA_TSTRING) {
-    fill_hole(L, holes);
+    lua_Integer i = hole_index(L, -1);
+    if (i > 0) {
+      lua_pop(L, 1);
+      lua_rawgeti(L, holes, i);
+    }
   }
   if (holes) lua_remove(L, holes);
   return 1;
