@@ -77,6 +77,16 @@ local function answers(log)
   return out
 end
 
+-- The SDK answered exactly one request, with `want` (its request_id aside), and the fake
+-- exited 0.
+local function assert_one_answer(log, want)
+  local a = answers(log)
+  assert.equal(1, #a)
+  want.request_id = a[1].request_id
+  assert.same(want, a[1])
+  assert.equal(0, log.exit_code)
+end
+
 -- The raw lines the SDK wrote to the fake.
 local function received_lines(log)
   local out = {}
@@ -727,11 +737,7 @@ describe("session against the fake CLI", function()
         assert.equal("Bash", got.input.tool_name)
         assert.same({ command = "ls" }, got.input.tool_input)
         assert.equal("toolu_01hook", got.tool_use_id)
-        local a = answers(log)
-        assert.equal(1, #a)
-        want.request_id = a[1].request_id
-        assert.same(want, a[1])
-        assert.equal(0, log.exit_code)
+        assert_one_answer(log, want)
       end)
     end
 
@@ -788,11 +794,7 @@ describe("session against the fake CLI", function()
           cli:reply("asked")
         ]], subtype, json.encode(fields)), options)
         assert.equal("asked", msgs[#msgs].result)
-        local a = answers(log)
-        assert.equal(1, #a)
-        want.request_id = a[1].request_id
-        assert.same(want, a[1])
-        assert.equal(0, log.exit_code)
+        assert_one_answer(log, want)
       end)
     end
 

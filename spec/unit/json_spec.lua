@@ -219,21 +219,23 @@ describe("claude.json long strings against cjson, on generated texts", function(
         if not b then return 1 + math.floor(x * a) end
         return a + math.floor(x * (b - a + 1))
       end
-      local agreed = 0
+      local valid_texts = 0
       for i = 1, 300 do
         local text = '{"a":"' .. body(rand, case[2]) .. '","i":' .. i .. "}" .. pad
         local ok, want = pcall(cjson.decode, text)
         local got = json.decode(text)
         if ok then
+          valid_texts = valid_texts + 1
           assert.is_table(got, text:sub(1, 80))
           assert.equal(want.a, got.a)
           assert.equal(i, got.i)
         else
           assert.is_nil(got)
         end
-        agreed = agreed + 1
       end
-      assert.equal(300, agreed)
+      -- the generator made both kinds where it should
+      if case[2] == 0 then assert.equal(300, valid_texts)
+      else assert.is_true(valid_texts > 0 and valid_texts < 300) end
     end)
   end
 end)
