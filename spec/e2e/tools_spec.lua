@@ -197,6 +197,36 @@ describe("in-process tools with the real CLI", function()
     assert.equal("Echo: hi", last_result(messages).result)
   end)
 
+  it("serve resources and resource templates to the CLI's MCP resource tools", function()
+    local mock <close> = e2e.start { turns = {
+      { content = { use("ListMcpResourcesTool", { server = "notes" }) } },
+      { content = { use("ReadMcpResourceTool", { server = "notes", uri = "users://7/profile" }) } },
+      { content = { text("done") } },
+    } }
+    local reads = {}
+    local notes = claude.server("notes", {
+      claude.resource { uri = "mem://notes", name = "notes", mime_type = "text/plain",
+        text = "buy milk" },
+      claude.resource_template { uri_template = "users://{id}/profile", name = "profile",
+        read = function(_, params)
+          reads[#reads + 1] = params.id
+          return "profile of " .. params.id
+        end },
+    })
+    run("go", mock:options { mcp_servers = { notes = notes },
+      allowed_tools = { "ListMcpResourcesTool", "ReadMcpResourceTool" } })
+    local results = tool_results(mock)
+    assert.equal(2, #results)
+    assert.is_false(results[1].is_error)
+    local listed = claude.json.decode(results[1].text)
+    assert.equal("mem://notes", listed[1].uri)
+    assert.equal("text/plain", listed[1].mimeType)
+    assert.is_false(results[2].is_error)
+    local read = claude.json.decode(results[2].text)
+    assert.equal("profile of 7", read.contents[1].text)
+    assert.same({ "7" }, reads)
+  end)
+
   it("pick up a tool added while the session runs", function()
     local mock <close> = e2e.start { turns = {
       { content = { text("first") } },
