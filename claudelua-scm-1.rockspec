@@ -15,7 +15,6 @@ description = {
 }
 dependencies = {
   "lua >= 5.4",
-  "lua-cjson",
 }
 external_dependencies = {
   LIBUV = { header = "uv.h", library = "uv" },

@@ -64,8 +64,12 @@ void claude_open_loop(lua_State *L);
 /* process.c */
 void claude_open_process(lua_State *L);
 
-/* json.c */
+/* json.c (encoding, the module's entry points) and json_decode.c */
+#define CLAUDE_JSON_ARRAY_MT "claude.json.array"
+#define CLAUDE_JSON_OBJECT_MT "claude.json.object"
 void claude_open_json(lua_State *L);
+/* Pushes the value and returns 1, or pushes nil and a message and returns 0;
+ * raises only for memory errors. */
 int claude_json_decode_push(lua_State *L, const char *s, size_t len);
 int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len);
 

@@ -15,7 +15,6 @@
 #include <lua.h>
 #include <lauxlib.h>
 #include <lualib.h>
-#include <lua-cjson.h>
 #include <uv.h>
 
 #include "claude.h"
@@ -24,8 +23,6 @@
 #ifndef CLAUDELUA_LUADIR
 #define CLAUDELUA_LUADIR ""
 #endif
-
-int luaopen_cjson_safe(lua_State *L);
 
 static const char *progname = "claudelua";
 
@@ -262,10 +259,6 @@ static void preload(lua_State *L) {
   luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
   lua_pushcfunction(L, luaopen_claude_core);
   lua_setfield(L, -2, "claude.core");
-  lua_pushcfunction(L, luaopen_cjson);
-  lua_setfield(L, -2, "cjson");
-  lua_pushcfunction(L, luaopen_cjson_safe);
-  lua_setfield(L, -2, "cjson.safe");
   lua_pop(L, 1);
 }
 

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson lua-cjson-dev libuv1-dev
+packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev
           lua-busted lua-check lua-luv)
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,6 @@
 -- decode.lua -- the cost of decoding one stream_flood 64 B message (~605 bytes): lua-cjson
--- alone, and claude.json (cjson plus the exact-integer / [] fix-up pass). The floor under
--- every small-message figure. Run: build/claudelua bench/lua/decode.lua
+-- (for reference) and claude.json (src/json_decode.c). The floor under every small-message
+-- figure. Run: build/claudelua bench/lua/decode.lua
 local cjson = require "cjson"
 local json = require "claude.json"
 

@@ -1,6 +1,6 @@
 --- The one JSON module of claudelua: exact integers, `null`, and markers that
--- keep `[]` and `{}` apart. Decoding is Debian's lua-cjson (a private
--- instance); encoding is claude.core's C encoder. See docs/json.md.
+-- keep `[]` and `{}` apart. Both directions are claude.core's C code (the
+-- decoder builds Lua tables in one pass). See docs/json.md.
 -- @module claude.json
 local core = require "claude.core"
 

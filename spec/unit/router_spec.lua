@@ -272,7 +272,7 @@ local ROWS = {
   { "unknown server, notification", "nope", note("notifications/initialized"),
     err(nil, -32601, "Server 'nope' not found") },
   { "parse error", "full", '{"jsonrpc":"2.0","id":1,"method":', raw = true,
-    err(nil, -32700, "Parse error: invalid JSON: Expected value but found T_END at character 34")
+    err(nil, -32700, "Parse error: invalid JSON: expected a value at byte 34 (the text ends)")
   },
   { "not an object", "full", "42", err(nil, -32600,
     "Invalid Request: a JSON-RPC message must be an object, got number") },

@@ -1,0 +1,399 @@
+/*
+ * json_decode.c -- JSON text to Lua values, in one pass.
+ *
+ * The members of an object or array are pushed on the Lua stack as they are
+ * read; the table is created once their number is known, so a table is never
+ * resized while it fills (for big ones: once per CHUNK members). Integers
+ * stay exact, `[]` comes back marked as an array, null is json.null (the NULL
+ * light userdata, the same value as cjson.null). A string without escapes is
+ * pushed straight from the text, found eight bytes at a time.
+ *
+ * The decoder never raises but for memory errors (it runs in protected calls
+ * on the hot path); bad text gives nil and a message naming the byte.
+ * See docs/json.md.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core.h"
+
+#define MAX_DEPTH 1000
+/* Members held on the stack before they move into their table. */
+#define CHUNK 64
+/* 2^53: integral floats up to this magnitude come back as integers. */
+#define EXACT_LIMIT 9007199254740992.0
+
+typedef struct dec {
+  lua_State *L;
+  const char *start, *p, *end;
+  const char *err;    /* what went wrong (static text) */
+  const char *err_at; /* where */
+  int depth;
+} dec;
+
+static int fail(dec *d, const char *what, const char *at) {
+  d->err = what;
+  d->err_at = at;
+  return 0;
+}
+
+static void skip_ws(dec *d) {
+  const char *p = d->p, *end = d->end;
+  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+  d->p = p;
+}
+
+/* The first quote, backslash or control character at or after q (or end):
+ * eight bytes at a time, with the usual SWAR tests for a byte equal to, or
+ * less than, a constant. */
+static const char *find_special(const char *q, const char *end) {
+  const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  while (end - q >= 8) {
+    uint64_t w, quote, bs;
+    memcpy(&w, q, 8);
+    quote = w ^ (ones * '"');
+    bs = w ^ (ones * '\\');
+    if ((((quote - ones) & ~quote) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & highs)
+      break;
+    q += 8;
+  }
+  while (q < end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20) q++;
+  return q;
+}
+
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+/* The four hex digits at p, or -1. */
+static long hex4(const char *p, const char *end) {
+  long v = 0;
+  int i;
+  if (end - p < 4) return -1;
+  for (i = 0; i < 4; i++) {
+    int h = hexval(p[i]);
+    if (h < 0) return -1;
+    v = v * 16 + h;
+  }
+  return v;
+}
+
+static void add_utf8(luaL_Buffer *b, long cp) {
+  char u[4];
+  if (cp < 0x80) {
+    luaL_addchar(b, (char)cp);
+  } else if (cp < 0x800) {
+    u[0] = (char)(0xC0 | (cp >> 6));
+    u[1] = (char)(0x80 | (cp & 0x3F));
+    luaL_addlstring(b, u, 2);
+  } else if (cp < 0x10000) {
+    u[0] = (char)(0xE0 | (cp >> 12));
+    u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    u[2] = (char)(0x80 | (cp & 0x3F));
+    luaL_addlstring(b, u, 3);
+  } else {
+    u[0] = (char)(0xF0 | (cp >> 18));
+    u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    u[3] = (char)(0x80 | (cp & 0x3F));
+    luaL_addlstring(b, u, 4);
+  }
+}
+
+/* Adds the character of the \u escape at q ("\uXXXX"); returns the byte
+ * after it, or NULL. A lone surrogate, which JavaScript writes for a string
+ * cut in the middle of a pair, becomes U+FFFD rather than failing the whole
+ * message. */
+static const char *add_unicode_escape(luaL_Buffer *b, const char *q, const char *end) {
+  long cp = hex4(q + 2, end), lo;
+  if (cp < 0) return NULL;
+  q += 6;
+  if (cp >= 0xD800 && cp <= 0xDBFF && end - q >= 6 && q[0] == '\\' && q[1] == 'u' &&
+      (lo = hex4(q + 2, end)) >= 0xDC00 && lo <= 0xDFFF) {
+    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+    q += 6;
+  } else if (cp >= 0xD800 && cp <= 0xDFFF) {
+    cp = 0xFFFD;
+  }
+  add_utf8(b, cp);
+  return q;
+}
+
+/* The rest of a string with escapes: d->p is at its opening quote, s..q is
+ * plain text, q is at the first backslash. */
+static int parse_escaped(dec *d, const char *s, const char *q) {
+  const char *end = d->end;
+  luaL_Buffer b;
+  luaL_buffinitsize(d->L, &b, (size_t)(q - s) + 16);
+  luaL_addlstring(&b, s, (size_t)(q - s));
+  for (;;) {
+    if (q >= end) return fail(d, "unterminated string", d->p);
+    if (*q == '"') break;
+    if (*q != '\\') return fail(d, "control character in string", q);
+    if (q + 1 >= end) return fail(d, "unterminated string", d->p);
+    switch (q[1]) {
+      case '"': case '\\': case '/': luaL_addchar(&b, q[1]); q += 2; break;
+      case 'b': luaL_addchar(&b, '\b'); q += 2; break;
+      case 'f': luaL_addchar(&b, '\f'); q += 2; break;
+      case 'n': luaL_addchar(&b, '\n'); q += 2; break;
+      case 'r': luaL_addchar(&b, '\r'); q += 2; break;
+      case 't': luaL_addchar(&b, '\t'); q += 2; break;
+      case 'u': {
+        const char *after = add_unicode_escape(&b, q, end);
+        if (after == NULL) return fail(d, "invalid \\u escape", q);
+        q = after;
+        break;
+      }
+      default: return fail(d, "invalid escape", q);
+    }
+    s = q;
+    q = find_special(q, end);
+    luaL_addlstring(&b, s, (size_t)(q - s));
+  }
+  luaL_pushresult(&b);
+  d->p = q + 1;
+  return 1;
+}
+
+/* d->p is at the opening quote. */
+static int parse_string(dec *d) {
+  const char *s = d->p + 1, *q = find_special(s, d->end);
+  if (q < d->end && *q == '"') {
+    lua_pushlstring(d->L, s, (size_t)(q - s));
+    d->p = q + 1;
+    return 1;
+  }
+  if (q >= d->end) return fail(d, "unterminated string", d->p);
+  if (*q != '\\') return fail(d, "control character in string", q);
+  return parse_escaped(d, s, q);
+}
+
+static int is_digit(const char *p, const char *end) {
+  return p < end && *p >= '0' && *p <= '9';
+}
+
+/* Numbers follow RFC 8259's grammar. Integers of up to 18 digits are read
+ * here; anything else goes through lua_stringtonumber (locale-safe), and an
+ * integral result of magnitude up to 2^53 comes back as an integer. */
+static int parse_number(dec *d) {
+  lua_State *L = d->L;
+  const char *s = d->p, *p = s, *end = d->end;
+  uint64_t v = 0;
+  int digits = 0, integral = 1;
+  char buf[64];
+  size_t n;
+  if (*p == '-') p++;
+  if (!is_digit(p, end)) return fail(d, "invalid number", s);
+  if (*p == '0') {
+    if (is_digit(++p, end)) return fail(d, "leading zero in number", s);
+  } else {
+    while (is_digit(p, end)) {
+      v = v * 10 + (uint64_t)(*p++ - '0');
+      digits++;
+    }
+  }
+  if (p < end && *p == '.') {
+    integral = 0;
+    if (!is_digit(++p, end)) return fail(d, "invalid number", s);
+    while (is_digit(p, end)) p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    integral = 0;
+    p++;
+    if (p < end && (*p == '+' || *p == '-')) p++;
+    if (!is_digit(p, end)) return fail(d, "invalid number", s);
+    while (is_digit(p, end)) p++;
+  }
+  d->p = p;
+  if (integral && digits <= 18) {
+    lua_pushinteger(L, *s == '-' ? -(lua_Integer)v : (lua_Integer)v);
+    return 1;
+  }
+  n = (size_t)(p - s);
+  if (n < sizeof buf) {
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    lua_stringtonumber(L, buf);
+  } else {
+    lua_pushlstring(L, s, n);
+    lua_stringtonumber(L, lua_tostring(L, -1));
+    lua_remove(L, -2);
+  }
+  if (!lua_isinteger(L, -1)) {
+    double x = lua_tonumber(L, -1);
+    if (x == floor(x) && fabs(x) <= EXACT_LIMIT) {
+      lua_pop(L, 1);
+      lua_pushinteger(L, (lua_Integer)x);
+    }
+  }
+  return 1;
+}
+
+static int parse_literal(dec *d, const char *word, size_t n) {
+  if ((size_t)(d->end - d->p) < n || memcmp(d->p, word, n) != 0)
+    return fail(d, "expected a value", d->p);
+  d->p += n;
+  return 1;
+}
+
+static int parse_value(dec *d);
+
+/* The table's slot `t` holds nil until the first flush creates the table
+ * (sized for what is held then). */
+static void make_table(lua_State *L, int t, int narr, int nrec) {
+  if (lua_type(L, t) == LUA_TNIL) {
+    lua_createtable(L, narr, nrec);
+    lua_replace(L, t);
+  }
+}
+
+/* Moves the `held` values above table slot `t` into it, from index
+ * `count` + 1 on. */
+static void flush_array(lua_State *L, int t, int held, lua_Integer count) {
+  int i;
+  if (count == 0 && lua_type(L, t) == LUA_TNIL) { /* all of it: pop from the top */
+    make_table(L, t, held, 0);
+    for (i = held; i >= 1; i--) lua_rawseti(L, t, i);
+    return;
+  }
+  make_table(L, t, held, 0);
+  for (i = 1; i <= held; i++) {
+    lua_pushvalue(L, t + i);
+    lua_rawseti(L, t, count + i);
+  }
+  lua_settop(L, t);
+}
+
+/* The key-value pairs above table slot `t` go into it; a key given twice
+ * keeps its last value. */
+static void flush_object(lua_State *L, int t, int held) {
+  int i;
+  make_table(L, t, 0, held);
+  for (i = 1; i <= 2 * held; i += 2) {
+    lua_pushvalue(L, t + i);
+    lua_pushvalue(L, t + i + 1);
+    lua_rawset(L, t);
+  }
+  lua_settop(L, t);
+}
+
+/* d->p is at '[' or '{'. */
+static int parse_container(dec *d) {
+  lua_State *L = d->L;
+  int object = *d->p == '{', t, held = 0;
+  char close = object ? '}' : ']';
+  lua_Integer count = 0;
+  if (++d->depth > MAX_DEPTH) return fail(d, "nested too deep", d->p);
+  if (!lua_checkstack(L, 2 * CHUNK + 8)) return fail(d, "nested too deep", d->p);
+  d->p++;
+  skip_ws(d);
+  lua_pushnil(L); /* the table's slot */
+  t = lua_gettop(L);
+  if (d->p < d->end && *d->p == close) {
+    lua_pop(L, 1);
+    d->p++;
+    lua_createtable(L, 0, 0);
+    if (!object) luaL_setmetatable(L, CLAUDE_JSON_ARRAY_MT);
+    d->depth--;
+    return 1;
+  }
+  for (;;) {
+    if (object) {
+      if (d->p >= d->end || *d->p != '"') return fail(d, "expected a string key", d->p);
+      if (!parse_string(d)) return 0;
+      skip_ws(d);
+      if (d->p >= d->end || *d->p != ':') return fail(d, "expected ':'", d->p);
+      d->p++;
+      skip_ws(d);
+    }
+    if (!parse_value(d)) return 0;
+    held++;
+    skip_ws(d);
+    if (d->p < d->end && *d->p == ',') {
+      d->p++;
+      skip_ws(d);
+      if (held == CHUNK) {
+        if (object) {
+          flush_object(L, t, held);
+        } else {
+          flush_array(L, t, held, count);
+          count += held;
+        }
+        held = 0;
+      }
+      continue;
+    }
+    if (d->p < d->end && *d->p == close) break;
+    return fail(d, object ? "expected ',' or '}'" : "expected ',' or ']'", d->p);
+  }
+  d->p++;
+  if (object) flush_object(L, t, held);
+  else flush_array(L, t, held, count);
+  d->depth--;
+  return 1;
+}
+
+/* d->p is at the value's first byte (blanks skipped). */
+static int parse_value(dec *d) {
+  if (d->p >= d->end) return fail(d, "expected a value", d->p);
+  switch (*d->p) {
+    case '{': case '[': return parse_container(d);
+    case '"': return parse_string(d);
+    case 't':
+      if (!parse_literal(d, "true", 4)) return 0;
+      lua_pushboolean(d->L, 1);
+      return 1;
+    case 'f':
+      if (!parse_literal(d, "false", 5)) return 0;
+      lua_pushboolean(d->L, 0);
+      return 1;
+    case 'n':
+      if (!parse_literal(d, "null", 4)) return 0;
+      lua_pushlightuserdata(d->L, NULL);
+      return 1;
+    default:
+      if (*d->p == '-' || (*d->p >= '0' && *d->p <= '9')) return parse_number(d);
+      return fail(d, "expected a value", d->p);
+  }
+}
+
+/* "invalid JSON: <what> at byte N (found 'c')" */
+static void push_error(lua_State *L, const dec *d) {
+  char found[32];
+  const char *at = d->err_at < d->end ? d->err_at : d->end;
+  if (at >= d->end)
+    snprintf(found, sizeof found, "the text ends");
+  else if ((unsigned char)*at >= 0x20 && (unsigned char)*at < 0x7F)
+    snprintf(found, sizeof found, "found '%c'", *at);
+  else
+    snprintf(found, sizeof found, "found byte 0x%02X", (unsigned char)*at);
+  lua_pushfstring(L, "invalid JSON: %s at byte %I (%s)", d->err,
+                  (lua_Integer)(at - d->start) + 1, found);
+}
+
+int claude_json_decode_push(lua_State *L, const char *s, size_t len) {
+  dec d;
+  int base = lua_gettop(L);
+  d.L = L;
+  d.start = d.p = s;
+  d.end = s + len;
+  d.err = NULL;
+  d.err_at = s;
+  d.depth = 0;
+  luaL_checkstack(L, 8, "json");
+  skip_ws(&d);
+  if (parse_value(&d)) {
+    skip_ws(&d);
+    if (d.p == d.end) return 1;
+    fail(&d, "unexpected text after the value", d.p);
+  }
+  lua_settop(L, base);
+  luaL_pushfail(L);
+  push_error(L, &d);
+  return 0;
+}
