@@ -25,8 +25,23 @@
 /* 2^53: integral floats up to this magnitude come back as integers. */
 #define EXACT_LIMIT 9007199254740992.0
 
+/* Recently seen short strings, so that the keys (and short values) that come
+ * in every message are found by one compare instead of being hashed by Lua
+ * again. Each slot's string is anchored in the userdata's uservalue table. */
+#define CACHE_SLOTS 512
+#define CACHE_KEY_LEN 40   /* Lua's short strings */
+#define CACHE_VALUE_LEN 20 /* longer values are mostly ids, seen once */
+typedef struct str_cache {
+  const char *text[CACHE_SLOTS];
+  size_t len[CACHE_SLOTS];
+} str_cache;
+
+static const char CACHE_REGISTRY_KEY = 'c';
+
 typedef struct dec {
   lua_State *L;
+  str_cache *cache;
+  int anchors; /* stack index of the cache's anchor table */
   const char *start, *p, *end;
   const char *err;    /* what went wrong (static text) */
   const char *err_at; /* where */
@@ -47,16 +62,21 @@ static void skip_ws(dec *d) {
 
 /* The first quote, backslash or control character at or after q (or end):
  * eight bytes at a time, with the usual SWAR tests for a byte equal to, or
- * less than, a constant. */
+ * less than, a constant. A borrow can only mark bytes above a true match, so
+ * on a little-endian machine the lowest marked byte is the first match. */
 static const char *find_special(const char *q, const char *end) {
   const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
   while (end - q >= 8) {
-    uint64_t w, quote, bs;
+    uint64_t w, quote, bs, hits;
     memcpy(&w, q, 8);
     quote = w ^ (ones * '"');
     bs = w ^ (ones * '\\');
-    if ((((quote - ones) & ~quote) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & highs)
-      break;
+    hits = (((quote - ones) & ~quote) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & highs;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (hits) return q + (__builtin_ctzll(hits) >> 3);
+#else
+    if (hits) break; /* borrows run the other way: find it byte by byte */
+#endif
     q += 8;
   }
   while (q < end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20) q++;
@@ -160,11 +180,38 @@ static int parse_escaped(dec *d, const char *s, const char *q) {
   return 1;
 }
 
+static unsigned cache_slot(const char *s, size_t n) {
+  uint64_t a = 0, b = 0;
+  if (n >= 8) {
+    memcpy(&a, s, 8);
+    memcpy(&b, s + n - 8, 8);
+  } else {
+    memcpy(&a, s, n);
+  }
+  return (unsigned)(((a ^ (b * 0x9E3779B97F4A7C15ULL) ^ n) * 0xFF51AFD7ED558CCDULL) >> 55);
+}
+
+static void push_short(dec *d, const char *s, size_t n) {
+  lua_State *L = d->L;
+  str_cache *c = d->cache;
+  unsigned i = cache_slot(s, n);
+  if (c->len[i] == n && c->text[i] != NULL && memcmp(c->text[i], s, n) == 0) {
+    lua_rawgeti(L, d->anchors, (lua_Integer)i + 1);
+    return;
+  }
+  c->text[i] = lua_pushlstring(L, s, n);
+  c->len[i] = n;
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, d->anchors, (lua_Integer)i + 1);
+}
+
 /* d->p is at the opening quote. */
-static int parse_string(dec *d) {
+static int parse_string(dec *d, size_t cache_len) {
   const char *s = d->p + 1, *q = find_special(s, d->end);
   if (q < d->end && *q == '"') {
-    lua_pushlstring(d->L, s, (size_t)(q - s));
+    size_t n = (size_t)(q - s);
+    if (n <= cache_len) push_short(d, s, n);
+    else lua_pushlstring(d->L, s, n);
     d->p = q + 1;
     return 1;
   }
@@ -305,7 +352,7 @@ static int parse_container(dec *d) {
   for (;;) {
     if (object) {
       if (d->p >= d->end || *d->p != '"') return fail(d, "expected a string key", d->p);
-      if (!parse_string(d)) return 0;
+      if (!parse_string(d, CACHE_KEY_LEN)) return 0;
       skip_ws(d);
       if (d->p >= d->end || *d->p != ':') return fail(d, "expected ':'", d->p);
       d->p++;
@@ -343,7 +390,7 @@ static int parse_value(dec *d) {
   if (d->p >= d->end) return fail(d, "expected a value", d->p);
   switch (*d->p) {
     case '{': case '[': return parse_container(d);
-    case '"': return parse_string(d);
+    case '"': return parse_string(d, CACHE_VALUE_LEN);
     case 't':
       if (!parse_literal(d, "true", 4)) return 0;
       lua_pushboolean(d->L, 1);
@@ -376,20 +423,44 @@ static void push_error(lua_State *L, const dec *d) {
                   (lua_Integer)(at - d->start) + 1, found);
 }
 
+/* Pushes the state's string cache's anchor table; returns the cache. */
+static str_cache *push_cache(lua_State *L) {
+  str_cache *c;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &CACHE_REGISTRY_KEY) == LUA_TUSERDATA) {
+    c = (str_cache *)lua_touserdata(L, -1);
+  } else {
+    lua_pop(L, 1);
+    c = (str_cache *)lua_newuserdatauv(L, sizeof *c, 1);
+    memset(c, 0, sizeof *c);
+    lua_createtable(L, CACHE_SLOTS, 0);
+    lua_setiuservalue(L, -2, 1);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &CACHE_REGISTRY_KEY);
+  }
+  lua_getiuservalue(L, -1, 1);
+  lua_remove(L, -2);
+  return c;
+}
+
 int claude_json_decode_push(lua_State *L, const char *s, size_t len) {
   dec d;
   int base = lua_gettop(L);
+  luaL_checkstack(L, 8, "json");
   d.L = L;
+  d.cache = push_cache(L);
+  d.anchors = base + 1;
   d.start = d.p = s;
   d.end = s + len;
   d.err = NULL;
   d.err_at = s;
   d.depth = 0;
-  luaL_checkstack(L, 8, "json");
   skip_ws(&d);
   if (parse_value(&d)) {
     skip_ws(&d);
-    if (d.p == d.end) return 1;
+    if (d.p == d.end) {
+      lua_remove(L, d.anchors);
+      return 1;
+    }
     fail(&d, "unexpected text after the value", d.p);
   }
   lua_settop(L, base);
