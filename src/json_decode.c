@@ -1,9 +1,9 @@
 /*
  * json_decode.c -- JSON text to Lua values, in one pass.
  *
- * The members of an object or array are pushed on the Lua stack as they are
- * read; the table is created once their number is known, so a table is never
- * resized while it fills (for big ones: once per CHUNK members). Integers
+ * The elements of an array wait on the Lua stack until their number is
+ * known; an object is created with the size the last object of its shape had.
+ * Either way a table is rarely resized while it fills. Integers
  * stay exact, `[]` comes back marked as an array, null is json.null (the NULL
  * light userdata, the same value as cjson.null). A string without escapes is
  * pushed straight from the text, found eight bytes at a time.
@@ -16,6 +16,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "core.h"
 
@@ -31,9 +34,11 @@
 #define CACHE_SLOTS 512
 #define CACHE_KEY_LEN 40   /* Lua's short strings */
 #define CACHE_VALUE_LEN 20 /* longer values are mostly ids, seen once */
+#define SHAPE_SLOTS 1024
 typedef struct str_cache {
   const char *text[CACHE_SLOTS];
   size_t len[CACHE_SLOTS];
+  unsigned char shape[SHAPE_SLOTS]; /* members of the last object per shape */
 } str_cache;
 
 static const char CACHE_REGISTRY_KEY = 'c';
@@ -42,6 +47,7 @@ typedef struct dec {
   lua_State *L;
   str_cache *cache;
   int anchors; /* stack index of the cache's anchor table */
+  int slot;    /* cache slot of the last short string pushed, or -1 */
   const char *start, *p, *end;
   const char *err;    /* what went wrong (static text) */
   const char *err_at; /* where */
@@ -60,12 +66,26 @@ static void skip_ws(dec *d) {
   d->p = p;
 }
 
-/* The first quote, backslash or control character at or after q (or end):
- * eight bytes at a time, with the usual SWAR tests for a byte equal to, or
- * less than, a constant. A borrow can only mark bytes above a true match, so
- * on a little-endian machine the lowest marked byte is the first match. */
+/* The first quote, backslash or control character at or after q (or end).
+ * With SSE2 (every x86-64), sixteen bytes at a time; else, and for the last
+ * bytes of the text, eight at a time with the usual SWAR tests for a byte
+ * equal to, or less than, a constant. A borrow can only mark bytes above a
+ * true match, so on a little-endian machine the lowest marked byte is the
+ * first match. */
 static const char *find_special(const char *q, const char *end) {
   const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+#ifdef __SSE2__
+  const __m128i quote16 = _mm_set1_epi8('"'), bs16 = _mm_set1_epi8('\\');
+  const __m128i ctl16 = _mm_set1_epi8(0x1F);
+  while (end - q >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote16), _mm_cmpeq_epi8(v, bs16)),
+                               _mm_cmpeq_epi8(_mm_min_epu8(v, ctl16), v));
+    unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+    if (mask) return q + __builtin_ctz(mask);
+    q += 16;
+  }
+#endif
   while (end - q >= 8) {
     uint64_t w, quote, bs, hits;
     memcpy(&w, q, 8);
@@ -195,6 +215,7 @@ static void push_short(dec *d, const char *s, size_t n) {
   lua_State *L = d->L;
   str_cache *c = d->cache;
   unsigned i = cache_slot(s, n);
+  d->slot = (int)i;
   if (c->len[i] == n && c->text[i] != NULL && memcmp(c->text[i], s, n) == 0) {
     lua_rawgeti(L, d->anchors, (lua_Integer)i + 1);
     return;
@@ -290,25 +311,17 @@ static int parse_literal(dec *d, const char *word, size_t n) {
 
 static int parse_value(dec *d);
 
-/* The table's slot `t` holds nil until the first flush creates the table
- * (sized for what is held then). */
-static void make_table(lua_State *L, int t, int narr, int nrec) {
-  if (lua_type(L, t) == LUA_TNIL) {
-    lua_createtable(L, narr, nrec);
-    lua_replace(L, t);
-  }
-}
-
-/* Moves the `held` values above table slot `t` into it, from index
+/* The table's slot `t` holds nil until the first flush creates it, sized
+ * for what is held then; the `held` values above it move into it from index
  * `count` + 1 on. */
 static void flush_array(lua_State *L, int t, int held, lua_Integer count) {
   int i;
-  if (count == 0 && lua_type(L, t) == LUA_TNIL) { /* all of it: pop from the top */
-    make_table(L, t, held, 0);
-    for (i = held; i >= 1; i--) lua_rawseti(L, t, i);
+  if (lua_type(L, t) == LUA_TNIL) { /* a new table: fill it from the top */
+    lua_createtable(L, held, 0);
+    lua_replace(L, t);
+    for (i = held; i >= 1; i--) lua_rawseti(L, t, count + i);
     return;
   }
-  make_table(L, t, held, 0);
   for (i = 1; i <= held; i++) {
     lua_pushvalue(L, t + i);
     lua_rawseti(L, t, count + i);
@@ -316,48 +329,25 @@ static void flush_array(lua_State *L, int t, int held, lua_Integer count) {
   lua_settop(L, t);
 }
 
-/* The key-value pairs above table slot `t` go into it; a key given twice
- * keeps its last value. */
-static void flush_object(lua_State *L, int t, int held) {
-  int i;
-  make_table(L, t, 0, held);
-  for (i = 1; i <= 2 * held; i += 2) {
-    lua_pushvalue(L, t + i);
-    lua_pushvalue(L, t + i + 1);
-    lua_rawset(L, t);
-  }
-  lua_settop(L, t);
-}
-
-/* d->p is at '[' or '{'. */
-static int parse_container(dec *d) {
+/* d->p is at '['. Elements wait on the stack until their number is known. */
+static int parse_array(dec *d) {
   lua_State *L = d->L;
-  int object = *d->p == '{', t, held = 0;
-  char close = object ? '}' : ']';
+  int t, held = 0;
   lua_Integer count = 0;
   if (++d->depth > MAX_DEPTH) return fail(d, "nested too deep", d->p);
-  if (!lua_checkstack(L, 2 * CHUNK + 8)) return fail(d, "nested too deep", d->p);
+  if (!lua_checkstack(L, CHUNK + 8)) return fail(d, "nested too deep", d->p);
   d->p++;
   skip_ws(d);
-  lua_pushnil(L); /* the table's slot */
-  t = lua_gettop(L);
-  if (d->p < d->end && *d->p == close) {
-    lua_pop(L, 1);
+  if (d->p < d->end && *d->p == ']') {
     d->p++;
     lua_createtable(L, 0, 0);
-    if (!object) luaL_setmetatable(L, CLAUDE_JSON_ARRAY_MT);
+    luaL_setmetatable(L, CLAUDE_JSON_ARRAY_MT);
     d->depth--;
     return 1;
   }
+  lua_pushnil(L); /* the table's slot */
+  t = lua_gettop(L);
   for (;;) {
-    if (object) {
-      if (d->p >= d->end || *d->p != '"') return fail(d, "expected a string key", d->p);
-      if (!parse_string(d, CACHE_KEY_LEN)) return 0;
-      skip_ws(d);
-      if (d->p >= d->end || *d->p != ':') return fail(d, "expected ':'", d->p);
-      d->p++;
-      skip_ws(d);
-    }
     if (!parse_value(d)) return 0;
     held++;
     skip_ws(d);
@@ -365,22 +355,77 @@ static int parse_container(dec *d) {
       d->p++;
       skip_ws(d);
       if (held == CHUNK) {
-        if (object) {
-          flush_object(L, t, held);
-        } else {
-          flush_array(L, t, held, count);
-          count += held;
-        }
+        flush_array(L, t, held, count);
+        count += held;
         held = 0;
       }
       continue;
     }
-    if (d->p < d->end && *d->p == close) break;
-    return fail(d, object ? "expected ',' or '}'" : "expected ',' or ']'", d->p);
+    if (d->p < d->end && *d->p == ']') break;
+    return fail(d, "expected ',' or ']'", d->p);
   }
   d->p++;
-  if (object) flush_object(L, t, held);
-  else flush_array(L, t, held, count);
+  flush_array(L, t, held, count);
+  d->depth--;
+  return 1;
+}
+
+/* Pushes one key (d->p at its quote) and reads the ':' after it. */
+static int parse_key(dec *d) {
+  if (d->p >= d->end || *d->p != '"') return fail(d, "expected a string key", d->p);
+  if (!parse_string(d, CACHE_KEY_LEN)) return 0;
+  skip_ws(d);
+  if (d->p >= d->end || *d->p != ':') return fail(d, "expected ':'", d->p);
+  d->p++;
+  skip_ws(d);
+  return 1;
+}
+
+/* d->p is at '{'. The table is created after the first member, with the size
+ * that the last object of the same shape had: the same first key and, when
+ * it is a short string, first value ({"type":"text"...} and
+ * {"type":"tool_use"...} are different shapes), at the same depth. Members
+ * then go straight in; a wrong guess only costs Lua's own growth. */
+static int parse_object(dec *d) {
+  lua_State *L = d->L;
+  int t, n = 1;
+  unsigned shape;
+  if (++d->depth > MAX_DEPTH) return fail(d, "nested too deep", d->p);
+  if (!lua_checkstack(L, 8)) return fail(d, "nested too deep", d->p);
+  d->p++;
+  skip_ws(d);
+  if (d->p < d->end && *d->p == '}') {
+    d->p++;
+    lua_createtable(L, 0, 0);
+    d->depth--;
+    return 1;
+  }
+  d->slot = -1;
+  if (!parse_key(d)) return 0;
+  shape = (unsigned)(d->slot + 1) * 0x9E3779B1u;
+  d->slot = -1;
+  if (!parse_value(d)) return 0;
+  if (lua_type(L, -1) != LUA_TSTRING) d->slot = -1; /* a nested object's */
+  shape = (shape + (unsigned)(d->slot + 1) * 0x85EBCA77u + (unsigned)d->depth) % SHAPE_SLOTS;
+  lua_createtable(L, 0, d->cache->shape[shape]);
+  lua_rotate(L, -3, 1);
+  t = lua_gettop(L) - 2;
+  lua_rawset(L, t);
+  for (;;) {
+    skip_ws(d);
+    if (d->p < d->end && *d->p == ',') {
+      d->p++;
+      skip_ws(d);
+      if (!parse_key(d) || !parse_value(d)) return 0;
+      lua_rawset(L, t);
+      n++;
+      continue;
+    }
+    if (d->p < d->end && *d->p == '}') break;
+    return fail(d, "expected ',' or '}'", d->p);
+  }
+  d->p++;
+  d->cache->shape[shape] = (unsigned char)(n < 255 ? n : 255);
   d->depth--;
   return 1;
 }
@@ -389,7 +434,8 @@ static int parse_container(dec *d) {
 static int parse_value(dec *d) {
   if (d->p >= d->end) return fail(d, "expected a value", d->p);
   switch (*d->p) {
-    case '{': case '[': return parse_container(d);
+    case '{': return parse_object(d);
+    case '[': return parse_array(d);
     case '"': return parse_string(d, CACHE_VALUE_LEN);
     case 't':
       if (!parse_literal(d, "true", 4)) return 0;
@@ -454,6 +500,7 @@ int claude_json_decode_push(lua_State *L, const char *s, size_t len) {
   d.err = NULL;
   d.err_at = s;
   d.depth = 0;
+  d.slot = -1;
   skip_ws(&d);
   if (parse_value(&d)) {
     skip_ws(&d);

@@ -162,13 +162,15 @@ function M.text(msg)
   if type(content) == "string" then return content end
   if type(content) ~= "table" then return nil end
   local first, parts
-  for _, block in ipairs(content) do
-    if type(block) == "table" and block.type == "text" and type(block.text) == "string" then
+  for i = 1, #content do
+    local block = content[i]
+    local text = type(block) == "table" and block.type == "text" and block.text
+    if type(text) == "string" then
       if not first then
-        first = block.text -- the usual case: one text block, no table to join
+        first = text -- the usual case: one text block, no table to join
       else
         parts = parts or { first }
-        parts[#parts + 1] = block.text
+        parts[#parts + 1] = text
       end
     end
   end
