@@ -641,10 +641,12 @@ static int proc_write_json(lua_State *L) {
  * {"type":"control_response","response":{"subtype":"success",
  *  "request_id":ID,"response":{KEY:BODY}}}, built without Lua tables for the
  * envelope (the answer to every tool call goes this way). With rpc_id, BODY
- * is a JSON-RPC result: {KEY:{"jsonrpc":"2.0","id":RPC_ID,"result":BODY}}. */
+ * is a JSON-RPC result: {KEY:{"jsonrpc":"2.0","id":RPC_ID,"result":BODY}},
+ * and a string BODY is the text of a tool result with one text block. */
 static int proc_write_control_response(lua_State *L) {
   static const char head[] =
     "{\"type\":\"control_response\",\"response\":{\"subtype\":\"success\",\"request_id\":";
+  static const char text_result[] = ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":";
   proc_obj *p = check_proc(L);
   char *id = NULL, *body = NULL, *rpc = NULL;
   size_t id_len, body_len, key_len, rpc_len = 0;
@@ -667,7 +669,11 @@ static int proc_write_control_response(lua_State *L) {
   ok = append_out(p, head, sizeof head - 1) && append_out(p, id, id_len) &&
        append_out(p, ",\"response\":{\"", 14) && append_out(p, key, key_len) &&
        append_out(p, "\":", 2);
-  if (ok && wrapped)
+  if (ok && wrapped && lua_type(L, 4) == LUA_TSTRING)
+    ok = append_out(p, "{\"jsonrpc\":\"2.0\",\"id\":", 22) && append_out(p, rpc, rpc_len) &&
+         append_out(p, text_result, sizeof text_result - 1) &&
+         append_out(p, body, body_len) && append_out(p, "}]}}", 4);
+  else if (ok && wrapped)
     ok = append_out(p, "{\"jsonrpc\":\"2.0\",\"id\":", 22) && append_out(p, rpc, rpc_len) &&
          append_out(p, ",\"result\":", 10) && append_out(p, body, body_len) &&
          append_out(p, "}", 1);

@@ -268,6 +268,11 @@ local function text_result(s)
   return { content = jarray { { type = "text", text = s } } }
 end
 
+--- A `CallToolResult` with one text block.
+-- @tparam string s
+-- @treturn table
+M.text_result = text_result
+
 local function content_list(t)
   if built[t] then return jarray { t } end
   local n = #t
@@ -332,6 +337,18 @@ function M.result(tool, ok, ...)
   local mt = getmetatable(r)
   if mt and mt.__tostring then return text_result(tostring(r)) end
   return M.error(fmt("the tool returned a %s, which is not a valid result", typename(r)))
+end
+
+--- Like `result`, but a result that is one text block (the tool returned a string or a
+-- number) comes back as that text: for callers that write the JSON themselves.
+-- @return table or string
+function M.result_text(tool, ok, r, ...)
+  if ok and not tool.validate_output then
+    local tr = type(r)
+    if tr == "string" then return r end
+    if tr == "number" then return M.format_number(r) end
+  end
+  return M.result(tool, ok, r, ...)
 end
 
 -- One item returned by a resource's read(): -> contents table

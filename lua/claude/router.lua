@@ -252,7 +252,7 @@ end
 -- The work of one request, in a task: a tool call answers with its result (the caller writes
 -- the JSON-RPC envelope around it), a read or a prompt with a whole response.
 local function run_call(self, name, t, args, ctx, id, reply, tag)
-  local result = call_tool(t, args, ctx)
+  local result = call_tool(t, args, ctx, true)
   if ctx._task then unregister(self, name, id, ctx) end
   if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
   reply(tag, result, id == nil and null or id)
@@ -279,8 +279,10 @@ end
 -- response)` is called once, at once for everything but work that may wait (a tool, a read,
 -- a prompt), which runs in a task of its own and replies when done. A tool call replies
 -- `reply(tag, result, id)`: its result and JSON-RPC id, and the caller writes the envelope
--- (the session writes it in C). This is the session's path: one task per call, none for the
--- protocol's own messages.
+-- (the session writes it in C). A result that is one text block (the tool returned a string
+-- or a number) comes as that text, a string, which stands for
+-- `{"content":[{"type":"text","text":result}]}`. This is the session's path: one task per
+-- call, none for the protocol's own messages.
 -- @tparam string name the server name of the `mcp_message` request
 -- @param message the decoded JSON-RPC message (or its JSON text)
 -- @tparam function reply
@@ -335,7 +337,10 @@ function Router:handle(name, message)
       end
     end
   end)
-  if id ~= nil then return { jsonrpc = "2.0", id = id, result = response } end
+  if id ~= nil then
+    if type(response) == "string" then response = content.text_result(response) end
+    return { jsonrpc = "2.0", id = id, result = response }
+  end
   return response
 end
 

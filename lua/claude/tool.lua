@@ -584,8 +584,10 @@ end
 -- @tparam claude.Tool t
 -- @tparam[opt] table args the call's arguments (nil or `json.null` mean `{}`)
 -- @param[opt] ctx passed to `execute`
--- @treturn table CallToolResult
-function M.call(t, args, ctx)
+-- @tparam[opt] boolean as_text a result of one text block comes back as its text (a string),
+--   for callers that write the JSON envelope themselves
+-- @treturn table|string CallToolResult (or its text)
+function M.call(t, args, ctx, as_text)
   if args == nil or args == null then args = jobject() end
   local ok, err = t.validate(args)
   if not ok then return content.error("Input validation error: " .. err) end
@@ -594,6 +596,7 @@ function M.call(t, args, ctx)
     on_error = report(t.name)
     t.report_error = on_error
   end
+  if as_text then return content.result_text(t, xpcall(t.execute, on_error, args, ctx)) end
   return content.result(t, xpcall(t.execute, on_error, args, ctx))
 end
 

@@ -785,12 +785,37 @@ describe("the MCP router", function()
       table.sort(got, function(x, y) return x[1] < y[1] end)
       assert.equal(wire(ok(1, "{}")), wire(got[1][2]))
       assert.is_nil(got[1][3])
-      -- a tool call: its result and JSON-RPC id, the caller writes the envelope
-      assert.equal(wire('{"content":[{"type":"text","text":"42"}]}'), wire(got[2][2]))
+      -- a tool call: its result and JSON-RPC id, the caller writes the envelope; a result
+      -- of one text block comes as its text
+      assert.equal("42", got[2][2])
       assert.equal(2, got[2][3])
       assert.equal(-32601, got[3][2].error.code)
-      assert.equal("late", got[4][2].content[1].text)
+      assert.equal("late", got[4][2])
       assert.equal(4, got[4][3])
+    end)
+
+    it("give handle_async a table for every other tool result", function()
+      local r = router.new { s = tool.server("s", {
+        tool.tool("list", function()
+          return { claude.content.text("a"), claude.content.text("b") }
+        end),
+        tool.tool("fails", function() error("boom") end),
+        tool.tool("nothing", function() end),
+        tool.tool { name = "typed", output_schema = { n = "integer" },
+          execute = function() return 1 end },
+      }) }
+      local got = {}
+      local function reply(tag, response) got[tag] = response end
+      for i, name in ipairs { "list", "fails", "nothing", "typed" } do
+        r:handle_async("s", { jsonrpc = "2.0", id = i, method = "tools/call",
+          params = { name = name } }, reply, name)
+      end
+      assert.equal(wire('{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}'),
+        wire(got.list))
+      assert.is_true(got.fails.isError)
+      assert.equal(wire('{"content":[]}'), wire(got.nothing))
+      -- with an output schema, a number is no text: it fails the schema
+      assert.is_true(got.typed.isError)
     end)
 
     it("raise on misuse", function()
