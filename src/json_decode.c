@@ -23,7 +23,7 @@
 #include "core.h"
 
 #define MAX_DEPTH 1000
-/* Members held on the stack before they move into their table. */
+/* Array elements held on the stack before they move into their table. */
 #define CHUNK 64
 /* 2^53: integral floats up to this magnitude come back as integers. */
 #define EXACT_LIMIT 9007199254740992.0

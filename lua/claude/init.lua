@@ -156,25 +156,32 @@ end
 -- user message's text, or a result's `result`.
 function M.text(msg)
   if type(msg) ~= "table" then return nil end
-  if msg.type == "result" then return type(msg.result) == "string" and msg.result or nil end
+  if msg.type == "result" then
+    local r = msg.result
+    return type(r) == "string" and r or nil
+  end
   local m = msg.message
-  local content = type(m) == "table" and m.content
-  if type(content) == "string" then return content end
-  if type(content) ~= "table" then return nil end
-  local first, parts
-  for i = 1, #content do
+  if type(m) ~= "table" then return nil end
+  local content = m.content
+  local tc = type(content)
+  if tc ~= "table" then return tc == "string" and content or nil end
+  local n = #content
+  if n == 1 then -- the usual case: one block, no table to join
+    local block = content[1]
+    local text = type(block) == "table" and block.type == "text" and block.text
+    return type(text) == "string" and text or nil
+  end
+  local parts, count = {}, 0
+  for i = 1, n do
     local block = content[i]
     local text = type(block) == "table" and block.type == "text" and block.text
     if type(text) == "string" then
-      if not first then
-        first = text -- the usual case: one text block, no table to join
-      else
-        parts = parts or { first }
-        parts[#parts + 1] = text
-      end
+      count = count + 1
+      parts[count] = text
     end
   end
-  return parts and table.concat(parts) or first
+  if count == 0 then return nil end
+  return count == 1 and parts[1] or table.concat(parts)
 end
 
 --- A can_use_tool answer that allows the call (optionally with changed

@@ -221,56 +221,61 @@ local function track_run(self, msg)
   end
 end
 
-local function dispatch(self, msg, err, line, kind)
-  if msg == nil then
-    if err == nil then return end -- EOF: the exit callback ends the session
-    if kind == "json" then
-      if line and not line:match("^%s*{") then -- not JSON at all: debug noise on stdout
-        if self.options.stderr then pcall(self.options.stderr, line) end
-        return
+-- The stdout callback of a session: one closure per session, so that each message costs
+-- one call.
+local function dispatcher(self)
+  return function(msg, err, line, kind)
+    if msg == nil then
+      if err == nil then return end -- EOF: the exit callback ends the session
+      if kind == "json" then
+        if line and not line:match("^%s*{") then -- not JSON at all: debug noise on stdout
+          if self.options.stderr then pcall(self.options.stderr, line) end
+          return
+        end
+        fail(self, errors.new("json_decode", "the claude CLI wrote a line that is not valid "
+          .. "JSON (" .. tostring(err) .. "): " .. tostring(line):sub(1, 200), { line = line }))
+      elseif kind == "overflow" then
+        fail(self, errors.new("overflow", "the claude CLI wrote a message larger than "
+          .. "max_buffer_size: " .. tostring(err)))
+      else
+        fail(self, errors.new("connection", "reading from the claude CLI failed: "
+          .. tostring(err)))
       end
-      fail(self, errors.new("json_decode", "the claude CLI wrote a line that is not valid "
-        .. "JSON (" .. tostring(err) .. "): " .. tostring(line):sub(1, 200), { line = line }))
-    elseif kind == "overflow" then
-      fail(self, errors.new("overflow", "the claude CLI wrote a message larger than "
-        .. "max_buffer_size: " .. tostring(err)))
-    else
-      fail(self, errors.new("connection", "reading from the claude CLI failed: " .. tostring(err)))
-    end
-    return
-  end
-  if type(msg) ~= "table" then
-    fail(self, errors.new("protocol", "the claude CLI wrote a JSON " .. type(msg)
-      .. " where a message object was expected"))
-    return
-  end
-  local t = msg.type
-  if t == "control_response" then
-    local response = msg.response
-    local id = type(response) == "table" and response.request_id
-    local done = id and self.pending[id]
-    if done then
-      self.pending[id] = nil
-      done(response)
-    end
-  elseif t == "control_request" then
-    local req = msg.request
-    local router = self.router
-    if router and type(req) == "table" and req.subtype == "mcp_message" then
-      -- the hot path of in-process tools: no task unless the tool waits
-      router:handle_async(req.server_name, req.message, self.mcp_reply, msg.request_id)
       return
     end
-    local task = async.spawn(handle_request, self, msg)
-    local entry = self.inbound[msg.request_id]
-    if entry then entry.task = task end
-  elseif t == "control_cancel_request" then
-    on_cancel_request(self, msg)
-  elseif t == "keep_alive" then
-    return
-  else
-    track_run(self, msg)
-    self.inbox:push(msg)
+    if type(msg) ~= "table" then
+      fail(self, errors.new("protocol", "the claude CLI wrote a JSON " .. type(msg)
+        .. " where a message object was expected"))
+      return
+    end
+    local t = msg.type
+    if t == "control_response" then
+      local response = msg.response
+      local id = type(response) == "table" and response.request_id
+      local done = id and self.pending[id]
+      if done then
+        self.pending[id] = nil
+        done(response)
+      end
+    elseif t == "control_request" then
+      local req = msg.request
+      local router = self.router
+      if router and type(req) == "table" and req.subtype == "mcp_message" then
+        -- the hot path of in-process tools: no task unless the tool waits
+        router:handle_async(req.server_name, req.message, self.mcp_reply, msg.request_id)
+        return
+      end
+      local task = async.spawn(handle_request, self, msg)
+      local entry = self.inbound[msg.request_id]
+      if entry then entry.task = task end
+    elseif t == "control_cancel_request" then
+      on_cancel_request(self, msg)
+    elseif t == "keep_alive" then
+      return
+    else
+      track_run(self, msg)
+      self.inbox:push(msg)
+    end
   end
 end
 
@@ -391,7 +396,7 @@ function M.open(options, level)
     max_line = options.max_buffer_size,
     -- a child of the CLI may hold its pipes open: do not wait for it long
     eof_grace = 0.5,
-    on_stdout = function(msg, err, line, kind) return dispatch(self, msg, err, line, kind) end,
+    on_stdout = dispatcher(self),
     on_stderr = function(line)
       if not line then return end
       local tail = self.stderr_lines

@@ -989,6 +989,18 @@ describe("session against the fake CLI", function()
       assert.is_nil(claude.text("not a message"))
       assert.equal("hi", claude.text({ type = "user", message = { role = "user",
         content = "hi" } }))
+      local function assistant(...)
+        return { type = "assistant", message = { content = { ... } } }
+      end
+      local text, thinking = { type = "text", text = "a" }, { type = "thinking", thinking = "t" }
+      assert.equal("aba", claude.text(assistant(text, thinking, { type = "text", text = "b" },
+        text)))
+      assert.equal("a", claude.text(assistant(thinking, text)))
+      assert.is_nil(claude.text(assistant(thinking, thinking)))
+      assert.is_nil(claude.text(assistant(thinking)))
+      assert.is_nil(claude.text(assistant()))
+      assert.is_nil(claude.text(assistant({ type = "text", text = 5 })))
+      assert.is_nil(claude.text({ type = "result", result = 5 }))
     end)
 
     it("skips a line that is not JSON (to the stderr callback), and blank lines", function()
