@@ -273,7 +273,7 @@ local function dispatcher(self)
     elseif t == "keep_alive" then
       return
     else
-      track_run(self, msg)
+      if t == "system" or t == "result" then track_run(self, msg) end
       self.inbox:push(msg)
     end
   end
@@ -500,9 +500,11 @@ end
 
 local function iterate(self, timeout, until_result)
   local finished = false
+  local inbox = self.inbox
+  local pop = inbox.pop
   return function()
     if finished then return nil end
-    local msg, err = self.inbox:pop(timeout)
+    local msg, err = pop(inbox, timeout)
     if msg == nil then
       finished = true
       if err then error(err, 0) end
