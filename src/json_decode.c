@@ -37,7 +37,8 @@
 #define SHAPE_SLOTS 1024
 typedef struct str_cache {
   const char *text[CACHE_SLOTS];
-  size_t len[CACHE_SLOTS];
+  size_t len[CACHE_SLOTS]; /* SIZE_MAX: empty */
+  uint64_t head[CACHE_SLOTS], tail[CACHE_SLOTS];
   unsigned char shape[SHAPE_SLOTS]; /* members of the last object per shape */
 } str_cache;
 
@@ -72,7 +73,7 @@ static void skip_ws(dec *d) {
  * equal to, or less than, a constant. A borrow can only mark bytes above a
  * true match, so on a little-endian machine the lowest marked byte is the
  * first match. */
-static const char *find_special(const char *q, const char *end) {
+static inline const char *find_special(const char *q, const char *end) {
   const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
 #ifdef __SSE2__
   const __m128i quote16 = _mm_set1_epi8('"'), bs16 = _mm_set1_epi8('\\');
@@ -200,28 +201,30 @@ static int parse_escaped(dec *d, const char *s, const char *q) {
   return 1;
 }
 
-static unsigned cache_slot(const char *s, size_t n) {
-  uint64_t a = 0, b = 0;
-  if (n >= 8) {
-    memcpy(&a, s, 8);
-    memcpy(&b, s + n - 8, 8);
-  } else {
-    memcpy(&a, s, n);
-  }
-  return (unsigned)(((a ^ (b * 0x9E3779B97F4A7C15ULL) ^ n) * 0xFF51AFD7ED558CCDULL) >> 55);
-}
-
+/* A short string's cache slot, from its first and last eight bytes (all of
+ * them up to 16 bytes long), which the slot keeps to compare with. */
 static void push_short(dec *d, const char *s, size_t n) {
   lua_State *L = d->L;
   str_cache *c = d->cache;
-  unsigned i = cache_slot(s, n);
+  uint64_t head = 0, tail = 0;
+  unsigned i;
+  if (n >= 8) {
+    memcpy(&head, s, 8);
+    memcpy(&tail, s + n - 8, 8);
+  } else {
+    memcpy(&head, s, n);
+  }
+  i = (unsigned)(((head ^ (tail * 0x9E3779B97F4A7C15ULL) ^ n) * 0xFF51AFD7ED558CCDULL) >> 55);
   d->slot = (int)i;
-  if (c->len[i] == n && c->text[i] != NULL && memcmp(c->text[i], s, n) == 0) {
+  if (c->len[i] == n && c->head[i] == head && c->tail[i] == tail &&
+      (n <= 16 || memcmp(c->text[i] + 8, s + 8, n - 16) == 0)) {
     lua_rawgeti(L, d->anchors, (lua_Integer)i + 1);
     return;
   }
   c->text[i] = lua_pushlstring(L, s, n);
   c->len[i] = n;
+  c->head[i] = head;
+  c->tail[i] = tail;
   lua_pushvalue(L, -1);
   lua_rawseti(L, d->anchors, (lua_Integer)i + 1);
 }
@@ -476,8 +479,10 @@ static str_cache *push_cache(lua_State *L) {
     c = (str_cache *)lua_touserdata(L, -1);
   } else {
     lua_pop(L, 1);
+    int i;
     c = (str_cache *)lua_newuserdatauv(L, sizeof *c, 1);
     memset(c, 0, sizeof *c);
+    for (i = 0; i < CACHE_SLOTS; i++) c->len[i] = (size_t)-1;
     lua_createtable(L, CACHE_SLOTS, 0);
     lua_setiuservalue(L, -2, 1);
     lua_pushvalue(L, -1);
