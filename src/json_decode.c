@@ -63,6 +63,7 @@ static int fail(dec *d, const char *what, const char *at) {
 
 static void skip_ws(dec *d) {
   const char *p = d->p, *end = d->end;
+  if (p < end && (unsigned char)*p > ' ') return; /* compact JSON: no blanks */
   while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
   d->p = p;
 }
@@ -211,8 +212,14 @@ static void push_short(dec *d, const char *s, size_t n) {
   if (n >= 8) {
     memcpy(&head, s, 8);
     memcpy(&tail, s + n - 8, 8);
-  } else {
-    memcpy(&head, s, n);
+  } else if (n > 0) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (d->end - s >= 8) { /* one load, and keep the string's bytes */
+      memcpy(&head, s, 8);
+      head &= ~0ULL >> (64 - 8 * n);
+    } else
+#endif
+      memcpy(&head, s, n);
   }
   i = (unsigned)(((head ^ (tail * 0x9E3779B97F4A7C15ULL) ^ n) * 0xFF51AFD7ED558CCDULL) >> 55);
   d->slot = (int)i;
