@@ -31,12 +31,6 @@ function M.calc_server()
   })
 end
 
---- Bytes of assistant text in a message, as user code sees it.
-function M.text_bytes(msg)
-  local text = claude.text(msg)
-  return text and #text or 0
-end
-
 --- Prints one JSON line: { sdk = "claudelua", peak_rss_kb = ..., <fields> }.
 function M.report(fields)
   fields.sdk = "claudelua"

@@ -9,7 +9,9 @@ for msg in claude.query("go", { cli_path = common.FAKE }) do
   local ty = msg.type
   if ty == "assistant" then
     messages = messages + 1
-    text_bytes = text_bytes + common.text_bytes(msg)
+    for _, block in ipairs(msg.message.content) do -- as the TS driver does
+      if block.type == "text" then text_bytes = text_bytes + #block.text end
+    end
   elseif ty == "system" and msg.subtype == "init" and not t_init then
     t_init = common.now()
   elseif ty == "result" then
