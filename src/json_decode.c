@@ -296,10 +296,10 @@ static int parse_number(dec *d) {
   if (n < sizeof buf) {
     memcpy(buf, s, n);
     buf[n] = '\0';
-    lua_stringtonumber(L, buf);
-  } else {
+    if (lua_stringtonumber(L, buf) == 0) return fail(d, "invalid number", s);
+  } else { /* Lua refuses over 200 characters under a locale whose point is not '.' */
     lua_pushlstring(L, s, n);
-    lua_stringtonumber(L, lua_tostring(L, -1));
+    if (lua_stringtonumber(L, lua_tostring(L, -1)) == 0) return fail(d, "invalid number", s);
     lua_remove(L, -2);
   }
   if (!lua_isinteger(L, -1)) {

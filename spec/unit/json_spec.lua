@@ -182,6 +182,8 @@ describe("claude.json decoding", function()
     assert.equal("integer", math.type(json.decode("1.5e3")))
     assert.equal("float", math.type(json.decode("1e300")))
     assert.equal(math.huge, json.decode("1e400"))
+    assert.equal(1.5, json.decode("1.5" .. string.rep("0", 300)))   -- long numbers too
+    assert.equal(1e300, json.decode("1" .. string.rep("0", 300)))
   end)
 
   it("keeps the last value of a key given twice", function()
