@@ -896,6 +896,13 @@ local function object_checks(s, checks, ctx, path)
   local np, nr, npat = #names, #reqs, #pats
   if np + nr + npat == 0 and addl == nil and not minp and not maxp then return end
   local scan = addl ~= nil or npat > 0 or minp or maxp
+  local simple -- what the fast path of compile() needs, when nothing else is asked
+  if npat == 0 and not minp and not maxp then
+    local by_name = {}
+    for name in pairs(known) do by_name[name] = true end
+    for i = 1, np do by_name[names[i]] = subs[i] end
+    simple = { names = names, subs = subs, reqs = reqs, by_name = by_name, addl = addl }
+  end
   checks[#checks + 1] = function(v, k)
     if k ~= "object" and k ~= "empty" then return true end
     for i = 1, nr do
@@ -934,6 +941,7 @@ local function object_checks(s, checks, ctx, path)
     end
     return true
   end
+  return simple
 end
 
 local function located(m, p)
@@ -1032,6 +1040,42 @@ local function ref_check(s, checks, ctx, path)
   checks[#checks + 1] = f
 end
 
+-- The usual tool input, {type = "object", properties = ..., required = ...,
+-- additionalProperties = ...} and nothing more, checked in one pass without classifying the
+-- value first. Anything it does not accept goes to the general validator, which says why.
+local function fast_object(o, general)
+  local names, subs, reqs, by_name, addl = o.names, o.subs, o.reqs, o.by_name, o.addl
+  local np, nr = #names, #reqs
+  return function(v)
+    if type(v) ~= "table" then return general(v) end
+    local mt = getmetatable(v)
+    if mt == nil then
+      if rawlen(v) ~= 0 then return general(v) end
+    elseif mt ~= object_mt then
+      return general(v)
+    end
+    for i = 1, nr do
+      if v[reqs[i]] == nil then return general(v) end
+    end
+    if addl == nil then
+      for i = 1, np do
+        local x = v[names[i]]
+        if x ~= nil and not subs[i](x) then return general(v) end
+      end
+      return true
+    end
+    for key, x in next, v do
+      local sub = by_name[key]
+      if sub then
+        if sub ~= true and not sub(x) then return general(v) end
+      elseif addl == false or not addl(x) then
+        return general(v)
+      end
+    end
+    return true
+  end
+end
+
 function compile(s, ctx, path)
   if s == true then return always end
   if s == false then
@@ -1048,7 +1092,9 @@ function compile(s, ctx, path)
   number_checks(s, checks, path)
   string_checks(s, checks, path)
   array_checks(s, checks, ctx, path)
-  object_checks(s, checks, ctx, path)
+  local n_before = #checks
+  local simple = object_checks(s, checks, ctx, path)
+  local object_only = simple and type_only and n_before == 1 and #checks == 2
   combinator_checks(s, checks, ctx, path)
   ref_check(s, checks, ctx, path)
   local n, f = #checks
@@ -1073,6 +1119,9 @@ function compile(s, ctx, path)
       end
       return true
     end
+  end
+  if object_only and n == 2 and s.type == "object" and not s.nullable then
+    f = fast_object(simple, f)
   end
   ctx.memo[s] = f
   return f

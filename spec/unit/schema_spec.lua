@@ -284,6 +284,37 @@ describe("claude.schema", function()
       assert.equal("tags[2]: expected string, got null", err)
     end)
 
+    it("takes and refuses the same values on its fast path for plain objects", function()
+      -- minProperties = 0 changes nothing but keeps a schema off the fast path
+      local function both(sch)
+        local slow = {}
+        for k, v in pairs(sch) do slow[k] = v end
+        slow.minProperties = 0
+        return schema.compile(sch), schema.compile(slow)
+      end
+      local props = { a = { type = "number" }, b = { type = "string" }, c = true }
+      local schemas = {
+        { type = "object", properties = props, required = { "a" } },
+        { type = "object", properties = props, additionalProperties = false },
+        { type = "object", properties = props, additionalProperties = { type = "integer" } },
+        { type = "object", properties = props, required = { "a", "b" },
+          additionalProperties = false },
+      }
+      local values = { {}, { a = 1 }, { a = 1, b = "x" }, { a = "1" }, { a = 1, b = 2 },
+        { a = 1, c = {} }, { a = 1, z = 1 }, { a = 1, z = 1.5 }, { a = 1, z = "s" }, { 1, 2 },
+        { 1, a = 1 }, json.array(), json.object(), json.object { a = 1 }, json.array { 1 },
+        json.null, "text", 5, true, { a = json.null }, { [1.5] = 1 }, { b = "x" } }
+      for si, sch in ipairs(schemas) do
+        local fast, slow = both(sch)
+        for vi, v in ipairs(values) do
+          local ok1, e1 = fast(v)
+          local ok2, e2 = slow(v)
+          assert.equal(ok2, ok1, "schema " .. si .. ", value " .. vi)
+          assert.equal(e2, e1, "schema " .. si .. ", value " .. vi)
+        end
+      end
+    end)
+
     it("is compiled once: a validator is a plain function", function()
       local v = schema.validator(schema.normalize { a = "number" })
       assert.is_function(v)
