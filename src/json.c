@@ -17,13 +17,16 @@
 
 #define MAX_DEPTH 1000
 
+/* The marker metatables, also kept under these keys: no string lookup. */
+static const char ARRAY_MT_KEY = 'a', OBJECT_MT_KEY = 'o';
+
 /* ---- encoding ------------------------------------------------------------ */
 
 typedef struct enc {
   lua_State *L;
   char *buf;
   size_t len, cap;
-  int array_mt, object_mt; /* stack indexes of the marker metatables */
+  int array_mt, object_mt; /* stack indexes of the marker metatables (0: not fetched) */
   char err[256];
   char path[256];
 } enc;
@@ -92,11 +95,24 @@ static int put_string(enc *e, const char *s, size_t n) {
   return put(e, "\"", 1);
 }
 
+/* Writes an integer's digits backwards from `end`; returns where they start. */
+static char *format_integer(lua_Integer i, char *end) {
+  lua_Unsigned u = i < 0 ? (lua_Unsigned)0 - (lua_Unsigned)i : (lua_Unsigned)i;
+  char *p = end;
+  do {
+    *--p = (char)('0' + (int)(u % 10));
+    u /= 10;
+  } while (u != 0);
+  if (i < 0) *--p = '-';
+  return p;
+}
+
 static int put_number(enc *e, int idx) {
   char tmp[32];
   int n;
   if (lua_isinteger(e->L, idx)) {
-    n = snprintf(tmp, sizeof tmp, LUA_INTEGER_FMT, lua_tointeger(e->L, idx));
+    char *start = format_integer(lua_tointeger(e->L, idx), tmp + sizeof tmp);
+    return put(e, start, (size_t)(tmp + sizeof tmp - start));
   } else {
     double d = lua_tonumber(e->L, idx);
     int prec;
@@ -177,6 +193,12 @@ static int encode_table(enc *e, int idx, int depth) {
     return 0;
   }
   luaL_checkstack(L, 6, "json nesting");
+  if (e->array_mt == 0) { /* the first table: always the outermost, before any push */
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+    e->array_mt = lua_gettop(L);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
+    e->object_mt = lua_gettop(L);
+  }
   if (lua_getmetatable(L, idx)) {
     int is_array = lua_rawequal(L, -1, e->array_mt);
     int is_object = !is_array && lua_rawequal(L, -1, e->object_mt);
@@ -226,16 +248,15 @@ static int encode_value(enc *e, int idx, int depth) {
  * Returns 1, or 0 with an error message pushed. */
 int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len) {
   enc e;
-  int ok;
+  int ok, top = lua_gettop(L);
   idx = lua_absindex(L, idx);
-  memset(&e, 0, sizeof e);
   e.L = L;
-  luaL_getmetatable(L, CLAUDE_JSON_ARRAY_MT);
-  e.array_mt = lua_gettop(L);
-  luaL_getmetatable(L, CLAUDE_JSON_OBJECT_MT);
-  e.object_mt = lua_gettop(L);
+  e.buf = NULL;
+  e.len = e.cap = 0;
+  e.array_mt = e.object_mt = 0;
+  e.err[0] = e.path[0] = '\0';
   ok = encode_value(&e, idx, 0);
-  lua_pop(L, 2);
+  lua_settop(L, top); /* the metatables, if a table was met */
   if (!ok) {
     free(e.buf);
     if (e.path[0] != '\0') lua_pushfstring(L, "json: %s at $%s", e.err, e.path);
@@ -273,10 +294,14 @@ void claude_open_json(lua_State *L) {
   luaL_newmetatable(L, CLAUDE_JSON_ARRAY_MT);
   lua_pushliteral(L, "array");
   lua_setfield(L, -2, "__jsontype");
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
   lua_setfield(L, -2, "json_array_mt");
   luaL_newmetatable(L, CLAUDE_JSON_OBJECT_MT);
   lua_pushliteral(L, "object");
   lua_setfield(L, -2, "__jsontype");
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
   lua_setfield(L, -2, "json_object_mt");
   lua_pushcfunction(L, l_encode);
   lua_setfield(L, -2, "json_encode");
