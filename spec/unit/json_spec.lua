@@ -309,4 +309,32 @@ describe("claude.json decoding against cjson, on generated texts", function()
     end
     assert.is_true(refused > 1000)
   end)
+
+  it("never raises on 20000 mutated texts, and what it takes survives a round trip", function()
+    local samples = {
+      '{"type":"assistant","message":{"content":[{"type":"text","text":"hi\\n\\u00e9"}]}}',
+      '[1,2.5,-3e10,true,false,null,"x",[],{},[[[]]],{"a":{"b":[1,{"d":null}]}}]',
+      '{"a":"' .. string.rep("x", 100) .. '\\"' .. string.rep("y", 50) .. '"}',
+      '"\\ud83d\\ude00"', "12345678901234567890", '{"k":[' .. string.rep("1,", 200) .. "1]}",
+    }
+    local bytes = { "{", "}", "[", "]", ",", ":", '"', "\\", "u", "d", "8", "e", "-", ".", " ",
+      "\0", "\1", "\255", "n", "1" }
+    for _ = 1, 20000 do
+      local text = samples[rand(#samples)]
+      for _ = 1, rand(4) do
+        local at, r = rand(0, #text), rand(4)
+        if r == 1 then text = text:sub(1, at) .. bytes[rand(#bytes)] .. text:sub(at + 1)
+        elseif r == 2 then text = text:sub(1, at) .. text:sub(at + 2)
+        elseif r == 3 then text = text:sub(1, at)
+        else text = text:sub(at + 1) end
+      end
+      local v, err = json.decode(text)
+      if v == nil then
+        assert.matches("^invalid JSON: .* at byte %d+ %(", err)
+      else
+        local ok, again = pcall(json.encode, v)
+        if ok then assert.same(v, json.decode(again)) else assert.matches("infinity", again) end
+      end
+    end
+  end)
 end)
