@@ -21,6 +21,8 @@ const ROWS = [
   ["mcp_flood_1", "p50_us", "  p50 latency (µs)", "lo"],
   ["mcp_flood_1", "p99_us", "  p99 latency (µs)", "lo"],
   ["mcp_flood_1", "peak_rss_mib", "  peak RSS (MiB)", "lo"],
+  ["mcp_flood_1_cpu0", "calls_per_s", "mcp_flood, 1 in flight, one vCPU: calls/s", "hi"],
+  ["mcp_flood_1_cpu0", "p50_us", "  p50 latency (µs)", "lo"],
   ["mcp_flood_64", "calls_per_s", "mcp_flood, 64 in flight: calls/s", "hi"],
   ["mcp_flood_64", "p50_us", "  p50 latency (µs)", "lo"],
   ["mcp_flood_64", "p99_us", "  p99 latency (µs)", "lo"],
