@@ -24,6 +24,22 @@
 /* Upvalues of mcp_dispatch. */
 #define UV_OBJECT lua_upvalueindex(1) /* the claude.json.object metatable */
 #define UV_ARRAY lua_upvalueindex(2)  /* the claude.json.array metatable */
+#define UV_KEYS lua_upvalueindex(3)   /* the strings below, made once */
+
+/* Strings the hot path (tools/call) looks up or returns: pushed from a table
+ * of ready strings, not made from C strings on every message. */
+enum key { K_ID = 1, K_METHOD, K_PARAMS, K_JSONRPC, K_NAME, K_TOOLS, K_ARGUMENTS, K_META, K_CALL };
+static const char *const KEY_NAMES[] = {"id", "method", "params", "jsonrpc", "name", "tools",
+                                        "arguments", "_meta", "call"};
+
+static void push_key(lua_State *L, enum key k) { lua_rawgeti(L, UV_KEYS, k); }
+
+/* t[key] for the table at idx, metamethods included (like lua_getfield). */
+static int get_key(lua_State *L, int idx, enum key k) {
+  idx = lua_absindex(L, idx);
+  push_key(L, k);
+  return lua_gettable(L, idx);
+}
 
 /* Stack slots of mcp_dispatch. */
 #define SERVER 1
@@ -296,24 +312,24 @@ static int do_call(lua_State *L) {
   int name;
   if (lua_type(L, PARAMS) != LUA_TTABLE)
     return reply_error(L, 1, -32602, "Invalid params: tools/call needs params with a tool name");
-  if (lua_getfield(L, PARAMS, "name") != LUA_TSTRING)
+  if (get_key(L, PARAMS, K_NAME) != LUA_TSTRING)
     return reply_error(L, 1, -32602, "Invalid params: 'name' must be a string");
   name = lua_gettop(L);
-  if (lua_getfield(L, SERVER, "tools") != LUA_TTABLE)
+  if (get_key(L, SERVER, K_TOOLS) != LUA_TTABLE)
     return reply_error(L, 1, -32602, "Unknown tool: '%s'", lua_tostring(L, name));
   lua_pushvalue(L, name);
   if (lua_rawget(L, -2) == LUA_TNIL)
     return reply_error(L, 1, -32602, "Unknown tool: '%s'", lua_tostring(L, name));
-  lua_pushliteral(L, "call");
+  push_key(L, K_CALL);
   lua_rotate(L, -2, 1); /* ..., "call", tool */
-  lua_getfield(L, PARAMS, "arguments");
+  get_key(L, PARAMS, K_ARGUMENTS);
   if (is_absent(L, -1)) {
     lua_pop(L, 1);
     lua_pushnil(L);
   } else if (!lua_istable(L, -1)) {
     return reply_error(L, 1, -32602, "Invalid params: 'arguments' must be an object");
   }
-  if (lua_getfield(L, PARAMS, "_meta") != LUA_TTABLE) {
+  if (get_key(L, PARAMS, K_META) != LUA_TTABLE) {
     lua_pop(L, 1);
     lua_pushnil(L);
   }
@@ -458,13 +474,13 @@ static int l_mcp_dispatch(lua_State *L) {
   if (!lua_istable(L, MESSAGE))
     return reply_error(L, 0, -32600, "Invalid Request: a JSON-RPC message must be an "
                        "object, got %s", luaL_typename(L, MESSAGE));
-  t = lua_getfield(L, MESSAGE, "id");                   /* ID */
+  t = get_key(L, MESSAGE, K_ID);                        /* ID */
   has_id = t != LUA_TNIL;
   if (has_id && !is_id(L, ID))
     return reply_error(L, 0, -32600, "Invalid Request: 'id' must be a string or an integer");
-  t = lua_getfield(L, MESSAGE, "method");               /* METHOD */
-  lua_getfield(L, MESSAGE, "params");                   /* PARAMS */
-  if (lua_getfield(L, MESSAGE, "jsonrpc") != LUA_TSTRING ||
+  t = get_key(L, MESSAGE, K_METHOD);                    /* METHOD */
+  get_key(L, MESSAGE, K_PARAMS);                        /* PARAMS */
+  if (get_key(L, MESSAGE, K_JSONRPC) != LUA_TSTRING ||
       strcmp(lua_tostring(L, -1), "2.0") != 0)
     return reply_error(L, has_id, -32600, "Invalid Request: 'jsonrpc' must be \"2.0\"");
   lua_pop(L, 1);
@@ -510,10 +526,16 @@ static int l_mcp_dispatch(lua_State *L) {
 /* Adds mcp_dispatch to the module table on top of the stack; needs the
  * JSON marker metatables (claude_open_json first). */
 void claude_open_router(lua_State *L) {
+  size_t i;
   luaL_getmetatable(L, "claude.json.object");
   luaL_getmetatable(L, "claude.json.array");
   if (!lua_istable(L, -1) || !lua_istable(L, -2))
     luaL_error(L, "claude_open_router: claude_open_json must run first");
-  lua_pushcclosure(L, l_mcp_dispatch, 2);
+  lua_createtable(L, (int)(sizeof KEY_NAMES / sizeof KEY_NAMES[0]), 0);
+  for (i = 0; i < sizeof KEY_NAMES / sizeof KEY_NAMES[0]; i++) {
+    lua_pushstring(L, KEY_NAMES[i]);
+    lua_rawseti(L, -2, (lua_Integer)i + 1);
+  }
+  lua_pushcclosure(L, l_mcp_dispatch, 3);
   lua_setfield(L, -2, "mcp_dispatch");
 }
