@@ -72,6 +72,7 @@ void claude_open_json(lua_State *L);
  * raises only for memory errors. */
 int claude_json_decode_push(lua_State *L, const char *s, size_t len);
 int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len);
+int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, size_t *cap);
 
 /* router.c */
 void claude_open_router(lua_State *L);

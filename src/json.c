@@ -244,27 +244,44 @@ static int encode_value(enc *e, int idx, int depth) {
   }
 }
 
-/* Encodes the value at idx into a malloc'ed buffer (the caller frees it).
- * Returns 1, or 0 with an error message pushed. */
-int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len) {
+/* Appends the JSON text of the value at idx to the malloc'ed buffer *buf
+ * (*len bytes used of *cap), growing it as needed. Returns 1, or 0 with an
+ * error message pushed and *len as it was. The encoder reads tables raw and
+ * runs no Lua code, so nothing else can touch the buffer meanwhile. */
+int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, size_t *cap) {
   enc e;
   int ok, top = lua_gettop(L);
   idx = lua_absindex(L, idx);
   e.L = L;
-  e.buf = NULL;
-  e.len = e.cap = 0;
+  e.buf = *buf;
+  e.len = *len;
+  e.cap = *cap;
   e.array_mt = e.object_mt = 0;
   e.err[0] = e.path[0] = '\0';
   ok = encode_value(&e, idx, 0);
   lua_settop(L, top); /* the metatables, if a table was met */
+  *buf = e.buf;
+  *cap = e.cap;
   if (!ok) {
-    free(e.buf);
     if (e.path[0] != '\0') lua_pushfstring(L, "json: %s at $%s", e.err, e.path);
     else lua_pushfstring(L, "json: %s", e.err);
     return 0;
   }
-  *out = e.buf;
   *len = e.len;
+  return 1;
+}
+
+/* Encodes the value at idx into a malloc'ed buffer (the caller frees it).
+ * Returns 1, or 0 with an error message pushed. */
+int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len) {
+  char *buf = NULL;
+  size_t used = 0, cap = 0;
+  if (!claude_json_encode_append(L, idx, &buf, &used, &cap)) {
+    free(buf);
+    return 0;
+  }
+  *out = buf;
+  *len = used;
   return 1;
 }
 

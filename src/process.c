@@ -594,6 +594,12 @@ static int append_out(proc_obj *p, const char *data, size_t len) {
   return 1;
 }
 
+/* Encodes the value at idx onto the end of the write buffer; 0 with the
+ * message pushed. */
+static int encode_out(lua_State *L, proc_obj *p, int idx) {
+  return claude_json_encode_append(L, idx, &p->wbuf, &p->wlen, &p->wcap);
+}
+
 /* Queues `len` bytes (plus a newline when `nl`); returns 1 with true
  * pushed, or pushes the fail triple. */
 static int do_write(lua_State *L, proc_obj *p, const char *data, size_t len, int nl) {
@@ -648,10 +654,9 @@ static int proc_write_control_response(lua_State *L) {
     "{\"type\":\"control_response\",\"response\":{\"subtype\":\"success\",\"request_id\":";
   static const char text_result[] = ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":";
   proc_obj *p = check_proc(L);
-  char *id = NULL, *body = NULL, *rpc = NULL;
-  size_t id_len, body_len, key_len, rpc_len = 0;
+  size_t key_len, start;
   const char *key = luaL_checklstring(L, 3, &key_len);
-  int ok, wrapped = !lua_isnoneornil(L, 5);
+  int wrapped = !lua_isnoneornil(L, 5), text = wrapped && lua_type(L, 4) == LUA_TSTRING;
   luaL_checkany(L, 4);
   if (!p->in_writable) {
     luaL_pushfail(L);
@@ -659,33 +664,33 @@ static int proc_write_control_response(lua_State *L) {
     lua_pushliteral(L, "closed");
     return 3;
   }
-  if (!claude_json_encode_buffer(L, 2, &id, &id_len)) return lua_error(L);
-  if (!claude_json_encode_buffer(L, 4, &body, &body_len) ||
-      (wrapped && !claude_json_encode_buffer(L, 5, &rpc, &rpc_len))) {
-    free(id);
-    free(body);
-    return lua_error(L);
+  /* Written straight onto the end of the write buffer; on any failure the
+   * buffer goes back to where it was, so no half line is ever sent. */
+  start = p->wlen;
+  if (!append_out(p, head, sizeof head - 1)) goto oom;
+  if (!encode_out(L, p, 2)) goto bad_value;
+  if (!append_out(p, ",\"response\":{\"", 14) || !append_out(p, key, key_len) ||
+      !append_out(p, "\":", 2))
+    goto oom;
+  if (wrapped) {
+    if (!append_out(p, "{\"jsonrpc\":\"2.0\",\"id\":", 22)) goto oom;
+    if (!encode_out(L, p, 5)) goto bad_value;
+    if (!(text ? append_out(p, text_result, sizeof text_result - 1)
+               : append_out(p, ",\"result\":", 10)))
+      goto oom;
   }
-  ok = append_out(p, head, sizeof head - 1) && append_out(p, id, id_len) &&
-       append_out(p, ",\"response\":{\"", 14) && append_out(p, key, key_len) &&
-       append_out(p, "\":", 2);
-  if (ok && wrapped && lua_type(L, 4) == LUA_TSTRING)
-    ok = append_out(p, "{\"jsonrpc\":\"2.0\",\"id\":", 22) && append_out(p, rpc, rpc_len) &&
-         append_out(p, text_result, sizeof text_result - 1) &&
-         append_out(p, body, body_len) && append_out(p, "}]}}", 4);
-  else if (ok && wrapped)
-    ok = append_out(p, "{\"jsonrpc\":\"2.0\",\"id\":", 22) && append_out(p, rpc, rpc_len) &&
-         append_out(p, ",\"result\":", 10) && append_out(p, body, body_len) &&
-         append_out(p, "}", 1);
-  else if (ok)
-    ok = append_out(p, body, body_len);
-  ok = ok && append_out(p, "}}}\n", 4);
-  free(id);
-  free(body);
-  free(rpc);
-  if (!ok) return luaL_error(L, "out of memory");
+  if (!encode_out(L, p, 4)) goto bad_value;
+  if ((wrapped && !(text ? append_out(p, "}]}}", 4) : append_out(p, "}", 1))) ||
+      !append_out(p, "}}}\n", 4))
+    goto oom;
   lua_pushboolean(L, 1);
   return 1;
+bad_value:
+  p->wlen = start;
+  return lua_error(L);
+oom:
+  p->wlen = start;
+  return luaL_error(L, "out of memory");
 }
 
 static void shutdown_cb(uv_shutdown_t *req, int status) {

@@ -95,6 +95,29 @@ describe("processes", function()
     assert.same({ 0, 0 }, { p:wait(5) })
   end)
 
+  it("write a control response whole, or nothing of it", function()
+    local p <close> = assert(process.spawn { "cat", stdout = "json" })
+    local raw = p.raw
+    assert.is_true(raw:write_control_response("r1", "mcp_response", "42", 7))
+    assert.has_error(function()
+      raw:write_control_response("r2", "mcp_response", { f = print }, 8)
+    end, "json: cannot encode a function at $.f")
+    assert.has_error(function() raw:write_control_response("r3", "x", {}, { print }) end,
+      "json: cannot encode a function at $[1]")
+    assert.is_true(raw:write_control_response("r4", "response", { ok = true }))
+    p:close_stdin()
+    local first = p:read_line(5)
+    assert.equal("r1", first.response.request_id)
+    local rpc = first.response.response.mcp_response
+    assert.equal(7, rpc.id)
+    assert.same({ content = { { type = "text", text = "42" } } }, rpc.result)
+    local last = p:read_line(5)
+    assert.equal("r4", last.response.request_id)
+    assert.is_true(last.response.response.response.ok)
+    assert.is_nil(p:read_line(5))
+    p:wait(5)
+  end)
+
   it("take env (merged onto the parent's) and cwd", function()
     local p <close> = sh("echo \"$CLAUDELUA_TEST_VAR\"; echo \"${HOME:+home}\"; pwd",
       { env = { CLAUDELUA_TEST_VAR = "set" }, cwd = "/tmp" })
