@@ -120,9 +120,8 @@ local function body(task, fn, ...)
   return body(coroutine.yield(DONE))
 end
 
-local function step(task, ...)
-  local co = task.co
-  local ok, yielded = coroutine.resume(co, ...)
+-- What a resume of the task's coroutine `co` gave: it waits, it is done, or it failed.
+local function settle_step(task, co, ok, yielded)
   if ok and yielded == SUSPEND then return end
   if not ok then
     tasks[co] = nil
@@ -147,6 +146,11 @@ local function step(task, ...)
     tasks[co] = nil
     fail(task, errors.new("task", msg))
   end
+end
+
+local function step(task, ...)
+  local co = task.co
+  return settle_step(task, co, coroutine.resume(co, ...))
 end
 
 local function new_task(observed)
@@ -186,7 +190,25 @@ function M.spawn_transient(fn, ...)
   else
     task = new_task(true)
   end
-  launch(task, fn, ...)
+  -- launch() and step() inlined for the usual end: done at once, nothing returned
+  n = #idle
+  local co = idle[n]
+  if co then idle[n] = nil else co = coroutine.create(body) end
+  task.co = co
+  tasks[co] = task
+  npending = npending + 1
+  local ok, yielded = coroutine.resume(co, task, fn, ...)
+  if ok and yielded == DONE and task.result == NO_VALUES and not task.finished
+    and not task.timer then
+    tasks[co] = nil
+    npending = npending - 1
+    n = #idle -- the task may have started others meanwhile
+    if n < MAX_IDLE then idle[n + 1] = co end
+    task.co, task.result = false, false
+    if #spare < MAX_SPARE then spare[#spare + 1] = task end
+    return nil
+  end
+  settle_step(task, co, ok, yielded)
   if task.status ~= "done" then return task end
   if #spare < MAX_SPARE then
     task.values, task.result = false, false
