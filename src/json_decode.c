@@ -61,7 +61,10 @@ static int fail(dec *d, const char *what, const char *at) {
   return 0;
 }
 
-static void skip_ws(dec *d) {
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
+static inline void skip_ws(dec *d) {
   const char *p = d->p, *end = d->end;
   if (p < end && (unsigned char)*p > ' ') return; /* compact JSON: no blanks */
   while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
@@ -125,35 +128,37 @@ static long hex4(const char *p, const char *end) {
   return v;
 }
 
-static void add_utf8(luaL_Buffer *b, long cp) {
-  char u[4];
+/* Writes the UTF-8 bytes of code point cp at o; returns how many. */
+static size_t put_utf8(char *o, long cp) {
   if (cp < 0x80) {
-    luaL_addchar(b, (char)cp);
-  } else if (cp < 0x800) {
-    u[0] = (char)(0xC0 | (cp >> 6));
-    u[1] = (char)(0x80 | (cp & 0x3F));
-    luaL_addlstring(b, u, 2);
-  } else if (cp < 0x10000) {
-    u[0] = (char)(0xE0 | (cp >> 12));
-    u[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    u[2] = (char)(0x80 | (cp & 0x3F));
-    luaL_addlstring(b, u, 3);
-  } else {
-    u[0] = (char)(0xF0 | (cp >> 18));
-    u[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-    u[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-    u[3] = (char)(0x80 | (cp & 0x3F));
-    luaL_addlstring(b, u, 4);
+    o[0] = (char)cp;
+    return 1;
   }
+  if (cp < 0x800) {
+    o[0] = (char)(0xC0 | (cp >> 6));
+    o[1] = (char)(0x80 | (cp & 0x3F));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    o[0] = (char)(0xE0 | (cp >> 12));
+    o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[2] = (char)(0x80 | (cp & 0x3F));
+    return 3;
+  }
+  o[0] = (char)(0xF0 | (cp >> 18));
+  o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+  o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+  o[3] = (char)(0x80 | (cp & 0x3F));
+  return 4;
 }
 
-/* Adds the character of the \u escape at q ("\uXXXX"); returns the byte
- * after it, or NULL. A lone surrogate, which JavaScript writes for a string
- * cut in the middle of a pair, becomes U+FFFD rather than failing the whole
- * message. */
-static const char *add_unicode_escape(luaL_Buffer *b, const char *q, const char *end) {
+/* The code point of the \u escape at q ("\uXXXX", and its low half when it
+ * is a high surrogate); *after is the byte after it. -1 when malformed. A lone
+ * surrogate, which JavaScript writes for a string cut in the middle of a
+ * pair, becomes U+FFFD rather than failing the whole message. */
+static long unicode_escape(const char *q, const char *end, const char **after) {
   long cp = hex4(q + 2, end), lo;
-  if (cp < 0) return NULL;
+  if (cp < 0) return -1;
   q += 6;
   if (cp >= 0xD800 && cp <= 0xDBFF && end - q >= 6 && q[0] == '\\' && q[1] == 'u' &&
       (lo = hex4(q + 2, end)) >= 0xDC00 && lo <= 0xDFFF) {
@@ -162,42 +167,89 @@ static const char *add_unicode_escape(luaL_Buffer *b, const char *q, const char 
   } else if (cp >= 0xD800 && cp <= 0xDFFF) {
     cp = 0xFFFD;
   }
-  add_utf8(b, cp);
-  return q;
+  *after = q;
+  return cp;
+}
+
+/* Where unescaped text goes: a buffer on the C stack while it fits (most
+ * strings), then a luaL_Buffer. */
+typedef struct unescaped {
+  char *p; /* `local`, or the luaL_Buffer's memory */
+  size_t n, cap;
+  int boxed;
+  luaL_Buffer b;
+  char local[512];
+} unescaped;
+
+/* Room for `more` bytes at u->p + u->n. */
+static char *room(lua_State *L, unescaped *u, size_t more) {
+  if (u->n + more > u->cap) {
+    if (!u->boxed) {
+      char *p = luaL_buffinitsize(L, &u->b, 2 * (u->n + more));
+      memcpy(p, u->local, u->n);
+      u->boxed = 1;
+    }
+    u->b.n = u->n;
+    luaL_prepbuffsize(&u->b, more);
+    u->p = u->b.b;
+    u->cap = u->b.size;
+  }
+  return u->p + u->n;
+}
+
+static void put_text(lua_State *L, unescaped *u, const char *s, size_t n) {
+  memcpy(room(L, u, n), s, n);
+  u->n += n;
 }
 
 /* The rest of a string with escapes: d->p is at its opening quote, s..q is
  * plain text, q is at the first backslash. */
 static int parse_escaped(dec *d, const char *s, const char *q) {
+  lua_State *L = d->L;
   const char *end = d->end;
-  luaL_Buffer b;
-  luaL_buffinitsize(d->L, &b, (size_t)(q - s) + 16);
-  luaL_addlstring(&b, s, (size_t)(q - s));
+  unescaped u;
+  u.p = u.local;
+  u.n = 0;
+  u.cap = sizeof u.local;
+  u.boxed = 0;
+  put_text(L, &u, s, (size_t)(q - s));
   for (;;) {
+    char c;
     if (q >= end) return fail(d, "unterminated string", d->p);
     if (*q == '"') break;
     if (*q != '\\') return fail(d, "control character in string", q);
     if (q + 1 >= end) return fail(d, "unterminated string", d->p);
     switch (q[1]) {
-      case '"': case '\\': case '/': luaL_addchar(&b, q[1]); q += 2; break;
-      case 'b': luaL_addchar(&b, '\b'); q += 2; break;
-      case 'f': luaL_addchar(&b, '\f'); q += 2; break;
-      case 'n': luaL_addchar(&b, '\n'); q += 2; break;
-      case 'r': luaL_addchar(&b, '\r'); q += 2; break;
-      case 't': luaL_addchar(&b, '\t'); q += 2; break;
+      case '"': case '\\': case '/': c = q[1]; break;
+      case 'b': c = '\b'; break;
+      case 'f': c = '\f'; break;
+      case 'n': c = '\n'; break;
+      case 'r': c = '\r'; break;
+      case 't': c = '\t'; break;
       case 'u': {
-        const char *after = add_unicode_escape(&b, q, end);
-        if (after == NULL) return fail(d, "invalid \\u escape", q);
+        const char *after;
+        long cp = unicode_escape(q, end, &after);
+        if (cp < 0) return fail(d, "invalid \\u escape", q);
+        u.n += put_utf8(room(L, &u, 4), cp);
         q = after;
-        break;
+        goto plain;
       }
       default: return fail(d, "invalid escape", q);
     }
+    *room(L, &u, 1) = c;
+    u.n++;
+    q += 2;
+  plain:
     s = q;
     q = find_special(q, end);
-    luaL_addlstring(&b, s, (size_t)(q - s));
+    put_text(L, &u, s, (size_t)(q - s));
   }
-  luaL_pushresult(&b);
+  if (u.boxed) {
+    u.b.n = u.n;
+    luaL_pushresult(&u.b);
+  } else {
+    lua_pushlstring(L, u.local, u.n);
+  }
   d->p = q + 1;
   return 1;
 }

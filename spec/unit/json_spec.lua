@@ -221,6 +221,17 @@ describe("claude.json decoding", function()
     assert.equal(1, json.decode('{"' .. key .. '":1}')[key])
   end)
 
+  it("decodes escaped strings whose text outgrows the first buffer at any point", function()
+    for n = 500, 520 do
+      for _, esc in ipairs { "\\n", "\\u00e9", "\\ud83d\\ude00", "\\\\" } do
+        local raw = string.rep("a", n) .. esc .. string.rep("b", 40)
+        local want = string.rep("a", n) .. json.decode('"' .. esc .. '"') .. string.rep("b", 40)
+        assert.equal(want, json.decode('"' .. raw .. '"'))
+        assert.equal(want, json.decode('{"k":"' .. raw .. '","x":[1,"' .. raw .. '"]}').x[2])
+      end
+    end
+  end)
+
   it("leaves the stack as it was, on success and on failure", function()
     local core = require "claude.core"
     for _, text in ipairs { '{"a":[1,2,{"b":"c\\n"}]}', '{"a":[1,2,{"b":"c\\q"}]}' } do
