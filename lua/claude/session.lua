@@ -221,6 +221,10 @@ local function track_run(self, msg)
   end
 end
 
+-- Message types the session acts on; every other message only goes to the inbox.
+local ROUTED = { control_response = "control", control_request = "control",
+  control_cancel_request = "control", keep_alive = "control", system = "run", result = "run" }
+
 -- The stdout callback of a session: one closure per session, so that each message costs
 -- one call.
 local function dispatcher(self)
@@ -249,7 +253,13 @@ local function dispatcher(self)
       return
     end
     local t = msg.type
-    if t == "control_response" then
+    local kind_of_message = ROUTED[t]
+    if kind_of_message == nil then -- assistant, user, stream_event...: straight to the inbox
+      self.inbox:push(msg)
+    elseif kind_of_message == "run" then
+      track_run(self, msg)
+      self.inbox:push(msg)
+    elseif t == "control_response" then
       local response = msg.response
       local id = type(response) == "table" and response.request_id
       local done = id and self.pending[id]
@@ -270,12 +280,7 @@ local function dispatcher(self)
       if entry then entry.task = task end
     elseif t == "control_cancel_request" then
       on_cancel_request(self, msg)
-    elseif t == "keep_alive" then
-      return
-    else
-      if t == "system" or t == "result" then track_run(self, msg) end
-      self.inbox:push(msg)
-    end
+    end -- keep_alive: nothing to do
   end
 end
 
