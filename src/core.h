@@ -82,22 +82,24 @@ typedef struct claude_lines {
   char *data;
   size_t len;       /* bytes held */
   size_t cap;
+  size_t start;     /* first byte not handed out yet */
   size_t scanned;   /* bytes already searched for '\n' */
   size_t max_line;  /* ceiling for one line */
   int discarding;   /* skipping the rest of an oversized line */
 } claude_lines;
 
-/* Called once per complete line (without '\n'); a non-zero return stops. */
-typedef int (*claude_line_fn)(void *ud, const char *line, size_t len);
-/* Called once when a line passes the ceiling. */
-typedef void (*claude_overflow_fn)(void *ud, size_t seen);
+enum { CLAUDE_LINE_NONE, CLAUDE_LINE, CLAUDE_LINE_OVERFLOW };
 
 void claude_lines_init(claude_lines *lb, size_t max_line);
 void claude_lines_free(claude_lines *lb);
 void claude_lines_space(claude_lines *lb, size_t want, char **buf, size_t *len);
-int claude_lines_push(claude_lines *lb, size_t nread, claude_line_fn on_line,
-                      claude_overflow_fn on_overflow, void *ud);
-int claude_lines_finish(claude_lines *lb, claude_line_fn on_line, void *ud);
+/* After a read of `nread` bytes into the space claude_lines_space gave. */
+void claude_lines_feed(claude_lines *lb, size_t nread);
+/* The next complete line (CLAUDE_LINE, *line and *len set), a line past the
+ * ceiling (CLAUDE_LINE_OVERFLOW, *len = its size so far), or CLAUDE_LINE_NONE. */
+int claude_lines_next(claude_lines *lb, const char **line, size_t *len);
+/* At EOF: the last line when it had no '\n'; 1 once, then 0. */
+int claude_lines_rest(claude_lines *lb, const char **line, size_t *len);
 
 #define CLAUDE_DEFAULT_MAX_LINE ((size_t)64 * 1024 * 1024)
 

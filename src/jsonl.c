@@ -5,7 +5,9 @@
  * many reads is never copied piecewise; only the bytes of each read are
  * searched for '\n'. A line has no fixed limit: the ceiling (max_line) is an
  * option, and a line over it is reported once and skipped up to its newline,
- * so the lines after it are still delivered.
+ * so the lines after it are still delivered. Lines are taken one at a time
+ * (claude_lines_next), so a consumer can hand a whole read's lines to Lua in
+ * one protected call and go on after an error.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,13 +25,17 @@ void claude_lines_init(claude_lines *lb, size_t max_line) {
 void claude_lines_free(claude_lines *lb) {
   free(lb->data);
   lb->data = NULL;
-  lb->len = lb->cap = lb->scanned = 0;
+  lb->len = lb->cap = lb->scanned = lb->start = 0;
 }
+
+static void compact(claude_lines *lb);
 
 /* Gives the free tail of the buffer for the next read, growing it by
  * doubling so that a long line costs O(n) copies in all. */
 void claude_lines_space(claude_lines *lb, size_t want, char **buf, size_t *len) {
-  size_t need = lb->len + (want > MIN_READ ? want : MIN_READ);
+  size_t need;
+  if (lb->start > 0) compact(lb); /* lines left behind by a consumer that stopped */
+  need = lb->len + (want > MIN_READ ? want : MIN_READ);
   if (need > lb->cap) {
     size_t cap = lb->cap ? lb->cap : MIN_READ;
     char *data;
@@ -47,12 +53,15 @@ void claude_lines_space(claude_lines *lb, size_t want, char **buf, size_t *len) 
   *len = lb->cap - lb->len;
 }
 
-/* Drops consumed bytes from the front; gives memory back after a big line. */
-static void compact(claude_lines *lb, size_t consumed) {
+/* Drops the bytes already handed out from the front; gives memory back after
+ * a big line. */
+static void compact(claude_lines *lb) {
+  size_t consumed = lb->start;
   if (consumed > 0) {
     lb->len -= consumed;
     if (lb->len > 0) memmove(lb->data, lb->data + consumed, lb->len);
     lb->scanned = lb->scanned > consumed ? lb->scanned - consumed : 0;
+    lb->start = 0;
   }
   if (lb->cap > SHRINK_ABOVE && lb->len < lb->cap / 8) {
     size_t cap = lb->len + MIN_READ;
@@ -64,55 +73,54 @@ static void compact(claude_lines *lb, size_t consumed) {
   }
 }
 
-/* Accounts for `nread` new bytes at the tail and delivers every complete
- * line. Returns non-zero when on_line asked to stop. */
-int claude_lines_push(claude_lines *lb, size_t nread, claude_line_fn on_line,
-                      claude_overflow_fn on_overflow, void *ud) {
-  size_t start = 0, pos;
-  int stop = 0;
-  lb->len += nread;
-  pos = lb->scanned;
-  while (pos < lb->len) {
-    char *nl = (char *)memchr(lb->data + pos, '\n', lb->len - pos);
-    size_t end;
-    if (nl == NULL) break;
-    end = (size_t)(nl - lb->data);
-    if (lb->discarding) {
-      lb->discarding = 0;
-    } else if (end - start > lb->max_line) {
-      on_overflow(ud, end - start);
-    } else {
-      size_t n = end - start;
-      if (n > 0 && lb->data[end - 1] == '\r') n--;
-      if (n > 0 && on_line(ud, lb->data + start, n)) {
-        stop = 1;
-        start = end + 1;
-        break;
+void claude_lines_feed(claude_lines *lb, size_t nread) { lb->len += nread; }
+
+/* The cursor passes a line before the line is handed out, so a consumer that
+ * raises in the middle of a batch loses nothing and sees nothing twice; the
+ * line's bytes stay put until the next call. */
+int claude_lines_next(claude_lines *lb, const char **line, size_t *len) {
+  for (;;) {
+    size_t pos = lb->scanned > lb->start ? lb->scanned : lb->start, begin, end, n;
+    char *nl = pos < lb->len ? (char *)memchr(lb->data + pos, '\n', lb->len - pos) : NULL;
+    if (nl == NULL) {
+      lb->scanned = lb->len;
+      if (!lb->discarding && lb->len - lb->start > lb->max_line) {
+        /* a partial line past the ceiling: report it now, drop what is held */
+        *len = lb->len - lb->start;
+        lb->discarding = 1;
+        lb->start = lb->len;
+        return CLAUDE_LINE_OVERFLOW;
       }
+      if (lb->discarding) lb->start = lb->len;
+      compact(lb);
+      return CLAUDE_LINE_NONE;
     }
-    start = end + 1;
-    pos = start;
+    end = (size_t)(nl - lb->data);
+    begin = lb->start;
+    lb->start = lb->scanned = end + 1;
+    if (lb->discarding) { /* the end of a line already reported */
+      lb->discarding = 0;
+      continue;
+    }
+    if (end - begin > lb->max_line) {
+      *len = end - begin;
+      return CLAUDE_LINE_OVERFLOW;
+    }
+    n = end - begin;
+    if (n > 0 && lb->data[end - 1] == '\r') n--;
+    if (n == 0) continue; /* blank lines are skipped */
+    *line = lb->data + begin;
+    *len = n;
+    return CLAUDE_LINE;
   }
-  if (!stop) pos = lb->len;
-  lb->scanned = pos;
-  /* A partial line past the ceiling: report now, drop what is held. */
-  if (!stop && !lb->discarding && lb->len - start > lb->max_line) {
-    on_overflow(ud, lb->len - start);
-    lb->discarding = 1;
-    start = lb->len;
-  } else if (!stop && lb->discarding) {
-    start = lb->len;
-  }
-  compact(lb, start);
-  return stop;
 }
 
-/* At EOF: a last line without '\n' is still a line. */
-int claude_lines_finish(claude_lines *lb, claude_line_fn on_line, void *ud) {
-  int stop = 0;
-  if (lb->len > 0 && !lb->discarding) stop = on_line(ud, lb->data, lb->len);
-  lb->len = lb->scanned = 0;
-  lb->discarding = 0;
-  claude_lines_free(lb);
-  return stop;
+/* At EOF: a last line without '\n' is still a line (once). */
+int claude_lines_rest(claude_lines *lb, const char **line, size_t *len) {
+  size_t n = lb->len - lb->start;
+  if (n == 0 || lb->discarding) return 0;
+  *line = lb->data + lb->start;
+  *len = n;
+  lb->start = lb->len;
+  return 1;
 }

@@ -203,18 +203,62 @@ static void deliver(out_stream *s, const char *data, size_t len, const char *err
   claude_pcall(ctx, L, 1);
 }
 
-static int line_cb(void *ud, const char *line, size_t len) {
-  out_stream *s = (out_stream *)ud;
-  deliver(s, line, len, NULL, NULL);
-  return !s->open; /* the callback closed the process: stop */
+/* Pushes the callback's arguments for a line too long: nil, message, nil,
+ * "overflow". */
+static int push_overflow(lua_State *L, out_stream *s, size_t seen) {
+  luaL_pushfail(L);
+  lua_pushfstring(L, "line exceeds the limit of %I bytes (%I bytes so far)",
+                  (lua_Integer)s->lines.max_line, (lua_Integer)seen);
+  lua_pushnil(L);
+  lua_pushliteral(L, "overflow");
+  return 4;
 }
 
-static void overflow_cb(void *ud, size_t seen) {
-  out_stream *s = (out_stream *)ud;
-  char msg[160];
-  snprintf(msg, sizeof msg, "line exceeds the limit of %zu bytes (%zu bytes so far)",
-           s->lines.max_line, seen);
-  deliver(s, NULL, 0, msg, "overflow");
+/* Protected: hands every complete line held to the callback, one call each,
+ * in one protected call for the whole read. Stops when the callback closed
+ * the stream. */
+static int deliver_lines_p(lua_State *L) {
+  out_stream *s = (out_stream *)lua_touserdata(L, 1);
+  claude_ctx *ctx = s->proc->hdr.ctx;
+  const char *line = NULL;
+  size_t len;
+  int kind;
+  while (s->open && !ctx->closing &&
+         (kind = claude_lines_next(&s->lines, &line, &len)) != CLAUDE_LINE_NONE) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, s->cb_ref);
+    if (kind == CLAUDE_LINE_OVERFLOW) {
+      lua_call(L, push_overflow(L, s, len), 0);
+    } else if (s->mode != OUT_JSON) {
+      lua_pushlstring(L, line, len);
+      lua_call(L, 1, 0);
+    } else if (claude_json_decode_push(L, line, len)) {
+      lua_call(L, 1, 0);
+    } else { /* nil, message on the stack */
+      lua_pushlstring(L, line, len);
+      lua_pushliteral(L, "json");
+      lua_call(L, 4, 0);
+    }
+  }
+  return 0;
+}
+
+/* Delivers the complete lines held; an error in one callback is reported
+ * (claude_pcall) and the lines after it are still delivered. */
+static void deliver_lines(out_stream *s) {
+  claude_ctx *ctx = s->proc->hdr.ctx;
+  if (s->cb_ref == LUA_NOREF || ctx->closing) { /* nobody listens: drop them */
+    const char *line;
+    size_t len;
+    while (claude_lines_next(&s->lines, &line, &len) != CLAUDE_LINE_NONE) {
+    }
+    return;
+  }
+  for (;;) {
+    lua_State *L = claude_cb_state(ctx);
+    lua_pushcfunction(L, deliver_lines_p);
+    lua_pushlightuserdata(L, s);
+    if (claude_pcall(ctx, L, 1) == LUA_OK || !s->open || ctx->closing) return;
+  }
 }
 
 /* Every handle's data is its proc_obj; the pipe tells which stream. */
@@ -236,8 +280,12 @@ static void stream_eof(out_stream *s) {
   if (s->eof) return;
   s->eof = 1;
   if (s->open) {
+    const char *rest;
+    size_t len;
     uv_read_stop((uv_stream_t *)&s->pipe);
-    claude_lines_finish(&s->lines, line_cb, s);
+    deliver_lines(s);
+    if (claude_lines_rest(&s->lines, &rest, &len)) deliver(s, rest, len, NULL, NULL);
+    claude_lines_free(&s->lines);
     deliver(s, NULL, 0, NULL, NULL);
     close_handle(p, (uv_handle_t *)&s->pipe, &s->open);
   }
@@ -248,7 +296,8 @@ static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   out_stream *s = stream_of((uv_handle_t *)stream);
   (void)buf;
   if (nread > 0) {
-    claude_lines_push(&s->lines, (size_t)nread, line_cb, overflow_cb, s);
+    claude_lines_feed(&s->lines, (size_t)nread);
+    deliver_lines(s);
   } else if (nread == UV_ENOBUFS) {
     deliver(s, NULL, 0, "out of memory for the line buffer", "read");
     stream_eof(s);

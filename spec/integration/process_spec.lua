@@ -95,6 +95,30 @@ describe("processes", function()
     assert.same({ 0, 0 }, { p:wait(5) })
   end)
 
+  it("go on with the lines of a read after a callback raised on one of them", function()
+    local core = require "claude.core"
+    local got, reported, exited = {}, {}, require("claude.async").event()
+    claude.on_error(function(e) reported[#reported + 1] = tostring(e) end)
+    local raw = assert(core.spawn_process {
+      file = "/bin/sh", args = { "-c", [[printf 'a\nb\nc\n{"d":1}\n' ]] }, stdout = "json",
+      on_stdout = function(v, err)
+        if v == nil and err == nil then return end -- EOF
+        got[#got + 1] = v or err
+        if v == nil then error("boom on a line that is not JSON") end
+      end,
+      on_exit = function() exited:set() end,
+    })
+    assert.is_true(exited:wait(5))
+    claude.sleep(0.05)
+    claude.on_error(nil)
+    raw:close()
+    -- a, b, c are not JSON: each is reported, and the line after it still arrives
+    assert.equal(4, #got)
+    assert.equal(1, got[4].d)
+    assert.equal(3, #reported)
+    assert.matches("boom on a line that is not JSON", reported[1])
+  end)
+
   it("write a control response whole, or nothing of it", function()
     local p <close> = assert(process.spawn { "cat", stdout = "json" })
     local raw = p.raw
