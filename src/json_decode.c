@@ -6,7 +6,7 @@
  * Either way a table is rarely resized while it fills. Integers
  * stay exact, `[]` comes back marked as an array, null is json.null (the NULL
  * light userdata, the same value as cjson.null). A string without escapes is
- * pushed straight from the text, found eight bytes at a time.
+ * pushed straight from the text; its end is found sixteen bytes at a time.
  *
  * The decoder never raises but for memory errors (it runs in protected calls
  * on the hot path); bad text gives nil and a message naming the byte.
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#ifdef __SSE2__
+#if defined(__SSE2__) && defined(__GNUC__)
 #include <emmintrin.h>
 #endif
 
@@ -79,7 +79,7 @@ static inline void skip_ws(dec *d) {
  * first match. */
 static inline const char *find_special(const char *q, const char *end) {
   const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-#ifdef __SSE2__
+#if defined(__SSE2__) && defined(__GNUC__)
   const __m128i quote16 = _mm_set1_epi8('"'), bs16 = _mm_set1_epi8('\\');
   const __m128i ctl16 = _mm_set1_epi8(0x1F);
   while (end - q >= 16) {
@@ -97,7 +97,7 @@ static inline const char *find_special(const char *q, const char *end) {
     quote = w ^ (ones * '"');
     bs = w ^ (ones * '\\');
     hits = (((quote - ones) & ~quote) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & highs;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (hits) return q + (__builtin_ctzll(hits) >> 3);
 #else
     if (hits) break; /* borrows run the other way: find it byte by byte */
