@@ -17,7 +17,7 @@ local errors = require "claude.errors"
 
 local M = {}
 
-local dispatch, call_tool = core.mcp_dispatch, tool.call
+local dispatch, call_tool, typename = core.mcp_dispatch, tool.call, content.typename
 local spawn_transient, is_error = async.spawn_transient, errors.is
 local jobject, null = json.object, json.null
 local type, select, tostring, fmt = type, select, tostring, string.format
@@ -30,12 +30,6 @@ Router.__tostring = function() return "claude.Router" end
 local LEVELS = {}
 for _, l in ipairs { "debug", "info", "notice", "warning", "error", "critical", "alert",
   "emergency" } do LEVELS[l] = true end
-
-local function typename(v)
-  local mt = getmetatable(v)
-  if type(mt) == "table" and type(mt.__name) == "string" then return mt.__name end
-  return type(v)
-end
 
 local function ack()
   return { jsonrpc = "2.0", result = jobject(), id = 0 }
