@@ -159,7 +159,20 @@ typedef struct deliver_args {
   const char *code;
 } deliver_args;
 
-/* Protected: pushes the line (or decoded value) and calls the callback. */
+/* Pushes the callback's arguments for one line: the line, or its decoded
+ * value, or nil, message, line, "json" when it is not JSON. Returns how many. */
+static int push_line(lua_State *L, out_stream *s, const char *line, size_t len) {
+  if (s->mode != OUT_JSON) {
+    lua_pushlstring(L, line, len);
+    return 1;
+  }
+  if (claude_json_decode_push(L, line, len)) return 1;
+  lua_pushlstring(L, line, len); /* after nil, message */
+  lua_pushliteral(L, "json");
+  return 4;
+}
+
+/* Protected: pushes a line, an error or EOF and calls the callback. */
 static int deliver_p(lua_State *L) {
   deliver_args *a = (deliver_args *)lua_touserdata(L, 1);
   lua_rawgeti(L, LUA_REGISTRYINDEX, a->s->cb_ref);
@@ -171,17 +184,8 @@ static int deliver_p(lua_State *L) {
     lua_call(L, 4, 0);
   } else if (a->data == NULL) {
     lua_call(L, 0, 0); /* EOF */
-  } else if (a->s->mode == OUT_JSON) {
-    if (claude_json_decode_push(L, a->data, a->len)) {
-      lua_call(L, 1, 0);
-    } else { /* nil, message on the stack */
-      lua_pushlstring(L, a->data, a->len);
-      lua_pushliteral(L, "json");
-      lua_call(L, 4, 0);
-    }
   } else {
-    lua_pushlstring(L, a->data, a->len);
-    lua_call(L, 1, 0);
+    lua_call(L, push_line(L, a->s, a->data, a->len), 0);
   }
   return 0;
 }
@@ -226,18 +230,8 @@ static int deliver_lines_p(lua_State *L) {
   while (s->open && !ctx->closing &&
          (kind = claude_lines_next(&s->lines, &line, &len)) != CLAUDE_LINE_NONE) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->cb_ref);
-    if (kind == CLAUDE_LINE_OVERFLOW) {
-      lua_call(L, push_overflow(L, s, len), 0);
-    } else if (s->mode != OUT_JSON) {
-      lua_pushlstring(L, line, len);
-      lua_call(L, 1, 0);
-    } else if (claude_json_decode_push(L, line, len)) {
-      lua_call(L, 1, 0);
-    } else { /* nil, message on the stack */
-      lua_pushlstring(L, line, len);
-      lua_pushliteral(L, "json");
-      lua_call(L, 4, 0);
-    }
+    lua_call(L, kind == CLAUDE_LINE_OVERFLOW ? push_overflow(L, s, len)
+                                             : push_line(L, s, line, len), 0);
   }
   return 0;
 }
