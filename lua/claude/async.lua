@@ -120,6 +120,24 @@ local function body(task, fn, ...)
   return body(coroutine.yield(DONE))
 end
 
+-- A pooled coroutine for `task`, which counts as pending until it settles.
+local function take_coroutine(task)
+  local n = #idle
+  local co = idle[n]
+  if co then idle[n] = nil else co = coroutine.create(body) end
+  task.co = co
+  tasks[co] = task
+  npending = npending + 1
+  return co
+end
+
+-- The coroutine of a finished task goes back to the pool.
+local function release_coroutine(co)
+  tasks[co] = nil
+  local n = #idle
+  if n < MAX_IDLE then idle[n + 1] = co end
+end
+
 -- What a resume of the task's coroutine `co` gave: it waits, it is done, or it failed.
 local function settle_step(task, co, ok, yielded)
   if ok and yielded == SUSPEND then return end
@@ -127,9 +145,8 @@ local function settle_step(task, co, ok, yielded)
     tasks[co] = nil
     fail(task, yielded)
   elseif yielded == DONE then
-    tasks[co] = nil
+    release_coroutine(co)
     task.co = nil
-    if #idle < MAX_IDLE then idle[#idle + 1] = co end
     local r = task.result
     if r[1] then
       task.status = "done"
@@ -160,13 +177,8 @@ local function new_task(observed)
 end
 
 local function launch(task, fn, ...)
-  local n = #idle
-  local co = idle[n]
-  if co then idle[n] = nil else co = coroutine.create(body) end
-  task.co = co
-  tasks[co] = task
-  npending = npending + 1
-  step(task, task, fn, ...)
+  local co = take_coroutine(task)
+  settle_step(task, co, coroutine.resume(co, task, fn, ...))
   return task
 end
 
@@ -190,30 +202,19 @@ function M.spawn_transient(fn, ...)
   else
     task = new_task(true)
   end
-  -- launch() and step() inlined for the usual end: done at once, nothing returned
-  n = #idle
-  local co = idle[n]
-  if co then idle[n] = nil else co = coroutine.create(body) end
-  task.co = co
-  tasks[co] = task
-  npending = npending + 1
+  local co = take_coroutine(task)
   local ok, yielded = coroutine.resume(co, task, fn, ...)
   if ok and yielded == DONE and task.result == NO_VALUES and not task.finished
     and not task.timer then
-    tasks[co] = nil
+    -- the usual end, settled here: done at once, nothing returned, nobody waiting
+    release_coroutine(co)
     npending = npending - 1
-    n = #idle -- the task may have started others meanwhile
-    if n < MAX_IDLE then idle[n + 1] = co end
-    task.co, task.result = false, false
-    if #spare < MAX_SPARE then spare[#spare + 1] = task end
-    return nil
+  else
+    settle_step(task, co, ok, yielded)
+    if task.status ~= "done" then return task end
   end
-  settle_step(task, co, ok, yielded)
-  if task.status ~= "done" then return task end
-  if #spare < MAX_SPARE then
-    task.values, task.result = false, false
-    spare[#spare + 1] = task
-  end
+  task.co, task.values, task.result = false, false, false
+  if #spare < MAX_SPARE then spare[#spare + 1] = task end
   return nil
 end
 
