@@ -195,35 +195,67 @@ end
 local AGENT_TASK_TYPES = { local_agent = true, local_workflow = true }
 local TERMINAL_TASK_STATUS = { completed = true, failed = true, stopped = true, killed = true }
 
-local function track_run(self, msg)
-  local t, sub = msg.type, msg.subtype
-  if t == "system" then
-    if sub == "init" then
-      self.session_id = msg.session_id
-      self.init = msg
-    elseif sub == "task_started" and AGENT_TASK_TYPES[msg.task_type] then
-      self.agent_tasks[msg.task_id] = true
-    elseif sub == "task_notification" then
-      self.agent_tasks[msg.task_id or false] = nil
-    elseif sub == "task_updated" and type(msg.patch) == "table"
-      and TERMINAL_TASK_STATUS[msg.patch.status] then
-      self.agent_tasks[msg.task_id or false] = nil
-    end
-  elseif t == "result" then
-    self.results = self.results + 1
-    self.last_result = msg
-    if msg.session_id then self.session_id = msg.session_id end
-    -- a run-ending result: no agent task is still going to report back
-    if self.close_after_results and self.results >= self.close_after_results
-      and next(self.agent_tasks) == nil then
-      close_stdin(self)
-    end
+local function on_system(self, msg)
+  local sub = msg.subtype
+  if sub == "init" then
+    self.session_id = msg.session_id
+    self.init = msg
+  elseif sub == "task_started" and AGENT_TASK_TYPES[msg.task_type] then
+    self.agent_tasks[msg.task_id] = true
+  elseif sub == "task_notification" then
+    self.agent_tasks[msg.task_id or false] = nil
+  elseif sub == "task_updated" and type(msg.patch) == "table"
+    and TERMINAL_TASK_STATUS[msg.patch.status] then
+    self.agent_tasks[msg.task_id or false] = nil
+  end
+  self.inbox:push(msg)
+end
+
+local function on_result(self, msg)
+  self.results = self.results + 1
+  self.last_result = msg
+  if msg.session_id then self.session_id = msg.session_id end
+  -- a run-ending result: no agent task is still going to report back
+  if self.close_after_results and self.results >= self.close_after_results
+    and next(self.agent_tasks) == nil then
+    close_stdin(self)
+  end
+  self.inbox:push(msg)
+end
+
+local function on_control_response(self, msg)
+  local response = msg.response
+  local id = type(response) == "table" and response.request_id
+  local done = id and self.pending[id]
+  if done then
+    self.pending[id] = nil
+    done(response)
   end
 end
 
--- Message types the session acts on; every other message only goes to the inbox.
-local ROUTED = { control_response = "control", control_request = "control",
-  control_cancel_request = "control", keep_alive = "control", system = "run", result = "run" }
+local function on_control_request(self, msg)
+  local req = msg.request
+  local router = self.router
+  if router and type(req) == "table" and req.subtype == "mcp_message" then
+    -- the hot path of in-process tools: no task unless the tool waits
+    router:handle_async(req.server_name, req.message, self.mcp_reply, msg.request_id)
+    return
+  end
+  local task = async.spawn(handle_request, self, msg)
+  local entry = self.inbound[msg.request_id]
+  if entry then entry.task = task end
+end
+
+-- What the session does with each type of message; any other type (assistant, user,
+-- stream_event...) only goes to the inbox.
+local ON_MESSAGE = {
+  control_response = on_control_response,
+  control_request = on_control_request,
+  control_cancel_request = on_cancel_request,
+  keep_alive = function() end,
+  system = on_system,
+  result = on_result,
+}
 
 -- The stdout callback of a session: one closure per session, so that each message costs
 -- one call.
@@ -252,35 +284,9 @@ local function dispatcher(self)
         .. " where a message object was expected"))
       return
     end
-    local t = msg.type
-    local kind_of_message = ROUTED[t]
-    if kind_of_message == nil then -- assistant, user, stream_event...: straight to the inbox
-      self.inbox:push(msg)
-    elseif kind_of_message == "run" then
-      track_run(self, msg)
-      self.inbox:push(msg)
-    elseif t == "control_response" then
-      local response = msg.response
-      local id = type(response) == "table" and response.request_id
-      local done = id and self.pending[id]
-      if done then
-        self.pending[id] = nil
-        done(response)
-      end
-    elseif t == "control_request" then
-      local req = msg.request
-      local router = self.router
-      if router and type(req) == "table" and req.subtype == "mcp_message" then
-        -- the hot path of in-process tools: no task unless the tool waits
-        router:handle_async(req.server_name, req.message, self.mcp_reply, msg.request_id)
-        return
-      end
-      local task = async.spawn(handle_request, self, msg)
-      local entry = self.inbound[msg.request_id]
-      if entry then entry.task = task end
-    elseif t == "control_cancel_request" then
-      on_cancel_request(self, msg)
-    end -- keep_alive: nothing to do
+    local on = ON_MESSAGE[msg.type]
+    if on then return on(self, msg) end
+    self.inbox:push(msg)
   end
 end
 
