@@ -163,25 +163,22 @@ function M.text(msg)
   local m = msg.message
   if type(m) ~= "table" then return nil end
   local content = m.content
-  local tc = type(content)
-  if tc ~= "table" then return tc == "string" and content or nil end
-  local n = #content
-  if n == 1 then -- the usual case: one block, no table to join
-    local block = content[1]
-    local text = type(block) == "table" and block.type == "text" and block.text
-    return type(text) == "string" and text or nil
-  end
-  local parts, count = {}, 0
-  for i = 1, n do
+  if type(content) == "string" then return content end
+  if type(content) ~= "table" then return nil end
+  local first, parts
+  for i = 1, #content do
     local block = content[i]
     local text = type(block) == "table" and block.type == "text" and block.text
     if type(text) == "string" then
-      count = count + 1
-      parts[count] = text
+      if not first then
+        first = text -- the usual case: one text block, no table to join
+      else
+        parts = parts or { first }
+        parts[#parts + 1] = text
+      end
     end
   end
-  if count == 0 then return nil end
-  return count == 1 and parts[1] or table.concat(parts)
+  return parts and table.concat(parts) or first
 end
 
 --- A can_use_tool answer that allows the call (optionally with changed

@@ -596,8 +596,8 @@ function M.call(t, args, ctx, as_text)
     on_error = report(t.name)
     t.report_error = on_error
   end
-  if as_text then return content.result_text(t, xpcall(t.execute, on_error, args, ctx)) end
-  return content.result(t, xpcall(t.execute, on_error, args, ctx))
+  local shape = as_text and content.result_text or content.result
+  return shape(t, xpcall(t.execute, on_error, args, ctx))
 end
 
 return M
