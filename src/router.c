@@ -28,9 +28,12 @@
 
 /* Strings the hot path (tools/call) looks up or returns: pushed from a table
  * of ready strings, not made from C strings on every message. */
-enum key { K_ID = 1, K_METHOD, K_PARAMS, K_JSONRPC, K_NAME, K_TOOLS, K_ARGUMENTS, K_META, K_CALL };
-static const char *const KEY_NAMES[] = {"id", "method", "params", "jsonrpc", "name", "tools",
-                                        "arguments", "_meta", "call"};
+enum key { K_ID = 1, K_METHOD, K_PARAMS, K_JSONRPC, K_NAME, K_TOOLS, K_ARGUMENTS, K_META, K_CALL,
+           K_END };
+static const char *const KEY_NAMES[K_END] = {
+  [K_ID] = "id", [K_METHOD] = "method", [K_PARAMS] = "params", [K_JSONRPC] = "jsonrpc",
+  [K_NAME] = "name", [K_TOOLS] = "tools", [K_ARGUMENTS] = "arguments", [K_META] = "_meta",
+  [K_CALL] = "call"};
 
 static void push_key(lua_State *L, enum key k) { lua_rawgeti(L, UV_KEYS, k); }
 
@@ -526,15 +529,15 @@ static int l_mcp_dispatch(lua_State *L) {
 /* Adds mcp_dispatch to the module table on top of the stack; needs the
  * JSON marker metatables (claude_open_json first). */
 void claude_open_router(lua_State *L) {
-  size_t i;
+  int i;
   luaL_getmetatable(L, "claude.json.object");
   luaL_getmetatable(L, "claude.json.array");
   if (!lua_istable(L, -1) || !lua_istable(L, -2))
     luaL_error(L, "claude_open_router: claude_open_json must run first");
-  lua_createtable(L, (int)(sizeof KEY_NAMES / sizeof KEY_NAMES[0]), 0);
-  for (i = 0; i < sizeof KEY_NAMES / sizeof KEY_NAMES[0]; i++) {
+  lua_createtable(L, K_END - 1, 0);
+  for (i = K_ID; i < K_END; i++) {
     lua_pushstring(L, KEY_NAMES[i]);
-    lua_rawseti(L, -2, (lua_Integer)i + 1);
+    lua_rawseti(L, -2, (lua_Integer)i);
   }
   lua_pushcclosure(L, l_mcp_dispatch, 3);
   lua_setfield(L, -2, "mcp_dispatch");
