@@ -317,6 +317,12 @@ describe("the MCP router", function()
 
     it("JSON text as well as decoded messages", function()
       assert.equal(wire(ok(3, "{}")), wire(r:handle("full", req(3, "ping"))))
+      -- decoded in C in the middle of mcp_dispatch, whose stack slots must stay put
+      local text = call(4, "add", { a = 2, b = 3 }, { progressToken = "p" })
+      assert.equal(wire(ok(4, text_result("5"))), wire(r:handle("full", text)))
+      local op, tool_, args, meta, id = core.mcp_dispatch(r:servers().full, text)
+      assert.same({ "call", "add", 2, 3, "p", 4 },
+        { op, tool_.name, args.a, args.b, meta.progressToken, id })
     end)
 
     it("integer ids stay integers", function()
