@@ -10,6 +10,8 @@ local errors = require "claude.errors"
 
 local M = {}
 
+local blame = errors.blame
+
 local SUSPEND = setmetatable({}, { __name = "claude.suspend" })
 local tasks = setmetatable({}, { __mode = "k" }) -- coroutine -> task
 local npending = 0 -- tasks started and not finished
@@ -29,7 +31,7 @@ local on_error = default_on_error
 -- @tparam[opt] function fn `fn(err, task)`
 function M.on_error(fn)
   if fn ~= nil and type(fn) ~= "function" then
-    error("bad argument #1 to 'on_error' (function expected, got " .. type(fn) .. ")", 2)
+    return blame("bad argument #1 to 'on_error' (function expected, got %s)", type(fn))
   end
   on_error = fn or default_on_error
 end
@@ -223,7 +225,7 @@ end
 -- @return the task
 function M.spawn(fn, ...)
   if type(fn) ~= "function" then
-    error("bad argument #1 to 'spawn' (function expected, got " .. type(fn) .. ")", 2)
+    return blame("bad argument #1 to 'spawn' (function expected, got %s)", errors.typename(fn))
   end
   return start(false, fn, ...)
 end
@@ -274,7 +276,7 @@ function M.await(arm, timeout)
   if not task and core.running() then
     error(errors.new("misuse", "cannot wait here: this code runs inside a callback of the "
       .. "claude loop (the loop is already running); wait inside a task (claude.spawn) "
-      .. "instead"), 2)
+      .. "instead"), 0)
   end
   local state = 0 -- 0 arming, 1 waiting, 2 finished
   local early, disarm, timer
@@ -325,7 +327,7 @@ function M.await(arm, timeout)
       if disarm then disarm() end
       if timer then timer:close() end
       error(errors.new("deadlock", "nothing left that could end this wait "
-        .. "(no timer, process or task is pending)"), 2)
+        .. "(no timer, process or task is pending)"), 0)
     end
   end
   if timer then timer:close() end
@@ -373,8 +375,8 @@ end
 --- Sleeps `seconds`; inside a task, other tasks run meanwhile.
 function M.sleep(seconds)
   if type(seconds) ~= "number" or seconds < 0 then
-    error("bad argument #1 to 'sleep' (non-negative number expected, got "
-      .. tostring(seconds) .. ")", 2)
+    return blame("bad argument #1 to 'sleep' (non-negative number expected, got %s)",
+      tostring(seconds))
   end
   local task = tasks[coroutine.running()]
   if task then
@@ -429,7 +431,7 @@ function Task:cancel(reason)
   if self.abort then
     self.abort(err)
   elseif tasks[coroutine.running()] == self then
-    error(err, 2)
+    error(err, 0)
   else
     self.cancel_pending = err
   end

@@ -1,5 +1,6 @@
 --- Finding the claude CLI and turning session options into its command line
--- and environment, as the official SDKs do (same flags, same order).
+-- and environment, as the official SDKs do (same flags, same order). Bad options are
+-- misuse (`claude.errors.misuse`), blamed on the caller of `claude.query`/`claude.connect`.
 -- @module claude.cli
 local core = require "claude.core"
 local json = require "claude.json"
@@ -7,6 +8,8 @@ local errors = require "claude.errors"
 local process = require "claude.process"
 
 local M = {}
+
+local misuse = errors.misuse
 
 M.ENTRYPOINT = "sdk-lua"
 
@@ -55,22 +58,20 @@ local function suggestion(key)
   return best and (" (did you mean '" .. best .. "'?)") or ""
 end
 
---- Checks option names and types; raises naming the first bad one.
--- @param level error level to blame (the caller of query/connect)
-function M.check_options(options, level)
+--- Checks option names and types; a misuse (see `claude.errors`) names the first bad one.
+function M.check_options(options)
   if options == nil then return {} end
   if type(options) ~= "table" then
-    error("bad argument 'options' (table expected, got " .. type(options) .. ")", level)
+    misuse("bad argument 'options' (table expected, got %s)", type(options))
   end
   for key, value in pairs(options) do
     local want = type(key) == "string" and OPTION_TYPES[key]
     if not want then
-      error("unknown option '" .. tostring(key) .. "'" .. suggestion(tostring(key)), level)
+      misuse("unknown option '%s'%s", tostring(key), suggestion(tostring(key)))
     end
     local got = type(value)
     if not ("|" .. want .. "|"):find("|" .. got .. "|", 1, true) then
-      error("bad option '" .. key .. "' (" .. want:gsub("|", " or ") .. " expected, got "
-        .. got .. ")", level)
+      misuse("bad option '%s' (%s expected, got %s)", key, (want:gsub("|", " or ")), got)
     end
   end
   return options
@@ -82,16 +83,16 @@ end
 
 --- Finds the CLI: `cli_path`, else `claude` on PATH, else the usual install
 -- places.
--- @return argv prefix (a list), or nil and a `cli_not_found` error
+-- @return argv prefix (a list), or nil, a `cli_not_found` error, its kind
 function M.find(cli_path, path_env)
   if type(cli_path) == "table" then
     if type(cli_path[1]) ~= "string" then
-      error("bad option 'cli_path' (argv list must start with a string)", 3)
+      misuse("bad option 'cli_path' (argv list must start with a string)")
     end
     local exe, err = process.which(cli_path[1], path_env)
     if not exe then
-      return nil, errors.new("cli_not_found", "claude CLI not found at " .. cli_path[1]
-        .. " (" .. err .. ")")
+      return errors.fail("cli_not_found", "claude CLI not found at " .. cli_path[1]
+        .. " (" .. tostring(err) .. ")")
     end
     local argv = { exe }
     for i = 2, #cli_path do argv[i] = cli_path[i] end
@@ -100,7 +101,7 @@ function M.find(cli_path, path_env)
   if cli_path then
     local exe = process.which(cli_path, path_env)
     if exe then return { exe } end
-    return nil, errors.new("cli_not_found", "claude CLI not found at " .. cli_path
+    return errors.fail("cli_not_found", "claude CLI not found at " .. cli_path
       .. "; " .. INSTALL_HINT)
   end
   local exe = process.which("claude", path_env)
@@ -112,15 +113,14 @@ function M.find(cli_path, path_env)
   } do
     if core.is_executable(candidate) then return { candidate } end
   end
-  return nil, errors.new("cli_not_found", "claude CLI not found on PATH or in the usual "
+  return errors.fail("cli_not_found", "claude CLI not found on PATH or in the usual "
     .. "install places; " .. INSTALL_HINT)
 end
 
 local function join(list, name)
   for i, v in ipairs(list) do
     if type(v) ~= "string" then
-      error("bad option '" .. name .. "' (item " .. i .. " is a " .. type(v)
-        .. ", string expected)", 4)
+      misuse("bad option '%s' (item %d is a %s, string expected)", name, i, type(v))
     end
   end
   return table.concat(list, ",")
@@ -138,15 +138,15 @@ end
 function M.split_servers(mcp_servers)
   local sdk, external, names = {}, {}, {}
   for name, server in pairs(mcp_servers or {}) do
-    if type(name) ~= "string" then error("bad option 'mcp_servers' (keys are server names)", 4) end
+    if type(name) ~= "string" then misuse("bad option 'mcp_servers' (keys are server names)") end
     if type(server) == "table" and server.kind == "server" then
       sdk[name] = server
       names[#names + 1] = name
     elseif type(server) == "table" then
       external[name] = server
     else
-      error("bad option 'mcp_servers' (entry '" .. name .. "' is a " .. type(server)
-        .. "; expected claude.server(...) or a server config table)", 4)
+      misuse("bad option 'mcp_servers' (entry '%s' is a %s; expected claude.server(...) or a "
+        .. "server config table)", name, type(server))
     end
   end
   table.sort(names)
@@ -166,8 +166,8 @@ function M.build_args(options)
   elseif sp.type == "preset" then
     if sp.append then add(argv, "--append-system-prompt", sp.append) end
   else
-    error("bad option 'system_prompt' (a string, {type='preset', append=...} or "
-      .. "{type='file', path=...} expected)", 3)
+    misuse("bad option 'system_prompt' (a string, {type='preset', append=...} or "
+      .. "{type='file', path=...} expected)")
   end
   local tools = options.tools
   if tools then
@@ -191,7 +191,7 @@ function M.build_args(options)
   end
   if options.can_use_tool then
     if options.permission_prompt_tool_name then
-      error("options 'can_use_tool' and 'permission_prompt_tool_name' cannot be combined", 3)
+      misuse("options 'can_use_tool' and 'permission_prompt_tool_name' cannot be combined")
     end
     add(argv, "--permission-prompt-tool", "stdio")
   elseif options.permission_prompt_tool_name then
@@ -233,7 +233,7 @@ function M.build_args(options)
   end
   for i, plugin in ipairs(options.plugins or {}) do
     if type(plugin) ~= "table" or plugin.type ~= "local" or type(plugin.path) ~= "string" then
-      error("bad option 'plugins' (item " .. i .. ": {type='local', path=...} expected)", 3)
+      misuse("bad option 'plugins' (item %d: {type='local', path=...} expected)", i)
     end
     add(argv, "--plugin-dir", plugin.path)
   end
@@ -252,7 +252,7 @@ function M.build_args(options)
     elseif thinking.type == "enabled" then
       add(argv, "--max-thinking-tokens", tostring(thinking.budget_tokens or 32000))
     elseif thinking.type == "disabled" then add(argv, "--thinking", "disabled")
-    else error("bad option 'thinking' (type 'adaptive', 'enabled' or 'disabled' expected)", 3) end
+    else misuse("bad option 'thinking' (type 'adaptive', 'enabled' or 'disabled' expected)") end
     if thinking.display then add(argv, "--thinking-display", thinking.display) end
   elseif options.max_thinking_tokens then
     add(argv, "--max-thinking-tokens", tostring(math.tointeger(options.max_thinking_tokens)))
@@ -261,7 +261,7 @@ function M.build_args(options)
   local of = options.output_format
   if of then
     if of.type ~= "json_schema" or type(of.schema) ~= "table" then
-      error("bad option 'output_format' ({type='json_schema', schema={...}} expected)", 3)
+      misuse("bad option 'output_format' ({type='json_schema', schema={...}} expected)")
     end
     add(argv, "--json-schema", json.encode(of.schema))
   end
@@ -281,7 +281,7 @@ function M.agents_wire(agents)
   local out = {}
   for name, def in pairs(agents) do
     if type(def) ~= "table" then
-      error("bad option 'agents' (entry '" .. tostring(name) .. "' must be a table)", 4)
+      misuse("bad option 'agents' (entry '%s' must be a table)", tostring(name))
     end
     local wire = {}
     for k, v in pairs(def) do wire[AGENT_KEYS[k] or k] = v end

@@ -1,14 +1,28 @@
---- Error values with a `kind`, for failures a caller may want to tell apart.
--- An error is a table `{ kind = "...", message = "...", ... }` whose
--- `tostring` reads well; `errors.is(e, kind)` tests one without caring
--- whether `e` is a claude error at all.
--- Kinds: `timeout`, `cancelled`, `closed`, `cli_not_found`, `connection`,
--- `process`, `json_decode`, `protocol`, `overflow`, `control` (the CLI
--- answered a control request with an error), `task`, `deadlock` (a wait
--- nothing can end), `misuse` (a wait where none is possible), `prompt` (a
--- prompt iterator failed).
+--- Errors, the one convention of claudelua.
+--
+-- **Expected failures** (a timeout, a CLI that is not installed, a value that does not match a
+-- schema) are returned, never raised: `nil, err, kind`, where `err` is an error value made
+-- here (a table `{ kind = "...", message = "...", ... }` whose `tostring` reads well) and
+-- `kind` is `err.kind`, so that `local v, err, kind = f()` can branch on the kind without
+-- touching the error. `errors.fail(kind, message)` builds that triple.
+--
+-- **Misuse** (a wrong argument, an unknown option, a field of the wrong type) raises a
+-- string at the line of the caller of the public function, as Lua's own `bad argument`
+-- errors do, however deep inside the library the mistake is found: the code that finds it
+-- calls `errors.misuse(...)`, and the public function, wrapped with `errors.public(f)`,
+-- re-raises it at its caller's line.
+--
+-- Kinds: `timeout`, `cancelled`, `closed`, `cli_not_found`, `connection`, `process`,
+-- `json_decode`, `protocol`, `overflow`, `control` (the CLI answered a control request with
+-- an error), `task`, `deadlock` (a wait nothing can end), `misuse` (a wait where none is
+-- possible), `prompt` (a prompt iterator failed), `schema` (a malformed schema or
+-- shorthand), `validation` (a value a schema rejects), `unsupported` (a regular expression
+-- construct the schema engine does not implement), and system error names such as `ENOENT`.
 -- @module claude.errors
 local M = {}
+
+local type, getmetatable, setmetatable, error, pcall = type, getmetatable, setmetatable, error,
+  pcall
 
 local Error = {}
 Error.__index = Error
@@ -25,7 +39,7 @@ end
 --- Makes an error value.
 -- @tparam string kind
 -- @tparam string message
--- @tparam[opt] table fields extra fields (exit code, line, ...)
+-- @tparam[opt] table fields extra fields (exit code, line, ...); becomes the error
 -- @treturn table the error
 function M.new(kind, message, fields)
   local e = fields or {}
@@ -37,6 +51,123 @@ end
 --- True when `e` is a claude error (of `kind`, if given).
 function M.is(e, kind)
   return getmetatable(e) == Error and (kind == nil or e.kind == kind)
+end
+
+--- An expected failure, as a function returns it: `return errors.fail("timeout", "...")`.
+-- @tparam string kind
+-- @tparam string message
+-- @tparam[opt] table fields
+-- @return nil, the error, its kind
+function M.fail(kind, message, fields)
+  return nil, M.new(kind, message, fields), kind
+end
+
+--- The message of an error value, or of anything else as `tostring` gives it.
+-- @param e
+-- @treturn string
+function M.message(e)
+  if getmetatable(e) == Error then return e.message end
+  return tostring(e)
+end
+
+-- Errors raised by `throw`, told apart from every other error by `catch`.
+local thrown = setmetatable({}, { __mode = "k" })
+
+--- Raises an expected failure found deep inside a computation (a bad keyword three levels
+-- down a schema); the function that started the computation returns it with `catch`.
+-- @tparam string kind
+-- @tparam string message
+-- @tparam[opt] table fields
+function M.throw(kind, message, fields)
+  local e = M.new(kind, message, fields)
+  thrown[e] = true
+  error(e, 0)
+end
+
+--- `return errors.catch(pcall(f, ...))`: what `f` returned, or `nil, err, kind` for a failure
+-- `throw` raised inside it. Any other error is raised again.
+function M.catch(ok, ...)
+  if ok then return ... end
+  local e = ...
+  if thrown[e] then
+    thrown[e] = nil
+    return nil, e, e.kind
+  end
+  error(e, 0)
+end
+
+---------------------------------------------------------------------------------------------
+-- Misuse
+---------------------------------------------------------------------------------------------
+
+-- Misuse travels as a marked table up to the public function, which re-raises its text at
+-- its caller's line. Printed (a misuse raised where no public function runs, a bug of ours),
+-- it still reads as its message.
+local Misuse = { __name = "claude.Misuse" }
+Misuse.__tostring = function(m) return m.message end
+
+--- Raises a misuse of the running public function: `fmt` formatted with `...`, at the line
+-- of its caller. Call it from anywhere below a function wrapped with `public`.
+-- @tparam string fmt a `string.format` format
+function M.misuse(fmt, ...)
+  error(setmetatable({ message = fmt:format(...) }, Misuse), 0)
+end
+
+local function rethrow(ok, r, ...)
+  if ok then return r, ... end
+  if getmetatable(r) == Misuse then error(r.message, 2) end
+  error(r, 0)
+end
+
+--- Wraps `f` so that a misuse raised anywhere inside it blames the caller of the wrapper:
+-- every public entry point is made with this. Other errors pass through unchanged. A
+-- public function calls other public functions' unwrapped cores, not their wrappers (the
+-- inner wrapper would blame the outer function's line).
+-- @tparam function f
+-- @treturn function
+function M.public(f)
+  -- rethrow is a tail call: level 2 is the caller of the wrapper
+  return function(...) return rethrow(pcall(f, ...)) end
+end
+
+--- Raises a misuse at the line of the caller of the function that tail-calls it:
+-- `return errors.blame("bad argument #1 to 'push' (value expected, got nil)")` in a public
+-- function itself (a `return` of a call, so that its frame is replaced). For entry points on
+-- hot paths, where `public`'s protected call would cost on every call; the same mechanism.
+-- @function blame
+-- @tparam string fmt a `string.format` format
+M.blame = M.public(M.misuse)
+
+--- A type name for messages: `__name` of a value's metatable when it has one (the library's
+-- objects), else `type(v)`.
+-- @param v
+-- @treturn string
+function M.typename(v)
+  local mt = getmetatable(v)
+  local name = type(mt) == "table" and mt.__name
+  if type(name) == "string" then return name end
+  return type(v)
+end
+
+--- Raises a `bad argument #n to 'fname' (...)` misuse (see `misuse`).
+-- @tparam integer n
+-- @tparam string fname
+-- @tparam string fmt the parenthesised part, a format
+function M.argerror(n, fname, fmt, ...)
+  M.misuse("bad argument #%d to '%s' (%s)", n, fname, fmt:format(...))
+end
+
+--- Raises a misuse unless `v` has type `expected` (or is nil and `optional`); returns `v`.
+-- @param v
+-- @tparam integer n the argument's position
+-- @tparam string fname
+-- @tparam string expected a `type()` name
+-- @tparam[opt] boolean optional
+function M.check(v, n, fname, expected, optional)
+  if type(v) ~= expected and not (optional and v == nil) then
+    M.argerror(n, fname, "%s expected, got %s", expected, M.typename(v))
+  end
+  return v
 end
 
 M.Error = Error

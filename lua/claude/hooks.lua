@@ -10,6 +10,7 @@
 -- instead of a rejected answer there.
 -- @module claude.hooks
 local json = require "claude.json"
+local errors = require "claude.errors"
 
 local M = {}
 
@@ -24,7 +25,8 @@ for _, e in ipairs {
   "MessageDisplay",
 } do M.EVENTS[e] = true end
 
-local function bad(msg) error("bad option 'hooks' (" .. msg .. ")", 5) end
+-- Registration runs under claude.query/connect: a misuse blames their caller.
+local function bad(msg) errors.misuse("bad option 'hooks' (%s)", msg) end
 
 --- Numbers the hook functions (hook_0, hook_1, ... across all events, in
 -- registration order) and keeps the table initialize sends.

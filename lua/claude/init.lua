@@ -17,7 +17,7 @@ local M = {
 -- Submodules loaded on first use, so that `require "claude"` stays cheap.
 local lazy = {
   json = "claude.json",
-  content = "claude.content",
+  content = "claude.mcp.content",
   schema = "claude.schema",
   process = "claude.process",
   errors = "claude.errors",
@@ -28,8 +28,8 @@ local lazy = {
 
 -- Functions of submodules, also loaded on first use: the tool DSL.
 local lazy_functions = {
-  tool = "claude.tool", server = "claude.tool", resource = "claude.tool",
-  resource_template = "claude.tool", prompt = "claude.tool",
+  tool = "claude.mcp.tool", server = "claude.mcp.tool", resource = "claude.mcp.tool",
+  resource_template = "claude.mcp.tool", prompt = "claude.mcp.tool",
 }
 
 -- Not cached in M: `require` is the one cache, so M always agrees with
@@ -96,14 +96,14 @@ end
 -- @tparam string|table|function prompt
 -- @tparam[opt] table options see docs/sessions.md
 -- @return iterator, nil, nil, session
-function M.query(prompt, options)
+M.query = errors.public(function(prompt, options)
   local S = sessions()
   if type(prompt) ~= "string" and type(prompt) ~= "table" and type(prompt) ~= "function" then
-    error("bad argument #1 to 'query' (string, table or function expected, got "
-      .. type(prompt) .. ")", 2)
+    errors.misuse("bad argument #1 to 'query' (string, table or function expected, got %s)",
+      type(prompt))
   end
-  local session, open_err = S.open(options, 2)
-  if not session then error(open_err, 2) end
+  local session, open_err = S.open(options) -- a bad option is a misuse: blames our caller
+  if not session then error(open_err, 0) end
   if type(prompt) == "function" then
     session.feeder = async.spawn_observed(function()
       local sent = 0
@@ -127,30 +127,31 @@ function M.query(prompt, options)
     local ok, werr = session:send(prompt)
     if not ok then
       session:close()
-      error(werr, 2)
+      error(werr, 0)
     end
     if session:bidirectional() then session:end_input_after(1) else session:end_input() end
   end
   -- the session is the loop's closing value: a `for` closes it at the end,
   -- on break and on error
   return session:messages(), nil, nil, session
-end
+end)
 
 --- Starts a session for many turns: `local s <close> = claude.connect(options)`,
 -- then `s:send(prompt)` and `for msg in s:receive() do ... end`.
 -- Waits until the CLI is ready (its answer to initialize).
--- @return the session, or nil and an error
-function M.connect(options)
+-- Raises for bad options (at the caller's line).
+-- @return the session, or nil, an error, its kind
+M.connect = errors.public(function(options)
   local S = sessions()
-  local session, err = S.open(options, 2)
-  if not session then return nil, err end
+  local session, err = S.open(options)
+  if not session then return nil, err, err.kind end
   local info, ierr = session:wait_ready()
   if not info then
     session:close()
-    return nil, ierr
+    return nil, ierr, ierr.kind
   end
   return session
-end
+end)
 
 --- The text of a message: an assistant message's text blocks joined, a
 -- user message's text, or a result's `result`.

@@ -385,7 +385,7 @@ function M.open(options, level)
         self.proc:write_control_response(request_id, "mcp_response", response, rpc_id)
       end
     end
-    self.router = require("claude.router").new(sdk, {
+    self.router = require("claude.mcp.router").new(sdk, {
       notify = function(server_name, message)
         if not self.error and not self.stdin_closed then
           write(self, { type = "control_request", request_id = new_request_id(self),

@@ -1,6 +1,6 @@
 local json = require "claude.json"
-local content = require "claude.content"
-local tool = require "claude.tool"
+local content = require "claude.mcp.content"
+local tool = require "claude.mcp.tool"
 
 local PNG = "\137PNG\r\n\26\n\0\0\0\rIHDR"
 

@@ -2,8 +2,8 @@ local claude = require "claude"
 local core = require "claude.core"
 local async = require "claude.async"
 local json = require "claude.json"
-local tool = require "claude.tool"
-local router = require "claude.router"
+local tool = require "claude.mcp.tool"
+local router = require "claude.mcp.router"
 local harness = require "support.harness"
 
 -- Canonical JSON: sorted keys, `[]` told from `{}` by the decoder's markers.

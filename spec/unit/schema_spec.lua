@@ -134,9 +134,12 @@ describe("claude.schema", function()
     }
     for _, row in ipairs(rows) do
       it(row[1], function()
-        local got, err = schema.parse(row[2])
+        local got, err, kind = schema.parse(row[2])
         assert.is_nil(got)
-        assert.equal(row[3], err)
+        assert.equal(row[3], err.message)
+        assert.equal("schema", kind)
+        assert.equal(kind, err.kind)
+        assert.equal("schema: " .. row[3], tostring(err))
       end)
     end
 
@@ -264,12 +267,14 @@ describe("claude.schema", function()
       it(("%s #%d"):format(row[1], i), function()
         local s = S[row[1]]
         if s.type ~= "object" then s = schema.normalize(s) end
-        local ok, err = schema.validator(s)(row[2])
+        local ok, err, kind = schema.validator(s)(row[2])
         if row[3] == true then
           assert.same({ true }, { ok, err })
         else
           assert.is_nil(ok)
-          assert.equal(row[3], err)
+          assert.equal(row[3], err.message)
+          assert.equal("validation", kind)
+          assert.equal(kind, err.kind)
         end
       end)
     end
@@ -281,7 +286,7 @@ describe("claude.schema", function()
       assert.is_true(v(json.decode('{"tags":["a"],"n":3.0,"o":{"x":null}}')))
       local ok, err = v(json.decode('{"tags":["a",null],"n":3,"o":{}}'))
       assert.is_nil(ok)
-      assert.equal("tags[2]: expected string, got null", err)
+      assert.equal("tags[2]: expected string, got null", err.message)
     end)
 
     it("takes and refuses the same values on its fast path for plain objects", function()
@@ -310,7 +315,7 @@ describe("claude.schema", function()
           local ok1, e1 = fast(v)
           local ok2, e2 = slow(v)
           assert.equal(ok2, ok1, "schema " .. si .. ", value " .. vi)
-          assert.equal(e2, e1, "schema " .. si .. ", value " .. vi)
+          assert.equal(e2 and e2.message, e1 and e1.message, "schema " .. si .. ", value " .. vi)
         end
       end
     end)
@@ -339,7 +344,10 @@ describe("claude.schema", function()
         local ok, err = pcall(schema.validator, row[1])
         assert.is_false(ok)
         assert.equal(row[2], (err:gsub("^[^:]+:%d+: ", "")))
-        assert.is_nil(schema.compile(row[1]))
+        local f, cerr, kind = schema.compile(row[1])
+        assert.is_nil(f)
+        assert.equal("schema", kind)
+        assert.equal(row[2], "bad schema: " .. cerr.message)
       end)
     end
 
@@ -388,9 +396,15 @@ describe("claude.schema", function()
     }
     for _, row in ipairs(errors) do
       it(("/%s/ -> %s"):format(row[1], row[2]), function()
-        local re, err = schema.regex(row[1])
+        local re, err, kind = schema.regex(row[1])
         assert.is_nil(re)
-        assert.equal(row[2], err)
+        assert.equal(kind, err.kind)
+        if row[2] == "unsupported" then
+          assert.equal("unsupported", kind)
+        else
+          assert.equal("schema", kind)
+          assert.equal(row[2], err.message)
+        end
       end)
     end
   end)

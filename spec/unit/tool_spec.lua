@@ -1,6 +1,6 @@
 local json = require "claude.json"
-local tool = require "claude.tool"
-local content = require "claude.content"
+local tool = require "claude.mcp.tool"
+local content = require "claude.mcp.content"
 
 local function fn() end
 
@@ -95,7 +95,10 @@ describe("claude.tool", function()
     it("compiles the input validator", function()
       local t = tool.tool("add", { a = "number", b = "number" }, fn)
       assert.is_true(t.validate { a = 1, b = 2 })
-      assert.same({ nil, "b: expected number, got string" }, { t.validate { a = 1, b = "2" } })
+      local ok, err, kind = t.validate { a = 1, b = "2" }
+      assert.is_nil(ok)
+      assert.equal("b: expected number, got string", err.message)
+      assert.equal("validation", kind)
     end)
 
     local long = ("x"):rep(65)

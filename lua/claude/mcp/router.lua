@@ -1,0 +1,409 @@
+--- The in-process MCP router: answers the CLI's `mcp_message` requests for Lua servers.
+--
+--     local r = router.new({ calc = calc }, { notify = function(server_name, msg) ... end })
+--     local response = r:handle("calc", message)   -- inside a task; may wait
+--
+-- The protocol is `claude.core.mcp_dispatch` (C): it answers `initialize`, `ping`, the lists
+-- and every error itself, and hands back the work to run. This half runs that work: every
+-- `tools/call`, `resources/read` and `prompts/get` in a task of its own, so that calls
+-- overlap and `notifications/cancelled` (another `handle`) can cancel one. See docs/tools.md.
+-- @module claude.mcp.router
+local core = require "claude.core"
+local async = require "claude.async"
+local json = require "claude.json"
+local tool = require "claude.mcp.tool"
+local content = require "claude.mcp.content"
+local errors = require "claude.errors"
+
+local M = {}
+
+local dispatch, call_tool, typename = core.mcp_dispatch, tool.call, content.typename
+local spawn_transient, is_error = async.spawn_transient, errors.is
+local misuse, public = errors.misuse, errors.public
+local jobject, null = json.object, json.null
+local type, select, tostring, fmt = type, select, tostring, string.format
+local pack, unpack, concat = table.pack, table.unpack, table.concat
+
+local Router = { __name = "claude.Router" }
+Router.__index = Router
+Router.__tostring = function(r)
+  local names = {}
+  for name in pairs(r._servers) do names[#names + 1] = name end
+  table.sort(names)
+  return fmt("claude.Router (%s)", concat(names, ", "))
+end
+
+local LEVELS = {}
+for _, l in ipairs { "debug", "info", "notice", "warning", "error", "critical", "alert",
+  "emergency" } do LEVELS[l] = true end
+
+local function ack()
+  return { jsonrpc = "2.0", result = jobject(), id = 0 }
+end
+
+local function id_of(message)
+  if type(message) == "string" then message = json.decode(message) end
+  local id = type(message) == "table" and message.id or nil
+  local t = type(id)
+  return (t == "string" or t == "number") and id or null
+end
+
+local function rpc_error(id, code, msg, data)
+  return { jsonrpc = "2.0", id = id, error = { code = code, message = msg, data = data } }
+end
+
+---------------------------------------------------------------------------------------------
+-- ctx: what execute/read/get receive
+---------------------------------------------------------------------------------------------
+
+local function progress(ctx, done, total, message)
+  if type(done) ~= "number" then
+    misuse("bad argument #1 to 'progress' (number expected, got %s)", typename(done))
+  end
+  if total ~= nil and type(total) ~= "number" then
+    misuse("bad argument #2 to 'progress' (number expected, got %s)", typename(total))
+  end
+  if message ~= nil and type(message) ~= "string" then
+    misuse("bad argument #3 to 'progress' (string expected, got %s)", typename(message))
+  end
+  local token, notify = ctx._token, ctx._router._notify
+  if token == nil or notify == nil then return false end
+  notify(ctx.server, { jsonrpc = "2.0", method = "notifications/progress",
+    params = { progressToken = token, progress = done, total = total, message = message } })
+  return true
+end
+
+local function log(ctx, level, ...)
+  if not LEVELS[level] then
+    misuse("bad argument #1 to 'log' (debug, info, notice, warning, error, critical, alert "
+      .. "or emergency expected, got %s)", type(level) == "string" and "'" .. level .. "'"
+      or typename(level))
+  end
+  local n, data = select("#", ...), ...
+  if n ~= 1 or type(data) ~= "table" then
+    local parts = pack(...)
+    for i = 1, n do parts[i] = tostring(parts[i]) end
+    data = concat(parts, " ", 1, n)
+  end
+  local notify = ctx._router._notify
+  if notify then
+    notify(ctx.server, { jsonrpc = "2.0", method = "notifications/message",
+      params = { level = level, logger = ctx.server, data = data } })
+  else
+    if type(data) ~= "string" then
+      local ok, text = pcall(json.encode, data)
+      data = ok and text or tostring(data)
+    end
+    io.stderr:write(fmt("claude: [%s] %s: %s\n", ctx.server, level, data))
+  end
+end
+
+local public_progress, public_log = public(progress), public(log)
+
+-- progress and log are made on first use: most calls never touch them. (Tail calls: a
+-- misuse blames the caller of ctx.progress / ctx.log.)
+local Ctx = { __name = "claude.RequestContext" }
+Ctx.__tostring = function(ctx)
+  return fmt("claude.RequestContext (%s, request %s)", ctx.server, tostring(ctx.request_id))
+end
+Ctx.__index = function(ctx, k)
+  local f
+  if k == "progress" then
+    f = function(...) return public_progress(ctx, ...) end
+  elseif k == "log" then
+    f = function(...) return public_log(ctx, ...) end
+  else
+    return nil
+  end
+  rawset(ctx, k, f)
+  return f
+end
+
+local function new_ctx(self, name, server, id, meta)
+  return setmetatable({
+    request_id = id, server = name, state = server.state, cancelled = false,
+    tool_use_id = meta and meta["claudecode/toolUseId"] or nil,
+    _router = self, _token = meta and meta.progressToken or nil,
+  }, Ctx)
+end
+
+---------------------------------------------------------------------------------------------
+-- In-flight requests: self._inflight[server_name][id] is a chain of ctx (ctx._next), since
+-- the CLI's two connections to a server may use the same id at once.
+---------------------------------------------------------------------------------------------
+
+local function register(self, name, id, ctx)
+  local bucket = self._inflight[name]
+  if not bucket then
+    bucket = {}
+    self._inflight[name] = bucket
+  end
+  ctx._next = bucket[id]
+  bucket[id] = ctx
+end
+
+local function unregister(self, name, id, ctx)
+  local bucket = self._inflight[name]
+  local c = bucket[id]
+  if c == ctx then
+    bucket[id] = ctx._next
+  else
+    while c and c._next ~= ctx do c = c._next end
+    if c then c._next = ctx._next end
+  end
+  ctx._next = nil
+end
+
+local function cancel_ctx(ctx, reason)
+  if ctx.cancelled then return 0 end
+  ctx.cancelled = true
+  ctx._reason = reason
+  ctx._task:cancel(reason and "cancelled: " .. reason or "cancelled")
+  return 1
+end
+
+local function cancel(self, name, id, reason)
+  local bucket = self._inflight[name]
+  local ctx, n = bucket and bucket[id], 0
+  while ctx do
+    local nxt = ctx._next -- cancelling may finish ctx and unlink it
+    n = n + cancel_ctx(ctx, reason)
+    ctx = nxt
+  end
+  return n
+end
+
+local function cancelled_text(ctx)
+  return ctx._reason and "cancelled: " .. ctx._reason or "cancelled"
+end
+
+---------------------------------------------------------------------------------------------
+-- Resources and prompts (tools go through claude.tool.call)
+---------------------------------------------------------------------------------------------
+
+local function report(what, name)
+  return function(e)
+    if not is_error(e, "cancelled") then
+      local msg = type(e) == "string" and e or content.message(e)
+      io.stderr:write(fmt("claude: %s '%s' failed: %s\n", what, name, debug.traceback(msg, 2)))
+    end
+    return e
+  end
+end
+
+-- -> ReadResourceResult | false, code, message, data
+local function read_resource(res, uri, params, ctx)
+  local r = pack(xpcall(res.read, report("resource", uri), uri, params, ctx))
+  if r[1] and r[2] == nil then
+    local msg = r[3] ~= nil and content.message(r[3]) or "Resource not found: '" .. uri .. "'"
+    return false, -32602, msg, { uri = uri }
+  end
+  local result, err = content.read_result(res, uri, unpack(r, 1, r.n))
+  if not result then return false, -32603, err end
+  return result
+end
+
+-- -> GetPromptResult | false, code, message
+local function get_prompt(p, args, ctx)
+  local result, err = content.prompt_result(p,
+    xpcall(p.get, report("prompt", p.name), args or {}, ctx))
+  if not result then return false, -32603, err end
+  return result
+end
+
+---------------------------------------------------------------------------------------------
+-- The router
+---------------------------------------------------------------------------------------------
+
+--- The JSON-RPC answer to a message for a server nobody serves here (-32601): the one
+-- wording of it, for the router and for a session without in-process servers.
+-- @tparam string name the server name the message was sent to
+-- @param message the JSON-RPC message (or its JSON text), for its id
+-- @treturn table the JSON-RPC error response
+function M.unknown_server(name, message)
+  return rpc_error(id_of(message), -32601, "Server '" .. tostring(name) .. "' not found")
+end
+
+local function check_server(fname, n, name, server, optional)
+  if type(name) ~= "string" then
+    misuse("bad argument #%d to '%s' (server name expected, got %s)", n, fname, typename(name))
+  end
+  if not (tool.is_server(server) or (optional and server == nil)) then
+    misuse("bad argument #%d to '%s' (claude.Server expected for '%s', got %s)", n + 1, fname,
+      name, typename(server))
+  end
+end
+
+--- Make a router.
+-- @tparam[opt] table servers `{ name = claude.Server, ... }`; the names are the ones the CLI
+--   uses (`server_name` of `mcp_message`)
+-- @tparam[opt] table opts `{ notify = function(server_name, message) }`: sends a
+--   server-to-client JSON-RPC notification (progress, logging) to the CLI
+-- @treturn claude.Router
+M.new = public(function(servers, opts)
+  errors.check(servers, 1, "new", "table", true)
+  errors.check(opts, 2, "new", "table", true)
+  opts = opts or {}
+  for k in pairs(opts) do
+    if k ~= "notify" then misuse("bad field '%s' to 'new' (unknown option)", tostring(k)) end
+  end
+  if opts.notify ~= nil and type(opts.notify) ~= "function" then
+    misuse("bad field 'notify' to 'new' (function expected, got %s)", typename(opts.notify))
+  end
+  local map = {}
+  for name, server in pairs(servers or {}) do
+    check_server("new", 1, name, server)
+    map[name] = server
+  end
+  return setmetatable({ _servers = map, _notify = opts.notify, _inflight = {} }, Router)
+end)
+
+-- The work of one request, in a task: a tool call answers with its result (the caller writes
+-- the JSON-RPC envelope around it), a read or a prompt with a whole response.
+local function run_call(self, name, t, args, ctx, id, reply, tag)
+  local result = call_tool(t, args, ctx, true)
+  if ctx._task then unregister(self, name, id, ctx) end
+  if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
+  reply(tag, result, id == nil and null or id)
+end
+
+local function run_request(self, name, ctx, id, reply, tag, fn, ...)
+  local result, code, msg, data = fn(...)
+  if ctx._task then unregister(self, name, id, ctx) end
+  if ctx.cancelled then return reply(tag, rpc_error(id, -32603, cancelled_text(ctx))) end
+  if result then return reply(tag, { jsonrpc = "2.0", id = id, result = result }) end
+  reply(tag, rpc_error(id, code, msg, data))
+end
+
+-- Starts `runner(...)` as a task; a task still running is registered for cancellation.
+local function start(self, name, ctx, id, runner, ...)
+  local task = spawn_transient(runner, ...)
+  if not task then return nil end
+  ctx._task = task
+  register(self, name, id, ctx)
+  return ctx
+end
+
+--- Answer one JSON-RPC message the CLI sent to server `name`, without waiting: `reply(tag,
+-- response)` is called once, at once for everything but work that may wait (a tool, a read,
+-- a prompt), which runs in a task of its own and replies when done. A tool call replies
+-- `reply(tag, result, id)`: its result and JSON-RPC id, and the caller writes the envelope
+-- (the session writes it in C). A result that is one text block (the tool returned a string
+-- or a number) comes as that text, a string, which stands for
+-- `{"content":[{"type":"text","text":result}]}`. This is the session's path: one task per
+-- call, none for the protocol's own messages.
+-- @tparam string name the server name of the `mcp_message` request
+-- @param message the decoded JSON-RPC message (or its JSON text)
+-- @tparam function reply
+-- @param tag any value, handed back to `reply` (the control request id)
+-- @return the request's context while its task runs (to cancel it), else nil
+function Router:handle_async(name, message, reply, tag)
+  local server = self._servers[name]
+  if not server then return reply(tag, M.unknown_server(name, message)) end
+  -- mcp_dispatch raises only for a server that is not a table: no pcall here
+  local op, a, b, c, d = dispatch(server, message)
+  if op == "reply" then return reply(tag, a) end
+  if op == "call" then -- tool, arguments, meta, id
+    local ctx = new_ctx(self, name, server, d, c)
+    return start(self, name, ctx, d, run_call, self, name, a, b, ctx, d, reply, tag)
+  end
+  if op == "cancel" then -- request_id, reason
+    cancel(self, name, a, b)
+    return reply(tag, ack())
+  end
+  local id = op == "read" and d or c
+  local meta = type(message) == "table" and type(message.params) == "table"
+    and message.params._meta
+  local ctx = new_ctx(self, name, server, id, type(meta) == "table" and meta or nil)
+  if op == "read" then -- resource, uri, params, id
+    return start(self, name, ctx, id, run_request, self, name, ctx, id, reply, tag,
+      read_resource, a, b, c, ctx)
+  end -- "prompt": prompt, arguments, id
+  return start(self, name, ctx, id, run_request, self, name, ctx, id, reply, tag,
+    get_prompt, a, b, ctx)
+end
+
+--- Answer one JSON-RPC message the CLI sent to server `name`, waiting for it: `handle_async`
+-- for callers that want the response as a value. Inside a task a tool call waits for its
+-- tool; cancelling that task cancels the call too. Notifications get the acknowledgement
+-- `{jsonrpc = "2.0", result = {}, id = 0}`.
+-- @tparam string name the server name of the `mcp_message` request
+-- @param message the decoded JSON-RPC message (or its JSON text)
+-- @treturn table the JSON-RPC response, ready for `json.encode`
+function Router:handle(name, message)
+  local _, response, id = async.await(function(done)
+    local abandoned = false -- the caller's task was cancelled: the late answer is dropped
+    local ctx = self:handle_async(name, message, function(_, r, rid)
+      if not abandoned then done(r, rid) end
+    end)
+    if ctx then
+      return function()
+        abandoned = true
+        cancel_ctx(ctx, "the request's task was cancelled")
+      end
+    end
+  end)
+  if id ~= nil then
+    if type(response) == "string" then response = content.text_result(response) end
+    return { jsonrpc = "2.0", id = id, result = response }
+  end
+  return response
+end
+
+--- Cancel every request in flight (when the session closes). Their answers are still made.
+-- @tparam[opt] string reason
+-- @treturn integer how many were cancelled
+function Router:cancel_all(reason)
+  local list = {}
+  for _, bucket in pairs(self._inflight) do
+    for _, ctx in pairs(bucket) do
+      while ctx do
+        list[#list + 1] = ctx
+        ctx = ctx._next
+      end
+    end
+  end
+  local n = 0
+  for i = 1, #list do n = n + cancel_ctx(list[i], reason) end
+  return n
+end
+
+--- Close the router: cancel every request in flight (`cancel_all`). The router stays usable.
+-- @tparam[opt] string reason default `"router closed"`
+-- @treturn integer how many were cancelled
+function Router:close(reason)
+  return self:cancel_all(reason or "router closed")
+end
+
+--- Number of requests in flight.
+-- @treturn integer
+function Router:pending()
+  local n = 0
+  for _, bucket in pairs(self._inflight) do
+    for _, ctx in pairs(bucket) do
+      while ctx do
+        n = n + 1
+        ctx = ctx._next
+      end
+    end
+  end
+  return n
+end
+
+--- Add, replace or (with `nil`) remove a server. Calls in flight finish on the old one.
+-- @tparam string name
+-- @tparam[opt] claude.Server server
+Router.set_server = public(function(self, name, server)
+  check_server("set_server", 1, name, server, true)
+  self._servers[name] = server
+end)
+
+--- The servers, as a new table `{ name = claude.Server }`.
+-- @treturn table
+function Router:servers()
+  local out = {}
+  for k, v in pairs(self._servers) do out[k] = v end
+  return out
+end
+
+return M

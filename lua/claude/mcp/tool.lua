@@ -1,0 +1,587 @@
+--- The tool DSL: tools, resources, resource templates, prompts, and servers that hold them.
+--
+--     local add = tool.tool("add", "Add two numbers", { a = "number", b = "number" },
+--       function(args) return args.a + args.b end)
+--     local calc = tool.server("calc", { add }, { version = "1.0.0" })
+--
+-- Every misuse raises at definition time, blaming the caller and naming the field
+-- (`claude.errors`):
+-- `bad field 'execute' to 'tool' (function expected, got nil)`.
+-- @module claude.mcp.tool
+local json = require "claude.json"
+local schema = require "claude.schema"
+local content = require "claude.mcp.content"
+local errors = require "claude.errors"
+
+local M = {}
+
+local jarray, jobject, null = json.array, json.object, json.null
+local type, pairs, ipairs, fmt = type, pairs, ipairs, string.format
+
+local Tool = { __name = "claude.Tool" }
+local Resource = { __name = "claude.Resource" }
+local ResourceTemplate = { __name = "claude.ResourceTemplate" }
+local Prompt = { __name = "claude.Prompt" }
+local Server = { __name = "claude.Server" }
+local methods = {}
+Server.__index = methods
+
+Tool.__tostring = function(t) return "claude.Tool: " .. t.name end
+Resource.__tostring = function(r) return "claude.Resource: " .. r.uri end
+ResourceTemplate.__tostring = function(r) return "claude.ResourceTemplate: " .. r.uri_template end
+Prompt.__tostring = function(p) return "claude.Prompt: " .. p.name end
+Server.__tostring = function(s)
+  local n = #s.tool_list
+  return fmt("claude.Server: %s (%d tool%s)", s.name, n, n == 1 and "" or "s")
+end
+
+local misuse, public = errors.misuse, errors.public
+
+local typename = content.typename
+
+-- A location: "field 'x'" by default, "argument #n" when the caller says so.
+local function where(labels, field)
+  return labels and labels[field] or "field '" .. field .. "'"
+end
+
+local function bad(fname, labels, field, f, ...)
+  misuse("bad %s to '%s' (%s)", where(labels, field), fname, f:format(...))
+end
+
+local function want(fname, labels, spec, field, expected, optional)
+  local v = spec[field]
+  if v == nil and optional then return nil end
+  if type(v) ~= expected then
+    bad(fname, labels, field, "%s expected, got %s", expected, typename(v))
+  end
+  return v
+end
+
+local function no_unknown(fname, labels, spec, allowed)
+  for k in pairs(spec) do
+    if not allowed[k] then
+      bad(fname, labels, type(k) == "string" and k or tostring(k), "unknown field")
+    end
+  end
+end
+
+local function set(list)
+  local s = {}
+  for _, k in ipairs(list) do s[k] = true end
+  return s
+end
+
+local NAME = "^[%w_%-]+$"
+
+local function check_name(fname, labels, spec, field)
+  local name = want(fname, labels, spec, field, "string")
+  if not name:find(NAME) or #name > 64 then
+    bad(fname, labels, field, "'%s' is not a valid name (1-64 of A-Z a-z 0-9 _ -)", name)
+  end
+  return name
+end
+
+---------------------------------------------------------------------------------------------
+-- Tools
+---------------------------------------------------------------------------------------------
+
+local TOOL_FIELDS = set { "name", "title", "description", "input_schema", "output_schema",
+  "annotations", "execute", "max_result_size_chars", "always_load", "meta" }
+local OPTION_FIELDS = set { "title", "output_schema", "annotations", "max_result_size_chars",
+  "always_load", "meta" }
+
+local ANNOTATIONS = {
+  read_only = "readOnlyHint", readOnlyHint = "readOnlyHint",
+  destructive = "destructiveHint", destructiveHint = "destructiveHint",
+  idempotent = "idempotentHint", idempotentHint = "idempotentHint",
+  open_world = "openWorldHint", openWorldHint = "openWorldHint",
+  title = "title",
+}
+
+local function positive_int(v)
+  return math.type(v) == "integer" and v > 0
+end
+
+local function build_schema(fname, labels, spec, field)
+  local s = spec[field]
+  if s == nil then return nil end
+  if type(s) ~= "table" then bad(fname, labels, field, "table expected, got %s", typename(s)) end
+  local js, err = schema.parse(s)
+  if not js then bad(fname, labels, field, "%s", err.message) end
+  local validate, verr = schema.compile(js)
+  if not validate then bad(fname, labels, field, "%s", verr.message) end
+  return js, validate
+end
+
+local function build_tool(spec, labels)
+  local F = "tool"
+  no_unknown(F, labels, spec, TOOL_FIELDS)
+  local name = check_name(F, labels, spec, "name")
+  local title = want(F, labels, spec, "title", "string", true)
+  local description = want(F, labels, spec, "description", "string", true)
+  local execute = want(F, labels, spec, "execute", "function")
+  local input_schema, validate = build_schema(F, labels, spec, "input_schema")
+  if not input_schema then
+    input_schema = { type = "object", properties = jobject() }
+    validate = schema.compile(input_schema)
+  end
+  local output_schema, validate_output = build_schema(F, labels, spec, "output_schema")
+
+  local annotations, meta
+  local a = want(F, labels, spec, "annotations", "table", true)
+  local max = spec.max_result_size_chars
+  if a then
+    for k, v in pairs(a) do
+      local field = "annotations." .. tostring(k)
+      if k == "max_result_size_chars" or k == "maxResultSizeChars" then
+        max = v
+      elseif not ANNOTATIONS[k] then
+        bad(F, nil, field, "unknown annotation")
+      elseif k == "title" and type(v) ~= "string" then
+        bad(F, nil, field, "string expected, got %s", typename(v))
+      elseif k ~= "title" and type(v) ~= "boolean" then
+        bad(F, nil, field, "boolean expected, got %s", typename(v))
+      else
+        annotations = annotations or jobject()
+        annotations[ANNOTATIONS[k]] = v
+      end
+    end
+  end
+  if max ~= nil then
+    if not positive_int(max) then
+      bad(F, labels, "max_result_size_chars", "positive integer expected, got %s",
+        math.type(max) or typename(max))
+    end
+    meta = { ["anthropic/maxResultSizeChars"] = max }
+  end
+  if want(F, labels, spec, "always_load", "boolean", true) then
+    meta = meta or {}
+    meta["anthropic/alwaysLoad"] = true
+  end
+  local extra = want(F, labels, spec, "meta", "table", true)
+  if extra then
+    meta = meta or {}
+    for k, v in pairs(extra) do
+      if type(k) ~= "string" then bad(F, labels, "meta", "keys must be strings") end
+      meta[k] = v
+    end
+  end
+
+  local listing = {
+    name = name, title = title, description = description, inputSchema = input_schema,
+    outputSchema = output_schema, annotations = annotations, _meta = meta,
+  }
+  return setmetatable({
+    kind = "tool", name = name, title = title, description = description,
+    input_schema = input_schema, output_schema = output_schema, annotations = annotations,
+    meta = meta, execute = execute, validate = validate, validate_output = validate_output,
+    listing = listing,
+  }, Tool)
+end
+
+local function tool(first, ...)
+  if type(first) == "table" then
+    if select("#", ...) > 0 then misuse("bad argument #2 to 'tool' (no value expected)") end
+    return build_tool(first)
+  end
+  if type(first) ~= "string" then
+    misuse("bad argument #1 to 'tool' (string or table expected, got %s)", typename(first))
+  end
+  -- tool(name, [description,] [schema,] execute [, options])
+  local args, n = { ... }, select("#", ...)
+  local spec, labels, i = { name = first }, { name = "argument #1" }, 1
+  for _, field in ipairs { "description", "input_schema" } do
+    local expected = field == "description" and "string" or "table"
+    if type(args[i]) == expected then
+      spec[field], labels[field] = args[i], "argument #" .. (i + 1)
+      i = i + 1
+    end
+  end
+  if type(args[i]) ~= "function" then
+    misuse("bad argument #%d to 'tool' (function expected, got %s)", i + 1, typename(args[i]))
+  end
+  spec.execute, labels.execute = args[i], "argument #" .. (i + 1)
+  local opts = args[i + 1]
+  if opts ~= nil then
+    if type(opts) ~= "table" then
+      misuse("bad argument #%d to 'tool' (table of options expected, got %s)", i + 2,
+        typename(opts))
+    end
+    for k, v in pairs(opts) do
+      if not OPTION_FIELDS[k] then
+        misuse("bad field '%s' to 'tool' (unknown option)", tostring(k))
+      end
+      spec[k] = v
+    end
+  end
+  if n > i + 1 then misuse("bad argument #%d to 'tool' (too many arguments)", i + 3) end
+  return build_tool(spec, labels)
+end
+
+--- Define a tool. Two forms:
+--
+--     tool(name, [description,] [schema,] execute [, options])
+--     tool{ name =, title =, description =, input_schema =, output_schema =, annotations =,
+--           max_result_size_chars =, always_load =, meta =, execute = }
+--
+-- `schema`/`input_schema` is shorthand or a full JSON Schema (see `claude.schema`);
+-- `options` takes the table form's other fields. `annotations` accepts `read_only`,
+-- `destructive`, `idempotent`, `open_world`, `title` (or the MCP names `readOnlyHint`, ...),
+-- and `max_result_size_chars`. `execute(args, ctx)` returns the result (see
+-- `claude.content.result`).
+-- @treturn claude.Tool
+M.tool = public(tool)
+
+---------------------------------------------------------------------------------------------
+-- Resources and prompts
+---------------------------------------------------------------------------------------------
+
+local RESOURCE_FIELDS = set { "uri", "uri_template", "name", "title", "description",
+  "mime_type", "size", "annotations", "read", "text", "blob", "bytes" }
+
+local function percent_decode(s)
+  return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
+-- RFC 6570 level 1-2 template ({var}, {+var}) -> match(uri) -> params | nil
+local function template_matcher(tpl)
+  local names, plus, parts, pos = {}, {}, { "^" }, 1
+  while true do
+    local s, e, op, var = tpl:find("{([+]?)([%w_%.]+)}", pos)
+    local lit = tpl:sub(pos, (s or 0) - 1)
+    if s == nil then lit = tpl:sub(pos) end
+    if lit:find("[{}]") then
+      return nil, fmt("unsupported URI template expression in '%s' (only {var} and {+var})", tpl)
+    end
+    parts[#parts + 1] = lit:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")
+    if not s then break end
+    names[#names + 1], plus[#plus + 1] = var, op == "+"
+    parts[#parts + 1] = op == "+" and "(.+)" or "([^/?#]+)"
+    pos = e + 1
+  end
+  if #names == 0 then return nil, fmt("'%s' has no {variable}", tpl) end
+  parts[#parts + 1] = "$"
+  local pattern = table.concat(parts)
+  return function(uri)
+    local caps = { uri:match(pattern) }
+    if caps[1] == nil then return nil end
+    local params = {}
+    for i = 1, #names do params[names[i]] = percent_decode(caps[i]) end
+    return params
+  end
+end
+
+local function resource(spec)
+  local F = "resource"
+  if type(spec) ~= "table" then
+    misuse("bad argument #1 to 'resource' (table expected, got %s)", typename(spec))
+  end
+  no_unknown(F, nil, spec, RESOURCE_FIELDS)
+  local uri = want(F, nil, spec, "uri", "string", true)
+  local tpl = want(F, nil, spec, "uri_template", "string", true)
+  if (uri == nil) == (tpl == nil) then
+    bad(F, nil, uri and "uri_template" or "uri", "exactly one of uri and uri_template expected")
+  end
+  local r = {
+    name = want(F, nil, spec, "name", "string"),
+    title = want(F, nil, spec, "title", "string", true),
+    description = want(F, nil, spec, "description", "string", true),
+    mime_type = want(F, nil, spec, "mime_type", "string", true),
+    annotations = want(F, nil, spec, "annotations", "table", true),
+    read = want(F, nil, spec, "read", "function", true),
+  }
+  local listing = { name = r.name, title = r.title, description = r.description,
+    mimeType = r.mime_type, annotations = r.annotations }
+  local static = spec.text ~= nil or spec.blob ~= nil or spec.bytes ~= nil
+  if tpl then
+    if static then bad(F, nil, "read", "a resource template needs a read function") end
+    want(F, nil, spec, "read", "function")
+    local match, err = template_matcher(tpl)
+    if not match then bad(F, nil, "uri_template", "%s", err) end
+    r.kind, r.uri_template, r.match, listing.uriTemplate = "resource_template", tpl, match, tpl
+    r.listing = listing
+    return setmetatable(r, ResourceTemplate)
+  end
+  if spec.size ~= nil and math.type(spec.size) ~= "integer" then
+    bad(F, nil, "size", "integer expected, got %s", typename(spec.size))
+  end
+  if static then
+    if r.read then bad(F, nil, "read", "either read or text/blob/bytes, not both") end
+    local fixed = { text = spec.text, blob = spec.blob, bytes = spec.bytes }
+    for k, v in pairs(fixed) do
+      if type(v) ~= "string" then bad(F, nil, k, "string expected, got %s", typename(v)) end
+    end
+    r.read = function() return fixed end
+  elseif not r.read then
+    bad(F, nil, "read", "function expected, got nil")
+  end
+  r.kind, r.uri, r.size, listing.uri, listing.size = "resource", uri, spec.size, uri, spec.size
+  r.listing = listing
+  return setmetatable(r, Resource)
+end
+
+--- Define a resource (`uri =`) or a resource template (`uri_template =`, RFC 6570 `{var}` and
+-- `{+var}`).
+--
+--     resource{ uri =, name =, title =, description =, mime_type =, size =, annotations =,
+--               read = function(uri, params, ctx) ... end }   -- or text = / blob = / bytes =
+--
+-- `read` returns a string (text), `{text = | blob = | bytes =, mime_type =}`, a
+-- `content.resource` value, a list of these, or `nil, message`. For a template, `params`
+-- holds the decoded variables; for a plain resource it is empty.
+-- @tparam table spec
+-- @treturn claude.Resource|claude.ResourceTemplate
+M.resource = public(resource)
+
+--- Define a resource template: the same as `resource` with `uri_template` required.
+-- @tparam table spec
+-- @treturn claude.ResourceTemplate
+M.resource_template = public(function(spec)
+  if type(spec) == "table" and spec.uri_template == nil then
+    misuse("bad field 'uri_template' to 'resource_template' (string expected, got nil)")
+  end
+  return resource(spec)
+end)
+
+local PROMPT_FIELDS = set { "name", "title", "description", "arguments", "get" }
+
+local function prompt_argument(a, i)
+  local field = fmt("arguments[%d]", i)
+  if type(a) == "string" then
+    local name, q, rest = a:match("^%s*([%w_%-]+)(%??)%s*(.-)%s*$")
+    local desc = rest and rest:match("^:%s*(.*)$")
+    if not name or (rest ~= "" and not desc) then
+      bad("prompt", nil, field, "bad argument spec '%s' (expected e.g. 'city', 'days?' or "
+        .. "'city: the city name')", a)
+    end
+    return { name = name, description = desc ~= "" and desc or nil, required = q ~= "?" }
+  end
+  if type(a) ~= "table" then bad("prompt", nil, field, "string or table expected, got %s",
+    typename(a)) end
+  for k in pairs(a) do
+    if k ~= "name" and k ~= "description" and k ~= "required" then
+      bad("prompt", nil, field .. "." .. tostring(k), "unknown field")
+    end
+  end
+  for k, t in pairs { name = "string", description = "string", required = "boolean" } do
+    if a[k] ~= nil and type(a[k]) ~= t or (k == "name" and a[k] == nil) then
+      bad("prompt", nil, field .. "." .. k, "%s expected, got %s", t, typename(a[k]))
+    end
+  end
+  return { name = a.name, description = a.description, required = a.required ~= false }
+end
+
+local function prompt(spec)
+  local F = "prompt"
+  if type(spec) ~= "table" then
+    misuse("bad argument #1 to 'prompt' (table expected, got %s)", typename(spec))
+  end
+  no_unknown(F, nil, spec, PROMPT_FIELDS)
+  local p = {
+    kind = "prompt",
+    name = check_name(F, nil, spec, "name"),
+    title = want(F, nil, spec, "title", "string", true),
+    description = want(F, nil, spec, "description", "string", true),
+    get = want(F, nil, spec, "get", "function"),
+  }
+  local list = want(F, nil, spec, "arguments", "table", true) or {}
+  if next(list) ~= nil and list[1] == nil then
+    bad(F, nil, "arguments", "a list expected (e.g. { 'city', 'days?' })")
+  end
+  local args, seen = jarray(), {}
+  for i, a in ipairs(list) do
+    local arg = prompt_argument(a, i)
+    if seen[arg.name] then bad(F, nil, "arguments", "duplicate argument '%s'", arg.name) end
+    seen[arg.name] = true
+    args[i] = arg
+  end
+  p.arguments = args
+  p.listing = { name = p.name, title = p.title, description = p.description, arguments = args }
+  p.validate = function(given)
+    if given == nil or given == null then given = {} end
+    if type(given) ~= "table" then return nil, "arguments must be an object" end
+    for i = 1, #args do
+      local a = args[i]
+      local v = given[a.name]
+      if v == nil or v == null then
+        if a.required then return nil, "missing required argument '" .. a.name .. "'" end
+      elseif type(v) ~= "string" then
+        return nil, "argument '" .. a.name .. "' must be a string"
+      end
+    end
+    return true
+  end
+  return setmetatable(p, Prompt)
+end
+
+--- Define a prompt.
+--
+--     prompt{ name =, title =, description =, arguments = { "topic", "tone?: the tone",
+--             { name = "n", description = "...", required = false } },
+--             get = function(args, ctx) ... end }
+--
+-- Arguments are required unless marked `?` or `required = false`. `get` returns a string (one
+-- user message), a content value, a list of messages `{role =, content =}`, or
+-- `{description =, messages =}`; see `claude.content.prompt_result`.
+-- @tparam table spec
+-- @treturn claude.Prompt
+M.prompt = public(prompt)
+
+---------------------------------------------------------------------------------------------
+-- Servers
+---------------------------------------------------------------------------------------------
+
+local KINDS = {
+  [Tool] = { "tools", "tool_list", "name", "tool name" },
+  [Resource] = { "resources", "resource_list", "uri", "resource uri" },
+  [ResourceTemplate] = { "resource_templates", "resource_template_list", "uri_template",
+    "resource template" },
+  [Prompt] = { "prompts", "prompt_list", "name", "prompt name" },
+}
+
+-- -> nil | message
+local function add(s, item)
+  local k = KINDS[getmetatable(item)]
+  if not k then
+    return "claude.Tool, claude.Resource or claude.Prompt expected, got " .. typename(item)
+  end
+  local map, list, key = s[k[1]], s[k[2]], item[k[3]]
+  if map[key] then return fmt("duplicate %s '%s'", k[4], key) end
+  map[key] = item
+  list[#list + 1] = item
+  s.revision = s.revision + 1
+  return nil
+end
+
+local SERVER_OPTIONS = set { "version", "state", "instructions" }
+
+local function server(name, items, opts)
+  if type(name) ~= "string" or not name:find(NAME) then
+    misuse("bad argument #1 to 'server' (%s)", type(name) == "string"
+      and fmt("'%s' is not a valid name (A-Z a-z 0-9 _ -)", name)
+      or "string expected, got " .. typename(name))
+  end
+  local imt = getmetatable(items)
+  if items ~= nil and (type(items) ~= "table" or KINDS[imt] or imt == Server) then
+    misuse("bad argument #2 to 'server' (a list of tools expected, got %s)", typename(items))
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    misuse("bad argument #3 to 'server' (table expected, got %s)", typename(opts))
+  end
+  opts = opts or {}
+  no_unknown("server", nil, opts, SERVER_OPTIONS)
+  local version = want("server", nil, opts, "version", "string", true) or "1.0.0"
+  local s = setmetatable({
+    kind = "server", type = "sdk", name = name, version = version, state = opts.state,
+    instructions = want("server", nil, opts, "instructions", "string", true),
+    tools = {}, tool_list = {}, resources = {}, resource_list = {},
+    resource_templates = {}, resource_template_list = {}, prompts = {}, prompt_list = {},
+    revision = 0, _lists = {},
+  }, Server)
+  items = items or {}
+  local n = #items
+  for k in pairs(items) do
+    if math.type(k) ~= "integer" or k < 1 or k > n then
+      misuse("bad argument #2 to 'server' (a list of tools expected, found key '%s')",
+        tostring(k))
+    end
+  end
+  for i = 1, n do
+    local err = add(s, items[i])
+    if err then misuse("bad argument #2 to 'server' (item %d: %s)", i, err) end
+  end
+  return s
+end
+
+--- Create an in-process MCP server.
+-- @tparam string name the server name (tools are `mcp__<name>__<tool>`)
+-- @tparam[opt] {claude.Tool|claude.Resource|claude.ResourceTemplate|claude.Prompt,...} items
+-- @tparam[opt] table opts `{version = "1.0.0", state = any, instructions = string}`
+-- @treturn claude.Server
+M.server = public(server)
+
+--- Add a tool, resource, resource template or prompt; duplicate names raise.
+-- Bumps `server.revision`.
+-- @tparam claude.Tool|claude.Resource|claude.ResourceTemplate|claude.Prompt item
+-- @treturn claude.Server the server itself
+methods.add = public(function(s, item)
+  if getmetatable(s) ~= Server then
+    misuse("bad self to 'add' (claude.Server expected, got %s)", typename(s))
+  end
+  local err = add(s, item)
+  if err then misuse("bad argument #1 to 'add' (%s)", err) end
+  return s
+end)
+
+--- The names the CLI knows this server's tools by, in definition order.
+-- @treturn {string,...} `{"mcp__<server>__<tool>", ...}`
+function methods:tool_names()
+  local out = {}
+  for i, t in ipairs(self.tool_list) do out[i] = "mcp__" .. self.name .. "__" .. t.name end
+  return out
+end
+
+local LISTS = { tools = "tool_list", resources = "resource_list",
+  resource_templates = "resource_template_list", prompts = "prompt_list" }
+
+--- The listing array for `tools/list`, `resources/list`, `resources/templates/list` or
+-- `prompts/list`, cached until the next `add`.
+-- @tparam string what `"tools"`, `"resources"`, `"resource_templates"` or `"prompts"`
+-- @treturn table a JSON array of listing entries
+methods.list = public(function(s, what)
+  local field = LISTS[what]
+  if not field then misuse("bad argument #1 to 'list' (unknown list '%s')", tostring(what)) end
+  local cached = s._lists[what]
+  if cached and cached.revision == s.revision then return cached.list end
+  local out = jarray()
+  for i, item in ipairs(s[field]) do out[i] = item.listing end
+  s._lists[what] = { revision = s.revision, list = out }
+  return out
+end)
+
+--- Is `v` a server made by `server`?
+-- @param v
+-- @treturn boolean
+function M.is_server(v)
+  return getmetatable(v) == Server
+end
+
+--- Is `v` a tool made by `tool`?
+-- @param v
+-- @treturn boolean
+function M.is_tool(v)
+  return getmetatable(v) == Tool
+end
+
+local function report(name)
+  return function(e)
+    if errors.is(e, "cancelled") then return e end -- a cancelled call is no failure
+    local msg = type(e) == "string" and e or content.message(e)
+    io.stderr:write(fmt("claude: tool '%s' failed: %s\n", name, debug.traceback(msg, 2)))
+    return e
+  end
+end
+
+--- Call a tool as `tools/call` does: validate `args`, run `execute(args, ctx)` protected
+-- (a traceback goes to stderr), and convert the outcome. Never raises; may yield if
+-- `execute` does.
+-- @tparam claude.Tool t
+-- @tparam[opt] table args the call's arguments (nil or `json.null` mean `{}`)
+-- @param[opt] ctx passed to `execute`
+-- @tparam[opt] boolean as_text a result of one text block comes back as its text (a string),
+--   for callers that write the JSON envelope themselves
+-- @treturn table|string CallToolResult (or its text)
+function M.call(t, args, ctx, as_text)
+  if args == nil or args == null then args = jobject() end
+  local ok, err = t.validate(args)
+  if not ok then return content.error("Input validation error: " .. err.message) end
+  local on_error = t.report_error -- made once per tool: this is the hot path
+  if not on_error then
+    on_error = report(t.name)
+    t.report_error = on_error
+  end
+  local shape = as_text and content.result_text or content.result
+  return shape(t, xpcall(t.execute, on_error, args, ctx))
+end
+
+return M
