@@ -14,18 +14,20 @@
 --       cli:result()
 --     end
 --
--- Reads block (`io.read`): this is a separate, sequential process. After the
--- script returns, the fake expects EOF on stdin, then exits 0.
--- Exit codes: 0 done; 1 a malformed JSON line (as the real CLI: stderr
--- `Error parsing streaming input line: ...`); 2 the script is broken (cannot
--- load, raised an error); 3 an expectation failed (stderr says what was
--- expected, what came and where in the script).
--- With `CLAUDELUA_FAKE_LOG=path`, every line received and sent is appended
--- to `path` as JSON lines (see `claude.testing.read_log`).
+-- It is a `claude.testing.peer` (reading, expecting, writing, the log, the exit
+-- codes) with the CLI's vocabulary: its argv, its messages, its control requests. A line
+-- that is not JSON ends it as the real CLI does (exit 1, stderr
+-- `Error parsing streaming input line: ...`). With `CLAUDELUA_FAKE_LOG=path` the log goes
+-- to `path` (see `claude.testing.read_log`).
+--
+-- Longer than 600 lines: the CLI's vocabulary is one concept (every message it writes and
+-- every request it makes, each realistic); the generic part is the peer.
 -- See docs/testing.md.
 -- @module claude.testing.fake_cli
 local json = require "claude.json"
 local core = require "claude.core"
+local errors = require "claude.errors"
+local peer = require "claude.testing.peer"
 
 local null, jarray, jobject = json.null, json.array, json.object
 local fmt = string.format
@@ -38,7 +40,8 @@ M.build_time = "2026-08-28T00:00:00Z"
 M.default_model = "claude-sonnet-4-5"
 
 --- Exit codes.
-M.EXIT_MALFORMED, M.EXIT_SCRIPT, M.EXIT_EXPECTATION = 1, 2, 3
+M.EXIT_MALFORMED, M.EXIT_SCRIPT, M.EXIT_EXPECTATION = peer.EXIT_MALFORMED, peer.EXIT_SCRIPT,
+  peer.EXIT_EXPECTATION
 
 -- Built-in tool names of `system/init` (captured from 2.1.197).
 local BUILTIN_TOOLS = { "Task", "Bash", "Edit", "NotebookEdit", "Read", "Skill", "TaskCreate",
@@ -88,27 +91,7 @@ local function timestamp()
   return os.date("!%Y-%m-%dT%H:%M:%S.000Z")
 end
 
--- A shallow copy of `base` with `over` laid on top (over's `nil`s keep base).
-local function merge(base, over)
-  if over then
-    for k, v in pairs(over) do base[k] = v end
-  end
-  return base
-end
-
-local function encode(v)
-  local ok, s = pcall(json.encode, v)
-  if ok then return s end
-  return "<" .. tostring(v) .. ">"
-end
-
--- Short text of a message for error messages.
-local function describe(v, max)
-  local s = type(v) == "string" and v or encode(v)
-  max = max or 300
-  if #s > max then s = s:sub(1, max) .. fmt("... (%d bytes)", #s) end
-  return s
-end
+local merge, encode, describe, contains = peer.merge, peer.encode, peer.describe, peer.contains
 
 -- The subtype of a message as `expect` matches it: the request's for a
 -- control_request, the response's for a control_response, else its own.
@@ -122,44 +105,13 @@ local function subtype_of(msg)
 end
 M.subtype_of = subtype_of
 
--- True when `value` contains everything in `pattern` (tables compared as
--- subsets, recursively; other values with ==). Returns false and the path of
--- the first difference.
-local function contains(value, pattern, path)
-  path = path or ""
-  if type(pattern) ~= "table" or pattern == null then
-    if value == pattern then return true end
-    return false, path
-  end
-  if type(value) ~= "table" then return false, path end
-  for k, v in pairs(pattern) do
-    local ok, where = contains(value[k], v, path .. "." .. tostring(k))
-    if not ok then return false, where end
-  end
-  return true
-end
 M.contains = contains
 
 --- True when `msg` matches `what`: a subtype string, a table of fields it
 -- must contain, or a predicate function; `kind` is its type (nil: any).
 -- Returns false and a reason otherwise.
 function M.matches(msg, kind, what)
-  if type(msg) ~= "table" then return false, "not a JSON object" end
-  if kind ~= nil and msg.type ~= kind then return false, fmt("type is %q", tostring(msg.type)) end
-  if what == nil then return true end
-  if type(what) == "string" then
-    if subtype_of(msg) == what then return true end
-    return false, fmt("subtype is %q", tostring(subtype_of(msg)))
-  elseif type(what) == "table" then
-    local ok, where = contains(msg, what)
-    if ok then return true end
-    return false, "field " .. where:sub(2)
-  elseif type(what) == "function" then
-    if what(msg) then return true end
-    return false, "predicate"
-  end
-  error("bad argument #2 to 'expect' (string, table or function expected, got "
-    .. type(what) .. ")", 3)
+  return peer.matches(msg, kind, what, subtype_of)
 end
 
 -- The text of a message's content: a string, or its text blocks joined.
@@ -206,11 +158,10 @@ end
 ---------------------------------------------------------------------------
 -- The cli object
 
-local Failure = { __name = "claude.FakeCliFailure" }
-Failure.__tostring = function(f) return f.message end
 
 local Cli = {}
 Cli.__index = Cli
+setmetatable(Cli, { __index = peer.Peer })
 Cli.__name = "claude.FakeCli"
 M.Cli = Cli
 
@@ -222,26 +173,19 @@ end
 -- @tparam table o `{ argv = {...}, input = file (stdin), output = file (stdout),
 --   log = file|nil, chunkname = "@script.lua" }`
 function M.new(o)
-  local self = setmetatable({
-    argv = o.argv or {},
-    env = setmetatable({}, { __index = function(_, k) return os.getenv(k) end }),
-    input = o.input or io.stdin,
-    output = o.output or io.stdout,
-    log_file = o.log,
-    chunkname = o.chunkname,
-    backlog = {},       -- entries {line, msg} read ahead, for the next read
-    pending = {},       -- request_id -> true for our requests awaiting a response
-    responses = {},     -- request_id -> response that arrived early
-    cancelled = {},     -- request_id -> true: late answers dropped
-    servers = {},       -- MCP server name -> { next_id, tools, connected }
-    cost = { total = 0, models = {} },
-    started = core.now(),
-    json = json,
-  }, Cli)
+  local self = peer.new({ input = o.input, output = o.output, log = o.log,
+    chunkname = o.chunkname, program = "fake_cli" }, Cli)
+  self.argv = o.argv or {}
+  self.env = setmetatable({}, { __index = function(_, k) return os.getenv(k) end })
+  self.pending = {}      -- request_id -> true for our requests awaiting a response
+  self.responses = {}    -- request_id -> response that arrived early
+  self.cancelled = {}    -- request_id -> true: late answers dropped
+  self.servers = {}      -- MCP server name -> { next_id, tools, connected }
+  self.cost = { total = 0, models = {} }
   self.session_id = self:flag_value("--session-id") or self:flag_value("--resume") or M.uuid()
   self.model = self:flag_value("--model") or M.default_model
   self.permission_mode = self:flag_value("--permission-mode") or "default"
-  self.cwd = require("claude.core").cwd()
+  self.cwd = core.cwd()
   self.turn = self:_new_turn()
   return self
 end
@@ -249,30 +193,6 @@ end
 function Cli:_new_turn() -- luacheck: ignore 212/self
   return { started = core.now(), messages = {}, order = {}, permission_denials = jarray(),
     prompt_id = M.uuid(), last_text = nil }
-end
-
-function Cli:_log(record)
-  local f = self.log_file
-  if not f then return end
-  record.t = math.floor((core.now() - self.started) * 1e6 + 0.5) / 1e6
-  f:write(encode(record), "\n")
-  f:flush()
-end
-
---- Raises an expectation failure: the fake exits 3 with `message` on stderr,
--- naming the script line that expected.
-function Cli:fail(message, ...)
-  if select("#", ...) > 0 then message = fmt(message, ...) end
-  local where
-  for level = 2, 60 do
-    local info = debug.getinfo(level, "Sl")
-    if not info then break end
-    if info.source == self.chunkname and info.currentline > 0 then
-      where = info.short_src .. ":" .. info.currentline
-      break
-    end
-  end
-  error(setmetatable({ message = message, where = where }, Failure), 0)
 end
 
 ---------------------------------------------------------------------------
@@ -333,95 +253,33 @@ end
 ---------------------------------------------------------------------------
 -- Reading
 
--- Reads one line from stdin (not the backlog): its entry `{line, msg}`;
--- false when the line was consumed here (empty, `keep_alive`, the answer to
--- a request of ours); nil at EOF. A line that is not a JSON object ends the
--- process as the real CLI does.
-function Cli:_read_input()
-  if self.eof then return nil end
-  local line = self.input:read("l")
-  if line == nil then
-    self.eof = true
-    self:_log({ event = "eof" })
-    return nil
-  end
-  self:_log({ event = "received", line = line })
-  if not line:find("%S") then return false end
-  local msg, err = json.decode(line)
-  if type(msg) ~= "table" then
-    self:_exit(M.EXIT_MALFORMED, fmt("Error parsing streaming input line: %s: SyntaxError: %s",
-      line, err or "not a JSON object"))
-  end
+-- Answers to requests of ours are kept for `await_response` (a late answer to a cancelled
+-- one is dropped, as the real CLI does), and `keep_alive` is skipped.
+function Cli:consume(msg)
   if msg.type == "control_response" and type(msg.response) == "table" then
     local id = msg.response.request_id
     if self.pending[id] then
       self.pending[id] = nil
       self.responses[id] = msg.response
-      return false
-    elseif self.cancelled[id] then
-      return false -- a late answer to a cancelled request: ignored, as the real CLI does
+      return true
     end
-  elseif msg.type == "keep_alive" then
-    return false
+    return self.cancelled[id] ~= nil
   end
-  return { line = line, msg = msg }
+  return msg.type == "keep_alive"
 end
 
-function Cli:_next()
-  local b = self.backlog
-  if #b > 0 then return table.remove(b, 1) end
-  while true do
-    local e = self:_read_input()
-    if e ~= false then return e end
-  end
+-- A line that is not a JSON object ends the process as the real CLI does.
+function Cli:malformed(line, err)
+  self:_exit(M.EXIT_MALFORMED, fmt("Error parsing streaming input line: %s: SyntaxError: %s",
+    line, err or "not a JSON object"))
 end
 
---- The next message from the SDK (a table), or nil at EOF. Empty lines and
--- `keep_alive` are skipped; answers to requests sent with `send_request` are
--- kept for `await_response`.
-function Cli:read()
-  local e = self:_next()
-  return e and e.msg
+-- `expect`'s string form: the request's subtype for a control_request, the response's for
+-- a control_response, else the message's own.
+function Cli:subtype_of(msg) -- luacheck: ignore 212/self
+  return subtype_of(msg)
 end
 
---- The next line from the SDK as text, or nil at EOF.
-function Cli:read_line()
-  local e = self:_next()
-  return e and e.line
-end
-
---- Puts a message back: the next `read` returns it.
-function Cli:unread(msg)
-  table.insert(self.backlog, 1, { line = encode(msg), msg = msg })
-end
-
-local function expectation(kind, what)
-  local s = kind or "any message"
-  if type(what) == "string" then
-    s = s .. "/" .. what
-  elseif type(what) == "table" then
-    s = s .. " with " .. describe(what, 200)
-  elseif type(what) == "function" then
-    s = s .. " matching a predicate"
-  end
-  return s
-end
-
---- Reads the next message and fails unless it is of type `kind` and matches
--- `what` (a subtype, a table of fields it must contain, or a predicate).
--- @return the message
-function Cli:expect(kind, what)
-  local e = self:_next()
-  if e == nil then
-    self:fail("expected %s, got EOF (stdin closed)", expectation(kind, what))
-  end
-  local ok, why = M.matches(e.msg, kind, what)
-  if not ok then
-    self:fail("expected %s, got %s (mismatch: %s)", expectation(kind, what),
-      describe(e.line), why)
-  end
-  return e.msg
-end
 
 --- Reads a control_request of `subtype` (and fields, matched against its
 -- `request`); returns the envelope and its `request`.
@@ -514,80 +372,6 @@ function Cli:expect_user(expected)
   return msg, text
 end
 
---- Reads on and fails unless stdin reaches EOF next.
-function Cli:expect_eof()
-  local e = self:_next()
-  if e ~= nil then
-    self:fail("expected EOF (stdin closed), got %s", describe(e.line))
-  end
-end
-
---- Reads every message until EOF; returns them as a list.
-function Cli:drain()
-  local out = {}
-  for msg in self.read, self do out[#out + 1] = msg end
-  return out
-end
-
----------------------------------------------------------------------------
--- Writing
-
-function Cli:_write_line(line)
-  local out = self.output
-  local ok = out:write(line, "\n")
-  if ok then ok = out:flush() end
-  if not ok then self:_exit(1, "fake_cli: stdout closed") end
-  self:_log({ event = "sent", line = line })
-end
-
---- Sends a message (a table, encoded as one JSON line).
-function Cli:send(msg)
-  if type(msg) ~= "table" then
-    error("bad argument #1 to 'send' (table expected, got " .. type(msg) .. ")", 2)
-  end
-  self:_write_line(json.encode(msg))
-  return msg
-end
-
---- Writes `text` as it is, plus a newline unless `newline` is false: for
--- malformed JSON, huge lines, a last line without newline.
-function Cli:write_raw(text, newline)
-  local out = self.output
-  local ok = out:write(text, newline == false and "" or "\n")
-  if ok then ok = out:flush() end
-  if not ok then self:_exit(1, "fake_cli: stdout closed") end
-  self:_log({ event = "sent", line = text })
-end
-
---- Writes `text` to stderr (with a newline if it has none).
-function Cli:stderr(text)
-  if text:sub(-1) ~= "\n" then text = text .. "\n" end
-  io.stderr:write(text)
-  io.stderr:flush()
-  self:_log({ event = "stderr", text = text })
-end
-
---- Sleeps `seconds`.
-function Cli:sleep(seconds) -- luacheck: ignore 212/self
-  require("claude.async").sleep(seconds)
-end
-
-function Cli:_exit(code, message)
-  if message then
-    io.stderr:write(message, message:sub(-1) == "\n" and "" or "\n")
-    io.stderr:flush()
-  end
-  pcall(self.output.flush, self.output)
-  self:_log({ event = "exit", code = code, message = message })
-  if self.log_file then self.log_file:close() end
-  os.exit(code)
-end
-
---- Exits now with `code` (default 0), after flushing stdout.
-function Cli:exit(code)
-  self:_exit(code or 0)
-end
-
 --- Sends a `system` line of `subtype` (e.g. "status", "api_retry").
 function Cli:system(subtype, fields)
   return self:send(merge({ type = "system", subtype = subtype, session_id = self.session_id,
@@ -648,8 +432,8 @@ end
 function Cli:assistant(content, fields)
   if type(content) == "string" then content = { { type = "text", text = content } } end
   if type(content) ~= "table" then
-    error("bad argument #1 to 'assistant' (string or list of blocks expected, got "
-      .. type(content) .. ")", 2)
+    return errors.blame("bad argument #1 to 'assistant' (string or list of blocks expected, "
+      .. "got %s)", type(content))
   end
   fields = merge({}, fields)
   local model = fields.model or self.model
@@ -687,7 +471,7 @@ end
 -- @return the tool_use id
 function Cli:tool_use(name, input, fields)
   if type(name) ~= "string" then
-    error("bad argument #1 to 'tool_use' (string expected, got " .. type(name) .. ")", 2)
+    return errors.blame("bad argument #1 to 'tool_use' (string expected, got %s)", type(name))
   end
   fields = merge({}, fields)
   local id = fields.id or M.tool_use_id()
@@ -795,7 +579,8 @@ end
 --- Sends a control_request without waiting; returns its request_id (a UUID).
 function Cli:send_request(subtype, fields)
   if type(subtype) ~= "string" then
-    error("bad argument #1 to 'send_request' (string expected, got " .. type(subtype) .. ")", 2)
+    return errors.blame("bad argument #1 to 'send_request' (string expected, got %s)",
+      type(subtype))
   end
   local id = M.uuid()
   self.pending[id] = true
@@ -970,18 +755,19 @@ end
 ---------------------------------------------------------------------------
 -- Answering the SDK's control requests
 
-local function request_id_of(request)
+-- (respond and respond_error are public: a misuse here blames the script's line)
+local function request_id_of(request, fname)
   if type(request) == "string" then return request end
   if type(request) == "table" and request.request_id then return request.request_id end
-  error("bad argument #1 (a control_request or its request_id expected, got "
-    .. type(request) .. ")", 3)
+  errors.misuse("bad argument #1 to '%s' (a control_request or its request_id expected, got "
+    .. "%s)", fname, type(request))
 end
 
 --- Answers a control_request from the SDK with success and `body` (no
 -- `response` key when `body` is nil, as for `interrupt`). Answering
 -- `set_model` or `set_permission_mode` also changes the fake's state.
-function Cli:respond(request, body)
-  local response = { subtype = "success", request_id = request_id_of(request) }
+Cli.respond = errors.public(function(self, request, body)
+  local response = { subtype = "success", request_id = request_id_of(request, "respond") }
   if body ~= nil then response.response = body end
   if type(request) == "table" and type(request.request) == "table" then
     local r = request.request
@@ -993,13 +779,14 @@ function Cli:respond(request, body)
     end
   end
   return self:send({ type = "control_response", response = response })
-end
+end)
 
 --- Answers a control_request from the SDK with an error.
-function Cli:respond_error(request, message)
+Cli.respond_error = errors.public(function(self, request, message)
   return self:send({ type = "control_response", response = {
-    subtype = "error", request_id = request_id_of(request), error = tostring(message) } })
-end
+    subtype = "error", request_id = request_id_of(request, "respond_error"),
+    error = tostring(message) } })
+end)
 
 --- Answers a control_request as the real CLI would: `interrupt` and
 -- `set_max_thinking_tokens` with success, `set_model` (after the replayed
@@ -1045,16 +832,6 @@ end
 ---------------------------------------------------------------------------
 -- The program
 
-local function open_log(path)
-  if not path or path == "" then return nil end
-  local f, err = io.open(path, "a")
-  if not f then
-    io.stderr:write("fake_cli: cannot open CLAUDELUA_FAKE_LOG: ", err, "\n")
-    os.exit(M.EXIT_SCRIPT)
-  end
-  return f
-end
-
 --- Runs the fake: `script_path` and the CLI's argv. Never returns.
 function M.main(script_path, ...)
   if type(script_path) ~= "string" then
@@ -1062,30 +839,11 @@ function M.main(script_path, ...)
     os.exit(M.EXIT_SCRIPT)
   end
   io.stdout:setvbuf("full")
-  local log = open_log(os.getenv("CLAUDELUA_FAKE_LOG"))
+  local log = peer.open_log(os.getenv("CLAUDELUA_FAKE_LOG"), "fake_cli")
   local cli = M.new({ argv = { ... }, log = log, chunkname = "@" .. script_path })
   cli:_log({ event = "start", argv = jarray({ ... }), env = core.environ(), cwd = cli.cwd,
     pid = read_pid(), script = script_path, session_id = cli.session_id })
-
-  local env = setmetatable({ cli = cli }, { __index = _G })
-  local chunk, lerr = loadfile(script_path, "t", env)
-  if not chunk then cli:_exit(M.EXIT_SCRIPT, "fake_cli: cannot load the script: " .. lerr) end
-
-  local function handler(err)
-    if getmetatable(err) == Failure then return err end
-    return debug.traceback(tostring(err), 2)
-  end
-  local ok, err = xpcall(function()
-    local f = chunk(cli)
-    if type(f) == "function" then f(cli) end
-    cli:expect_eof()
-  end, handler)
-  if ok then cli:_exit(0) end
-  if getmetatable(err) == Failure then
-    cli:_exit(M.EXIT_EXPECTATION, "fake_cli: expectation failed"
-      .. (err.where and (" at " .. err.where) or "") .. ": " .. err.message)
-  end
-  cli:_exit(M.EXIT_SCRIPT, "fake_cli: script error: " .. tostring(err))
+  peer.run(cli, script_path, "cli")
 end
 
 -- Required as a module (`require "claude.testing.fake_cli"`): the functions.

@@ -16,6 +16,7 @@
 -- See docs/testing.md.
 -- @module claude.testing
 local json = require "claude.json"
+local errors = require "claude.errors"
 local fake_cli = require "claude.testing.fake_cli"
 
 local core = require "claude.core"
@@ -38,11 +39,11 @@ local function absolute_search_path(path)
   return table.concat(out, ";")
 end
 
--- The directory holding claude/ (this file is claude/testing.lua).
+-- The directory holding claude/ (this file is claude/testing/init.lua).
 local function lua_dir()
   local src = debug.getinfo(1, "S").source
-  local file = src:sub(1, 1) == "@" and src:sub(2) or "lua/claude/testing.lua"
-  local dir = file:match("^(.*)/claude/testing%.lua$") or "lua"
+  local file = src:sub(1, 1) == "@" and src:sub(2) or "lua/claude/testing/init.lua"
+  local dir = file:match("^(.*)/claude/testing/init%.lua$") or "lua"
   return absolute(dir)
 end
 
@@ -97,23 +98,28 @@ local Log = {}
 Log.__index = Log
 Log.__name = "claude.FakeCliLog"
 
+function Log:__tostring()
+  return ("claude.FakeCliLog (%d message%s received, %d run%s)"):format(#self,
+    #self == 1 and "" or "s", #(self.runs or { self }), #(self.runs or { self }) == 1 and "" or "s")
+end
+
 --- The first message of `kind` matching `what` (a subtype, fields or a
 -- predicate, as `cli:expect` takes them), or nil.
-function Log:find(kind, what)
+Log.find = errors.public(function(self, kind, what)
   for _, msg in ipairs(self) do
     if fake_cli.matches(msg, kind, what) then return msg end
   end
   return nil
-end
+end)
 
 --- Every message of `kind` matching `what`, as a list.
-function Log:find_all(kind, what)
+Log.find_all = errors.public(function(self, kind, what)
   local out = {}
   for _, msg in ipairs(self) do
     if fake_cli.matches(msg, kind, what) then out[#out + 1] = msg end
   end
   return out
-end
+end)
 
 --- The value of a flag of the CLI's argv, as `cli:flag` gives it.
 Log.flag = fake_cli.Cli.flag
@@ -137,10 +143,10 @@ end
 -- (every log record) and `runs` (one such list per CLI process, when the
 -- SDK started several; the list itself is the first run).
 -- Lists have `find(kind, what)` and `find_all(kind, what)`.
--- @return the log, or nil and a message
+-- @return the log, or nil, an error, its kind (`"io"`)
 function M.read_log(path)
   local f, err = io.open(path, "rb")
-  if not f then return nil, err end
+  if not f then return errors.fail("io", err) end
   local runs, run = {}, nil
   for line in f:lines() do
     local rec = json.decode(line)
@@ -178,15 +184,15 @@ end
 
 local Fake = {}
 Fake.__index = Fake
-Fake.__name = "claude.FakeCli"
+Fake.__name = "claude.FakeCliHandle"
 
 function Fake:__tostring()
-  return "claude.FakeCli (script " .. self.script .. ")"
+  return "claude.FakeCliHandle (script " .. self.script .. ")"
 end
 
 --- Reads this fake's log (see `read_log`).
 function Fake:read_log()
-  if not self.log then error("this fake CLI keeps no log (log = false)", 2) end
+  if not self.log then return errors.blame("this fake CLI keeps no log (log = false)") end
   return M.read_log(self.log)
 end
 
@@ -205,7 +211,7 @@ local function script_path(script)
     return absolute(script), false
   end
   if not script:find("\n", 1, true) and script:find("%.lua$") then
-    error("bad argument #1 to 'fake_cli' (no such script file: " .. script .. ")", 3)
+    errors.misuse("bad argument #1 to 'fake_cli' (no such script file: %s)", script)
   end
   return tempfile(script), true
 end
@@ -221,13 +227,9 @@ end
 -- @return the options `{ cli_path = { interpreter, fake_cli.lua, script },
 --   env = { LUA_PATH, LUA_CPATH, CLAUDELUA_FAKE_LOG, ... } }`
 -- @return the fake: `script`, `log` (paths), `read_log()`, `cleanup()`
-function M.fake_cli(script, opts)
-  if type(script) ~= "string" then
-    error("bad argument #1 to 'fake_cli' (string expected, got " .. type(script) .. ")", 2)
-  end
-  if opts ~= nil and type(opts) ~= "table" then
-    error("bad argument #2 to 'fake_cli' (table expected, got " .. type(opts) .. ")", 2)
-  end
+M.fake_cli = errors.public(function(script, opts)
+  errors.check(script, 1, "fake_cli", "string")
+  errors.check(opts, 2, "fake_cli", "table", true)
   opts = opts or {}
   local path = script_path(script)
   local log = opts.log
@@ -242,7 +244,7 @@ function M.fake_cli(script, opts)
   }
   local fake = setmetatable({ script = path, log = log or nil, options = options }, Fake)
   return options, fake
-end
+end)
 
 --- Merges option tables left to right into a new table; `env` tables are
 -- merged key by key rather than replaced.
@@ -252,7 +254,7 @@ function M.merge(...)
     local t = select(i, ...)
     if t ~= nil then
       if type(t) ~= "table" then
-        error("bad argument #" .. i .. " to 'merge' (table expected, got " .. type(t) .. ")", 2)
+        return errors.blame("bad argument #%d to 'merge' (table expected, got %s)", i, type(t))
       end
       for k, v in pairs(t) do
         if k == "env" and type(v) == "table" then
