@@ -12,7 +12,8 @@ local M = {}
 
 local blame = errors.blame
 
-local SUSPEND = setmetatable({}, { __name = "claude.suspend" })
+local SUSPEND = setmetatable({}, { __name = "claude.suspend",
+  __tostring = function() return "claude.suspend" end })
 local tasks = setmetatable({}, { __mode = "k" }) -- coroutine -> task
 local npending = 0 -- tasks started and not finished
 local pack, unpack = table.pack, table.unpack
@@ -102,7 +103,8 @@ end
 
 -- Task coroutines are pooled: creating a coroutine (a lua_State and its
 -- stack) is the largest cost of a short task such as one tool call.
-local DONE = setmetatable({}, { __name = "claude.done" })
+local DONE = setmetatable({}, { __name = "claude.done",
+  __tostring = function() return "claude.done" end })
 local idle, MAX_IDLE = {}, 64
 
 -- The body of every task coroutine: runs one task, says DONE, and waits to be
@@ -337,6 +339,10 @@ end
 local Event = {}
 Event.__index = Event
 Event.__name = "claude.Event"
+
+function Event:__tostring()
+  return "claude.Event (" .. (self.is_set and "set" or "not set") .. ")"
+end
 
 --- A one-shot event: waits on it end when it is set (at once once it is).
 function M.event()

@@ -5,12 +5,18 @@
 -- @module claude.queue
 local async = require "claude.async"
 local core = require "claude.core"
+local errors = require "claude.errors"
 
 local M = {}
 local wake -- below: hands queued values to waiting consumers
 local Queue = {}
 Queue.__index = Queue
 Queue.__name = "claude.Queue"
+
+function Queue:__tostring()
+  return string.format("claude.Queue (%d queued%s)", self.tail - self.head + 1,
+    self.closed and ", closed" or "")
+end
 
 --- Makes an empty queue.
 function M.new()
@@ -45,6 +51,7 @@ end
 -- handled this turn's I/O, so a burst of values (many messages in one read)
 -- costs it one wake-up, not one per value.
 function Queue:push(v)
+  if v == nil then return errors.blame("bad argument #1 to 'push' (a value expected, got nil)") end
   if self.closed then return false end
   local tail = self.tail + 1
   self.tail = tail
@@ -61,9 +68,15 @@ function Queue:size()
   return self.tail - self.head + 1
 end
 
+-- nil at a clean end; nil, err, kind otherwise.
+local function ended(err)
+  if err == nil then return nil end
+  return nil, err, errors.is(err) and err.kind or nil
+end
+
 --- Takes the next value, waiting at most `timeout` seconds (nil: forever).
--- @return the value; or nil, err at the end (err is the close reason, nil
---   for a clean end) or on timeout
+-- @return the value; nil at a clean end; or nil, err, kind at an end with an error (the
+--   close reason; kind is its `kind` when it is a claude error) or on timeout
 function Queue:pop(timeout)
   local head = self.head
   if head <= self.tail then
@@ -72,15 +85,15 @@ function Queue:pop(timeout)
     self.head = head + 1
     return v
   end
-  if self.closed then return nil, self.close_error end
+  if self.closed then return ended(self.close_error) end
   local ok, v = async.await(function(done)
     local last = self.wlast + 1
     self.wlast = last
     self.waiters[last] = done
     return function() self.waiters[last] = false end -- timed out or cancelled
   end, timeout)
-  if not ok then return nil, v end
-  if v == nil then return nil, self.close_error end
+  if not ok then return ended(v) end
+  if v == nil then return ended(self.close_error) end
   return v
 end
 

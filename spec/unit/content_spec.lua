@@ -277,7 +277,11 @@ describe("claude.content", function()
     }
     for i, row in ipairs(failures) do
       it("failure " .. i, function()
-        assert.same({ nil, row[2] }, { content.read_result(res, "u://a", table.unpack(row[1])) })
+        local r, err, kind = content.read_result(res, "u://a", table.unpack(row[1]))
+        assert.is_nil(r)
+        assert.equal(row[2], err.message)
+        assert.equal("result", kind)
+        assert.equal(kind, err.kind)
       end)
     end
   end)
@@ -311,7 +315,11 @@ describe("claude.content", function()
     }
     for i, row in ipairs(failures) do
       it("failure " .. i, function()
-        assert.same({ nil, row[2] }, { content.prompt_result(p, table.unpack(row[1])) })
+        local r, err, kind = content.prompt_result(p, table.unpack(row[1]))
+        assert.is_nil(r)
+        assert.equal(row[2], err.message)
+        assert.equal("result", kind)
+        assert.equal(kind, err.kind)
       end)
     end
   end)

@@ -38,7 +38,7 @@ end
 local typename = errors.typename
 M.typename = typename
 
-local misuse, public = errors.misuse, errors.public
+local misuse, public, fail = errors.misuse, errors.public, errors.fail
 
 local function argerror(n, fname, msg)
   misuse("bad argument #%d to '%s' (%s)", n, fname, msg)
@@ -363,9 +363,9 @@ local function read_item(v, res, uri)
     }
     local ok, c = pcall(contents, t, "read")
     if ok then return c end
-    return nil, message(c)
+    return fail("result", message(c))
   end
-  return nil, "read() returned a " .. typename(v)
+  return fail("result", "read() returned a " .. typename(v))
 end
 
 --- Turn what a resource's `read` returned into an MCP `ReadResourceResult`.
@@ -376,17 +376,18 @@ end
 -- @tparam boolean ok
 -- @param ... the values returned, or the error raised
 -- @treturn[1] table `{contents = [...]}`
--- @treturn[2] nil
--- @treturn[2] string message (for a JSON-RPC error)
+-- @return[2] nil, a `result` error (its message is for a JSON-RPC error), `"result"`
 function M.read_result(res, uri, ok, ...)
   local r, e = ...
-  if not ok then return nil, message(r) end
-  if r == nil then return nil, e ~= nil and message(e) or "resource not found: " .. uri end
+  if not ok then return fail("result", message(r)) end
+  if r == nil then
+    return fail("result", e ~= nil and message(e) or "resource not found: " .. uri)
+  end
   local items = (type(r) == "table" and r[1] ~= nil) and r or { r }
   local out = jarray()
   for i = 1, #items do
     local c, err = read_item(items[i], res, uri)
-    if not c then return nil, err end
+    if not c then return nil, err, "result" end
     out[i] = c
   end
   return { contents = out }
@@ -407,12 +408,13 @@ end
 -- @tparam boolean ok
 -- @param ... the values returned, or the error raised
 -- @treturn[1] table `{description =, messages = [...]}`
--- @treturn[2] nil
--- @treturn[2] string message (for a JSON-RPC error)
+-- @return[2] nil, a `result` error (its message is for a JSON-RPC error), `"result"`
 function M.prompt_result(prompt, ok, ...)
   local r, e = ...
-  if not ok then return nil, message(r) end
-  if r == nil then return nil, e ~= nil and message(e) or "the prompt returned nothing" end
+  if not ok then return fail("result", message(r)) end
+  if r == nil then
+    return fail("result", e ~= nil and message(e) or "the prompt returned nothing")
+  end
   local description = prompt and prompt.description
   local list
   if type(r) == "string" or built[r] then
@@ -420,11 +422,11 @@ function M.prompt_result(prompt, ok, ...)
   elseif type(r) == "table" and r.messages ~= nil then
     description = r.description or description
     list = r.messages
-    if type(list) ~= "table" then return nil, "'messages' must be a list" end
+    if type(list) ~= "table" then return fail("result", "'messages' must be a list") end
   elseif type(r) == "table" then
     list = r
   else
-    return nil, "get() returned a " .. typename(r)
+    return fail("result", "get() returned a " .. typename(r))
   end
   local out = jarray()
   for i = 1, #list do
@@ -432,10 +434,12 @@ function M.prompt_result(prompt, ok, ...)
     local role, c = "user", m
     if type(m) == "table" and not built[m] and m.type == nil then role, c = m.role, m.content end
     if role ~= "user" and role ~= "assistant" then
-      return nil, fmt("message %d: role must be 'user' or 'assistant'", i)
+      return fail("result", fmt("message %d: role must be 'user' or 'assistant'", i))
     end
     local block = prompt_content(c)
-    if not block then return nil, fmt("message %d: bad content (%s)", i, typename(c)) end
+    if not block then
+      return fail("result", fmt("message %d: bad content (%s)", i, typename(c)))
+    end
     out[i] = { role = role, content = block }
   end
   return { description = description, messages = out }

@@ -199,7 +199,7 @@ local function read_resource(res, uri, params, ctx)
     return false, -32602, msg, { uri = uri }
   end
   local result, err = content.read_result(res, uri, unpack(r, 1, r.n))
-  if not result then return false, -32603, err end
+  if not result then return false, -32603, err.message end
   return result
 end
 
@@ -207,7 +207,7 @@ end
 local function get_prompt(p, args, ctx)
   local result, err = content.prompt_result(p,
     xpcall(p.get, report("prompt", p.name), args or {}, ctx))
-  if not result then return false, -32603, err end
+  if not result then return false, -32603, err.message end
   return result
 end
 
