@@ -49,11 +49,13 @@ local function distance(a, b)
   return prev[#b]
 end
 
+-- The closest option name, if it is close for a name of this length (no guess for 'x');
+-- ties go to the first in alphabetical order, so the message is always the same.
 local function suggestion(key)
-  local best, best_d = nil, 4
+  local best, best_d = nil, math.min(4, #key // 2 + 1)
   for name in pairs(OPTION_TYPES) do
     local d = distance(key, name)
-    if d < best_d then best, best_d = name, d end
+    if d < best_d or (d == best_d and best and name < best) then best, best_d = name, d end
   end
   return best and (" (did you mean '" .. best .. "'?)") or ""
 end
