@@ -96,6 +96,7 @@ end
 -- @tparam string|table|function prompt
 -- @tparam[opt] table options see docs/sessions.md
 -- @return iterator, nil, nil, session
+-- @function query
 M.query = errors.public(function(prompt, options)
   local S = sessions()
   if type(prompt) ~= "string" and type(prompt) ~= "table" and type(prompt) ~= "function" then
@@ -141,6 +142,7 @@ end)
 -- Waits until the CLI is ready (its answer to initialize).
 -- Raises for bad options (at the caller's line).
 -- @return the session, or nil, an error, its kind
+-- @function connect
 M.connect = errors.public(function(options)
   local S = sessions()
   local session, err = S.open(options)

@@ -116,6 +116,7 @@ end
 --- A text block.
 -- @tparam string|number s
 -- @treturn table `{type = "text", text = s}`
+-- @function text
 M.text = public(function(s)
   if type(s) == "number" then s = M.format_number(s) end
   if type(s) ~= "string" then argerror(1, "text", "string expected, got " .. typename(s)) end
@@ -160,6 +161,7 @@ end
 -- @tparam string|table data_or_table
 -- @tparam[opt] string mime_type
 -- @treturn table `{type = "image", data = base64, mimeType = mime_type}`
+-- @function image
 M.image = public(function(data_or_table, mime_type)
   return media("image", "image/", data_or_table, mime_type)
 end)
@@ -168,6 +170,7 @@ end)
 -- @tparam string|table data_or_table
 -- @tparam[opt] string mime_type
 -- @treturn table `{type = "audio", data = base64, mimeType = mime_type}`
+-- @function audio
 M.audio = public(function(data_or_table, mime_type)
   return media("audio", "audio/", data_or_table, mime_type)
 end)
@@ -199,6 +202,7 @@ end
 --- An embedded resource block.
 -- @tparam table t `{uri =, text = | blob = base64 | bytes = raw, mime_type =, annotations =}`
 -- @treturn table `{type = "resource", resource = {uri, mimeType, text | blob}}`
+-- @function resource
 M.resource = public(function(t)
   if type(t) ~= "table" then argerror(1, "resource", "table expected, got " .. typename(t)) end
   local block = { type = "resource", resource = contents(t, "resource") }
@@ -209,6 +213,7 @@ end)
 --- A link to a resource.
 -- @tparam table t `{uri =, name =, title =, description =, mime_type =, size =}`
 -- @treturn table `{type = "resource_link", uri, name, ...}`
+-- @function resource_link
 M.resource_link = public(function(t)
   if type(t) ~= "table" then argerror(1, "resource_link", "table expected, got " .. typename(t)) end
   for _, f in ipairs { "uri", "name" } do

@@ -240,6 +240,7 @@ end
 -- @tparam[opt] table opts `{ notify = function(server_name, message) }`: sends a
 --   server-to-client JSON-RPC notification (progress, logging) to the CLI
 -- @treturn claude.Router
+-- @function new
 M.new = public(function(servers, opts)
   errors.check(servers, 1, "new", "table", true)
   errors.check(opts, 2, "new", "table", true)
@@ -393,6 +394,7 @@ end
 --- Add, replace or (with `nil`) remove a server. Calls in flight finish on the old one.
 -- @tparam string name
 -- @tparam[opt] claude.Server server
+-- @function set_server
 Router.set_server = public(function(self, name, server)
   check_server("set_server", 1, name, server, true)
   self._servers[name] = server

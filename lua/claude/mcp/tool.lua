@@ -336,6 +336,7 @@ M.resource = public(resource)
 --- Define a resource template: the same as `resource` with `uri_template` required.
 -- @tparam table spec
 -- @treturn claude.ResourceTemplate
+-- @function resource_template
 M.resource_template = public(function(spec)
   if type(spec) == "table" and spec.uri_template == nil then
     misuse("bad field 'uri_template' to 'resource_template' (string expected, got nil)")
@@ -504,6 +505,7 @@ M.server = public(server)
 -- Bumps `server.revision`.
 -- @tparam claude.Tool|claude.Resource|claude.ResourceTemplate|claude.Prompt item
 -- @treturn claude.Server the server itself
+-- @function add
 methods.add = public(function(s, item)
   if getmetatable(s) ~= Server then
     misuse("bad self to 'add' (claude.Server expected, got %s)", typename(s))
@@ -528,6 +530,7 @@ local LISTS = { tools = "tool_list", resources = "resource_list",
 -- `prompts/list`, cached until the next `add`.
 -- @tparam string what `"tools"`, `"resources"`, `"resource_templates"` or `"prompts"`
 -- @treturn table a JSON array of listing entries
+-- @function list
 methods.list = public(function(s, what)
   local field = LISTS[what]
   if not field then misuse("bad argument #1 to 'list' (unknown list '%s')", tostring(what)) end

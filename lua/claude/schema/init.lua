@@ -63,6 +63,7 @@ end
 --- Like `parse`, but raises on a bad spec (at the caller's line).
 -- @tparam table spec
 -- @treturn table JSON Schema
+-- @function normalize
 M.normalize = errors.public(function(spec)
   local s, err = M.parse(spec)
   if not s then errors.misuse("%s", err.message) end
@@ -96,6 +97,7 @@ end
 --- Like `compile`, but raises on a malformed schema (at the caller's line).
 -- @tparam table|boolean json_schema
 -- @treturn function `(value) -> true | nil, err, "validation"`
+-- @function validator
 M.validator = errors.public(function(json_schema)
   local f, err = M.compile(json_schema)
   if not f then errors.misuse("bad schema: %s", err.message) end

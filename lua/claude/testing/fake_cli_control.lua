@@ -207,6 +207,7 @@ end
 --- Answers a control_request from the SDK with success and `body` (no
 -- `response` key when `body` is nil, as for `interrupt`). Answering
 -- `set_model` or `set_permission_mode` also changes the fake's state.
+-- @function respond
 Cli.respond = errors.public(function(self, request, body)
   local response = { subtype = "success", request_id = request_id_of(request, "respond") }
   if body ~= nil then response.response = body end
@@ -223,6 +224,7 @@ Cli.respond = errors.public(function(self, request, body)
 end)
 
 --- Answers a control_request from the SDK with an error.
+-- @function respond_error
 Cli.respond_error = errors.public(function(self, request, message)
   return self:send({ type = "control_response", response = {
     subtype = "error", request_id = request_id_of(request, "respond_error"),

@@ -105,6 +105,7 @@ end
 
 --- The first message of `kind` matching `what` (a subtype, fields or a
 -- predicate, as `cli:expect` takes them), or nil.
+-- @function find
 Log.find = errors.public(function(self, kind, what)
   for _, msg in ipairs(self) do
     if fake_cli.matches(msg, kind, what) then return msg end
@@ -113,6 +114,7 @@ Log.find = errors.public(function(self, kind, what)
 end)
 
 --- Every message of `kind` matching `what`, as a list.
+-- @function find_all
 Log.find_all = errors.public(function(self, kind, what)
   local out = {}
   for _, msg in ipairs(self) do
@@ -227,6 +229,7 @@ end
 -- @return the options `{ cli_path = { interpreter, fake_cli.lua, script },
 --   env = { LUA_PATH, LUA_CPATH, CLAUDELUA_FAKE_LOG, ... } }`
 -- @return the fake: `script`, `log` (paths), `read_log()`, `cleanup()`
+-- @function fake_cli
 M.fake_cli = errors.public(function(script, opts)
   errors.check(script, 1, "fake_cli", "string")
   errors.check(opts, 2, "fake_cli", "table", true)

@@ -231,6 +231,7 @@ end
 --- Reads the next message and fails unless it is of type `kind` and matches `what` (a
 -- subtype, a table of fields it must contain, or a predicate).
 -- @return the message
+-- @function expect
 Peer.expect = errors.public(function(self, kind, what)
   local e = self:_next()
   if e == nil then
