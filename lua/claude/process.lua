@@ -265,6 +265,14 @@ function Process:kill(grace)
   return true
 end
 
+local function stop(self, graces)
+  if self.finished then return true end
+  self:close_stdin()
+  if not self.ladder_timer then climb(self, 1, graces) end
+  pcall(self.wait, self, graces[1] + graces[2] + graces[3])
+  return self.finished == true
+end
+
 --- Stops the child and waits for it: closes its stdin, then, each after the
 -- grace period of the step before while it is still running, SIGTERM and
 -- SIGKILL. `opts` is a number (the grace between SIGTERM and SIGKILL) or
@@ -273,25 +281,22 @@ end
 -- possible, the ladder goes on by itself and `stop` returns at once.
 -- @return true once the child has exited, false if it has not (yet)
 function Process:stop(opts)
-  local graces = graces_of(opts, "stop")
-  if self.finished then return true end
-  self:close_stdin()
-  if not self.ladder_timer then climb(self, 1, graces) end
-  pcall(self.wait, self, graces[1] + graces[2] + graces[3])
-  return self.finished == true
+  return stop(self, graces_of(opts, "stop"))
 end
 
 --- Ends the process and frees it: a running child is stopped (see `stop`;
 -- same argument), then whatever is left of its group is killed. Idempotent;
 -- also the `<close>` handler.
 function Process:close(opts)
+  local graces = graces_of(opts, "close")
   if self.closed then return end
-  if not self.finished then self:stop(opts) end
+  stop(self, graces)
   self.closed = true
   if self.ladder_timer then self.ladder_timer:close(); self.ladder_timer = nil end
   self.closed_raw = true
   self.raw:close()
 end
+
 Process.__close = function(self) self:close() end
 
 M.Process = Process
