@@ -266,7 +266,7 @@ function Process:kill(grace)
 end
 
 local function stop(self, graces)
-  if self.finished then return true end
+  if self.finished or self.closed then return self.finished == true end
   self:close_stdin()
   if not self.ladder_timer then climb(self, 1, graces) end
   pcall(self.wait, self, graces[1] + graces[2] + graces[3])
