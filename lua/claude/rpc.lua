@@ -247,6 +247,14 @@ function Peer:next_id()
   return self.codec.new_id(n)
 end
 
+local start -- (self, method, params, callback): Peer:start without the checks
+
+local function check_method(method, fname)
+  if type(method) ~= "string" then
+    error("bad argument #1 to '" .. fname .. "' (string expected, got " .. type(method) .. ")", 3)
+  end
+end
+
 -- The error an outbound request ends with when the other side answers with one.
 local function remote_error(self, method, fields)
   local codec = self.codec
@@ -262,6 +270,14 @@ end
 -- for owners that wait in their own way.
 -- @return the request id | nil, err, kind
 function Peer:start(method, params, callback)
+  check_method(method, "start")
+  if type(callback) ~= "function" then
+    error("bad argument #3 to 'start' (function expected, got " .. type(callback) .. ")", 2)
+  end
+  return start(self, method, params, callback)
+end
+
+start = function(self, method, params, callback)
   if self.error then return nil, self.error, self.error.kind end
   if self.closed then
     local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")
@@ -300,11 +316,16 @@ end
 -- @return the result | nil, err, kind (`timeout`, `closed`, `connection`,
 --   the codec's error kind for an error answer, or the peer's failure)
 function Peer:request(method, params, timeout)
+  check_method(method, "request")
+  if timeout ~= nil and timeout ~= false and (type(timeout) ~= "number" or timeout < 0) then
+    error("bad argument #3 to 'request' (non-negative number or false expected, got "
+      .. tostring(timeout) .. ")", 2)
+  end
   if self.error then return nil, self.error, self.error.kind end
   if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
   local id, serr
   local r = pack(pcall(async.await, function(done)
-    id, serr = self:start(method, params, done)
+    id, serr = start(self, method, params, done)
     if not id then return done(nil, serr) end
     return function() self.pending[id], self.methods[id] = nil, nil end
   end, timeout))
@@ -324,10 +345,26 @@ function Peer:request(method, params, timeout)
   return result
 end
 
+--- Cancels outbound request `id` (from `start`, or the id a `request` sent):
+-- its wait ends with a `cancelled` error (returned, not raised: the waiting
+-- task goes on) and the other side is told, as for a timeout.
+-- @return true, or false when no such request is pending
+function Peer:cancel(id, reason)
+  local callback = self.pending[id]
+  if not callback then return false end
+  local method = self.methods[id]
+  local err = errors.new("cancelled", reason or string.format("%s '%s' cancelled",
+    self.codec.noun or "request", tostring(method)))
+  abandon(self, id, method, err)
+  callback(nil, err)
+  return true
+end
+
 --- Sends a notification; with a codec that has none, a request whose answer
 -- nobody waits for.
 -- @return true | nil, err, kind
 function Peer:notify(method, params)
+  check_method(method, "notify")
   if self.error then return nil, self.error, self.error.kind end
   if self.closed then
     local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")

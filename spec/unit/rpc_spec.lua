@@ -183,6 +183,48 @@ describe("an rpc peer", function()
     end
   end)
 
+  it("raises at the caller's line for a bad method, timeout or callback", function()
+    local a = lone(rpc.jsonrpc)
+    local cases = {
+      { function() a:request(nil) end,
+        "bad argument #1 to 'request' %(string expected, got nil%)" },
+      { function() a:request("m", nil, -1) end,
+        "bad argument #3 to 'request' %(non%-negative number or false expected, got %-1%)" },
+      { function() a:notify(7) end,
+        "bad argument #1 to 'notify' %(string expected, got number%)" },
+      { function() a:start("m", nil, "cb") end,
+        "bad argument #3 to 'start' %(function expected, got string%)" },
+    }
+    for _, case in ipairs(cases) do
+      local ok, err = pcall(case[1])
+      assert.is_false(ok)
+      assert.matches("rpc_spec.lua:%d+: " .. case[2], err)
+    end
+    assert.equal(0, a:pending_count())
+  end)
+
+  it("cancels one outbound request by its id: the wait returns a cancelled error", function()
+    local a, sent = lone(rpc.jsonrpc)
+    local got
+    local id = assert(a:start("m", { x = 1 }, function(r, err) got = { r, err } end))
+    assert.equal(1, id)
+    local t = go(function() return a:request("n", nil, T) end)
+    settle(function() return #sent == 2 end)
+    assert.is_true(a:cancel(id, "changed my mind"))
+    assert.is_false(a:cancel(id))
+    assert.is_nil(got[1])
+    assert.is_true(errors.is(got[2], "cancelled"))
+    assert.equal("changed my mind", got[2].message)
+    assert.is_true(a:cancel(sent[2].id))
+    local r, err, kind = t:wait(T)
+    assert.is_nil(r)
+    assert.equal("cancelled", kind)
+    assert.equal("request 'n' cancelled", err.message)
+    assert.same({ requestId = 1, reason = "changed my mind" }, sent[3].params)
+    assert.same({ requestId = 2, reason = "request 'n' cancelled" }, sent[4].params)
+    assert.equal(0, a:pending_count())
+  end)
+
   it("numbers its requests and routes each answer to its request", function()
     local a, b, log_a = pair(rpc.jsonrpc, nil, { handlers = {
       add = function(p) return { sum = p.a + p.b } end,
