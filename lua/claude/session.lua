@@ -80,6 +80,10 @@ function Session:control(subtype, fields, timeout)
   if type(subtype) ~= "string" then
     error("bad argument #1 to 'control' (string expected, got " .. type(subtype) .. ")", 2)
   end
+  if timeout ~= nil and (type(timeout) ~= "number" or timeout < 0) then
+    error("bad argument #3 to 'control' (non-negative number expected, got "
+      .. tostring(timeout) .. ")", 2)
+  end
   return self.peer:request(subtype, fields, timeout)
 end
 
