@@ -22,6 +22,7 @@ local lazy = {
   process = "claude.process",
   errors = "claude.errors",
   queue = "claude.queue",
+  rpc = "claude.rpc",
   session = "claude.session",
   testing = "claude.testing",
 }

@@ -71,7 +71,11 @@ end
 --   "inherit"|"ignore", stderr = "collect"|"lines"|"inherit"|"ignore"|fn,
 --   max_line = bytes (default 64 MiB), group = true, pdeathsig = true,
 --   eof_grace = seconds (after the exit, stop waiting for EOF on pipes a
---   grandchild keeps open; default: wait), user = name }`
+--   grandchild keeps open; default: wait), user = name,
+--   on_stdout = fn(value, err, line, kind) (each line or decoded value goes
+--   to `fn` in place of `read_line`; nil, nil at EOF), on_exit = fn(code,
+--   signal) (called once the child has exited and its pipes are done, before
+--   `wait` returns) }`
 -- @return the process, or nil, message, code
 function M.spawn(spec)
   if type(spec) ~= "table" then
@@ -101,12 +105,19 @@ function M.spawn(spec)
       if line then self.stderr_q:push(line) else self.stderr_q:close(e) end
     end
   end
+  for _, f in ipairs { "on_stdout", "on_exit" } do
+    if spec[f] ~= nil and type(spec[f]) ~= "function" then
+      error("bad field '" .. f .. "' to 'spawn' (function expected, got " .. type(spec[f])
+        .. ")", 2)
+    end
+  end
   local q = self.lines_q
+  local user_exit = spec.on_exit
   local raw, serr, scode = core.spawn_process {
     file = file, args = spec.args, env = env, cwd = spec.cwd, stdin = spec.stdin,
     stdout = spec.stdout or "lines", stderr = stderr_mode, max_line = spec.max_line,
     group = spec.group, pdeathsig = spec.pdeathsig, eof_grace = spec.eof_grace, user = spec.user,
-    on_stdout = function(value, e, line, kind)
+    on_stdout = spec.on_stdout or function(value, e, line, kind)
       if value ~= nil then
         q:push(value)
       elseif e then
@@ -122,7 +133,8 @@ function M.spawn(spec)
     on_exit = function(status, signal)
       self.finished = true
       self.exit_code, self.signal = status, signal
-      if self.kill_timer then self.kill_timer:close(); self.kill_timer = nil end
+      if self.ladder_timer then self.ladder_timer:close(); self.ladder_timer = nil end
+      if user_exit then user_exit(status, signal) end
       self.exited:set()
     end,
   }
@@ -135,12 +147,23 @@ end
 --- Writes data to stdin (queued when the pipe is full).
 -- @return true | nil, err, code
 function Process:write(data)
+  if self.closed then return nil, "process is closed", "closed" end
   return self.raw:write(data)
+end
+
+--- Writes `value` as one line of JSON to stdin.
+-- @return true | nil, err, code
+function Process:write_json(value)
+  if self.closed then return nil, "process is closed", "closed" end
+  return self.raw:write_json(value)
 end
 
 --- Closes stdin (the child sees EOF).
 function Process:close_stdin()
-  if not self.closed then self.raw:close_stdin() end
+  if not self.closed and not self.stdin_closed then
+    self.stdin_closed = true
+    self.raw:close_stdin()
+  end
 end
 
 --- Reads the next stdout line (with `stdout = "json"`, the next decoded
@@ -190,35 +213,91 @@ function Process:signal(sig)
   return self.raw:kill(sig)
 end
 
+-- The escalation ladder: each step is taken when the child is still running
+-- after the grace period of the step before. One timer drives it, so it goes
+-- on from inside a callback, where no wait is possible.
+local LADDER_SIGNALS = { false, "term", "kill" }
+
+local function climb(self, step, graces)
+  if self.finished or self.closed_raw then return end
+  local sig = LADDER_SIGNALS[step]
+  if sig then self.raw:kill(sig) end
+  if step == #LADDER_SIGNALS then return end
+  if graces[step] == 0 then return climb(self, step + 1, graces) end
+  local timer = self.ladder_timer
+  if not timer then
+    timer = core.timer()
+    self.ladder_timer = timer
+  end
+  timer:start(graces[step], function() climb(self, step + 1, graces) end)
+end
+
+local function check_grace(value, name, default, fname)
+  if value == nil then return default end
+  if type(value) ~= "number" or value < 0 then
+    error("bad " .. name .. " to '" .. fname .. "' (non-negative number expected, got "
+      .. tostring(value) .. ")", 4)
+  end
+  return value
+end
+
+-- The ladder's grace periods from `close`'s or `stop`'s argument: a number is
+-- the time between SIGTERM and SIGKILL.
+local function graces_of(opts, fname)
+  if opts == nil or type(opts) == "number" then
+    return { 0, check_grace(opts, "argument #1", DEFAULT_GRACE, fname), DEFAULT_GRACE }
+  end
+  if type(opts) ~= "table" then
+    error("bad argument #1 to '" .. fname .. "' (number or table expected, got "
+      .. type(opts) .. ")", 3)
+  end
+  return { check_grace(opts.eof_grace, "field 'eof_grace'", 0, fname),
+    check_grace(opts.term_grace, "field 'term_grace'", DEFAULT_GRACE, fname),
+    check_grace(opts.kill_grace, "field 'kill_grace'", DEFAULT_GRACE, fname) }
+end
+
 --- Stops the child: SIGTERM now, SIGKILL if it is still running after
 -- `grace` seconds (default 2). Does not wait; see `wait`.
 function Process:kill(grace)
   if self.finished then return false end
-  self.raw:kill("term")
-  if not self.kill_timer then
-    self.kill_timer = core.timer()
-    self.kill_timer:start(grace or DEFAULT_GRACE, function()
-      if not self.finished then self.raw:kill("kill") end
-    end)
-  end
+  local graces = graces_of(grace, "kill")
+  if not self.ladder_timer then climb(self, 2, graces) end
   return true
 end
 
---- Ends the process and frees it: a running child gets SIGTERM, then
--- SIGKILL after `grace` seconds. Idempotent; also the `<close>` handler.
-function Process:close(grace)
+local function stop(self, graces)
+  if self.finished or self.closed then return self.finished == true end
+  self:close_stdin()
+  if not self.ladder_timer then climb(self, 1, graces) end
+  pcall(self.wait, self, graces[1] + graces[2] + graces[3])
+  return self.finished == true
+end
+
+--- Stops the child and waits for it: closes its stdin, then, each after the
+-- grace period of the step before while it is still running, SIGTERM and
+-- SIGKILL. `opts` is a number (the grace between SIGTERM and SIGKILL) or
+-- `{ eof_grace = 0, term_grace = 2, kill_grace = 2 }` (seconds after EOF,
+-- after SIGTERM, after SIGKILL). From inside a callback, where no wait is
+-- possible, the ladder goes on by itself and `stop` returns at once.
+-- @return true once the child has exited, false if it has not (yet)
+function Process:stop(opts)
+  return stop(self, graces_of(opts, "stop"))
+end
+
+--- Ends the process and frees it: a running child is stopped (see `stop`;
+-- same argument), then whatever is left of its group is killed. Idempotent;
+-- also the `<close>` handler.
+function Process:close(opts)
+  local graces = graces_of(opts, "close")
   if self.closed then return end
+  stop(self, graces)
   self.closed = true
-  if not self.finished then
-    self.raw:close_stdin()
-    self:kill(grace)
-    -- wait when waiting is possible here (not from inside a callback)
-    pcall(self.wait, self, (grace or DEFAULT_GRACE) + 1)
-  end
-  if self.kill_timer then self.kill_timer:close(); self.kill_timer = nil end
+  if self.ladder_timer then self.ladder_timer:close(); self.ladder_timer = nil end
+  self.closed_raw = true
   self.raw:close()
 end
-Process.__close = Process.close
+
+Process.__close = function(self) self:close() end
 
 M.Process = Process
 return M

@@ -1,13 +1,18 @@
 --- One session with the claude CLI: the process, its message stream, and the
 -- control protocol both ways.
 --
--- Inbound lines are decoded in C and dispatched here: answers to our control
--- requests are routed by `request_id`; the CLI's own requests (can_use_tool,
--- hook_callback, mcp_message, ...) each run in their own task, also while we
--- wait for an answer of ours; everything else goes to the message queue.
+-- Inbound lines are decoded in C and dispatched here. The control protocol
+-- both ways is a `claude.rpc` peer: answers to our control requests, the
+-- CLI's own requests (can_use_tool, hook_callback, ...; each in its own task,
+-- also while we wait for an answer of ours) and its cancellations. The CLI's
+-- `mcp_message` requests to in-process servers skip the peer and go straight
+-- to the router (the tool-call hot path). Everything else goes to the message
+-- queue. The CLI is a `claude.process`, stopped by its one escalation ladder.
 -- @module claude.session
 local core = require "claude.core"
 local async = require "claude.async"
+local rpc = require "claude.rpc"
+local process = require "claude.process"
 local queue = require "claude.queue"
 local json = require "claude.json"
 local errors = require "claude.errors"
@@ -20,6 +25,7 @@ local M = {}
 local DEFAULT_INITIALIZE_TIMEOUT = 60
 local DEFAULT_CONTROL_TIMEOUT = 60
 local DEFAULT_CLOSE_GRACE = 5
+local SIGNAL_GRACE = 2 -- after SIGTERM, after SIGKILL
 local STDERR_TAIL_LINES = 40
 
 -- Sessions not closed yet, so the host can close them politely at exit.
@@ -31,11 +37,6 @@ Session.__name = "claude.Session"
 
 function Session:__tostring()
   return string.format("claude.Session (pid %s, %s)", tostring(self.pid), self.state)
-end
-
-local function new_request_id(self)
-  self.request_counter = self.request_counter + 1
-  return string.format("req_%d_%08x", self.request_counter, math.random(0, 0x7fffffff))
 end
 
 local function stderr_tail(self)
@@ -52,9 +53,7 @@ end
 local function fail(self, err)
   if self.error then return end
   self.error = err
-  local pending = self.pending
-  self.pending = {}
-  for _, done in pairs(pending) do done(nil, err) end
+  self.peer:fail(err)
   self.inbox:close(err)
   -- EOF tells the CLI to finish; close() (the iterator's, <close>, or the
   -- host's at exit) escalates to signals if it does not
@@ -63,7 +62,7 @@ end
 
 local function write(self, msg)
   if self.error then return nil, self.error end
-  if self.stdin_closed or self.proc_closed then
+  if self.stdin_closed or self.proc.closed then
     return nil, errors.new("closed", "the session's input is closed")
   end
   local ok, err = self.proc:write_json(msg)
@@ -73,74 +72,52 @@ local function write(self, msg)
   return true
 end
 
---- Sends a control request and waits for its answer.
--- @return the response body (a table), or nil and an error
+--- Sends a control request and waits for its answer (at most `timeout`
+-- seconds, default `control_timeout`; when it times out the CLI is sent a
+-- `control_cancel_request`).
+-- @return the response body (a table), or nil, err, kind
 function Session:control(subtype, fields, timeout)
   if type(subtype) ~= "string" then
     error("bad argument #1 to 'control' (string expected, got " .. type(subtype) .. ")", 2)
   end
-  if self.error then return nil, self.error end
-  local request = { subtype = subtype }
-  for k, v in pairs(fields or {}) do
-    if k ~= "subtype" then request[k] = v end
+  if timeout ~= nil and (type(timeout) ~= "number" or timeout < 0) then
+    error("bad argument #3 to 'control' (non-negative number expected, got "
+      .. tostring(timeout) .. ")", 2)
   end
-  local id = new_request_id(self)
-  local ok, err = write(self, { type = "control_request", request_id = id, request = request })
-  if not ok then return nil, err end
-  local pending = self.pending
-  local r = table.pack(async.await(function(done)
-    pending[id] = done
-    return function() pending[id] = nil end
-  end, timeout or self.control_timeout))
-  if not r[1] then -- timed out: tell the CLI we stopped waiting
-    pending[id] = nil
-    if not self.error then
-      write(self, { type = "control_cancel_request", request_id = id })
-    end
-    return nil, errors.new("timeout", "control request '" .. subtype .. "' timed out after "
-      .. tostring(timeout or self.control_timeout) .. " s")
-  end
-  local response, rerr = r[2], r[3]
-  if response == nil then return nil, rerr end
-  if response.subtype == "error" then
-    return nil, errors.new("control", "control request '" .. subtype .. "' failed: "
-      .. tostring(response.error), { response = response })
-  end
-  local body = response.response
-  if body == nil or body == json.null then body = {} end
-  return body
+  return self.peer:request(subtype, fields, timeout)
 end
 
--- The handlers for the CLI's requests; each returns the response body or
--- raises (which becomes an error answer).
+-- The handlers for the CLI's requests, `fn(request, ctx)` (`ctx.session` is
+-- the session); each returns the response body or raises (which becomes an
+-- error answer).
 local handlers = {}
 
-function handlers.can_use_tool(self, req, ctx)
-  return permissions.decide(self.options.can_use_tool, req, ctx)
+function handlers.can_use_tool(req, ctx)
+  return permissions.decide(ctx.session.options.can_use_tool, req, ctx)
 end
 
-function handlers.hook_callback(self, req, ctx)
-  return hooks.run(self.hooks, req, ctx)
+function handlers.hook_callback(req, ctx)
+  return hooks.run(ctx.session.hooks, req, ctx)
 end
 
 -- Reached only without in-process servers (with them, dispatch hands every mcp_message to
 -- the router): the server named is not ours.
-function handlers.mcp_message(_, req)
+function handlers.mcp_message(req)
   local id = type(req.message) == "table" and req.message.id or json.null
   return { mcp_response = { jsonrpc = "2.0", id = id, error = { code = -32601,
     message = "Server '" .. tostring(req.server_name) .. "' not found" } } }
 end
 
-function handlers.elicitation(self, req, ctx)
-  local fn = self.options.on_elicitation
+function handlers.elicitation(req, ctx)
+  local fn = ctx.session.options.on_elicitation
   if not fn then return { action = "decline" } end
   local result = fn(req, ctx)
   if type(result) == "string" then result = { action = result } end
   return result or { action = "decline" }
 end
 
-function handlers.request_user_dialog(self, req, ctx)
-  local fn = self.options.on_user_dialog
+function handlers.request_user_dialog(req, ctx)
+  local fn = ctx.session.options.on_user_dialog
   if not fn then return { behavior = "cancelled" } end
   return fn(req, ctx) or { behavior = "cancelled" }
 end
@@ -151,43 +128,6 @@ end
 
 function handlers.host_auth_token_refresh()
   return { authToken = json.null }
-end
-
-local function handle_request(self, msg)
-  local id, req = msg.request_id, msg.request
-  local ctx = { request_id = id, session = self, cancelled = false }
-  self.inbound[id] = { ctx = ctx }
-  local handler = type(req) == "table" and handlers[req.subtype]
-  local ok, body
-  if not handler then
-    ok, body = false, errors.new("protocol", "Unsupported control request subtype: "
-      .. tostring(type(req) == "table" and req.subtype))
-  else
-    ok, body = xpcall(handler, async.traceback, self, req, ctx)
-  end
-  local entry = self.inbound[id]
-  self.inbound[id] = nil
-  if not entry or ctx.cancelled then return end -- control_cancel_request: no answer
-  local response
-  if ok then
-    response = { subtype = "success", request_id = id, response = body or json.object() }
-  else
-    local text = errors.is(body) and body.message or tostring(body)
-    if type(body) == "string" then
-      io.stderr:write("claude: error in a '", tostring(req.subtype), "' handler: ", body, "\n")
-      text = body:match("^[^\n]*"):gsub("^[^:]*:%d+: ", "")
-    end
-    response = { subtype = "error", request_id = id, error = text }
-  end
-  write(self, { type = "control_response", response = response })
-end
-
-local function on_cancel_request(self, msg)
-  local entry = self.inbound[msg.request_id]
-  if not entry then return end
-  self.inbound[msg.request_id] = nil
-  entry.ctx.cancelled = true
-  if entry.task then entry.task:cancel("cancelled by the CLI") end
 end
 
 -- Agent tasks keep a one-shot run alive past a result (the CLI delivers
@@ -223,14 +163,8 @@ local function on_result(self, msg)
   self.inbox:push(msg)
 end
 
-local function on_control_response(self, msg)
-  local response = msg.response
-  local id = type(response) == "table" and response.request_id
-  local done = id and self.pending[id]
-  if done then
-    self.pending[id] = nil
-    done(response)
-  end
+local function on_control(self, msg)
+  self.peer:receive(msg)
 end
 
 local function on_control_request(self, msg)
@@ -241,17 +175,15 @@ local function on_control_request(self, msg)
     router:handle_async(req.server_name, req.message, self.mcp_reply, msg.request_id)
     return
   end
-  local task = async.spawn(handle_request, self, msg)
-  local entry = self.inbound[msg.request_id]
-  if entry then entry.task = task end
+  self.peer:receive(msg)
 end
 
 -- What the session does with each type of message; any other type (assistant, user,
 -- stream_event...) only goes to the inbox.
 local ON_MESSAGE = {
-  control_response = on_control_response,
+  control_response = on_control,
   control_request = on_control_request,
-  control_cancel_request = on_cancel_request,
+  control_cancel_request = on_control,
   keep_alive = function() end,
   system = on_system,
   result = on_result,
@@ -308,16 +240,13 @@ local function on_exit(self, code, signal)
     err = errors.new("closed", "the claude CLI has exited (code " .. code .. ")",
       { exit_code = code, signal = signal, clean = true })
   end
-  local pending = self.pending
-  self.pending = {}
-  for _, done in pairs(pending) do done(nil, err) end
+  self.peer:fail(err)
   if expected then
     self.inbox:close()
   else
     self.error = self.error or err
     self.inbox:close(self.error)
   end
-  self.exited_event:set()
 end
 
 -- The CLI's first handshake with an in-process server, answered ahead of
@@ -364,32 +293,34 @@ function M.open(options, level)
   local self = setmetatable({
     options = options,
     state = "starting",
-    request_counter = 0,
-    pending = {},
-    inbound = {},
     inbox = queue.new(),
     stderr_lines = {},
     agent_tasks = {},
     results = 0,
     prompts = 0,
-    control_timeout = options.control_timeout or DEFAULT_CONTROL_TIMEOUT,
     ready = async.event(),          -- the answer to initialize came
-    exited_event = async.event(),   -- the CLI exited and its output ended
     hooks = hooks.register(options.hooks),
     sdk_names = sdk_names,
   }, Session)
+  self.peer = rpc.new {
+    codec = rpc.control,
+    name = "CLI",
+    send = function(msg) return write(self, msg) end,
+    handlers = handlers,
+    context = { session = self },
+    timeout = options.control_timeout or DEFAULT_CONTROL_TIMEOUT,
+  }
   if next(sdk) then
     -- (request_id, response) or, for a tool call, (request_id, result, rpc_id)
     self.mcp_reply = function(request_id, response, rpc_id)
-      if not self.proc_closed then
-        self.proc:write_control_response(request_id, "mcp_response", response, rpc_id)
-      end
+      local raw = self.raw
+      if raw then raw:write_control_response(request_id, "mcp_response", response, rpc_id) end
     end
     self.router = require("claude.mcp.router").new(sdk, {
       notify = function(server_name, message)
-        if not self.error and not self.stdin_closed then
-          write(self, { type = "control_request", request_id = new_request_id(self),
-            request = { subtype = "mcp_message", server_name = server_name, message = message } })
+        -- a control request whose answer nobody waits for
+        if not self.stdin_closed then
+          self.peer:notify("mcp_message", { server_name = server_name, message = message })
         end
       end,
     })
@@ -401,15 +332,13 @@ function M.open(options, level)
     end
   end
   local user_stderr = options.stderr
-  local proc, perr = core.spawn_process {
-    file = prefix[1], args = args, env = env, cwd = options.cwd, user = options.user,
-    stdout = "json", stderr = "lines",
-    max_line = options.max_buffer_size,
+  local proc, perr = process.spawn {
+    prefix[1], args = args, env = env, clear_env = true, cwd = options.cwd,
+    user = options.user, stdout = "json", max_line = options.max_buffer_size,
     -- a child of the CLI may hold its pipes open: do not wait for it long
     eof_grace = 0.5,
     on_stdout = dispatcher(self),
-    on_stderr = function(line)
-      if not line then return end
+    stderr = function(line)
       local tail = self.stderr_lines
       tail[#tail + 1] = line
       if #tail > STDERR_TAIL_LINES then table.remove(tail, 1) end
@@ -427,20 +356,19 @@ function M.open(options, level)
       .. tostring(perr), { code = perr })
   end
   self.proc = proc
-  self.pid = proc:pid()
+  self.raw = proc.raw -- the hot path writes tool results through it
+  self.pid = proc.pid
   open_sessions[self] = true
   self.state = "running"
   -- initialize goes first; its answer is the readiness signal
-  self.init_id = new_request_id(self)
-  local pending = self.pending
-  pending[self.init_id] = function(response, err)
-    self.init_response = response
+  local id, err = self.peer:start("initialize", initialize_request(self), function(body, err)
+    self.init_response, self.init_error = body, err
+    self.ready:set()
+  end)
+  if not id then
     self.init_error = err
     self.ready:set()
   end
-  local request = initialize_request(self)
-  request.subtype = "initialize"
-  write(self, { type = "control_request", request_id = self.init_id, request = request })
   return self
 end
 
@@ -461,12 +389,14 @@ function Session:wait_ready(timeout)
         .. tostring(err and err.message or "timed out"))
     end
   end
-  if self.init_error then return nil, self.init_error end
-  local response = self.init_response
-  if response.subtype == "error" then
-    return nil, errors.new("control", "initialize failed: " .. tostring(response.error))
+  local err = self.init_error
+  if errors.is(err, "control") then
+    return nil, errors.new("control", "initialize failed: " .. tostring(err.remote_message),
+      { response = err.response })
+  elseif err then
+    return nil, err
   end
-  self.server_info_table = response.response or {}
+  self.server_info_table = self.init_response
   return self.server_info_table
 end
 
@@ -618,57 +548,42 @@ end
 --- Waits for the CLI to exit.
 -- @return exit code, signal | nil, timeout error
 function Session:wait(timeout)
-  local ok, err = self.exited_event:wait(timeout)
-  if not ok then return nil, err end
-  return self.exit_code, self.exit_signal
+  return self.proc:wait(timeout)
 end
 
---- Ends the session: closes the CLI's input, gives it `grace` seconds to
--- exit (it flushes its transcript), then SIGTERM, then SIGKILL. Idempotent;
--- also the `<close>` handler. Never raises.
+--- Ends the session: stops a turn still running, closes the CLI's input,
+-- gives it `grace` seconds to exit (it flushes its transcript), then SIGTERM,
+-- then SIGKILL. Idempotent; also the `<close>` handler. Never raises.
 function Session:close(grace)
   if self.closed then return end
   self.closed = true
   self.closing = true
   open_sessions[self] = nil
   grace = grace or self.options.close_timeout or DEFAULT_CLOSE_GRACE
-  if self.proc then
-    if not self.exited then
-      -- A turn still running would be finished first (and paid for): stop it,
-      -- by the control protocol, or by SIGINT (the CLI treats it the same way)
-      -- when its input is already closed.
-      if self.results < self.prompts then
-        if not self.error and not self.stdin_closed then
-          write(self, { type = "control_request", request_id = new_request_id(self),
-            request = { subtype = "interrupt" } })
-        else
-          pcall(self.proc.kill, self.proc, "int")
-        end
-      end
-      close_stdin(self)
-      -- EOF and the grace period, then SIGTERM, then SIGKILL; pcall: no wait is
-      -- possible from inside a callback, where only the signals are sent
-      for _, step in ipairs { { false, grace }, { "term", 2 }, { "kill", 2 } } do
-        if step[1] then pcall(self.proc.kill, self.proc, step[1]) end
-        pcall(self.wait, self, step[2])
-        if self.exited then break end
+  local proc = self.proc
+  if proc then
+    -- A turn still running would be finished first (and paid for): stop it,
+    -- by the control protocol, or by SIGINT (the CLI treats it the same way)
+    -- when its input is already closed.
+    if not self.exited and self.results < self.prompts then
+      if not self.error and not self.stdin_closed then
+        self.peer:notify("interrupt")
+      else
+        proc:signal("int")
       end
     end
-    self.proc_closed = true
-    self.proc:close()
+    close_stdin(self)
+    self.raw = nil
+    proc:close { eof_grace = grace, term_grace = SIGNAL_GRACE, kill_grace = SIGNAL_GRACE }
   end
-  for id, entry in pairs(self.inbound) do
-    self.inbound[id] = nil
-    entry.ctx.cancelled = true
-    if entry.task then entry.task:cancel("session closed") end
-  end
+  self.peer:close("session closed")
   if self.router then self.router:cancel_all("session closed") end
   if not self.error then self.inbox:close() end
   self.state = "closed"
 end
 Session.__close = function(self) self:close() end
 Session.__gc = function(self)
-  if self.proc and not self.closed then self.proc:close() end
+  if self.proc and not self.closed then self.proc.raw:close() end
 end
 
 --- Closes every session still open (the host does this when the script

@@ -910,6 +910,21 @@ describe("session against the fake CLI", function()
       assert.equal("error", err.response.subtype)
     end)
 
+    it("raises at the caller's line for a bad subtype or timeout", function()
+      local s <close> = connect([[
+        cli:expect_initialize()
+        cli:drain()
+      ]])
+      local ok, err = pcall(function() s:control(42) end)
+      assert.is_false(ok)
+      assert.matches("session_spec.lua:%d+: bad argument #1 to 'control' %(string expected, "
+        .. "got number%)", err)
+      ok, err = pcall(function() s:control("mcp_status", nil, "soon") end)
+      assert.is_false(ok)
+      assert.matches("session_spec.lua:%d+: bad argument #3 to 'control' %(non%-negative "
+        .. "number expected, got soon%)", err)
+    end)
+
     it("does not modify the caller's fields table", function()
       local s <close> = connect([[
         cli:expect_initialize()
