@@ -142,13 +142,17 @@ describe("in-process tools with the real CLI", function()
       { content = calls },
       { content = { text("napped") } },
     } }
-    local log = {}
+    -- Each call waits until all ten have started (or 20 s, which only a
+    -- serial runner would reach): no timing decides the outcome.
+    local log, started, all_started = {}, 0, require("claude.async").event()
     local clock = claude.server("clock", {
-      claude.tool { name = "nap", description = "Sleeps 0.2 s", input_schema = { n = "integer" },
-        annotations = { read_only = true },
+      claude.tool { name = "nap", description = "Waits for its siblings",
+        input_schema = { n = "integer" }, annotations = { read_only = true },
         execute = function(args)
           log[#log + 1] = "start"
-          claude.sleep(0.2)
+          started = started + 1
+          if started == 10 then all_started:set() end
+          all_started:wait(20)
           log[#log + 1] = "end"
           return args.n
         end },
