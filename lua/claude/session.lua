@@ -379,11 +379,27 @@ function M.open(options, level)
     sdk_names = sdk_names,
   }, Session)
   if next(sdk) then
-    -- (request_id, response) or, for a tool call, (request_id, result, rpc_id)
+    -- (request_id, response) or, for a tool call, (request_id, result, rpc_id): the control
+    -- envelope, the JSON-RPC envelope and a text result's CallToolResult are written around
+    -- the values in C, with no Lua table built for them; a value that cannot be encoded
+    -- leaves nothing half-written and raises
+    local HEAD = '{"type":"control_response","response":{"subtype":"success","request_id":'
+    local MCP = ',"response":{"mcp_response":'
+    local RPC = MCP .. '{"jsonrpc":"2.0","id":'
+    local TEXT = ',"result":{"content":[{"type":"text","text":'
     self.mcp_reply = function(request_id, response, rpc_id)
-      if not self.proc_closed then
-        self.proc:write_control_response(request_id, "mcp_response", response, rpc_id)
+      if self.proc_closed then return end
+      local ok, err, kind
+      if rpc_id == nil then
+        ok, err, kind = self.proc:write_pieces(HEAD, request_id, MCP, response, "}}}\n")
+      elseif type(response) == "string" then
+        ok, err, kind = self.proc:write_pieces(HEAD, request_id, RPC, rpc_id, TEXT, response,
+          "}]}}}}}\n")
+      else
+        ok, err, kind = self.proc:write_pieces(HEAD, request_id, RPC, rpc_id, ',"result":',
+          response, "}}}}\n")
       end
+      if not ok and kind == "encode" then error(err, 0) end
     end
     self.router = require("claude.router").new(sdk, {
       notify = function(server_name, message)
