@@ -328,7 +328,7 @@ local function manifests(self)
   for _, name in ipairs(self.sdk_names) do
     local server = self.router:servers()[name]
     local kind, init = core.mcp_dispatch(server, { jsonrpc = "2.0", id = 0, method = "initialize",
-      params = { protocolVersion = "2025-11-25", capabilities = json.object(),
+      params = { protocolVersion = core.MCP_PROTOCOL_VERSION, capabilities = json.object(),
         clientInfo = { name = "claude-code", version = "0" } } })
     if kind ~= "reply" or not init.result then return nil end
     out[name] = { initializeResult = init.result,
