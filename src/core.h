@@ -164,7 +164,8 @@ void claude_stream_init(claude_stream *s, claude_ctx *ctx, void *owner, const ch
 /* The pipe a child's stdio is created on (rh); counts the handle. */
 uv_pipe_t *claude_stream_pipe(claude_stream *s);
 /* Opens fd (pipe, socket, tty or regular file) as rh (which 0) or wh_own
- * (which 1); returns 0 or a libuv error. The stream owns fd from then on. */
+ * (which 1); returns 0, and the stream owns fd from then on, or a libuv
+ * error, and fd is still the caller's. */
 int claude_stream_open_fd(claude_stream *s, int fd, int which);
 /* Makes the stream writable on its write handle (wh_own if open, else rh). */
 void claude_stream_writer(claude_stream *s);

@@ -15,6 +15,7 @@
  * claude.core.Process (process.c) holds three.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,6 +83,7 @@ int claude_stream_open_fd(claude_stream *s, int fd, int which) {
   claude_uv_stream *h = which == 0 ? &s->rh : &s->wh_own;
   uv_loop_t *loop = s->ctx->loop;
   int err;
+  if (fcntl(fd, F_GETFD) < 0) return uv_translate_sys_error(errno);
   switch (uv_guess_handle(fd)) {
     case UV_TTY:
       err = uv_tty_init(loop, &h->tty, fd, which == 0);
@@ -91,7 +93,6 @@ int claude_stream_open_fd(claude_stream *s, int fd, int which) {
       if (err == 0) {
         opened(s, &h->handle);
         err = uv_pipe_open(&h->pipe, fd);
-        if (err != 0) close(fd); /* not adopted by the handle */
         goto done;
       }
       break;
@@ -100,7 +101,6 @@ int claude_stream_open_fd(claude_stream *s, int fd, int which) {
       if (err == 0) {
         opened(s, &h->handle);
         err = uv_tcp_open(&h->tcp, fd);
-        if (err != 0) close(fd);
         goto done;
       }
       break;

@@ -118,7 +118,7 @@ static int start_stream(lua_State *L, stream_obj *o, int err, stream_opts *opts)
 
 /* core.stream_open(fd [, opts]) -> claude.core.Stream | nil, err, code: a
  * pipe, socket, tty or regular file, read and written; the stream owns fd
- * (closing it closes fd). opts: { mode = "lines"|"json", on_line = fn,
+ * (closing it closes fd), unless opening fails. opts: { mode = "lines"|"json", on_line = fn,
  * max_line = n }; on_line gets each line (or decoded value), nil, err, line,
  * kind for a bad one ("json", "overflow", "read"), and no arguments at EOF. */
 static int l_stream_open(lua_State *L) {
@@ -146,14 +146,8 @@ static int l_stdio(lua_State *L) {
   in = dup(0);
   out = dup(1);
   if (in < 0 || out < 0) err = uv_translate_sys_error(errno);
-  if (err == 0) {
-    err = claude_stream_open_fd(&o->io, in, 0);
-    in = -1;
-  }
-  if (err == 0) {
-    err = claude_stream_open_fd(&o->io, out, 1);
-    out = -1;
-  }
+  if (err == 0 && (err = claude_stream_open_fd(&o->io, in, 0)) == 0) in = -1;
+  if (err == 0 && (err = claude_stream_open_fd(&o->io, out, 1)) == 0) out = -1;
   if (in >= 0) close(in);
   if (out >= 0) close(out);
   return start_stream(L, o, err, &opts);
