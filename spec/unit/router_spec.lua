@@ -511,8 +511,8 @@ describe("the MCP router", function()
         core.MCP_PROTOCOL_VERSIONS)
       assert.equal(core.MCP_PROTOCOL_VERSIONS[#core.MCP_PROTOCOL_VERSIONS],
         core.MCP_PROTOCOL_VERSION)
-      local _, init = dispatch(full, req(1, "initialize", { protocolVersion = "1999-01-01" }))
-      assert.equal(core.MCP_PROTOCOL_VERSION, init.result.protocolVersion)
+      local _, answer = dispatch(full, req(1, "initialize", { protocolVersion = "1999-01-01" }))
+      assert.equal(core.MCP_PROTOCOL_VERSION, answer.result.protocolVersion)
       assert.same({ "debug", "info", "notice", "warning", "error", "critical", "alert",
         "emergency" }, core.LOG_LEVELS)
       for _, level in ipairs(core.LOG_LEVELS) do
