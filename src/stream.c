@@ -455,15 +455,15 @@ int claude_stream_write_json(lua_State *L, claude_stream *s, int idx) {
 int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first) {
   int top = lua_gettop(L), i;
   size_t start;
-  for (i = first; i <= top; i += 2) luaL_checktype(L, i, LUA_TSTRING); /* misuse: raise */
   if (!s->writable) return push_closed(L, s);
   start = s->wlen;
   for (i = first; i <= top; i++) {
     if (((i - first) & 1) == 0) {
       size_t len;
-      const char *raw = lua_tolstring(L, i, &len);
-      if (!append_out(s, raw, len)) {
+      const char *raw = lua_type(L, i) == LUA_TSTRING ? lua_tolstring(L, i, &len) : NULL;
+      if (raw == NULL || !append_out(s, raw, len)) {
         s->wlen = start;
+        if (raw == NULL) return luaL_typeerror(L, i, "string"); /* misuse */
         return luaL_error(L, "out of memory");
       }
     } else if (!claude_json_encode_append(L, i, &s->wbuf, &s->wlen, &s->wcap)) {

@@ -387,6 +387,7 @@ function M.open(options, level)
     local MCP = ',"response":{"mcp_response":'
     local RPC = MCP .. '{"jsonrpc":"2.0","id":'
     local TEXT = ',"result":{"content":[{"type":"text","text":'
+    local type = type
     self.mcp_reply = function(request_id, response, rpc_id)
       if self.proc_closed then return end
       local ok, err, kind
