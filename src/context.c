@@ -89,6 +89,13 @@ static int ctx_gc(lua_State *L) {
   return 0;
 }
 
+static int ctx_tostring(lua_State *L) {
+  claude_ctx *ctx = *(claude_ctx **)lua_touserdata(L, 1);
+  if (ctx == NULL) lua_pushliteral(L, "claude.core.Context (closed)");
+  else lua_pushfstring(L, "claude.core.Context (%d handles)", ctx->live_handles);
+  return 1;
+}
+
 static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   claude_ctx **box = (claude_ctx **)lua_newuserdatauv(L, sizeof(*box), 0);
   claude_ctx *ctx = (claude_ctx *)calloc(1, sizeof(*ctx));
@@ -113,9 +120,11 @@ static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   ctx->defer_ref = LUA_NOREF;
   ctx->objects.next = ctx->objects.prev = &ctx->objects;
   ctx->pdeathsig = access("/usr/bin/setpriv", X_OK) == 0;
-  if (luaL_newmetatable(L, "claude.Context")) {
+  if (luaL_newmetatable(L, "claude.core.Context")) {
     lua_pushcfunction(L, ctx_gc);
     lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, ctx_tostring);
+    lua_setfield(L, -2, "__tostring");
   }
   lua_setmetatable(L, -2);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &CTX_KEY);
