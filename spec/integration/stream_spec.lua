@@ -101,6 +101,38 @@ describe("streams", function()
     assert.equal("claude.core.Stream (reading, writable)", p:read_stderr_line(5))
   end)
 
+  it("run over a TCP connection given as a descriptor", function()
+    -- node echoes what it reads in upper case and ends when we end; bash connects fd 3
+    local server <close> = assert(process.spawn { "node", args = { "-e", [[
+      const srv = require("net").createServer((c) => {
+        c.on("data", (d) => c.write(d.toString().toUpperCase()));
+        c.on("end", () => { c.end(); srv.close(); });
+      });
+      srv.listen(0, "127.0.0.1", () => console.log(srv.address().port));
+    ]] }, stdout = "lines" })
+    local port = assert(tonumber(server:read_line(10)))
+    local script = [[
+      local core = require "claude.core"
+      local s
+      s = assert(core.stream_open(3, { on_line = function(line)
+        if line then io.write(line, "\n") else s:close() end
+      end }))
+      io.stderr:write(tostring(s), "\n")
+      assert(s:write("hello\n"))
+      assert(s:write_pieces('{"n":', 1, ',"v":', { "x" }, '}\n'))
+      s:close_write()
+      core.run("default")
+      io.stderr:write(core.stats().objects.stream or 0, " streams left\n")
+    ]]
+    local code, out, err = harness.sh("bash -c " .. harness.quote(
+      'exec 3<>/dev/tcp/127.0.0.1/' .. port .. ' && exec "$0" -e "$1"') .. " "
+      .. harness.quote(harness.claudelua) .. " " .. harness.quote(script))
+    assert.equal(0, code, err)
+    assert.equal('HELLO\n{"N":1,"V":["X"]}\n', out)
+    assert.equal("claude.core.Stream (reading, writable)\n0 streams left\n", err)
+    assert.same({ 0, 0 }, { server:wait(10) })
+  end)
+
   it("say what is wrong with a descriptor or an option", function()
     local s, err, code = core.stream_open(987)
     assert.is_nil(s)
