@@ -203,7 +203,7 @@ static int sobj_tostring(lua_State *L) {
   stream_obj *o = *check_box(L);
   if (o == NULL) lua_pushliteral(L, "claude.core.Stream (closed)");
   else lua_pushfstring(L, "claude.core.Stream (%s, %s)",
-                       o->io.eof ? "read ended" : "reading",
+                       o->io.mode == 0 ? "not reading" : o->io.eof ? "read ended" : "reading",
                        o->io.writable ? "writable" : "write ended");
   return 1;
 }
