@@ -17,7 +17,11 @@ static void ignore_sigpipe(void) {
 int luaopen_claude_core(lua_State *L) {
   ignore_sigpipe();
   lua_newtable(L);
-  claude_open_loop(L);
+  claude_open_context(L);
+  claude_open_timer(L);
+  claude_open_signal(L);
+  claude_open_os(L);
+  claude_open_stream(L);
   claude_open_process(L);
   claude_open_json(L);
   claude_open_router(L);

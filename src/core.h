@@ -47,7 +47,7 @@ typedef struct claude_ctx {
   int defer_ref;          /* Lua list of deferred functions, or LUA_NOREF */
 } claude_ctx;
 
-/* loop.c */
+/* context.c */
 claude_ctx *claude_ctx_get(lua_State *L);
 void claude_object_link(claude_ctx *ctx, claude_handle *h, const char *kind,
                         claude_teardown_fn teardown);
@@ -59,7 +59,14 @@ void claude_unref(claude_ctx *ctx, int *ref);
 lua_State *claude_cb_state(claude_ctx *ctx);
 int claude_pcall(claude_ctx *ctx, lua_State *L, int nargs);
 int claude_push_uv_error(lua_State *L, int err);
-void claude_open_loop(lua_State *L);
+void claude_new_class(lua_State *L, const char *name, const luaL_Reg *meta,
+                      const luaL_Reg *methods);
+void claude_open_context(lua_State *L);
+
+/* timer.c, signal.c, os.c */
+void claude_open_timer(lua_State *L);
+void claude_open_signal(lua_State *L);
+void claude_open_os(lua_State *L);
 
 /* process.c */
 void claude_open_process(lua_State *L);
@@ -77,7 +84,7 @@ int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, si
 /* router.c */
 void claude_open_router(lua_State *L);
 
-/* Line framing over a growing buffer (jsonl.c). */
+/* Line framing over a growing buffer (lines.c). */
 typedef struct claude_lines {
   char *data;
   size_t len;       /* bytes held */
@@ -102,5 +109,82 @@ int claude_lines_next(claude_lines *lb, const char **line, size_t *len);
 int claude_lines_rest(claude_lines *lb, const char **line, size_t *len);
 
 #define CLAUDE_DEFAULT_MAX_LINE ((size_t)64 * 1024 * 1024)
+
+/* stream.c: one byte stream over libuv, whatever carries it (a child's
+ * pipe, a socket, the host's own stdin/stdout, a regular file): framed
+ * reading into Lua callbacks and coalesced writing. It is embedded in the
+ * object that owns it (a claude.core.Process holds three, a
+ * claude.core.Stream one), which is told when each of its handles closed. */
+typedef union claude_uv_stream {
+  uv_handle_t handle;
+  uv_stream_t stream;
+  uv_pipe_t pipe;
+  uv_tcp_t tcp;
+  uv_tty_t tty;
+  uv_idle_t idle; /* reads a regular file: there is no readiness to wait for */
+} claude_uv_stream;
+
+enum { CLAUDE_READ_LINES = 1, CLAUDE_READ_JSON };
+
+typedef struct claude_stream claude_stream;
+typedef void (*claude_stream_fn)(claude_stream *s);
+
+struct claude_stream {
+  claude_ctx *ctx;
+  void *owner;
+  claude_stream_fn on_closed; /* one of its handles closed (may free the owner) */
+  claude_stream_fn on_ended;  /* reading ended, after the EOF callback */
+  const char *name;           /* for messages: "stdin", "stream" */
+  int handles;                /* handles of this stream not yet closed */
+  /* reading */
+  claude_uv_stream rh; /* read handle (also the write handle unless wh says) */
+  int r_open;          /* rh initialised and not yet closed */
+  int r_file;          /* rh is an idle handle reading r_fd with read(2) */
+  int r_fd;
+  int mode;            /* CLAUDE_READ_LINES or _JSON; 0: not reading */
+  int eof;             /* no more data will come (also: never read) */
+  int cb_ref;
+  claude_lines lines;
+  /* writing */
+  uv_stream_t *wh;     /* &rh.stream, &wh_own.stream, or NULL (w_fd, or none) */
+  claude_uv_stream wh_own;
+  int w_open;          /* wh_own initialised and not yet closed */
+  int w_fd;            /* >= 0: a regular file, written with write(2) */
+  int writable;        /* accepts writes */
+  int wdone;           /* writing ended (shut down, or never wrote) */
+  char *wbuf;          /* coalesced bytes, flushed before the loop waits */
+  size_t wlen, wcap;
+  uv_prepare_t flush;
+  int flush_open;
+  uv_shutdown_t shutdown;
+};
+
+void claude_stream_init(claude_stream *s, claude_ctx *ctx, void *owner, const char *name,
+                        claude_stream_fn on_closed, claude_stream_fn on_ended);
+/* The pipe a child's stdio is created on (rh); counts the handle. */
+uv_pipe_t *claude_stream_pipe(claude_stream *s);
+/* Opens fd (pipe, socket, tty or regular file) as rh (which 0) or wh_own
+ * (which 1); returns 0, and the stream owns fd from then on, or a libuv
+ * error, and fd is still the caller's. */
+int claude_stream_open_fd(claude_stream *s, int fd, int which);
+/* Makes the stream writable on its write handle (wh_own if open, else rh). */
+void claude_stream_writer(claude_stream *s);
+/* Starts reading rh: every line (or JSON value) goes to the function cb_ref. */
+void claude_stream_read_start(claude_stream *s, int mode, int cb_ref, size_t max_line);
+/* Reading ends here: what is held is delivered, then EOF (idempotent). */
+void claude_stream_end(claude_stream *s);
+/* Ends writing once the queued bytes are gone (uv_shutdown). */
+void claude_stream_close_write(claude_stream *s);
+/* Closes every handle now (queued writes are dropped) and drops the callback. */
+void claude_stream_close(claude_stream *s);
+/* Frees the buffers once the handles are closed. */
+void claude_stream_free(claude_stream *s);
+size_t claude_stream_queue_size(claude_stream *s);
+/* The writing methods' bodies: each returns its Lua results (true, or the
+ * fail triple). */
+int claude_stream_write(lua_State *L, claude_stream *s, int idx);
+int claude_stream_write_json(lua_State *L, claude_stream *s, int idx);
+int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first);
+void claude_open_stream(lua_State *L);
 
 #endif

@@ -1,12 +1,13 @@
 /*
  * process.c -- child processes with piped stdio.
  *
- * A claude.Process owns a uv_process_t and up to three pipes. Output is framed
- * into lines (or decoded JSON values) in C and handed to Lua callbacks; the
- * exit callback runs only after the child has exited *and* every output pipe
- * has reached EOF, so no output is ever lost to the exit race. Children run in
- * their own process group and, where util-linux's setpriv exists, get a
- * parent-death signal, so they never outlive the host.
+ * A claude.core.Process owns a uv_process_t and three streams (stream.c):
+ * stdin is written, stdout and stderr are read as lines (or decoded JSON
+ * values) handed to Lua callbacks. The exit callback runs only after the
+ * child has exited *and* every output stream has reached EOF, so no output is
+ * ever lost to the exit race. Children run in their own process group and,
+ * where util-linux's setpriv exists, get a parent-death signal, so they never
+ * outlive the host; kill signals the group.
  */
 #include <pwd.h>
 #include <signal.h>
@@ -18,27 +19,16 @@
 
 #define MT_PROCESS "claude.core.Process"
 
-enum { OUT_LINES, OUT_JSON, OUT_INHERIT, OUT_IGNORE };
+enum { OUT_LINES, OUT_JSON, OUT_INHERIT, OUT_IGNORE }; /* the order of opt_mode's names */
 
 typedef struct proc_obj proc_obj;
-
-typedef struct out_stream {
-  uv_pipe_t pipe;
-  proc_obj *proc;
-  claude_lines lines;
-  int cb_ref;
-  int mode;
-  int open; /* pipe handle initialised and not yet closed */
-  int eof;  /* no more data will come */
-} out_stream;
 
 struct proc_obj {
   claude_handle hdr;
   proc_obj **box; /* the userdata pointing here, or NULL once collected */
   uv_process_t handle;
-  uv_pipe_t in;
-  out_stream out, err;
-  int in_open, proc_open, handles;
+  claude_stream in, out, err;
+  int proc_open, handles; /* handles of the process itself (not its streams) */
   int exited, finished;
   int64_t exit_status;
   int term_signal;
@@ -48,34 +38,21 @@ struct proc_obj {
   uint64_t eof_grace_ms; /* after exit, how long to wait for EOF (0: forever) */
   uv_timer_t grace_timer;
   int grace_open;
-  /* Writes are coalesced: bytes wait here and go out in one write when the
-   * loop is about to wait for I/O (a prepare handle), so 64 answers written
-   * in one turn of the loop cost one system call, not 64. */
-  char *wbuf;
-  size_t wlen, wcap;
-  uv_prepare_t flush;
-  int flush_open;
-  int in_writable;         /* stdin accepts writes (not closed or closing) */
-  uv_shutdown_t shutdown;  /* stdin's EOF, after the queued writes */
 };
-
-typedef struct write_req {
-  uv_write_t req;
-  char data[];
-} write_req;
-
-#define DIRECT_WRITE ((size_t)64 * 1024) /* larger writes skip the buffer */
 
 /* ------------------------------------------------------------------------- */
 
 static void proc_free_if_done(proc_obj *p) {
-  if (p->handles == 0 && p->box == NULL) {
-    claude_lines_free(&p->out.lines);
-    claude_lines_free(&p->err.lines);
-    free(p->wbuf);
+  if (p->handles == 0 && p->in.handles == 0 && p->out.handles == 0 && p->err.handles == 0 &&
+      p->box == NULL) {
+    claude_stream_free(&p->in);
+    claude_stream_free(&p->out);
+    claude_stream_free(&p->err);
     free(p);
   }
 }
+
+static void stream_closed(claude_stream *s) { proc_free_if_done((proc_obj *)s->owner); }
 
 static void handle_closed(uv_handle_t *h) {
   proc_obj *p = (proc_obj *)h->data;
@@ -90,22 +67,13 @@ static void close_handle(proc_obj *p, uv_handle_t *h, int *open) {
   uv_close(h, handle_closed);
 }
 
-static void release_refs(proc_obj *p) {
-  claude_ctx *ctx = p->hdr.ctx;
-  claude_unref(ctx, &p->out.cb_ref);
-  claude_unref(ctx, &p->err.cb_ref);
-  claude_unref(ctx, &p->exit_ref);
-}
-
 /* Runs the exit callback once the child exited and its output ended. */
 static void maybe_finish(proc_obj *p) {
   claude_ctx *ctx = p->hdr.ctx;
   if (p->finished || !p->exited || !p->out.eof || !p->err.eof) return;
   p->finished = 1;
-  p->in_writable = 0;
-  close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
+  claude_stream_close(&p->in);
   close_handle(p, (uv_handle_t *)&p->grace_timer, &p->grace_open);
-  close_handle(p, (uv_handle_t *)&p->flush, &p->flush_open);
   claude_object_unlink(&p->hdr);
   if (p->exit_ref != LUA_NOREF && !ctx->closing) {
     lua_State *L = claude_cb_state(ctx);
@@ -118,18 +86,18 @@ static void maybe_finish(proc_obj *p) {
     lua_pushinteger(L, p->term_signal);
     claude_pcall(ctx, L, 2);
   }
-  release_refs(p);
+  claude_unref(ctx, &p->exit_ref);
 }
 
-static void stream_eof(out_stream *s);
+static void output_ended(claude_stream *s) { maybe_finish((proc_obj *)s->owner); }
 
 /* The grace after exit ran out: a grandchild still holds a pipe open. What
  * was written so far has been read; end the streams there. */
 static void grace_expired(uv_timer_t *t) {
   proc_obj *p = (proc_obj *)t->data;
   close_handle(p, (uv_handle_t *)&p->grace_timer, &p->grace_open);
-  if (!p->out.eof) stream_eof(&p->out);
-  if (!p->err.eof) stream_eof(&p->err);
+  claude_stream_end(&p->out);
+  claude_stream_end(&p->err);
 }
 
 static void on_exit_cb(uv_process_t *h, int64_t status, int term_signal) {
@@ -147,158 +115,6 @@ static void on_exit_cb(uv_process_t *h, int64_t status, int term_signal) {
     uv_timer_start(&p->grace_timer, grace_expired, p->eof_grace_ms, 0);
   }
   maybe_finish(p);
-}
-
-/* ---- output ------------------------------------------------------------- */
-
-typedef struct deliver_args {
-  out_stream *s;
-  const char *data;
-  size_t len;
-  const char *err;
-  const char *code;
-} deliver_args;
-
-/* Pushes the callback's arguments for one line: the line, or its decoded
- * value, or nil, message, line, "json" when it is not JSON. Returns how many. */
-static int push_line(lua_State *L, out_stream *s, const char *line, size_t len) {
-  if (s->mode != OUT_JSON) {
-    lua_pushlstring(L, line, len);
-    return 1;
-  }
-  if (claude_json_decode_push(L, line, len)) return 1;
-  lua_pushlstring(L, line, len); /* after nil, message */
-  lua_pushliteral(L, "json");
-  return 4;
-}
-
-/* Protected: pushes a line, an error or EOF and calls the callback. */
-static int deliver_p(lua_State *L) {
-  deliver_args *a = (deliver_args *)lua_touserdata(L, 1);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, a->s->cb_ref);
-  if (a->err != NULL) {
-    luaL_pushfail(L);
-    lua_pushstring(L, a->err);
-    lua_pushnil(L);
-    lua_pushstring(L, a->code);
-    lua_call(L, 4, 0);
-  } else if (a->data == NULL) {
-    lua_call(L, 0, 0); /* EOF */
-  } else {
-    lua_call(L, push_line(L, a->s, a->data, a->len), 0);
-  }
-  return 0;
-}
-
-static void deliver(out_stream *s, const char *data, size_t len, const char *err,
-                    const char *code) {
-  claude_ctx *ctx = s->proc->hdr.ctx;
-  lua_State *L;
-  deliver_args a;
-  if (s->cb_ref == LUA_NOREF || ctx->closing) return;
-  a.s = s;
-  a.data = data;
-  a.len = len;
-  a.err = err;
-  a.code = code;
-  L = claude_cb_state(ctx);
-  lua_pushcfunction(L, deliver_p);
-  lua_pushlightuserdata(L, &a);
-  claude_pcall(ctx, L, 1);
-}
-
-/* Pushes the callback's arguments for a line too long: nil, message, nil,
- * "overflow". */
-static int push_overflow(lua_State *L, out_stream *s, size_t seen) {
-  luaL_pushfail(L);
-  lua_pushfstring(L, "line exceeds the limit of %I bytes (%I bytes so far)",
-                  (lua_Integer)s->lines.max_line, (lua_Integer)seen);
-  lua_pushnil(L);
-  lua_pushliteral(L, "overflow");
-  return 4;
-}
-
-/* Protected: hands every complete line held to the callback, one call each,
- * in one protected call for the whole read. Stops when the callback closed
- * the stream. */
-static int deliver_lines_p(lua_State *L) {
-  out_stream *s = (out_stream *)lua_touserdata(L, 1);
-  claude_ctx *ctx = s->proc->hdr.ctx;
-  const char *line = NULL;
-  size_t len;
-  int kind;
-  while (s->open && !ctx->closing &&
-         (kind = claude_lines_next(&s->lines, &line, &len)) != CLAUDE_LINE_NONE) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, s->cb_ref);
-    lua_call(L, kind == CLAUDE_LINE_OVERFLOW ? push_overflow(L, s, len)
-                                             : push_line(L, s, line, len), 0);
-  }
-  return 0;
-}
-
-/* Delivers the complete lines held; an error in one callback is reported
- * (claude_pcall) and the lines after it are still delivered. */
-static void deliver_lines(out_stream *s) {
-  claude_ctx *ctx = s->proc->hdr.ctx;
-  if (s->cb_ref == LUA_NOREF || ctx->closing) { /* nobody listens: drop them */
-    const char *line;
-    size_t len;
-    while (claude_lines_next(&s->lines, &line, &len) != CLAUDE_LINE_NONE) {
-    }
-    return;
-  }
-  for (;;) {
-    lua_State *L = claude_cb_state(ctx);
-    lua_pushcfunction(L, deliver_lines_p);
-    lua_pushlightuserdata(L, s);
-    if (claude_pcall(ctx, L, 1) == LUA_OK || !s->open || ctx->closing) return;
-  }
-}
-
-/* Every handle's data is its proc_obj; the pipe tells which stream. */
-static out_stream *stream_of(uv_handle_t *h) {
-  proc_obj *p = (proc_obj *)h->data;
-  return h == (uv_handle_t *)&p->out.pipe ? &p->out : &p->err;
-}
-
-static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-  out_stream *s = stream_of(h);
-  char *base;
-  size_t len;
-  claude_lines_space(&s->lines, suggested, &base, &len);
-  *buf = uv_buf_init(base, (unsigned int)(len > 0x40000000u ? 0x40000000u : len));
-}
-
-static void stream_eof(out_stream *s) {
-  proc_obj *p = s->proc;
-  if (s->eof) return;
-  s->eof = 1;
-  if (s->open) {
-    const char *rest;
-    size_t len;
-    uv_read_stop((uv_stream_t *)&s->pipe);
-    deliver_lines(s);
-    if (claude_lines_rest(&s->lines, &rest, &len)) deliver(s, rest, len, NULL, NULL);
-    claude_lines_free(&s->lines);
-    deliver(s, NULL, 0, NULL, NULL);
-    close_handle(p, (uv_handle_t *)&s->pipe, &s->open);
-  }
-  maybe_finish(p);
-}
-
-static void read_cb(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
-  out_stream *s = stream_of((uv_handle_t *)stream);
-  (void)buf;
-  if (nread > 0) {
-    claude_lines_feed(&s->lines, (size_t)nread);
-    deliver_lines(s);
-  } else if (nread == UV_ENOBUFS) {
-    deliver(s, NULL, 0, "out of memory for the line buffer", "read");
-    stream_eof(s);
-  } else if (nread < 0) {
-    if (nread != UV_EOF) deliver(s, NULL, 0, uv_strerror((int)nread), "read");
-    stream_eof(s);
-  }
 }
 
 /* ---- spawning ----------------------------------------------------------- */
@@ -394,36 +210,25 @@ static void proc_teardown(claude_handle *h) {
    * been reused while any member lives. */
   if (p->pid > 0 && p->group) uv_kill(-p->pid, SIGKILL);
   else if (!p->exited && p->pid > 0) uv_kill(p->pid, SIGKILL);
-  release_refs(p);
+  claude_unref(h->ctx, &p->exit_ref);
   p->finished = 1;
-  p->in_writable = 0;
-  close_handle(p, (uv_handle_t *)&p->flush, &p->flush_open);
-  close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
-  close_handle(p, (uv_handle_t *)&p->out.pipe, &p->out.open);
-  close_handle(p, (uv_handle_t *)&p->err.pipe, &p->err.open);
+  claude_stream_close(&p->in);
+  claude_stream_close(&p->out);
+  claude_stream_close(&p->err);
   close_handle(p, (uv_handle_t *)&p->handle, &p->proc_open);
   close_handle(p, (uv_handle_t *)&p->grace_timer, &p->grace_open);
 }
 
-static void setup_output(claude_ctx *ctx, proc_obj *p, out_stream *s, int mode,
-                         uv_stdio_container_t *c, int fd) {
-  s->proc = p;
-  s->mode = mode;
-  s->cb_ref = LUA_NOREF;
+/* Sets up stdout or stderr: a pipe read as lines or JSON (reading starts
+ * after the spawn), the host's own descriptor, or nothing. */
+static void setup_output(claude_stream *s, int mode, uv_stdio_container_t *c, int fd) {
   if (mode == OUT_LINES || mode == OUT_JSON) {
-    uv_pipe_init(ctx->loop, &s->pipe, 0);
-    s->pipe.data = p;
-    s->open = 1;
-    p->handles++;
-    claude_handle_opened(ctx);
     c->flags = (uv_stdio_flags)(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
-    c->data.stream = (uv_stream_t *)&s->pipe;
+    c->data.stream = (uv_stream_t *)claude_stream_pipe(s);
   } else if (mode == OUT_INHERIT) {
-    s->eof = 1;
     c->flags = UV_INHERIT_FD;
     c->data.fd = fd;
   } else {
-    s->eof = 1;
     c->flags = UV_IGNORE;
   }
 }
@@ -431,7 +236,7 @@ static void setup_output(claude_ctx *ctx, proc_obj *p, out_stream *s, int mode,
 /* core.spawn_process{ file, args=, env=, cwd=, stdin="pipe"|"ignore"|"inherit",
  *   stdout=, stderr= ("lines"|"json"|"inherit"|"ignore"), on_stdout=, on_stderr=,
  *   on_exit=, max_line=, group=true, pdeathsig=true, eof_grace=seconds }
- *   -> claude.Process
+ *   -> claude.core.Process
  *   | nil, err, code */
 static int l_spawn_process(lua_State *L) {
   static const char *const setpriv[] = {"/usr/bin/setpriv", "--pdeathsig", "TERM", "--"};
@@ -442,7 +247,7 @@ static int l_spawn_process(lua_State *L) {
   proc_obj *p;
   const char *file, *in_mode;
   size_t max_line;
-  int err, use_setpriv, args_idx = 0;
+  int err, use_setpriv, args_idx = 0, out_mode, err_mode;
   char **argv;
 
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -498,31 +303,24 @@ static int l_spawn_process(lua_State *L) {
   lua_getfield(L, 1, "eof_grace");
   p->eof_grace_ms = (uint64_t)(luaL_optnumber(L, -1, 0) * 1000.0 + 0.5);
   lua_pop(L, 1);
-  claude_lines_init(&p->out.lines, max_line);
-  claude_lines_init(&p->err.lines, max_line);
+  claude_stream_init(&p->in, ctx, p, "stdin", stream_closed, NULL);
+  claude_stream_init(&p->out, ctx, p, "stdout", stream_closed, output_ended);
+  claude_stream_init(&p->err, ctx, p, "stderr", stream_closed, output_ended);
 
   if (strcmp(in_mode, "pipe") == 0) {
-    uv_pipe_init(ctx->loop, &p->in, 0);
-    p->in.data = p;
-    p->in_open = 1;
-    p->handles++;
-    claude_handle_opened(ctx);
     stdio[0].flags = (uv_stdio_flags)(UV_CREATE_PIPE | UV_READABLE_PIPE);
-    stdio[0].data.stream = (uv_stream_t *)&p->in;
-    p->in_writable = 1;
-    uv_prepare_init(ctx->loop, &p->flush);
-    p->flush.data = p;
-    p->flush_open = 1;
-    p->handles++;
-    claude_handle_opened(ctx);
+    stdio[0].data.stream = (uv_stream_t *)claude_stream_pipe(&p->in);
+    claude_stream_writer(&p->in);
   } else if (strcmp(in_mode, "inherit") == 0) {
     stdio[0].flags = UV_INHERIT_FD;
     stdio[0].data.fd = 0;
   } else {
     stdio[0].flags = UV_IGNORE;
   }
-  setup_output(ctx, p, &p->out, opt_mode(L, 1, "stdout", "lines"), &stdio[1], 1);
-  setup_output(ctx, p, &p->err, opt_mode(L, 1, "stderr", "inherit"), &stdio[2], 2);
+  out_mode = opt_mode(L, 1, "stdout", "lines");
+  err_mode = opt_mode(L, 1, "stderr", "inherit");
+  setup_output(&p->out, out_mode, &stdio[1], 1);
+  setup_output(&p->err, err_mode, &stdio[2], 2);
   claude_object_link(ctx, &p->hdr, "process", proc_teardown);
   p->box = box;
   *box = p;
@@ -547,15 +345,11 @@ static int l_spawn_process(lua_State *L) {
   p->handles++;
   claude_handle_opened(ctx);
   p->pid = p->handle.pid;
-  p->out.cb_ref = opt_callback(ctx, L, 1, "on_stdout");
-  p->err.cb_ref = opt_callback(ctx, L, 1, "on_stderr");
+  claude_stream_read_start(&p->out, out_mode == OUT_JSON ? CLAUDE_READ_JSON : CLAUDE_READ_LINES,
+                           opt_callback(ctx, L, 1, "on_stdout"), max_line);
+  claude_stream_read_start(&p->err, err_mode == OUT_JSON ? CLAUDE_READ_JSON : CLAUDE_READ_LINES,
+                           opt_callback(ctx, L, 1, "on_stderr"), max_line);
   p->exit_ref = opt_callback(ctx, L, 1, "on_exit");
-  if (p->out.open) {
-    uv_read_start((uv_stream_t *)&p->out.pipe, alloc_cb, read_cb);
-  }
-  if (p->err.open) {
-    uv_read_start((uv_stream_t *)&p->err.pipe, alloc_cb, read_cb);
-  }
   return 1;
 }
 
@@ -571,187 +365,23 @@ static proc_obj *check_proc(lua_State *L) {
   return p;
 }
 
-static void write_done(uv_write_t *req, int status) {
-  (void)status; /* a dead reader shows up as the process's exit */
-  free(req);
-}
-
-/* Writes bytes after anything already queued: what the pipe takes now goes
- * at once, the rest is copied into a request libuv finishes later. */
-static int write_now(proc_obj *p, const char *data, size_t len) {
-  uv_stream_t *in = (uv_stream_t *)&p->in;
-  size_t done = 0;
-  write_req *w;
-  uv_buf_t buf;
-  int n;
-  if (uv_stream_get_write_queue_size(in) == 0) {
-    buf = uv_buf_init((char *)data, (unsigned int)len);
-    n = uv_try_write(in, &buf, 1);
-    if (n < 0 && n != UV_EAGAIN) return n;
-    if (n > 0) done = (size_t)n;
-    if (done == len) return 0;
-  }
-  w = (write_req *)malloc(sizeof(*w) + len - done);
-  if (w == NULL) return UV_ENOMEM;
-  memcpy(w->data, data + done, len - done);
-  buf = uv_buf_init(w->data, (unsigned int)(len - done));
-  n = uv_write(&w->req, in, &buf, 1, write_done);
-  if (n != 0) free(w);
-  return n;
-}
-
-/* Sends the coalesced bytes; a big buffer is given back afterwards. */
-static int flush_out(proc_obj *p) {
-  int err = 0;
-  if (p->wlen > 0 && p->in_open) err = write_now(p, p->wbuf, p->wlen);
-  p->wlen = 0;
-  if (p->wcap > 4 * DIRECT_WRITE) {
-    free(p->wbuf);
-    p->wbuf = NULL;
-    p->wcap = 0;
-  }
-  return err;
-}
-
-static void flush_cb(uv_prepare_t *h) {
-  proc_obj *p = (proc_obj *)h->data;
-  uv_prepare_stop(h);
-  flush_out(p);
-}
-
-/* Appends to the coalescing buffer and makes sure a flush is due. */
-static int append_out(proc_obj *p, const char *data, size_t len) {
-  size_t need = p->wlen + len;
-  if (need > p->wcap) {
-    size_t cap = p->wcap ? p->wcap : 4096;
-    char *wbuf;
-    while (cap < need) cap *= 2;
-    wbuf = (char *)realloc(p->wbuf, cap);
-    if (wbuf == NULL) return 0;
-    p->wbuf = wbuf;
-    p->wcap = cap;
-  }
-  memcpy(p->wbuf + p->wlen, data, len);
-  p->wlen += len;
-  if (!uv_is_active((uv_handle_t *)&p->flush)) uv_prepare_start(&p->flush, flush_cb);
-  return 1;
-}
-
-/* Encodes the value at idx onto the end of the write buffer; 0 with the
- * message pushed. */
-static int encode_out(lua_State *L, proc_obj *p, int idx) {
-  return claude_json_encode_append(L, idx, &p->wbuf, &p->wlen, &p->wcap);
-}
-
-/* Queues `len` bytes (plus a newline when `nl`); returns 1 with true
- * pushed, or pushes the fail triple. */
-static int do_write(lua_State *L, proc_obj *p, const char *data, size_t len, int nl) {
-  if (!p->in_writable) {
-    luaL_pushfail(L);
-    lua_pushliteral(L, "stdin is closed");
-    lua_pushliteral(L, "closed");
-    return 3;
-  }
-  if (p->wlen == 0 && len >= DIRECT_WRITE) { /* big: no copy into the buffer */
-    int err = write_now(p, data, len);
-    if (err == 0 && nl) err = write_now(p, "\n", 1);
-    if (err != 0) return claude_push_uv_error(L, err);
-    lua_pushboolean(L, 1);
-    return 1;
-  }
-  if (!append_out(p, data, len) || (nl && !append_out(p, "\n", 1)))
-    return luaL_error(L, "out of memory");
-  lua_pushboolean(L, 1);
-  return 1;
-}
-
 /* p:write(data) -> true | nil, err, code (sent before the loop next waits) */
-static int proc_write(lua_State *L) {
-  proc_obj *p = check_proc(L);
-  size_t len;
-  const char *data = luaL_checklstring(L, 2, &len);
-  return do_write(L, p, data, len, 0);
-}
+static int proc_write(lua_State *L) { return claude_stream_write(L, &check_proc(L)->in, 2); }
 
 /* p:write_json(value): one JSON line, encoded in C */
 static int proc_write_json(lua_State *L) {
-  proc_obj *p = check_proc(L);
-  char *buf;
-  size_t len;
-  int n;
-  luaL_checkany(L, 2);
-  if (!claude_json_encode_buffer(L, 2, &buf, &len)) return lua_error(L);
-  n = do_write(L, p, buf, len, 1);
-  free(buf);
-  return n;
+  return claude_stream_write_json(L, &check_proc(L)->in, 2);
 }
 
-/* p:write_control_response(request_id, key, body [, rpc_id]): the line
- * {"type":"control_response","response":{"subtype":"success",
- *  "request_id":ID,"response":{KEY:BODY}}}, built without Lua tables for the
- * envelope (the answer to every tool call goes this way). With rpc_id, BODY
- * is a JSON-RPC result: {KEY:{"jsonrpc":"2.0","id":RPC_ID,"result":BODY}},
- * and a string BODY is the text of a tool result with one text block. */
-static int proc_write_control_response(lua_State *L) {
-  static const char head[] =
-    "{\"type\":\"control_response\",\"response\":{\"subtype\":\"success\",\"request_id\":";
-  static const char text_result[] = ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":";
-  proc_obj *p = check_proc(L);
-  size_t key_len, start;
-  const char *key = luaL_checklstring(L, 3, &key_len);
-  int wrapped = !lua_isnoneornil(L, 5), text = wrapped && lua_type(L, 4) == LUA_TSTRING;
-  luaL_checkany(L, 4);
-  if (!p->in_writable) {
-    luaL_pushfail(L);
-    lua_pushliteral(L, "stdin is closed");
-    lua_pushliteral(L, "closed");
-    return 3;
-  }
-  /* Written straight onto the end of the write buffer; on any failure the
-   * buffer goes back to where it was, so no half line is ever sent. */
-  start = p->wlen;
-  if (!append_out(p, head, sizeof head - 1)) goto oom;
-  if (!encode_out(L, p, 2)) goto bad_value;
-  if (!append_out(p, ",\"response\":{\"", 14) || !append_out(p, key, key_len) ||
-      !append_out(p, "\":", 2))
-    goto oom;
-  if (wrapped) {
-    if (!append_out(p, "{\"jsonrpc\":\"2.0\",\"id\":", 22)) goto oom;
-    if (!encode_out(L, p, 5)) goto bad_value;
-    if (!(text ? append_out(p, text_result, sizeof text_result - 1)
-               : append_out(p, ",\"result\":", 10)))
-      goto oom;
-  }
-  if (!encode_out(L, p, 4)) goto bad_value;
-  if ((wrapped && !(text ? append_out(p, "}]}}", 4) : append_out(p, "}", 1))) ||
-      !append_out(p, "}}}\n", 4))
-    goto oom;
-  lua_pushboolean(L, 1);
-  return 1;
-bad_value:
-  p->wlen = start;
-  return lua_error(L);
-oom:
-  p->wlen = start;
-  return luaL_error(L, "out of memory");
-}
-
-static void shutdown_cb(uv_shutdown_t *req, int status) {
-  proc_obj *p = (proc_obj *)req->data;
-  (void)status;
-  close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
+/* p:write_pieces(raw1, v1, raw2, v2, ..., rawN) -> true | nil, err, code:
+ * raw strings and JSON-encoded values as one unit, or nothing of it */
+static int proc_write_pieces(lua_State *L) {
+  return claude_stream_write_pieces(L, &check_proc(L)->in, 2);
 }
 
 /* p:close_stdin(): EOF for the child once everything written has gone */
 static int proc_close_stdin(lua_State *L) {
-  proc_obj *p = check_proc(L);
-  if (!p->in_writable) return 0;
-  p->in_writable = 0;
-  flush_out(p);
-  if (uv_is_active((uv_handle_t *)&p->flush)) uv_prepare_stop(&p->flush);
-  p->shutdown.data = p;
-  if (uv_shutdown(&p->shutdown, (uv_stream_t *)&p->in, shutdown_cb) != 0)
-    close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
+  claude_stream_close_write(&check_proc(L)->in);
   return 0;
 }
 
@@ -796,8 +426,7 @@ static int proc_status(lua_State *L) {
 
 static int proc_write_queue_size(lua_State *L) {
   proc_obj *p = check_proc(L);
-  lua_pushinteger(L, p->in_open ? (lua_Integer)(uv_stream_get_write_queue_size(
-                                      (uv_stream_t *)&p->in) + p->wlen) : 0);
+  lua_pushinteger(L, (lua_Integer)claude_stream_queue_size(&p->in));
   return 1;
 }
 
@@ -821,15 +450,15 @@ static int proc_close(lua_State *L) {
 
 static int proc_tostring(lua_State *L) {
   proc_obj *p = *check_box(L);
-  if (p == NULL) lua_pushliteral(L, "claude.Process (closed)");
-  else lua_pushfstring(L, "claude.Process (pid %d, %s)", p->pid,
+  if (p == NULL) lua_pushliteral(L, "claude.core.Process (closed)");
+  else lua_pushfstring(L, "claude.core.Process (pid %d, %s)", p->pid,
                        p->finished ? "finished" : p->exited ? "exited" : "running");
   return 1;
 }
 
 static const luaL_Reg proc_methods[] = {
   {"write", proc_write}, {"write_json", proc_write_json},
-  {"write_control_response", proc_write_control_response}, {"close_stdin", proc_close_stdin},
+  {"write_pieces", proc_write_pieces}, {"close_stdin", proc_close_stdin},
   {"kill", proc_kill}, {"pid", proc_pid}, {"status", proc_status},
   {"write_queue_size", proc_write_queue_size}, {"close", proc_close}, {NULL, NULL}};
 static const luaL_Reg proc_metamethods[] = {
@@ -837,11 +466,7 @@ static const luaL_Reg proc_metamethods[] = {
   {"__index", NULL}, {NULL, NULL}};
 
 void claude_open_process(lua_State *L) {
-  luaL_newmetatable(L, MT_PROCESS);
-  luaL_setfuncs(L, proc_metamethods, 0);
-  luaL_newlib(L, proc_methods);
-  lua_setfield(L, -2, "__index");
-  lua_pop(L, 1);
+  claude_new_class(L, MT_PROCESS, proc_metamethods, proc_methods);
   lua_pushcfunction(L, l_spawn_process);
   lua_setfield(L, -2, "spawn_process");
 }

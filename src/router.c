@@ -4,11 +4,22 @@
  * core.mcp_dispatch(server, message) reads one JSON-RPC message the CLI sent
  * to a claude.Server (lua/claude/tool.lua) and says what to do with it:
  *
- *   "reply", response                     answer at once (results, errors, acks)
+ *   "reply", response                     answer at once (results, errors)
+ *   "ack"                                 a notification, or a response from
+ *                                         the client: nothing to answer
  *   "call", tool, arguments, meta, id     run a tool (tools/call)
  *   "read", resource, uri, params, id     read a resource or template
  *   "prompt", prompt, arguments, id       get a prompt
- *   "cancel", request_id, reason          notifications/cancelled (also ack it)
+ *   "cancel", request_id, reason          notifications/cancelled
+ *
+ * The router says what to do; the transport decides how. The CLI's control
+ * channel wants an answer to every mcp_message, so its user acknowledges
+ * "ack" and "cancel" (lua/claude/router.lua); a plain MCP peer over stdio or
+ * HTTP must get nothing for a notification.
+ *
+ * The protocol's constants live here once and are exported to Lua:
+ * core.MCP_PROTOCOL_VERSIONS (oldest first), core.MCP_PROTOCOL_VERSION (the
+ * newest), core.LOG_LEVELS; core.jsonrpc_error builds an error response.
  *
  * It keeps no state: answers depend on the message and the server only, so
  * the CLI's two connections to one server (with the same JSON-RPC ids) are
@@ -57,9 +68,11 @@ static int get_key(lua_State *L, int idx, enum key k) {
 static const char *const VERSIONS[] = {"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"};
 #define NVERSIONS (sizeof VERSIONS / sizeof VERSIONS[0])
 
-/* MCP log levels (RFC 5424 severities), for logging/setLevel. */
+/* MCP log levels (RFC 5424 severities), least severe first, for
+ * logging/setLevel and the Lua side's ctx.log. */
 static const char *const LOG_LEVELS[] = {"debug", "info", "notice", "warning", "error",
                                          "critical", "alert", "emergency", NULL};
+#define LOG_LEVEL_LIST "debug, info, notice, warning, error, critical, alert, emergency"
 
 /* The requests we serve; notifications are told apart by their missing id. */
 enum method {
@@ -131,20 +144,47 @@ static void push_response(lua_State *L, int has_id) {
   lua_setfield(L, -2, "id");
 }
 
+/* Pushes the error object {code = code, message = <message on top>} in
+ * place of the message. The one builder of JSON-RPC errors. */
+static void push_error_object(lua_State *L, lua_Integer code) {
+  lua_createtable(L, 0, 3);
+  lua_pushinteger(L, code);
+  lua_setfield(L, -2, "code");
+  lua_rotate(L, -2, 1); /* error, message */
+  lua_setfield(L, -2, "message");
+}
+
 /* Pushes "reply" and an error response with a formatted message; returns 2
  * (the number of results). The id is the request's when it has a valid one. */
 static int reply_error(lua_State *L, int has_id, int code, const char *fmt, ...) {
   va_list ap;
   push_response(L, has_id);
-  lua_createtable(L, 0, 3);
-  lua_pushinteger(L, code);
-  lua_setfield(L, -2, "code");
   va_start(ap, fmt);
   lua_pushvfstring(L, fmt, ap);
   va_end(ap);
-  lua_setfield(L, -2, "message");
+  push_error_object(L, code);
   lua_setfield(L, -2, "error");
   return 2;
+}
+
+/* core.jsonrpc_error(id, code, message [, data]) -> {jsonrpc = "2.0", id = id
+ * (json.null when nil), error = {code, message, data}} */
+static int l_jsonrpc_error(lua_State *L) {
+  lua_Integer code = luaL_checkinteger(L, 2);
+  luaL_checkstring(L, 3);
+  lua_settop(L, 4);
+  lua_createtable(L, 0, 3);
+  lua_pushliteral(L, "2.0");
+  lua_setfield(L, -2, "jsonrpc");
+  if (lua_isnil(L, 1)) push_null(L);
+  else lua_pushvalue(L, 1);
+  lua_setfield(L, -2, "id");
+  lua_pushvalue(L, 3);
+  push_error_object(L, code);
+  lua_pushvalue(L, 4);
+  lua_setfield(L, -2, "data");
+  lua_setfield(L, -2, "error");
+  return 1;
 }
 
 /* Pops the result on top and returns "reply", {jsonrpc, id, result}. */
@@ -155,18 +195,11 @@ static int reply_result(lua_State *L) {
   return 2;
 }
 
-/* Returns "reply" and the acknowledgement the TS SDK sends for a
- * notification: {jsonrpc = "2.0", result = {}, id = 0}. */
+/* Returns "ack": nothing to answer (the transport decides whether its peer
+ * wants an acknowledgement anyway). */
 static int reply_ack(lua_State *L) {
-  lua_pushliteral(L, "reply");
-  lua_createtable(L, 0, 3);
-  lua_pushliteral(L, "2.0");
-  lua_setfield(L, -2, "jsonrpc");
-  new_object(L, 0);
-  lua_setfield(L, -2, "result");
-  lua_pushinteger(L, 0);
-  lua_setfield(L, -2, "id");
-  return 2;
+  lua_pushliteral(L, "ack");
+  return 1;
 }
 
 /* Length of the list server[field] (0 when it is missing). Stack unchanged. */
@@ -435,13 +468,12 @@ static int do_set_level(lua_State *L) {
       return reply_result(L);
     }
   }
-  return reply_error(L, 1, -32602, "Invalid params: 'level' must be one of debug, info, "
-                     "notice, warning, error, critical, alert, emergency");
+  return reply_error(L, 1, -32602, "Invalid params: 'level' must be one of %s", LOG_LEVEL_LIST);
 }
 
 /* A notification: notifications/cancelled with a request id gives
  * "cancel", request_id, reason; every other one (and a malformed cancel)
- * gives "reply", ack. */
+ * gives "ack". */
 static int do_notification(lua_State *L, const char *method, size_t len) {
   static const char CANCELLED[] = "notifications/cancelled";
   if (len == sizeof CANCELLED - 1 && memcmp(method, CANCELLED, len) == 0 &&
@@ -488,7 +520,7 @@ static int l_mcp_dispatch(lua_State *L) {
     return reply_error(L, has_id, -32600, "Invalid Request: 'jsonrpc' must be \"2.0\"");
   lua_pop(L, 1);
   if (t != LUA_TSTRING) {
-    /* A response from the client (we send no requests): acknowledge it. */
+    /* A response from the client: nothing to answer. */
     if (t == LUA_TNIL && has_id) {
       lua_getfield(L, MESSAGE, "result");
       lua_getfield(L, MESSAGE, "error");
@@ -526,8 +558,9 @@ static int l_mcp_dispatch(lua_State *L) {
   return reply_error(L, 1, -32601, "Method not found: '%s'", method);
 }
 
-/* Adds mcp_dispatch to the module table on top of the stack; needs the
- * JSON marker metatables (claude_open_json first). */
+/* Adds mcp_dispatch, jsonrpc_error and the protocol's constants to the
+ * module table on top of the stack; needs the JSON marker metatables
+ * (claude_open_json first). */
 void claude_open_router(lua_State *L) {
   int i;
   luaL_getmetatable(L, "claude.json.object");
@@ -541,4 +574,20 @@ void claude_open_router(lua_State *L) {
   }
   lua_pushcclosure(L, l_mcp_dispatch, 3);
   lua_setfield(L, -2, "mcp_dispatch");
+  lua_pushcfunction(L, l_jsonrpc_error);
+  lua_setfield(L, -2, "jsonrpc_error");
+  lua_createtable(L, (int)NVERSIONS, 0);
+  for (i = 0; i < (int)NVERSIONS; i++) {
+    lua_pushstring(L, VERSIONS[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "MCP_PROTOCOL_VERSIONS");
+  lua_pushstring(L, VERSIONS[NVERSIONS - 1]);
+  lua_setfield(L, -2, "MCP_PROTOCOL_VERSION");
+  lua_createtable(L, 8, 0);
+  for (i = 0; LOG_LEVELS[i] != NULL; i++) {
+    lua_pushstring(L, LOG_LEVELS[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  lua_setfield(L, -2, "LOG_LEVELS");
 }

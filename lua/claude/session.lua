@@ -257,7 +257,7 @@ local function manifests(self)
   for _, name in ipairs(self.sdk_names) do
     local server = self.router:servers()[name]
     local kind, init = core.mcp_dispatch(server, { jsonrpc = "2.0", id = 0, method = "initialize",
-      params = { protocolVersion = "2025-11-25", capabilities = json.object(),
+      params = { protocolVersion = core.MCP_PROTOCOL_VERSION, capabilities = json.object(),
         clientInfo = { name = "claude-code", version = "0" } } })
     if kind ~= "reply" or not init.result then return nil end
     out[name] = { initializeResult = init.result,
@@ -311,10 +311,29 @@ function M.open(options, level)
     timeout = options.control_timeout or DEFAULT_CONTROL_TIMEOUT,
   }
   if next(sdk) then
-    -- (request_id, response) or, for a tool call, (request_id, result, rpc_id)
+    -- (request_id, response) or, for a tool call, (request_id, result, rpc_id): the control
+    -- envelope, the JSON-RPC envelope and a text result's CallToolResult are written around
+    -- the values in C, with no Lua table built for them; a value that cannot be encoded
+    -- leaves nothing half-written and raises
+    local HEAD = '{"type":"control_response","response":{"subtype":"success","request_id":'
+    local MCP = ',"response":{"mcp_response":'
+    local RPC = MCP .. '{"jsonrpc":"2.0","id":'
+    local TEXT = ',"result":{"content":[{"type":"text","text":'
+    local type = type
     self.mcp_reply = function(request_id, response, rpc_id)
       local raw = self.raw
-      if raw then raw:write_control_response(request_id, "mcp_response", response, rpc_id) end
+      if not raw then return end
+      local ok, err, kind
+      if rpc_id == nil then
+        ok, err, kind = raw:write_pieces(HEAD, request_id, MCP, response, "}}}\n")
+      elseif type(response) == "string" then
+        ok, err, kind = raw:write_pieces(HEAD, request_id, RPC, rpc_id, TEXT, response,
+          "}]}}}}}\n")
+      else
+        ok, err, kind = raw:write_pieces(HEAD, request_id, RPC, rpc_id, ',"result":',
+          response, "}}}}\n")
+      end
+      if not ok and kind == "encode" then error(err, 0) end
     end
     self.router = require("claude.mcp.router").new(sdk, {
       notify = function(server_name, message)

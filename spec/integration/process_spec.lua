@@ -119,25 +119,26 @@ describe("processes", function()
     assert.matches("boom on a line that is not JSON", reported[1])
   end)
 
-  it("write a control response whole, or nothing of it", function()
+  it("write pieces whole, or nothing of them", function()
     local p <close> = assert(process.spawn { "cat", stdout = "json" })
     local raw = p.raw
-    assert.is_true(raw:write_control_response("r1", "mcp_response", "42", 7))
-    assert.has_error(function()
-      raw:write_control_response("r2", "mcp_response", { f = print }, 8)
-    end, "json: cannot encode a function at $.f")
-    assert.has_error(function() raw:write_control_response("r3", "x", {}, { print }) end,
-      "json: cannot encode a function at $[1]")
-    assert.is_true(raw:write_control_response("r4", "response", { ok = true }))
+    assert.is_true(raw:write_pieces('{"id":', "r1", ',"text":', "42", "}\n"))
+    -- a value that cannot be encoded: nothing of the unit is written, and the error says which
+    assert.same({ nil, "piece 4: json: cannot encode a function at $.f", "encode" },
+      { raw:write_pieces('{"id":', "r2", ',"v":', { f = print }, "}\n") })
+    assert.same({ nil, "piece 2: json: cannot encode a function at $[1]", "encode" },
+      { raw:write_pieces("[", { print }, "]\n") })
+    -- a raw piece that is not a string is misuse
+    assert.has_error(function() raw:write_pieces({}, 1, "\n") end,
+      "bad argument #1 to 'write_pieces' (string expected, got table)")
+    assert.is_true(raw:write_pieces('{"id":', "r4", ',"v":', { ok = true, n = 2 }, "}\n"))
+    assert.is_true(raw:write_pieces('{"only":"raw"}\n'))
     p:close_stdin()
-    local first = p:read_line(5)
-    assert.equal("r1", first.response.request_id)
-    local rpc = first.response.response.mcp_response
-    assert.equal(7, rpc.id)
-    assert.same({ content = { { type = "text", text = "42" } } }, rpc.result)
-    local last = p:read_line(5)
-    assert.equal("r4", last.response.request_id)
-    assert.is_true(last.response.response.response.ok)
+    assert.same({ id = "r1", text = "42" }, p:read_line(5))
+    local v = p:read_line(5)
+    assert.equal("r4", v.id)
+    assert.same({ ok = true, n = 2 }, v.v)
+    assert.same({ only = "raw" }, p:read_line(5))
     assert.is_nil(p:read_line(5))
     p:wait(5)
   end)

@@ -486,6 +486,47 @@ describe("the MCP router", function()
         method = "notifications/cancelled", params = { requestId = "r1" } }) })
     end)
 
+    it("says ack for a notification or a client's response, and writes no answer", function()
+      for _, message in ipairs {
+        note("notifications/initialized"),
+        note("notifications/whatever", { x = 1 }),
+        note("notifications/cancelled"), -- no requestId: nothing to cancel
+        { jsonrpc = "2.0", method = "notifications/cancelled", params = { requestId = {} } },
+        { jsonrpc = "2.0", id = 5, result = {} },
+        { jsonrpc = "2.0", id = 6, error = { code = -1, message = "no" } },
+      } do
+        assert.same({ "ack" }, { dispatch(full, message) })
+      end
+      -- the control channel still answers each (the CLI waits for it)
+      local got = {}
+      router.new { full = full }:handle_async("full", note("notifications/initialized"),
+        function(tag, response) got[#got + 1] = { tag, response } end, "t")
+      assert.equal(1, #got)
+      assert.equal("t", got[1][1])
+      assert.equal(wire('{"jsonrpc":"2.0","result":{},"id":0}'), wire(got[1][2]))
+    end)
+
+    it("exports the protocol versions, the log levels and the error builder", function()
+      assert.same({ "2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25" },
+        core.MCP_PROTOCOL_VERSIONS)
+      assert.equal(core.MCP_PROTOCOL_VERSIONS[#core.MCP_PROTOCOL_VERSIONS],
+        core.MCP_PROTOCOL_VERSION)
+      local _, answer = dispatch(full, req(1, "initialize", { protocolVersion = "1999-01-01" }))
+      assert.equal(core.MCP_PROTOCOL_VERSION, answer.result.protocolVersion)
+      assert.same({ "debug", "info", "notice", "warning", "error", "critical", "alert",
+        "emergency" }, core.LOG_LEVELS)
+      for _, level in ipairs(core.LOG_LEVELS) do
+        local op, r = dispatch(full, req(2, "logging/setLevel", { level = level }))
+        assert.equal("reply", op)
+        assert.is_not_nil(r.result)
+      end
+      assert.equal(wire('{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"bad",'
+        .. '"data":{"uri":"x"}}}'), wire(core.jsonrpc_error(3, -32602, "bad", { uri = "x" })))
+      assert.equal(wire('{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"no"}}'),
+        wire(core.jsonrpc_error(nil, -32700, "no")))
+      assert.has_error(function() core.jsonrpc_error(1, "x", "m") end)
+    end)
+
     it("marks empty results so they encode as {} and []", function()
       local _, response = dispatch(full, { jsonrpc = "2.0", id = 1, method = "ping" })
       assert.equal('{}', json.encode(response.result))

@@ -34,8 +34,7 @@ Router.__tostring = function(r)
 end
 
 local LEVELS = {}
-for _, l in ipairs { "debug", "info", "notice", "warning", "error", "critical", "alert",
-  "emergency" } do LEVELS[l] = true end
+for _, l in ipairs(core.LOG_LEVELS) do LEVELS[l] = true end
 
 local function ack()
   return { jsonrpc = "2.0", result = jobject(), id = 0 }
@@ -48,9 +47,7 @@ local function id_of(message)
   return (t == "string" or t == "number") and id or null
 end
 
-local function rpc_error(id, code, msg, data)
-  return { jsonrpc = "2.0", id = id, error = { code = code, message = msg, data = data } }
-end
+local rpc_error = core.jsonrpc_error
 
 ---------------------------------------------------------------------------------------------
 -- ctx: what execute/read/get receive
@@ -304,6 +301,8 @@ function Router:handle_async(name, message, reply, tag)
   -- mcp_dispatch raises only for a server that is not a table: no pcall here
   local op, a, b, c, d = dispatch(server, message)
   if op == "reply" then return reply(tag, a) end
+  -- the CLI's control channel wants an answer even to a notification
+  if op == "ack" then return reply(tag, ack()) end
   if op == "call" then -- tool, arguments, meta, id
     local ctx = new_ctx(self, name, server, d, c)
     return start(self, name, ctx, d, run_call, self, name, a, b, ctx, d, reply, tag)

@@ -1,13 +1,12 @@
 /*
- * loop.c -- the per-lua_State context: its libuv loop, the objects that own
- * libuv handles, protected callbacks into Lua, timers, signals and the
- * functions that run the loop (directly or from somebody else's loop).
+ * context.c -- the per-lua_State context: its libuv loop, the objects that
+ * own libuv handles, registry refs, protected callbacks into Lua, and the
+ * functions that run the loop (directly, or a step at a time from somebody
+ * else's loop: pollfd, timeout, step) and defer work to the end of a turn.
  */
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -90,6 +89,13 @@ static int ctx_gc(lua_State *L) {
   return 0;
 }
 
+static int ctx_tostring(lua_State *L) {
+  claude_ctx *ctx = *(claude_ctx **)lua_touserdata(L, 1);
+  if (ctx == NULL) lua_pushliteral(L, "claude.core.Context (closed)");
+  else lua_pushfstring(L, "claude.core.Context (%d handles)", ctx->live_handles);
+  return 1;
+}
+
 static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   claude_ctx **box = (claude_ctx **)lua_newuserdatauv(L, sizeof(*box), 0);
   claude_ctx *ctx = (claude_ctx *)calloc(1, sizeof(*ctx));
@@ -114,9 +120,11 @@ static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   ctx->defer_ref = LUA_NOREF;
   ctx->objects.next = ctx->objects.prev = &ctx->objects;
   ctx->pdeathsig = access("/usr/bin/setpriv", X_OK) == 0;
-  if (luaL_newmetatable(L, "claude.Context")) {
+  if (luaL_newmetatable(L, "claude.core.Context")) {
     lua_pushcfunction(L, ctx_gc);
     lua_setfield(L, -2, "__gc");
+    lua_pushcfunction(L, ctx_tostring);
+    lua_setfield(L, -2, "__tostring");
   }
   lua_setmetatable(L, -2);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &CTX_KEY);
@@ -204,188 +212,6 @@ int claude_push_uv_error(lua_State *L, int err) {
   lua_pushfstring(L, "%s: %s", uv_err_name(err), uv_strerror(err));
   lua_pushstring(L, uv_err_name(err));
   return 3;
-}
-
-/* -------------------------------------------------------------------------
- * Timer
- * ---------------------------------------------------------------------- */
-
-typedef struct timer_obj {
-  claude_handle hdr;
-  uv_timer_t handle;
-  int cb_ref;
-  int closed;
-} timer_obj;
-
-static void timer_closed(uv_handle_t *h) {
-  timer_obj *t = (timer_obj *)h->data;
-  claude_handle_closed(t->hdr.ctx);
-  free(t);
-}
-
-static void timer_teardown(claude_handle *h) {
-  timer_obj *t = (timer_obj *)h;
-  claude_unref(h->ctx, &t->cb_ref);
-  t->closed = 1;
-  uv_close((uv_handle_t *)&t->handle, timer_closed);
-}
-
-static timer_obj **check_timer(lua_State *L) {
-  return (timer_obj **)luaL_checkudata(L, 1, "claude.Timer");
-}
-
-static timer_obj *open_timer(lua_State *L) {
-  timer_obj *t = *check_timer(L);
-  if (t == NULL) luaL_error(L, "attempt to use a closed timer");
-  return t;
-}
-
-static void timer_fired(uv_timer_t *h) {
-  timer_obj *t = (timer_obj *)h->data;
-  claude_ctx *ctx = t->hdr.ctx;
-  lua_State *L;
-  if (ctx->closing || t->cb_ref == LUA_NOREF) return;
-  L = claude_cb_state(ctx);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, t->cb_ref);
-  claude_pcall(ctx, L, 0);
-}
-
-/* core.timer() -> a stopped claude.Timer */
-static int l_timer(lua_State *L) {
-  claude_ctx *ctx = claude_ctx_get(L);
-  timer_obj **box = (timer_obj **)lua_newuserdatauv(L, sizeof(*box), 0);
-  timer_obj *t;
-  *box = NULL;
-  luaL_setmetatable(L, "claude.Timer");
-  t = (timer_obj *)calloc(1, sizeof(*t));
-  if (t == NULL) return luaL_error(L, "out of memory");
-  uv_timer_init(ctx->loop, &t->handle);
-  t->handle.data = t;
-  t->cb_ref = LUA_NOREF;
-  claude_handle_opened(ctx);
-  claude_object_link(ctx, &t->hdr, "timer", timer_teardown);
-  *box = t;
-  return 1;
-}
-
-/* timer:start(seconds, fn [, repeat_seconds]) */
-static int timer_start(lua_State *L) {
-  timer_obj *t = open_timer(L);
-  double secs = luaL_checknumber(L, 2);
-  double rep = luaL_optnumber(L, 4, 0);
-  luaL_checktype(L, 3, LUA_TFUNCTION);
-  claude_unref(t->hdr.ctx, &t->cb_ref);
-  t->cb_ref = claude_ref(t->hdr.ctx, L, 3);
-  if (secs < 0) secs = 0;
-  uv_timer_start(&t->handle, timer_fired, (uint64_t)(secs * 1000.0 + 0.5),
-                 (uint64_t)(rep * 1000.0 + 0.5));
-  lua_settop(L, 1);
-  return 1;
-}
-
-/* timer:stop(): stops it and drops the callback */
-static int timer_stop(lua_State *L) {
-  timer_obj *t = open_timer(L);
-  uv_timer_stop(&t->handle);
-  claude_unref(t->hdr.ctx, &t->cb_ref);
-  return 0;
-}
-
-static int timer_close(lua_State *L) {
-  timer_obj **box = check_timer(L);
-  timer_obj *t = *box;
-  if (t == NULL) return 0;
-  *box = NULL;
-  if (!t->closed) {
-    claude_object_unlink(&t->hdr);
-    timer_teardown(&t->hdr);
-  }
-  return 0;
-}
-
-static int timer_tostring(lua_State *L) {
-  timer_obj *t = *check_timer(L);
-  if (t == NULL) lua_pushliteral(L, "claude.Timer (closed)");
-  else lua_pushfstring(L, "claude.Timer (%s)",
-                       uv_is_active((uv_handle_t *)&t->handle) ? "active" : "stopped");
-  return 1;
-}
-
-/* -------------------------------------------------------------------------
- * Signal
- * ---------------------------------------------------------------------- */
-
-typedef struct signal_obj {
-  claude_handle hdr;
-  uv_signal_t handle;
-  int cb_ref;
-  int closed;
-} signal_obj;
-
-static void signal_closed(uv_handle_t *h) {
-  signal_obj *s = (signal_obj *)h->data;
-  claude_handle_closed(s->hdr.ctx);
-  free(s);
-}
-
-static void signal_teardown(claude_handle *h) {
-  signal_obj *s = (signal_obj *)h;
-  claude_unref(h->ctx, &s->cb_ref);
-  s->closed = 1;
-  uv_close((uv_handle_t *)&s->handle, signal_closed);
-}
-
-static void signal_fired(uv_signal_t *h, int signum) {
-  signal_obj *s = (signal_obj *)h->data;
-  claude_ctx *ctx = s->hdr.ctx;
-  lua_State *L;
-  if (ctx->closing || s->cb_ref == LUA_NOREF) return;
-  L = claude_cb_state(ctx);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, s->cb_ref);
-  lua_pushinteger(L, signum);
-  claude_pcall(ctx, L, 1);
-}
-
-static const char *const signal_names[] = {"int", "term", "hup", "quit", "usr1", "usr2", NULL};
-static const int signal_numbers[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
-
-/* core.signal(name, fn [, unref]) -> claude.Signal; the loop watches the
- * signal, and fn runs from the loop (never from a signal handler). An unref'd
- * watcher does not keep the loop alive. */
-static int l_signal(lua_State *L) {
-  claude_ctx *ctx = claude_ctx_get(L);
-  int signum = signal_numbers[luaL_checkoption(L, 1, NULL, signal_names)];
-  signal_obj **box;
-  signal_obj *s;
-  int err;
-  luaL_checktype(L, 2, LUA_TFUNCTION);
-  box = (signal_obj **)lua_newuserdatauv(L, sizeof(*box), 0);
-  *box = NULL;
-  luaL_setmetatable(L, "claude.Signal");
-  s = (signal_obj *)calloc(1, sizeof(*s));
-  if (s == NULL) return luaL_error(L, "out of memory");
-  uv_signal_init(ctx->loop, &s->handle);
-  s->handle.data = s;
-  claude_handle_opened(ctx);
-  claude_object_link(ctx, &s->hdr, "signal", signal_teardown);
-  s->cb_ref = claude_ref(ctx, L, 2);
-  *box = s;
-  err = uv_signal_start(&s->handle, signal_fired, signum);
-  if (err != 0) return luaL_error(L, "uv_signal_start: %s", uv_strerror(err));
-  if (lua_toboolean(L, 3)) uv_unref((uv_handle_t *)&s->handle);
-  return 1;
-}
-
-static int signal_close(lua_State *L) {
-  signal_obj **box = (signal_obj **)luaL_checkudata(L, 1, "claude.Signal");
-  signal_obj *s = *box;
-  if (s == NULL) return 0;
-  *box = NULL;
-  if (!s->closed) {
-    claude_object_unlink(&s->hdr);
-    signal_teardown(&s->hdr);
-  }
-  return 0;
 }
 
 /* -------------------------------------------------------------------------
@@ -562,79 +388,14 @@ static int l_stats(lua_State *L) {
   return 1;
 }
 
-/* core.environ() -> { NAME = value, ... } of this process */
-static int l_environ(lua_State *L) {
-  uv_env_item_t *items;
-  int count, i, err = uv_os_environ(&items, &count);
-  if (err != 0) return claude_push_uv_error(L, err);
-  lua_createtable(L, 0, count);
-  for (i = 0; i < count; i++) {
-    lua_pushstring(L, items[i].value);
-    lua_setfield(L, -2, items[i].name);
-  }
-  uv_os_free_environ(items, count);
-  return 1;
-}
+static const luaL_Reg context_functions[] = {
+  {"run", l_run}, {"step", l_step}, {"pollfd", l_pollfd}, {"timeout", l_timeout},
+  {"alive", l_alive}, {"running", l_running}, {"now", l_now}, {"defer", l_defer},
+  {"set_error_handler", l_set_error_handler}, {"stats", l_stats}, {NULL, NULL}};
 
-/* core.kill(pid, signal) -> true | nil, err, code; a negative pid names a
- * process group */
-static int l_kill(lua_State *L) {
-  int pid = (int)luaL_checkinteger(L, 1);
-  int sig = (int)luaL_optinteger(L, 2, SIGTERM);
-  int err = uv_kill(pid, sig);
-  if (err != 0) return claude_push_uv_error(L, err);
-  lua_pushboolean(L, 1);
-  return 1;
-}
-
-/* core.is_executable(path) -> true when path is an executable regular file */
-static int l_is_executable(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
-  uv_fs_t req;
-  int ok = uv_fs_stat(NULL, &req, path, NULL) == 0 && (req.statbuf.st_mode & S_IFMT) == S_IFREG &&
-           access(path, X_OK) == 0;
-  uv_fs_req_cleanup(&req);
-  lua_pushboolean(L, ok);
-  return 1;
-}
-
-/* core.cwd() -> the current directory */
-static int l_cwd(lua_State *L) {
-  char buf[4096];
-  size_t size = sizeof buf;
-  int err = uv_cwd(buf, &size);
-  if (err != 0) return claude_push_uv_error(L, err);
-  lua_pushlstring(L, buf, size);
-  return 1;
-}
-
-/* core.exepath() -> the running executable's path */
-static int l_exepath(lua_State *L) {
-  char buf[4096];
-  size_t size = sizeof buf;
-  int err = uv_exepath(buf, &size);
-  if (err != 0) return claude_push_uv_error(L, err);
-  lua_pushlstring(L, buf, size);
-  return 1;
-}
-
-static const luaL_Reg timer_methods[] = {
-  {"start", timer_start}, {"stop", timer_stop}, {"close", timer_close}, {NULL, NULL}};
-static const luaL_Reg timer_metamethods[] = {
-  {"__gc", timer_close}, {"__close", timer_close}, {"__tostring", timer_tostring},
-  {"__index", NULL}, {NULL, NULL}};
-static const luaL_Reg signal_methods[] = {{"close", signal_close}, {NULL, NULL}};
-static const luaL_Reg signal_metamethods[] = {
-  {"__gc", signal_close}, {"__close", signal_close}, {"__index", NULL}, {NULL, NULL}};
-
-static const luaL_Reg loop_functions[] = {
-  {"timer", l_timer}, {"signal", l_signal}, {"run", l_run}, {"step", l_step},
-  {"pollfd", l_pollfd}, {"timeout", l_timeout}, {"alive", l_alive}, {"running", l_running}, {"now", l_now},
-  {"set_error_handler", l_set_error_handler}, {"stats", l_stats}, {"environ", l_environ},
-  {"kill", l_kill}, {"defer", l_defer}, {"is_executable", l_is_executable}, {"cwd", l_cwd},
-  {"exepath", l_exepath}, {NULL, NULL}};
-
-static void new_class(lua_State *L, const char *name, const luaL_Reg *meta,
+/* Makes a metatable `name` with the metamethods and an __index table of the
+ * methods; leaves the stack as it was. */
+void claude_new_class(lua_State *L, const char *name, const luaL_Reg *meta,
                       const luaL_Reg *methods) {
   luaL_newmetatable(L, name);
   luaL_setfuncs(L, meta, 0);
@@ -644,10 +405,9 @@ static void new_class(lua_State *L, const char *name, const luaL_Reg *meta,
   lua_pop(L, 1);
 }
 
-/* Adds the loop functions to the module table on top of the stack. */
-void claude_open_loop(lua_State *L) {
+/* Creates the context and adds the loop functions to the module table on
+ * top of the stack. */
+void claude_open_context(lua_State *L) {
   claude_ctx_get(L);
-  new_class(L, "claude.Timer", timer_metamethods, timer_methods);
-  new_class(L, "claude.Signal", signal_metamethods, signal_methods);
-  luaL_setfuncs(L, loop_functions, 0);
+  luaL_setfuncs(L, context_functions, 0);
 }

@@ -1,5 +1,6 @@
 /*
- * jsonl.c -- newline framing over a growing buffer.
+ * lines.c -- line framing over a growing buffer (no JSON here: the JSON
+ * mode of a stream decodes the lines this hands out).
  *
  * Reads land directly in the free tail of the buffer, so a line split over
  * many reads is never copied piecewise; only the bytes of each read are

@@ -1,0 +1,73 @@
+/*
+ * os.c -- what the Lua half needs from the operating system: the
+ * environment, kill, executable lookup, the current directory and the
+ * running executable's path.
+ */
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core.h"
+
+/* core.environ() -> { NAME = value, ... } of this process */
+static int l_environ(lua_State *L) {
+  uv_env_item_t *items;
+  int count, i, err = uv_os_environ(&items, &count);
+  if (err != 0) return claude_push_uv_error(L, err);
+  lua_createtable(L, 0, count);
+  for (i = 0; i < count; i++) {
+    lua_pushstring(L, items[i].value);
+    lua_setfield(L, -2, items[i].name);
+  }
+  uv_os_free_environ(items, count);
+  return 1;
+}
+
+/* core.kill(pid, signal) -> true | nil, err, code; a negative pid names a
+ * process group */
+static int l_kill(lua_State *L) {
+  int pid = (int)luaL_checkinteger(L, 1);
+  int sig = (int)luaL_optinteger(L, 2, SIGTERM);
+  int err = uv_kill(pid, sig);
+  if (err != 0) return claude_push_uv_error(L, err);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* core.is_executable(path) -> true when path is an executable regular file */
+static int l_is_executable(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  uv_fs_t req;
+  int ok = uv_fs_stat(NULL, &req, path, NULL) == 0 && (req.statbuf.st_mode & S_IFMT) == S_IFREG &&
+           access(path, X_OK) == 0;
+  uv_fs_req_cleanup(&req);
+  lua_pushboolean(L, ok);
+  return 1;
+}
+
+/* core.cwd() -> the current directory */
+static int l_cwd(lua_State *L) {
+  char buf[4096];
+  size_t size = sizeof buf;
+  int err = uv_cwd(buf, &size);
+  if (err != 0) return claude_push_uv_error(L, err);
+  lua_pushlstring(L, buf, size);
+  return 1;
+}
+
+/* core.exepath() -> the running executable's path */
+static int l_exepath(lua_State *L) {
+  char buf[4096];
+  size_t size = sizeof buf;
+  int err = uv_exepath(buf, &size);
+  if (err != 0) return claude_push_uv_error(L, err);
+  lua_pushlstring(L, buf, size);
+  return 1;
+}
+
+static const luaL_Reg os_functions[] = {
+  {"environ", l_environ}, {"kill", l_kill}, {"is_executable", l_is_executable}, {"cwd", l_cwd},
+  {"exepath", l_exepath}, {NULL, NULL}};
+
+/* Adds the OS functions to the module table on top of the stack. */
+void claude_open_os(lua_State *L) { luaL_setfuncs(L, os_functions, 0); }
