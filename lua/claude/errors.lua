@@ -17,7 +17,10 @@
 -- an error), `task`, `deadlock` (a wait nothing can end), `misuse` (a wait where none is
 -- possible), `prompt` (a prompt iterator failed), `schema` (a malformed schema or
 -- shorthand), `validation` (a value a schema rejects), `unsupported` (a regular expression
--- construct the schema engine does not implement), and system error names such as `ENOENT`.
+-- construct the schema engine does not implement), `remote` (the peer of a JSON-RPC
+-- connection answered with an error: `code`, `remote_message` and `data` are fields),
+-- `guard` (an input guard refused a value: `rule` names the rule), and system error names
+-- such as `ENOENT`.
 -- @module claude.errors
 local M = {}
 

@@ -28,13 +28,13 @@ end
 local is_executable = core.is_executable
 
 --- Finds `cmd` on PATH (a name with a slash is taken as it is).
--- @treturn string|nil the path, or nil and a message
+-- @treturn string the path, or nil, err, "ENOENT"
 function M.which(cmd, path)
   if cmd:find("/", 1, true) then
     -- absolute, so that a child with another cwd still finds it
     if cmd:sub(1, 1) ~= "/" then cmd = core.cwd() .. "/" .. cmd end
     if is_executable(cmd) then return cmd end
-    return nil, "ENOENT: no such file: " .. cmd, "ENOENT"
+    return errors.fail("ENOENT", "no such file: " .. cmd)
   end
   path = path or os.getenv("PATH") or "/usr/local/bin:/usr/bin:/bin"
   for dir in path:gmatch("[^:]+") do
@@ -44,7 +44,7 @@ function M.which(cmd, path)
       return candidate
     end
   end
-  return nil, "ENOENT: command not found on PATH: " .. cmd, "ENOENT"
+  return errors.fail("ENOENT", "command not found on PATH: " .. cmd)
 end
 
 local Process = {}
@@ -77,13 +77,13 @@ end
 --   signal) (called once the child has exited and its pipes are done, before
 --   `wait` returns) }`
 -- @return the process, or nil, message, code
-function M.spawn(spec)
+local function spawn(spec)
   if type(spec) ~= "table" then
-    error("bad argument #1 to 'spawn' (table expected, got " .. type(spec) .. ")", 2)
+    errors.misuse("bad argument #1 to 'spawn' (table expected, got %s)", type(spec))
   end
   local cmd = spec[1] or spec.cmd
   if type(cmd) ~= "string" then
-    error("bad field [1] to 'spawn' (command string expected, got " .. type(cmd) .. ")", 2)
+    errors.misuse("bad field [1] to 'spawn' (command string expected, got %s)", type(cmd))
   end
   local env = M.environment(spec.env, spec.clear_env)
   local file, err, code = M.which(cmd, env.PATH)
@@ -107,8 +107,7 @@ function M.spawn(spec)
   end
   for _, f in ipairs { "on_stdout", "on_exit" } do
     if spec[f] ~= nil and type(spec[f]) ~= "function" then
-      error("bad field '" .. f .. "' to 'spawn' (function expected, got " .. type(spec[f])
-        .. ")", 2)
+      errors.misuse("bad field '%s' to 'spawn' (function expected, got %s)", f, type(spec[f]))
     end
   end
   local q = self.lines_q
@@ -138,24 +137,31 @@ function M.spawn(spec)
       self.exited:set()
     end,
   }
-  if not raw then return nil, serr, scode end
+  if not raw then return errors.fail(scode, serr) end
   self.raw = raw
   self.pid = raw:pid()
   return self
+end
+M.spawn = errors.public(spawn)
+
+-- The C objects fail with (nil, message, code); ours with (nil, err, kind).
+local function checked(ok, message, code)
+  if ok then return ok end
+  return errors.fail(code, message)
 end
 
 --- Writes data to stdin (queued when the pipe is full).
 -- @return true | nil, err, code
 function Process:write(data)
-  if self.closed then return nil, "process is closed", "closed" end
-  return self.raw:write(data)
+  if self.closed then return errors.fail("closed", "process is closed") end
+  return checked(self.raw:write(data))
 end
 
 --- Writes `value` as one line of JSON to stdin.
 -- @return true | nil, err, code
 function Process:write_json(value)
-  if self.closed then return nil, "process is closed", "closed" end
-  return self.raw:write_json(value)
+  if self.closed then return errors.fail("closed", "process is closed") end
+  return checked(self.raw:write_json(value))
 end
 
 --- Closes stdin (the child sees EOF).
@@ -181,7 +187,7 @@ end
 function Process:lines(timeout)
   return function()
     local line, err = self:read_line(timeout)
-    if err then error(err, 2) end
+    if err then errors.blame("%s", errors.message(err)) end
     return line
   end
 end
@@ -189,7 +195,7 @@ end
 --- Reads the next stderr line (when spawned with `stderr = "lines"`).
 function Process:read_stderr_line(timeout)
   if not self.stderr_q then
-    error("stderr is not read as lines (spawn with stderr = \"lines\")", 2)
+    return errors.blame("stderr is not read as lines (spawn with stderr = \"lines\")")
   end
   return self.stderr_q:pop(timeout)
 end
@@ -209,8 +215,8 @@ end
 
 --- Sends a signal ("term", "kill", "int", "hup", ... or a number).
 function Process:signal(sig)
-  if self.finished then return nil, "process has exited", "ESRCH" end
-  return self.raw:kill(sig)
+  if self.finished then return errors.fail("ESRCH", "process has exited") end
+  return checked(self.raw:kill(sig))
 end
 
 -- The escalation ladder: each step is taken when the child is still running
@@ -235,8 +241,8 @@ end
 local function check_grace(value, name, default, fname)
   if value == nil then return default end
   if type(value) ~= "number" or value < 0 then
-    error("bad " .. name .. " to '" .. fname .. "' (non-negative number expected, got "
-      .. tostring(value) .. ")", 4)
+    errors.misuse("bad %s to '%s' (non-negative number expected, got %s)", name, fname,
+      tostring(value))
   end
   return value
 end
@@ -248,8 +254,8 @@ local function graces_of(opts, fname)
     return { 0, check_grace(opts, "argument #1", DEFAULT_GRACE, fname), DEFAULT_GRACE }
   end
   if type(opts) ~= "table" then
-    error("bad argument #1 to '" .. fname .. "' (number or table expected, got "
-      .. type(opts) .. ")", 3)
+    errors.misuse("bad argument #1 to '%s' (number or table expected, got %s)", fname,
+      type(opts))
   end
   return { check_grace(opts.eof_grace, "field 'eof_grace'", 0, fname),
     check_grace(opts.term_grace, "field 'term_grace'", DEFAULT_GRACE, fname),
@@ -258,12 +264,12 @@ end
 
 --- Stops the child: SIGTERM now, SIGKILL if it is still running after
 -- `grace` seconds (default 2). Does not wait; see `wait`.
-function Process:kill(grace)
+Process.kill = errors.public(function(self, grace)
   if self.finished then return false end
   local graces = graces_of(grace, "kill")
   if not self.ladder_timer then climb(self, 2, graces) end
   return true
-end
+end)
 
 local function stop(self, graces)
   if self.finished or self.closed then return self.finished == true end
@@ -280,14 +286,14 @@ end
 -- after SIGTERM, after SIGKILL). From inside a callback, where no wait is
 -- possible, the ladder goes on by itself and `stop` returns at once.
 -- @return true once the child has exited, false if it has not (yet)
-function Process:stop(opts)
+Process.stop = errors.public(function(self, opts)
   return stop(self, graces_of(opts, "stop"))
-end
+end)
 
 --- Ends the process and frees it: a running child is stopped (see `stop`;
 -- same argument), then whatever is left of its group is killed. Idempotent;
 -- also the `<close>` handler.
-function Process:close(opts)
+Process.close = errors.public(function(self, opts)
   local graces = graces_of(opts, "close")
   if self.closed then return end
   stop(self, graces)
@@ -295,7 +301,7 @@ function Process:close(opts)
   if self.ladder_timer then self.ladder_timer:close(); self.ladder_timer = nil end
   self.closed_raw = true
   self.raw:close()
-end
+end)
 
 Process.__close = function(self) self:close() end
 

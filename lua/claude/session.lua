@@ -61,13 +61,13 @@ local function fail(self, err)
 end
 
 local function write(self, msg)
-  if self.error then return nil, self.error end
+  if self.error then return nil, self.error, self.error.kind end
   if self.stdin_closed or self.proc.closed then
-    return nil, errors.new("closed", "the session's input is closed")
+    return errors.fail("closed", "the session's input is closed")
   end
   local ok, err = self.proc:write_json(msg)
   if not ok then
-    return nil, errors.new("connection", "cannot write to the claude CLI: " .. tostring(err))
+    return errors.fail("connection", "cannot write to the claude CLI: " .. errors.message(err))
   end
   return true
 end
@@ -78,11 +78,11 @@ end
 -- @return the response body (a table), or nil, err, kind
 function Session:control(subtype, fields, timeout)
   if type(subtype) ~= "string" then
-    error("bad argument #1 to 'control' (string expected, got " .. type(subtype) .. ")", 2)
+    return errors.blame("bad argument #1 to 'control' (string expected, got %s)", type(subtype))
   end
   if timeout ~= nil and (type(timeout) ~= "number" or timeout < 0) then
-    error("bad argument #3 to 'control' (non-negative number expected, got "
-      .. tostring(timeout) .. ")", 2)
+    return errors.blame("bad argument #3 to 'control' (non-negative number expected, got %s)",
+      tostring(timeout))
   end
   return self.peer:request(subtype, fields, timeout)
 end
@@ -103,9 +103,8 @@ end
 -- Reached only without in-process servers (with them, dispatch hands every mcp_message to
 -- the router): the server named is not ours.
 function handlers.mcp_message(req)
-  local id = type(req.message) == "table" and req.message.id or json.null
-  return { mcp_response = { jsonrpc = "2.0", id = id, error = { code = -32601,
-    message = "Server '" .. tostring(req.server_name) .. "' not found" } } }
+  return { mcp_response = require("claude.mcp.router").unknown_server(req.server_name,
+    req.message) }
 end
 
 function handlers.elicitation(req, ctx)
@@ -278,9 +277,8 @@ end
 
 --- Starts the CLI. Raises for bad options; returns nil, err when the CLI
 -- cannot be found or started.
-function M.open(options, level)
-  level = (level or 1) + 1
-  options = cli.check_options(options, level + 1)
+function M.open(options)
+  options = cli.check_options(options)
   local env = cli.build_env(options)
   local prefix, ferr = cli.find(options.cli_path, env.PATH)
   if not prefix then return nil, ferr end
@@ -437,18 +435,19 @@ function M.user_message(prompt)
     return { type = "user", message = { role = "user", content = json.array(prompt) },
       parent_tool_use_id = json.null, session_id = "default" }
   end
-  error("bad prompt (string, content block list or user message expected, got "
-    .. type(prompt) .. ")", 3)
+  errors.misuse("bad prompt (string, content block list or user message expected, got %s)",
+    type(prompt))
 end
 
 --- Sends a user message (a string, content blocks, or a message table).
--- @return true | nil, err
-function Session:send(prompt)
+-- @function Session:send
+-- @return true | nil, err, kind
+Session.send = errors.public(function(self, prompt)
   local msg = M.user_message(prompt)
-  local ok, err = write(self, msg)
+  local ok, err, kind = write(self, msg)
   if ok then self.prompts = self.prompts + 1 end
-  return ok, err
-end
+  return ok, err, kind
+end)
 
 --- The next message, waiting at most `timeout` seconds.
 -- @return the message; nil at the end of the session; nil, err on failure

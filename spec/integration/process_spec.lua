@@ -175,7 +175,8 @@ describe("processes", function()
     local p, err, code = process.spawn { "claudelua-no-such-command" }
     assert.is_nil(p)
     assert.equal("ENOENT", code)
-    assert.matches("claudelua%-no%-such%-command", err)
+    assert.matches("claudelua%-no%-such%-command", tostring(err))
+    assert.equal("ENOENT", err.kind)
   end)
 
   it("time out a wait", function()

@@ -35,7 +35,7 @@ local function makers()
     { "claude.Event", function() return async.event() end },
     { "claude.Queue", function() return queue.new() end },
     { "claude.Error", function() return errors.new("timeout", "late") end },
-    { "claude.Timer", function() return core.timer() end, function(o) o:close() end },
+    { "claude.core.Timer", function() return core.timer() end, function(o) o:close() end },
     { "claude.core.Process", function() -- the C userdata under claude.process
       local p = assert(claude.process.spawn { "true" })
       p:wait(10)
