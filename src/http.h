@@ -1,0 +1,97 @@
+/*
+ * http.h -- the HTTP server's private declarations, shared by http_server.c
+ * (listener, connections, the server object) and http_response.c (the
+ * response object handed to Lua with each request).
+ */
+#ifndef CLAUDE_HTTP_H
+#define CLAUDE_HTTP_H
+
+#include <h2o.h>
+
+#include "core.h"
+
+#define MT_HTTP_SERVER "claude.HttpServer"
+#define MT_HTTP_RESPONSE "claude.HttpResponse"
+
+typedef struct http_server http_server;
+typedef struct http_res http_res;
+
+/* One accepted TCP connection: h2o's socket wraps `tcp`. */
+typedef struct http_conn {
+  uv_tcp_t tcp;
+  http_server *srv;
+  struct http_conn *prev, *next;
+} http_conn;
+
+/* The handler h2o calls for every request, pointing back at its server. */
+typedef struct http_handler {
+  h2o_handler_t super;
+  http_server *srv;
+} http_handler;
+
+enum { SRV_LISTENING, SRV_DRAINING, SRV_ABORTING };
+
+struct http_server {
+  claude_handle hdr;      /* linked in the context until freed */
+  http_server **box;      /* the userdata pointing here, or NULL */
+  int state;              /* SRV_* */
+  int self_ref;           /* the userdata, while listening */
+  int on_request_ref;     /* the Lua handler, while listening */
+  int callbacks_off;      /* no more calls into Lua (teardown, __gc) */
+  h2o_globalconf_t config;
+  h2o_context_t h2o;
+  h2o_accept_ctx_t accept;
+  int h2o_open;           /* the context above is initialised */
+  uv_tcp_t listener;
+  int listener_open;
+  uv_idle_t sentinel;     /* never started: see http_server_free_later */
+  uv_timer_t grace;       /* ends a graceful close that takes too long */
+  int grace_open;
+  double grace_secs;
+  http_conn conns;        /* list head of live connections */
+  int nconns;
+  http_res *responses;    /* responses whose h2o request still exists */
+  size_t high_water;      /* res:write returns false above this many bytes */
+  char address[64];
+  int port;
+};
+
+enum { RES_NEW, RES_STREAMING, RES_FINISHED, RES_GONE };
+
+struct http_res {
+  claude_ctx *ctx;
+  http_server *srv;       /* NULL once the request is gone */
+  h2o_req_t *req;         /* NULL once h2o disposed of the request */
+  h2o_generator_t gen;    /* our streaming body (proceed/stop) */
+  http_res *prev, *next;  /* in srv->responses while req != NULL */
+  http_res **box;         /* the userdata pointing here, or NULL */
+  int state;              /* RES_* */
+  int self_ref;           /* the userdata, while the response is open */
+  int pins;               /* C frames using this struct right now */
+  int sending;            /* h2o holds `inflight` */
+  int finishing;          /* send the final chunk after the send in flight */
+  int want_drain;         /* a write returned false: call on_drain */
+  int fd;                 /* the connection's socket */
+  int is_head;            /* HEAD: the body is not sent */
+  int quiet;              /* no callbacks into Lua (collected at lua_close) */
+  const char *gone_reason;
+  char *inflight;
+  size_t inflight_len, inflight_cap;
+  char *pending;
+  size_t pending_len, pending_cap;
+  uv_poll_t watch;        /* the peer's hang-up, on a dup of the socket */
+  int watch_fd;           /* -1 when not watching */
+  int watch_open;         /* the poll handle exists (until its close callback) */
+};
+
+/* http_response.c */
+void claude_http_open_response(lua_State *L);
+/* Pushes a new response object for req and returns it. */
+http_res *claude_http_res_new(lua_State *L, http_server *srv, h2o_req_t *req);
+/* After on_request returned: a 500 if it raised, else watch the peer while open. */
+void claude_http_res_after_handler(http_res *res, int failed);
+/* Ends an open response because the server closes (abort: right now). */
+void claude_http_res_server_closing(http_res *res, int abort);
+
+
+#endif
