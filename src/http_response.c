@@ -496,6 +496,18 @@ static int res_finish(lua_State *L) {
   return 1;
 }
 
+/* res:abort(): ends the response abruptly and closes the connection (a 503
+ * if nothing was sent, else a broken chunk the client sees as an error);
+ * on_close is not called. Nothing happens to a finished or closed response. */
+static int res_abort(lua_State *L) {
+  http_res *res = check_res(L);
+  if (res->state == RES_NEW || res->state == RES_STREAMING) {
+    res->quiet = 1;
+    res_gone(res, "aborted", 1);
+  }
+  return 0;
+}
+
 static const char *const state_names[] = {"new", "streaming", "finished", "closed"};
 
 /* res:state() -> "new" | "streaming" | "finished" | "closed" */
@@ -564,7 +576,7 @@ static int res_newindex(lua_State *L) {
 
 static const luaL_Reg res_methods[] = {
   {"respond", res_respond}, {"start", res_start}, {"write", res_write}, {"finish", res_finish},
-  {"state", res_state}, {"queued", res_queued}, {NULL, NULL}};
+  {"abort", res_abort}, {"state", res_state}, {"queued", res_queued}, {NULL, NULL}};
 static const luaL_Reg res_metamethods[] = {
   {"__gc", res_gc}, {"__tostring", res_tostring}, {"__newindex", NULL}, {"__index", NULL},
   {NULL, NULL}};
