@@ -10,6 +10,74 @@
 
 #include "core.h"
 
+/* libh2o is loaded on the first core.http_listen, not with the module: its
+ * dependencies (libssl, libcrypto) would cost every claudelua start several
+ * milliseconds in the dynamic loader. Every h2o function we call goes
+ * through this table (http_h2o.c), so the module has no link-time reference
+ * to libh2o; h2o's inline helpers that call into the library are avoided. */
+#define CLAUDE_H2O_FUNCTIONS(X)                                                                   \
+  X(void, h2o_accept, (h2o_accept_ctx_t *, h2o_socket_t *))                                     \
+  X(void, h2o_add_header_by_str, (h2o_mem_pool_t *, h2o_headers_t *, const char *, size_t, int, \
+                                  const char *, const char *, size_t))                          \
+  X(void, h2o_config_dispose, (h2o_globalconf_t *))                                             \
+  X(void, h2o_config_init, (h2o_globalconf_t *))                                                \
+  X(h2o_hostconf_t *, h2o_config_register_host, (h2o_globalconf_t *, h2o_iovec_t, uint16_t))   \
+  X(h2o_pathconf_t *, h2o_config_register_path, (h2o_hostconf_t *, const char *, int))          \
+  X(void, h2o_context_dispose_pathconf_context, (h2o_context_t *, h2o_pathconf_t *))            \
+  X(void, h2o_context_init, (h2o_context_t *, h2o_loop_t *, h2o_globalconf_t *))                \
+  X(h2o_handler_t *, h2o_create_handler, (h2o_pathconf_t *, size_t))                            \
+  X(void, h2o_filecache_destroy, (h2o_filecache_t *))                                           \
+  X(void *, h2o_mem_alloc_shared, (h2o_mem_pool_t *, size_t, void (*)(void *)))                \
+  X(void, h2o_multithread_destroy_queue, (h2o_multithread_queue_t *))                           \
+  X(void, h2o_multithread_unregister_receiver,                                                  \
+    (h2o_multithread_queue_t *, h2o_multithread_receiver_t *))                                  \
+  X(void, h2o_send, (h2o_req_t *, h2o_iovec_t *, size_t, h2o_send_state_t))                     \
+  X(void, h2o_send_error_generic, (h2o_req_t *, int, const char *, const char *, int))          \
+  X(void, h2o_send_inline, (h2o_req_t *, const char *, size_t))                                 \
+  X(void, h2o_socket_close, (h2o_socket_t *))                                                   \
+  X(int, h2o_socket_get_fd, (h2o_socket_t *))                                                   \
+  X(void, h2o_start_response, (h2o_req_t *, h2o_generator_t *))                                 \
+  X(h2o_iovec_t, h2o_strdup, (h2o_mem_pool_t *, const char *, size_t))                          \
+  X(void, h2o_timeout_dispose, (h2o_loop_t *, h2o_timeout_t *))                                 \
+  X(h2o_socket_t *, h2o_uv_socket_create, (uv_stream_t *, uv_close_cb))
+
+typedef struct claude_h2o_api {
+#define CLAUDE_H2O_MEMBER(ret, name, args) ret(*name) args;
+  CLAUDE_H2O_FUNCTIONS(CLAUDE_H2O_MEMBER)
+#undef CLAUDE_H2O_MEMBER
+} claude_h2o_api;
+
+/* The table, filled once per process (it describes the library, not a Lua
+ * state), or NULL before the first successful load. */
+extern const claude_h2o_api *claude_h2o;
+/* Loads libh2o once; 0, or -1 with a message in err. */
+int claude_h2o_load(char *err, size_t errlen);
+
+#define h2o_accept(...) (claude_h2o->h2o_accept(__VA_ARGS__))
+#define h2o_add_header_by_str(...) (claude_h2o->h2o_add_header_by_str(__VA_ARGS__))
+#define h2o_config_dispose(...) (claude_h2o->h2o_config_dispose(__VA_ARGS__))
+#define h2o_config_init(...) (claude_h2o->h2o_config_init(__VA_ARGS__))
+#define h2o_config_register_host(...) (claude_h2o->h2o_config_register_host(__VA_ARGS__))
+#define h2o_config_register_path(...) (claude_h2o->h2o_config_register_path(__VA_ARGS__))
+#define h2o_context_dispose_pathconf_context(...) \
+  (claude_h2o->h2o_context_dispose_pathconf_context(__VA_ARGS__))
+#define h2o_context_init(...) (claude_h2o->h2o_context_init(__VA_ARGS__))
+#define h2o_create_handler(...) (claude_h2o->h2o_create_handler(__VA_ARGS__))
+#define h2o_filecache_destroy(...) (claude_h2o->h2o_filecache_destroy(__VA_ARGS__))
+#define h2o_mem_alloc_shared(...) (claude_h2o->h2o_mem_alloc_shared(__VA_ARGS__))
+#define h2o_multithread_destroy_queue(...) (claude_h2o->h2o_multithread_destroy_queue(__VA_ARGS__))
+#define h2o_multithread_unregister_receiver(...) \
+  (claude_h2o->h2o_multithread_unregister_receiver(__VA_ARGS__))
+#define h2o_send(...) (claude_h2o->h2o_send(__VA_ARGS__))
+#define h2o_send_error_generic(...) (claude_h2o->h2o_send_error_generic(__VA_ARGS__))
+#define h2o_send_inline(...) (claude_h2o->h2o_send_inline(__VA_ARGS__))
+#define h2o_socket_close(...) (claude_h2o->h2o_socket_close(__VA_ARGS__))
+#define h2o_socket_get_fd(...) (claude_h2o->h2o_socket_get_fd(__VA_ARGS__))
+#define h2o_start_response(...) (claude_h2o->h2o_start_response(__VA_ARGS__))
+#define h2o_strdup(...) (claude_h2o->h2o_strdup(__VA_ARGS__))
+#define h2o_timeout_dispose(...) (claude_h2o->h2o_timeout_dispose(__VA_ARGS__))
+#define h2o_uv_socket_create(...) (claude_h2o->h2o_uv_socket_create(__VA_ARGS__))
+
 #define MT_HTTP_SERVER "claude.HttpServer"
 #define MT_HTTP_RESPONSE "claude.HttpResponse"
 

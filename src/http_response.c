@@ -78,8 +78,8 @@ static void end_request(http_res *res, int was) {
   h2o_req_t *req = res->req;
   req->http1_is_persistent = 0;
   if (was == RES_NEW) {
-    h2o_send_error_503(req, "Service Unavailable", "service unavailable\n",
-                       H2O_SEND_ERROR_HTTP1_CLOSE_CONNECTION);
+    h2o_send_error_generic(req, 503, "Service Unavailable", "service unavailable\n",
+                           H2O_SEND_ERROR_HTTP1_CLOSE_CONNECTION);
   } else {
     res->sending = 1;
     h2o_send(req, NULL, 0, H2O_SEND_STATE_ERROR);
@@ -217,7 +217,7 @@ void claude_http_res_after_handler(http_res *res, int failed) {
   res->pins++;
   if (res->state == RES_NEW) {
     res->state = RES_FINISHED;
-    h2o_send_error_500(res->req, "Internal Server Error", "internal server error\n", 0);
+    h2o_send_error_generic(res->req, 500, "Internal Server Error", "internal server error\n", 0);
   } else if (res->state == RES_STREAMING) {
     res->state = RES_GONE;
     res->gone_reason = "the handler raised an error";
@@ -343,8 +343,19 @@ static int valid_value(const char *s, size_t len) {
   return 1;
 }
 
+/* ASCII case-insensitive equality with a lower-case literal. */
+static int lc_equal(const char *s, size_t len, const char *lit) {
+  size_t i;
+  if (strlen(lit) != len) return 0;
+  for (i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != (unsigned char)lit[i]) return 0;
+  }
+  return 1;
+}
+
 static int name_is(const char *s, size_t len, const char *lit) {
-  return strlen(lit) == len && h2o_lcstris(s, len, lit, len);
+  return lc_equal(s, len, lit);
 }
 
 /* One header value (add = 0: only check it). */
@@ -357,7 +368,7 @@ static void header_value(lua_State *L, http_res *res, const char *name, size_t n
   v = lua_tolstring(L, vidx, &vlen);
   if (!valid_value(v, vlen)) luaL_error(L, "bad header '%s' (CR, LF or NUL in its value)", name);
   if (name_is(name, nlen, "connection")) {
-    if (add && h2o_lcstris(v, vlen, H2O_STRLIT("close"))) res->req->http1_is_persistent = 0;
+    if (add && lc_equal(v, vlen, "close")) res->req->http1_is_persistent = 0;
     return;
   }
   if (add) {

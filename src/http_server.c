@@ -237,7 +237,7 @@ static void push_request(lua_State *L, h2o_req_t *req) {
     lua_pushvalue(L, -2);
     if (lua_rawget(L, headers) == LUA_TSTRING) { /* name value old */
       lua_insert(L, -2);
-      lua_pushstring(L, h->name == &H2O_TOKEN_COOKIE->buf ? "; " : ", ");
+      lua_pushstring(L, h2o_memis(h->name->base, h->name->len, H2O_STRLIT("cookie")) ? "; " : ", ");
       lua_insert(L, -2);
       lua_concat(L, 3);
     } else {
@@ -276,8 +276,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   int status, top;
   if (ctx->closing || srv->state != SRV_LISTENING || srv->on_request_ref == LUA_NOREF) {
     req->http1_is_persistent = 0;
-    h2o_send_error_503(req, "Service Unavailable", "service unavailable\n",
-                       H2O_SEND_ERROR_HTTP1_CLOSE_CONNECTION);
+    h2o_send_error_generic(req, 503, "Service Unavailable", "service unavailable\n",
+                           H2O_SEND_ERROR_HTTP1_CLOSE_CONNECTION);
     return 0;
   }
   L = claude_cb_state(ctx);
@@ -349,6 +349,7 @@ static int l_http_listen(lua_State *L) {
   h2o_hostconf_t *hostconf;
   h2o_pathconf_t *pathconf;
   http_handler *handler;
+  char why[300];
   luaL_checktype(L, 1, LUA_TTABLE);
   if (lua_getfield(L, 1, "on_request") != LUA_TFUNCTION)
     luaL_error(L, "bad field 'on_request' (function expected, got %s)", luaL_typename(L, -1));
@@ -368,6 +369,12 @@ static int l_http_listen(lua_State *L) {
   if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&addr) != 0 &&
       uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&addr) != 0)
     luaL_error(L, "bad field 'host' (an IPv4 or IPv6 address expected, got '%s')", host);
+  if (claude_h2o_load(why, sizeof why) != 0) {
+    luaL_pushfail(L);
+    lua_pushfstring(L, "the HTTP server needs libh2o (h2o's libuv build): %s", why);
+    lua_pushliteral(L, "ENOSYS");
+    return 3;
+  }
 
   box = (http_server **)lua_newuserdatauv(L, sizeof(*box), 0);
   *box = NULL;

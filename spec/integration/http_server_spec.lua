@@ -413,4 +413,24 @@ describe("the HTTP server", function()
     assert.same({ 0, "ab" }, { curl { "-s", "-0", url(srv, "/stream") } })
     close(srv)
   end)
+
+  it("loads libh2o only when a server starts", function()
+    local script = [[
+      local function mapped()
+        for l in io.lines("/proc/self/maps") do
+          if l:find("libh2o", 1, true) then return true end
+        end
+        return false
+      end
+      local core = require "claude.core"
+      io.write(tostring(mapped()), " ")
+      local srv = assert(core.http_listen { on_request = print })
+      io.write(tostring(mapped()))
+      srv:close()
+    ]]
+    local code, out = harness.sh(harness.lua_preload .. "LUA_CPATH=" .. harness.quote(harness.build
+      .. "/?.so;;") .. " lua5.4 -e " .. harness.quote(script))
+    assert.equal(0, code)
+    assert.equal("false true", out)
+  end)
 end)
