@@ -156,7 +156,8 @@ struct http_res {
 void claude_http_open_response(lua_State *L);
 /* Pushes a new response object for req and returns it. */
 http_res *claude_http_res_new(lua_State *L, http_server *srv, h2o_req_t *req);
-/* After on_request returned: a 500 if it raised, else watch the peer while open. */
+/* After on_request returned: a 500 if it raised, else watch the peer while
+ * open; releases the pin on_req took around the call. */
 void claude_http_res_after_handler(http_res *res, int failed);
 /* Ends an open response because the server closes (abort: right now). */
 void claude_http_res_server_closing(http_res *res, int abort);

@@ -87,7 +87,9 @@ static void end_request(http_res *res, int was) {
 }
 
 /* The response can no longer be used from Lua: tell h2o (when end_h2o and no
- * send is in flight; else proceed does), then Lua's on_close(res, reason). */
+ * send is in flight; else proceed does), then Lua's on_close(res, reason).
+ * Never frees res (compilers rightly dislike a use after a possible free):
+ * callers end with res_maybe_free. */
 static void res_gone(http_res *res, const char *reason, int end_h2o) {
   int was = res->state;
   if (was == RES_FINISHED || was == RES_GONE) return;
@@ -100,12 +102,15 @@ static void res_gone(http_res *res, const char *reason, int end_h2o) {
   if (end_h2o && res->req != NULL && !res->sending) end_request(res, was);
   res_callback(res, "on_close", reason);
   claude_unref(res->ctx, &res->self_ref);
-  res_release(res);
+  res->pins--; /* the caller frees it if need be, last */
 }
 
 static void watch_cb(uv_poll_t *h, int status, int events) {
   http_res *res = (http_res *)h->data;
-  if (status < 0 || (events & UV_DISCONNECT)) res_gone(res, "client disconnected", 1);
+  if (status < 0 || (events & UV_DISCONNECT)) {
+    res_gone(res, "client disconnected", 1);
+    res_maybe_free(res);
+  }
 }
 
 /* Watches the peer of an open response for a hang-up (EPOLLRDHUP, HUP, ERR).
@@ -209,23 +214,22 @@ http_res *claude_http_res_new(lua_State *L, http_server *srv, h2o_req_t *req) {
 }
 
 void claude_http_res_after_handler(http_res *res, int failed) {
-  if (res->req == NULL) return;
-  if (!failed) {
+  if (res->req == NULL) {
+    /* gone during the handler */
+  } else if (!failed) {
     if (res->state == RES_NEW || res->state == RES_STREAMING) watch_start(res);
-    return;
-  }
-  res->pins++;
-  if (res->state == RES_NEW) {
+  } else if (res->state == RES_NEW) {
     res->state = RES_FINISHED;
     h2o_send_error_generic(res->req, 500, "Internal Server Error", "internal server error\n", 0);
+    claude_unref(res->ctx, &res->self_ref);
   } else if (res->state == RES_STREAMING) {
     res->state = RES_GONE;
     res->gone_reason = "the handler raised an error";
     res->pending_len = 0;
     res->finishing = 0;
     if (!res->sending) end_request(res, RES_STREAMING);
+    claude_unref(res->ctx, &res->self_ref);
   }
-  claude_unref(res->ctx, &res->self_ref);
   res_release(res);
 }
 
@@ -234,7 +238,7 @@ void claude_http_res_server_closing(http_res *res, int abort) {
   if (res->req != NULL) res->req->http1_is_persistent = 0;
   if (was == RES_FINISHED || was == RES_GONE) return;
   if (abort) {
-    res_gone(res, "server closed", 1);
+    res_gone(res, "server closed", 1); /* h2o holds the request: nothing to free */
     return;
   }
   /* graceful: a 503 for a request not answered yet, the end of the body for

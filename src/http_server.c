@@ -288,8 +288,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   res->pins++;
   status = claude_pcall(ctx, L, 2);
   lua_settop(L, top);
-  res->pins--;
-  claude_http_res_after_handler(res, status != LUA_OK);
+  claude_http_res_after_handler(res, status != LUA_OK); /* releases the pin */
   return 0;
 }
 
