@@ -433,4 +433,44 @@ describe("the HTTP server", function()
     assert.equal(0, code)
     assert.equal("false true", out)
   end)
+
+  it("says when writes queue up and calls on_drain when they went out", function()
+    local drained = async.event()
+    local first
+    local srv = assert(core.http_listen { high_water = 0, on_request = function(_, res)
+      res:start(200, { ["content-type"] = "text/plain" })
+      res.on_drain = function(r)
+        assert.equal(0, r:queued())
+        r:finish("end\n")
+        drained:set()
+      end
+      first = res:write(string.rep("x", 100) .. "\n") -- in flight: over a high_water of 0
+    end })
+    local code, out = curl { "-s", url(srv) }
+    assert.equal(0, code)
+    assert.is_false(first)
+    assert.is_true(drained:wait(10))
+    assert.equal(string.rep("x", 100) .. "\nend", out)
+    close(srv)
+  end)
+
+  it("cuts a client that does not read once close_grace has passed", function()
+    local started, closed = async.event(), async.event()
+    local srv = assert(core.http_listen { close_grace = 0.1, on_request = function(_, res)
+      res.on_close = function() closed:set() end
+      res:start(200, { ["content-type"] = "text/plain" })
+      local chunk = string.rep("x", 1024 * 1024)
+      for _ = 1, 64 do res:write(chunk) end -- more than the socket buffers hold
+      started:set()
+    end })
+    -- curl writes into a pipe nobody reads: it stops reading the socket
+    local p <close> = assert(process.spawn { "sh", args = { "-c",
+      "exec curl -sN " .. url(srv) .. " | sleep 30" } })
+    assert.is_true(started:wait(10))
+    local n = live_servers()
+    srv:close()
+    assert.is_true(closed:wait(10))
+    wait_servers_below(n) -- the stuck connection was cut
+    p:close(0)
+  end)
 end)
