@@ -160,8 +160,10 @@ static void flush(http_res *res) {
   res->pending_len = 0;
   iov = h2o_iovec_init(res->inflight, res->inflight_len);
   res->sending = 1;
-  h2o_send(res->req, &iov, iov.len > 0 ? 1 : 0,
-           res->finishing ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
+  /* always one buffer, even empty: with none, h2o ends an unframed body
+   * (HEAD, HTTP/1.0) inside this call, and may start the next pipelined
+   * request from within a Lua method */
+  h2o_send(res->req, &iov, 1, res->finishing ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
 }
 
 static size_t queued(http_res *res) {
