@@ -411,6 +411,11 @@ describe("the HTTP server", function()
     assert.equal(0, code)
     assert.matches("Content%-Length: 4", out)
     assert.same({ 0, "ab" }, { curl { "-s", "-0", url(srv, "/stream") } })
+    -- HEAD of a stream, twice on one connection: no body, the connection lives
+    code, out = curl { "-sI", url(srv, "/stream"), url(srv, "/stream") }
+    assert.equal(0, code)
+    assert.equal(2, select(2, out:gsub("HTTP/1.1 200 OK", "")))
+    assert.is_nil(out:find("ab", 1, true))
     close(srv)
   end)
 
