@@ -18,6 +18,7 @@ dependencies = {
 }
 external_dependencies = {
   LIBUV = { header = "uv.h", library = "uv" },
+  H2O = { header = "h2o.h", library = "h2o" }, -- h2o's libuv build (Debian: libh2o-dev)
 }
 build = {
   type = "cmake",

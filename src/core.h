@@ -84,6 +84,9 @@ int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, si
 /* router.c */
 void claude_open_router(lua_State *L);
 
+/* http_server.c (with http_response.c): core.http_listen */
+void claude_open_http(lua_State *L);
+
 /* Line framing over a growing buffer (lines.c). */
 typedef struct claude_lines {
   char *data;

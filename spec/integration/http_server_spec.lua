@@ -1,0 +1,481 @@
+-- The HTTP server (core.http_listen and claude.http.server) against real
+-- clients: Debian's curl and Node's http module, spawned as processes.
+local claude = require "claude"
+local core = require "claude.core"
+local async = require "claude.async"
+local errors = require "claude.errors"
+local process = require "claude.process"
+local http = require "claude.http.server"
+local harness = require "support.harness"
+
+local NODE = harness.root .. "/node_modules/.bin/node"
+local SSE = { ["content-type"] = "text/event-stream" }
+
+local function url(srv, path)
+  return "http://127.0.0.1:" .. srv:port() .. (path or "/")
+end
+
+-- Runs curl; returns its exit code and stdout (lines joined with "\n").
+local function curl(args)
+  local p <close> = assert(process.spawn { "curl", args = args, stderr = "collect" })
+  local lines = {}
+  for line in p:lines(20) do lines[#lines + 1] = line end
+  return p:wait(20), table.concat(lines, "\n")
+end
+
+local function live_servers()
+  return core.stats().objects.http_server or 0
+end
+
+-- Waits until fewer than `n` servers are alive (closing ones count).
+local function wait_servers_below(n)
+  for _ = 1, 500 do
+    if live_servers() < n then return end
+    claude.sleep(0.005)
+  end
+  error("the server did not finish closing")
+end
+
+-- The status code curl gets for a GET of `u`.
+local function status_of(u)
+  local code, out = curl { "-s", "-o", "/dev/null", "-w", "%{http_code}", u }
+  assert.equal(0, code)
+  return out
+end
+
+-- Closes the server and waits until its handles are gone.
+local function close(srv)
+  local n = live_servers()
+  srv:close()
+  wait_servers_below(n)
+end
+
+-- Collects the errors that reach claude.on_error while fn runs.
+local function errors_during(fn)
+  local seen = {}
+  claude.on_error(function(err) seen[#seen + 1] = tostring(err) end)
+  local ok, err = pcall(fn)
+  claude.sleep(0.01) -- task errors are reported at the next turn of the loop
+  claude.on_error(nil)
+  assert(ok, err)
+  return seen
+end
+
+describe("the HTTP server", function()
+  before_each(harness.before)
+  after_each(harness.after)
+
+  it("hands a request to on_request as a table and sends the response", function()
+    local seen
+    local srv = assert(core.http_listen { on_request = function(req, res)
+      seen = req
+      assert(res:respond(201, { ["content-type"] = "text/plain", ["x-many"] = { "1", "2" } },
+        "hello " .. req.method))
+    end })
+    local code, out = curl { "-si", "-H", "X-Rep: a", "-H", "X-Rep: b", "-H", "Cookie: a=1",
+      "-H", "Cookie: b=2", "--path-as-is", url(srv, "/a/../b%2Fc/d?x=1&y=%20") }
+    assert.equal(0, code)
+    assert.matches("^HTTP/1.1 201 Created\n", out) -- (the line reader drops CRs)
+    assert.matches("\ncontent%-type: text/plain\n", out)
+    assert.matches("\nx%-many: 1\nx%-many: 2\n", out)
+    assert.matches("\nContent%-Length: 9\n", out)
+    assert.matches("\nhello GET$", out)
+    assert.equal("GET", seen.method)
+    assert.equal("/b/c/d", seen.path) -- h2o's normalized path: decoded, dots resolved
+    assert.equal("x=1&y=%20", seen.query)
+    assert.equal("/a/../b%2Fc/d?x=1&y=%20", seen.target)
+    assert.equal("HTTP/1.1", seen.version)
+    assert.equal("", seen.body)
+    assert.equal("a, b", seen.headers["x-rep"])
+    assert.equal("a=1; b=2", seen.headers.cookie)
+    assert.equal("127.0.0.1:" .. srv:port(), seen.headers.host)
+    assert.matches("^curl/", seen.headers["user-agent"])
+    local reps = {}
+    for i = 1, #seen.raw_headers, 2 do
+      if seen.raw_headers[i] == "x-rep" then reps[#reps + 1] = seen.raw_headers[i + 1] end
+    end
+    assert.same({ "a", "b" }, reps)
+    assert.equal("127.0.0.1", seen.remote_address)
+    assert.is_true(seen.remote_port > 0)
+    close(srv)
+  end)
+
+  it("takes POST, PUT and DELETE bodies, whole", function()
+    local bodies = {}
+    local srv = assert(core.http_listen { on_request = function(req, res)
+      bodies[#bodies + 1] = req.method .. " " .. req.body
+      res:respond(200, nil, tostring(#req.body))
+    end })
+    local big = harness.tempfile(string.rep("0123456789", 100000)) -- 1 MB
+    assert.same({ 0, "5" }, { curl { "-s", "-d", "hello", url(srv) } })
+    assert.same({ 0, "3" }, { curl { "-s", "-X", "PUT", "-d", "put", url(srv) } })
+    assert.same({ 0, "0" }, { curl { "-s", "-X", "DELETE", url(srv, "/x") } })
+    assert.same({ 0, "1000000" }, { curl { "-s", "--data-binary", "@" .. big, url(srv) } })
+    assert.same({ 0, "7" }, { curl { "-s", "-H", "Transfer-Encoding: chunked", "-d", "chunked",
+      url(srv) } })
+    os.remove(big)
+    assert.same({ "POST hello", "PUT put", "DELETE " }, { bodies[1], bodies[2], bodies[3] })
+    assert.equal("POST chunked", bodies[5])
+    close(srv)
+  end)
+
+  it("answers 413 to a body over max_body without calling on_request", function()
+    local calls = 0
+    local srv = assert(core.http_listen { max_body = 1000, on_request = function(_, res)
+      calls = calls + 1
+      res:respond(200, nil, "ok")
+    end })
+    local exact = harness.tempfile(string.rep("x", 1000))
+    local over = harness.tempfile(string.rep("x", 1001))
+    local function status(file)
+      return select(2, curl { "-s", "-o", "/dev/null", "-w", "%{http_code}",
+        "--data-binary", "@" .. file, url(srv) })
+    end
+    assert.equal("200", status(exact))
+    assert.equal("413", status(over))
+    assert.equal(1, calls)
+    assert.equal("200", status(exact)) -- and the server goes on
+    os.remove(exact)
+    os.remove(over)
+    close(srv)
+  end)
+
+  it("keeps a connection alive across requests", function()
+    local srv = assert(core.http_listen { on_request = function(req, res)
+      res:respond(200, nil, req.remote_port .. "\n")
+    end })
+    local code, out = curl { "-s", url(srv, "/1"), url(srv, "/2"), url(srv, "/3") }
+    assert.equal(0, code)
+    local a, b, c = out:match("^(%d+)\n(%d+)\n(%d+)$")
+    assert.truthy(a)
+    assert.is_true(a == b and b == c)
+    close(srv)
+  end)
+
+  it("streams a body that the client reads as it is written", function()
+    local stream
+    local srv = assert(core.http_listen { on_request = function(_, res)
+      stream = res
+      assert(res:start(200, SSE))
+      assert(res:write("data: 1\n\n"))
+    end })
+    local p <close> = assert(process.spawn { "curl", args = { "-sN", url(srv, "/sse") } })
+    assert.equal("data: 1", p:read_line(10)) -- (the line reader skips empty lines)
+    -- the second event is written only once the client has read the first
+    assert.equal("streaming", stream:state())
+    assert.is_true(stream:write("data: 2\n\n"))
+    assert.equal("data: 2", p:read_line(10))
+    assert.is_true(stream:finish("data: end\n\n"))
+    assert.equal("data: end", p:read_line(10))
+    assert.is_nil(p:read_line(10))
+    assert.equal(0, p:wait(10)) -- a clean end of the chunked body
+    assert.equal("finished", stream:state())
+    local ok, err, code = stream:write("late")
+    assert.is_nil(ok)
+    assert.equal("finished", code)
+    assert.matches("already finished", err)
+    close(srv)
+  end)
+
+  it("answers later, from a task, after a wait", function()
+    local srv = assert(http.listen { on_request = function(req, res)
+      claude.sleep(0.05)
+      res:respond(200, { ["content-type"] = "text/plain" }, "slept " .. req.path)
+    end })
+    assert.same({ 0, "slept /zz" }, { curl { "-s", url(srv, "/zz") } })
+    -- a response kept by the handler and answered by another task
+    local held = async.event()
+    local kept
+    local srv2 = assert(core.http_listen { on_request = function(_, res)
+      kept = res
+      held:set()
+    end })
+    local answerer = claude.spawn(function()
+      assert(held:wait(10))
+      claude.sleep(0.02)
+      assert(kept:respond(200, nil, "from another task"))
+    end)
+    assert.same({ 0, "from another task" }, { curl { "-s", url(srv2) } })
+    assert(answerer:join(10))
+    close(srv)
+    close(srv2)
+  end)
+
+  it("calls on_close when the client goes away mid-stream", function()
+    local gone = async.event()
+    local stream, why
+    local srv = assert(core.http_listen { on_request = function(_, res)
+      stream = res
+      res.on_close = function(r, reason)
+        assert.equal(stream, r)
+        why = reason
+        gone:set()
+      end
+      res:start(200, SSE)
+      res:write("data: 1\n\n")
+    end })
+    local p <close> = assert(process.spawn { "curl", args = { "-sN", url(srv) } })
+    assert.equal("data: 1", p:read_line(10))
+    p:kill()
+    p:wait(10)
+    assert.is_true(gone:wait(10)) -- noticed with nothing being written
+    assert.equal("client disconnected", why)
+    assert.equal("closed", stream:state())
+    local ok, err, code = stream:write("data: 2\n\n")
+    assert.is_nil(ok)
+    assert.equal("closed", code)
+    assert.matches("client disconnected", err)
+    close(srv)
+  end)
+
+  it("calls on_close when the client goes away before the answer", function()
+    local gone = async.event()
+    local kept
+    local srv = assert(core.http_listen { on_request = function(_, res)
+      kept = res
+      res.on_close = function() gone:set() end
+    end })
+    local code = curl { "-s", "-m", "0.3", url(srv) } -- gives up waiting
+    assert.equal(28, code)
+    assert.is_true(gone:wait(10))
+    assert.same({ nil, "closed" }, { select(1, kept:respond(200)), select(3, kept:respond(200)) })
+    close(srv)
+  end)
+
+  it("answers 500 when on_request raises, and goes on", function()
+    local fail = true
+    local srv = assert(core.http_listen { on_request = function(_, res)
+      if fail then error("boom") end
+      res:respond(200, nil, "fine")
+    end })
+    local reported = errors_during(function()
+      assert.equal("500", status_of(url(srv)))
+    end)
+    assert.equal(1, #reported)
+    assert.matches("boom", reported[1])
+    fail = false
+    assert.same({ 0, "fine" }, { curl { "-s", url(srv) } })
+    close(srv)
+  end)
+
+  it("answers 500 when a task handler raises after a wait, and aborts a raising stream", function()
+    local srv = assert(http.listen { on_request = function(req, res)
+      claude.sleep(0.01)
+      if req.path == "/stream" then
+        res:start(200, SSE)
+        res:write("data: 1\n\n")
+        claude.sleep(0.01)
+      end
+      error("late boom " .. req.path)
+    end })
+    local reported = errors_during(function()
+      assert.equal("500", status_of(url(srv)))
+      local code, out = curl { "-sN", url(srv, "/stream") }
+      assert.equal(56, code) -- curl: a broken chunk, the body did not end
+      assert.matches("^data: 1", out)
+    end)
+    assert.equal(2, #reported)
+    assert.matches("late boom /", reported[1])
+    assert.matches("late boom /stream", reported[2])
+    close(srv)
+  end)
+
+  it("serves many requests at once on many connections", function()
+    local ports, pending, most = {}, 0, 0
+    local srv = assert(http.listen { on_request = function(req, res)
+      ports[req.remote_port] = true
+      pending = pending + 1
+      most = math.max(most, pending)
+      claude.sleep(0.001)
+      pending = pending - 1
+      res:respond(200, nil, req.path:sub(2))
+    end })
+    local script = [[
+      const http = require('http');
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
+      const n = 300; let ok = 0, done = 0;
+      for (let i = 0; i < n; i++) {
+        http.get({ host: '127.0.0.1', port: process.argv[1], path: '/' + i, agent }, res => {
+          let body = '';
+          res.on('data', d => body += d);
+          res.on('end', () => {
+            if (res.statusCode === 200 && body === String(i)) ok++;
+            if (++done === n) { console.log(ok); agent.destroy(); }
+          });
+        }).on('error', e => { console.log('error ' + e.message); process.exit(1); });
+      }
+    ]]
+    local p <close> = assert(process.spawn { NODE, args = { "-e", script, tostring(srv:port()) } })
+    assert.equal("300", p:read_line(30))
+    assert.equal(0, p:wait(30))
+    local nports = 0
+    for _ in pairs(ports) do nports = nports + 1 end
+    assert.is_true(nports > 1 and nports <= 16)
+    assert.is_true(most > 1)
+    close(srv)
+  end)
+
+  it("ends open responses when it closes", function()
+    local closes = {}
+    local waiting = async.event()
+    local srv = assert(core.http_listen { on_request = function(req, res)
+      res.on_close = function(_, reason) closes[#closes + 1] = req.path .. " " .. reason end
+      if req.path == "/stream" then
+        res:start(200, SSE)
+        res:write("data: 1\n\n")
+      else
+        waiting:set()
+      end
+    end })
+    local s <close> = assert(process.spawn { "curl", args = { "-sN", url(srv, "/stream") } })
+    local w <close> = assert(process.spawn { "curl", args = { "-s", "-o", "/dev/null",
+      "-w", "%{http_code}", url(srv, "/wait") } })
+    assert.equal("data: 1", s:read_line(10))
+    assert(waiting:wait(10))
+    local n = live_servers()
+    srv:close()
+    assert.equal("claude.HttpServer (closed)", tostring(srv))
+    assert.is_nil(s:read_line(10))
+    assert.equal(0, s:wait(10)) -- the stream ended cleanly
+    assert.equal("503", w:read_line(10))
+    table.sort(closes)
+    assert.same({ "/stream server closed", "/wait server closed" }, closes)
+    assert.has_error(function() srv:port() end, "attempt to use a closed server")
+    wait_servers_below(n)
+  end)
+
+  it("reports a port in use and bad options", function()
+    local srv = assert(core.http_listen { on_request = function() end })
+    local again, err, code = core.http_listen { port = srv:port(), on_request = function() end }
+    assert.is_nil(again)
+    assert.equal("EADDRINUSE", code)
+    assert.matches("EADDRINUSE", err)
+    local a2, e2, c2 = http.listen { port = srv:port(), on_request = function() end }
+    assert.is_nil(a2)
+    assert.is_true(errors.is(e2, "connection"))
+    assert.equal("EADDRINUSE", c2)
+    assert.has_error(function() core.http_listen {} end,
+      "bad field 'on_request' (function expected, got nil)")
+    assert.has_error(function() core.http_listen { on_request = print, host = "nowhere" } end,
+      "bad field 'host' (an IPv4 or IPv6 address expected, got 'nowhere')")
+    assert.has_error(function() core.http_listen { on_request = print, port = 70000 } end,
+      "bad field 'port' (0-65535 expected)")
+    assert.has_error(function() core.http_listen { on_request = print, max_body = "x" } end,
+      "bad field 'max_body' (integer expected, got string)")
+    assert.has_error(function() http.listen { on_request = 1 } end,
+      "bad field 'on_request' (function expected, got number)")
+    assert.matches("^claude.HttpServer %(http://127.0.0.1:%d+, 0 connections%)$", tostring(srv))
+    assert.same({ "127.0.0.1", srv:port() }, { srv:address() })
+    close(srv)
+  end)
+
+  it("rejects bad response headers and misuse with clear errors", function()
+    local results = {}
+    local srv = assert(core.http_listen { on_request = function(req, res)
+      local function try(fn) local ok, e = pcall(fn); results[#results + 1] = ok or e end
+      try(function() res:respond(200, { ["x-bad"] = "a\r\nx-injected: 1" }) end)
+      try(function() res:respond(200, { ["bad name"] = "v" }) end)
+      try(function() res:respond(200, { ["content-length"] = "3" }) end)
+      try(function() res:respond(99) end)
+      try(function() res:write("x") end)
+      try(function() res.respond = 1 end)
+      res.user_field = req.path
+      assert.equal(req.path, res.user_field)
+      assert(res:respond(200, { ["x-ok"] = 1 }, "ok"))
+      results[#results + 1] = select(3, res:respond(200))
+      try(function() res:finish() end)
+    end })
+    assert.same({ 0, "ok" }, { curl { "-s", url(srv) } })
+    assert.matches("bad header 'x%-bad' %(CR, LF or NUL in its value%)", results[1])
+    assert.matches("bad header name 'bad name'", results[2])
+    assert.matches("bad header 'content%-length' %(the server sets it%)", results[3])
+    assert.matches("status must be 200%-599", results[4])
+    assert.matches("write before start", results[5])
+    assert.matches("cannot replace the method 'respond'", results[6])
+    assert.equal("finished", results[7])
+    assert.is_true(results[8]) -- finish on a finished response: nil, err (no raise)
+    close(srv)
+  end)
+
+  it("answers HEAD without a body and HTTP/1.0 with a close-delimited stream", function()
+    local srv = assert(core.http_listen { on_request = function(req, res)
+      if req.path == "/stream" then
+        res:start(200, { ["content-type"] = "text/plain" })
+        res:write("a")
+        res:finish("b")
+      else
+        res:respond(200, { ["content-type"] = "text/plain" }, "body")
+      end
+    end })
+    local code, out = curl { "-sI", url(srv) }
+    assert.equal(0, code)
+    assert.matches("Content%-Length: 4", out)
+    assert.same({ 0, "ab" }, { curl { "-s", "-0", url(srv, "/stream") } })
+    -- HEAD of a stream, twice on one connection: no body, the connection lives
+    code, out = curl { "-sI", url(srv, "/stream"), url(srv, "/stream") }
+    assert.equal(0, code)
+    assert.equal(2, select(2, out:gsub("HTTP/1.1 200 OK", "")))
+    assert.is_nil(out:find("ab", 1, true))
+    close(srv)
+  end)
+
+  it("loads libh2o only when a server starts", function()
+    local script = [[
+      local function mapped()
+        for l in io.lines("/proc/self/maps") do
+          if l:find("libh2o", 1, true) then return true end
+        end
+        return false
+      end
+      local core = require "claude.core"
+      io.write(tostring(mapped()), " ")
+      local srv = assert(core.http_listen { on_request = print })
+      io.write(tostring(mapped()))
+      srv:close()
+    ]]
+    local code, out = harness.sh(harness.lua_preload .. "LUA_CPATH=" .. harness.quote(harness.build
+      .. "/?.so;;") .. " lua5.4 -e " .. harness.quote(script))
+    assert.equal(0, code)
+    assert.equal("false true", out)
+  end)
+
+  it("says when writes queue up and calls on_drain when they went out", function()
+    local drained = async.event()
+    local first
+    local srv = assert(core.http_listen { high_water = 0, on_request = function(_, res)
+      res:start(200, { ["content-type"] = "text/plain" })
+      res.on_drain = function(r)
+        assert.equal(0, r:queued())
+        r:finish("end\n")
+        drained:set()
+      end
+      first = res:write(string.rep("x", 100) .. "\n") -- in flight: over a high_water of 0
+    end })
+    local code, out = curl { "-s", url(srv) }
+    assert.equal(0, code)
+    assert.is_false(first)
+    assert.is_true(drained:wait(10))
+    assert.equal(string.rep("x", 100) .. "\nend", out)
+    close(srv)
+  end)
+
+  it("cuts a client that does not read once close_grace has passed", function()
+    local started, closed = async.event(), async.event()
+    local srv = assert(core.http_listen { close_grace = 0.1, on_request = function(_, res)
+      res.on_close = function() closed:set() end
+      res:start(200, { ["content-type"] = "text/plain" })
+      local chunk = string.rep("x", 1024 * 1024)
+      for _ = 1, 64 do res:write(chunk) end -- more than the socket buffers hold
+      started:set()
+    end })
+    -- curl writes into a pipe nobody reads: it stops reading the socket
+    local p <close> = assert(process.spawn { "sh", args = { "-c",
+      "exec curl -sN " .. url(srv) .. " | sleep 30" } })
+    assert.is_true(started:wait(10))
+    local n = live_servers()
+    srv:close()
+    assert.is_true(closed:wait(10))
+    wait_servers_below(n) -- the stuck connection was cut
+    p:close(0)
+  end)
+end)
