@@ -24,6 +24,7 @@ local lazy = {
   queue = "claude.queue",
   session = "claude.session",
   testing = "claude.testing",
+  guard = "claude.guard",
 }
 
 -- Functions of submodules, also loaded on first use: the tool DSL.
