@@ -87,6 +87,9 @@ void claude_open_router(lua_State *L);
 /* http_server.c (with http_response.c): core.http_listen */
 void claude_open_http(lua_State *L);
 
+/* guard.c */
+void claude_open_guard(lua_State *L);
+
 /* Line framing over a growing buffer (lines.c). */
 typedef struct claude_lines {
   char *data;

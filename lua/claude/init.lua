@@ -25,6 +25,7 @@ local lazy = {
   rpc = "claude.rpc",
   session = "claude.session",
   testing = "claude.testing",
+  guard = "claude.guard",
 }
 
 -- Functions of submodules, also loaded on first use: the tool DSL.

@@ -1,0 +1,62 @@
+--- What the guards share: the violation error and option checks.
+-- @module claude.guard.common
+local errors = require "claude.errors"
+
+local M = {}
+
+--- A violation: `nil, err, "guard"`, where `err.rule` names the rule broken
+-- (`"path.outside_root"`, `"command.not_allowed"`, ...) and prints as
+-- `guard: <message> (rule <rule>)`, which is what an `isError` result or a
+-- denied permission shows the model.
+function M.violation(rule, fmt, ...)
+  local err = errors.new("guard", string.format(fmt, ...) .. " (rule " .. rule .. ")",
+    { rule = rule })
+  return nil, err, "guard"
+end
+
+--- Raises at the caller of the guard's constructor (level 3 from here) for
+-- an option that is unknown or of the wrong type.
+function M.check_options(fname, opts, known)
+  if type(opts) ~= "table" then
+    error(string.format("bad argument #1 to '%s' (table expected, got %s)", fname,
+      type(opts)), 3)
+  end
+  for k, v in pairs(opts) do
+    local want = known[k]
+    if not want then
+      error(string.format("bad field '%s' to '%s' (unknown option)", tostring(k), fname), 3)
+    end
+    if type(v) ~= want then
+      error(string.format("bad field '%s' to '%s' (%s expected, got %s)", k, fname, want,
+        type(v)), 3)
+    end
+  end
+end
+
+--- Raises unless every item of the list `t` is a string.
+function M.check_strings(fname, field, t)
+  for i, v in ipairs(t or {}) do
+    if type(v) ~= "string" then
+      error(string.format("bad field '%s[%d]' to '%s' (string expected, got %s)", field, i,
+        fname, type(v)), 4)
+    end
+  end
+end
+
+--- A set made of a list of strings.
+function M.set(list)
+  local s = {}
+  for _, v in ipairs(list or {}) do s[v] = true end
+  return s
+end
+
+--- A guard object: `g:check(x)` and `g(x)` are the same.
+function M.class(name)
+  local class = { __name = name }
+  class.__index = class
+  class.__call = function(self, ...) return self:check(...) end
+  class.__tostring = function(self) return name .. " (" .. self:describe() .. ")" end
+  return class
+end
+
+return M

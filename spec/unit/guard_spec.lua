@@ -1,0 +1,212 @@
+-- The input guards: paths, commands, URLs and environment variables.
+local core = require "claude.core"
+local guard = require "claude.guard"
+local errors = require "claude.errors"
+
+-- A violation: nil, a guard error naming `rule`, "guard".
+local function refused(rule, ok, err, kind)
+  assert.is_nil(ok)
+  assert.is_true(errors.is(err, "guard"), tostring(err))
+  assert.equal(rule, err.rule)
+  assert.equal("guard", kind)
+  assert.matches("%(rule " .. rule:gsub("%.", "%%.") .. "%)$", tostring(err))
+end
+
+local function sh(cmd) assert(os.execute(cmd)) end
+
+describe("claude.guard.path", function()
+  local base, root
+  setup(function()
+    base = os.tmpname()
+    os.remove(base)
+    sh("mkdir -p " .. base .. "/root/sub " .. base .. "/outside")
+    sh("echo secret > " .. base .. "/outside/secret.txt")
+    sh("echo ok > " .. base .. "/root/sub/file.txt")
+    sh("ln -s ../outside " .. base .. "/root/escape")
+    sh("ln -s sub " .. base .. "/root/inner")
+    sh("ln -s /nonexistent/target " .. base .. "/root/dangling")
+    root = core.realpath(base .. "/root")
+  end)
+  teardown(function() sh("rm -rf " .. base) end)
+
+  it("passes paths inside the root, relative or absolute, and canonicalizes them", function()
+    local g = guard.path { root = base .. "/root" }
+    assert.equal(root .. "/sub/file.txt", g:check("sub/file.txt"))
+    assert.equal(root .. "/sub/file.txt", g:check(root .. "/sub/./file.txt"))
+    assert.equal(root .. "/sub/file.txt", g("inner/file.txt"))          -- a link inside
+    assert.equal(root .. "/sub/new.txt", g:check("sub/new.txt"))        -- to be created
+    assert.equal(root .. "/sub/a/b", g:check("sub/a/b"))
+    assert.equal(root, g:check("."))
+  end)
+
+  it("refuses every way out", function()
+    local g = guard.path { root = base .. "/root" }
+    refused("path.outside_root", g:check("../outside/secret.txt"))
+    refused("path.outside_root", g:check("sub/../../outside/secret.txt"))
+    refused("path.outside_root", g:check("/etc/passwd"))
+    refused("path.outside_root", g:check("escape/secret.txt"))           -- a link out
+    refused("path.outside_root", g:check("inner/../../outside"))         -- link, then ..
+    refused("path.dotdot_after_missing", g:check("new/../../outside/x")) -- mkdir -p trap
+    refused("path.dangling_link", g:check("dangling"))
+    refused("path.invalid", g:check("sub/\0/x"))
+    refused("path.invalid", g:check(""))
+    refused("path.invalid", g:check(42))
+  end)
+
+  it("options: allow_missing and allow_root", function()
+    local g = guard.path { root = base .. "/root", allow_missing = false, allow_root = false }
+    refused("path.missing", g:check("sub/new.txt"))
+    refused("path.is_root", g:check("."))
+    assert.equal(root .. "/sub/file.txt", g:check("sub/file.txt"))
+  end)
+
+  it("misuse raises at the caller's line", function()
+    local ok, err = pcall(function() guard.path { root = "/nonexistent/dir" } end)
+    assert.is_false(ok)
+    assert.matches("guard_spec%.lua:%d+: bad field 'root' to 'guard.path' %(/nonexistent", err)
+    ok, err = pcall(function() guard.path { root = "/", rooot = 1 } end)
+    assert.is_false(ok)
+    assert.matches("bad field 'rooot' to 'guard.path' %(unknown option%)", err)
+    assert.equal("claude.guard.Path (root /)", tostring(guard.path { root = "/" }))
+  end)
+end)
+
+describe("claude.guard.command", function()
+  local g = guard.command { allow = { "ls", "/usr/bin/cat", git = { "status", "log" } },
+    deny_args = { "^%-%-upload%-pack" } }
+
+  it("splits command lines as a shell would for plain words and quotes", function()
+    assert.same({ "ls", "-l", "my dir" }, g:check("ls -l 'my dir'"))
+    assert.same({ "ls", 'a "b"', "c\\d" }, g:check([[ls "a \"b\"" 'c\d']]))
+    assert.same({ "ls", "a b" }, g:check([[ls a\ b]]))
+    assert.same({ "git", "status" }, g:check({ "git", "status" }))
+    assert.same({ "/usr/bin/cat", "x" }, g:check("/usr/bin/cat x"))
+  end)
+
+  it("refuses what needs a shell instead of interpreting it", function()
+    for _, line in ipairs { "ls; rm -rf /", "ls | sh", "ls && id", "ls > f", "ls $(id)",
+      "ls `id`", 'ls "$HOME"', "ls *", "ls ~", "ls 'unclosed", "FOO=1 ls", "ls\nid" } do
+      refused("command.shell_syntax", g:check(line))
+    end
+  end)
+
+  it("allows listed programs and first arguments only", function()
+    refused("command.not_allowed", g:check("rm -rf /"))
+    refused("command.not_allowed", g:check("git push"))
+    refused("command.not_allowed", g:check("/tmp/evil/ls"))              -- not that ls
+    refused("command.not_allowed", g:check("/bin/cat x"))                -- another path
+    refused("command.denied_argument", g:check("git log --upload-pack=evil"))
+    refused("command.invalid", g:check({ "ls", 3 }))
+    refused("command.invalid", g:check({}))
+  end)
+
+  it("a deny list refuses the name anywhere, and programs that run programs", function()
+    local d = guard.command { deny = { "rm" } }
+    refused("command.denied", d:check("/bin/rm -rf /"))
+    refused("command.runner", d:check("env rm -rf /"))
+    refused("command.runner", d:check("sudo ls"))
+    assert.same({ "ls" }, d:check("ls"))
+  end)
+end)
+
+describe("claude.guard.url", function()
+  local g = guard.url {}
+
+  it("refuses internal addresses however they are spelled", function()
+    for _, url in ipairs { "http://127.0.0.1/", "http://2130706433/", "http://0x7f.1/",
+      "http://0177.0.0.1/", "http://[::1]/", "http://[::ffff:127.0.0.1]/", "http://10.0.0.1/",
+      "http://192.168.1.1:8080/x", "http://169.254.169.254/latest/meta-data/",
+      "http://[fd00:ec2::254]/", "http://0.0.0.0/", "http://100.64.0.1/", "http://localhost/" } do
+      refused("url.address", g:check(url))
+    end
+  end)
+
+  it("passes a public address and pins it", function()
+    local u = assert(g:check("https://93.184.215.14/path?q=1"))
+    assert.equal("https", u.scheme)
+    assert.equal(443, u.port)
+    assert.equal("/path?q=1", u.path)
+    assert.equal("93.184.215.14", u.address)
+    assert.equal("93.184.215.14:443:93.184.215.14", u.resolve)
+  end)
+
+  it("refuses what parsers disagree on, and unlisted schemes, hosts and ports", function()
+    refused("url.invalid", g:check("http://evil.com@127.0.0.1/"))
+    refused("url.invalid", g:check("http://a.com\\@b.com/"))
+    refused("url.invalid", g:check("http://a.com:99999/"))
+    refused("url.invalid", g:check("/relative"))
+    refused("url.invalid", g:check("http://%31%32%37.0.0.1/"))
+    refused("url.scheme", g:check("file:///etc/passwd"))
+    refused("url.scheme", g:check("gopher://8.8.8.8/"))
+    local strict = guard.url { schemes = { "https" }, allow_hosts = { "*.example.com" },
+      deny_hosts = { "bad.example.com" }, ports = { 443 } }
+    refused("url.scheme", strict:check("http://www.example.com/"))
+    refused("url.port", strict:check("https://www.example.com:8443/"))
+    refused("url.host_denied", strict:check("https://bad.example.com/"))
+    refused("url.host_not_allowed", strict:check("https://example.org/"))
+  end)
+
+  it("resolves host names on the loop, inside a task too", function()
+    local loopback_ok = guard.url { allow_classes = { "loopback" } }
+    local u = assert(loopback_ok:check("http://localhost:8080/"))
+    assert.equal("loopback", core.address_class(u.address))
+    local claude = require "claude"
+    local t = claude.spawn(function() return loopback_ok:check("http://localhost/") end)
+    local ok, r = t:join(10)
+    assert.is_true(ok)
+    assert.equal(80, r.port)
+  end)
+end)
+
+describe("claude.guard.env", function()
+  it("drops secret-looking names and values, keeps the rest", function()
+    local g = guard.env { allow = { "MY_API_KEY" }, deny = { "DEBUG" } }
+    local kept, dropped = g:filter {
+      PATH = "/usr/bin", HOME = "/home/u", LANG = "C.UTF-8", GITHUB_TOKEN = "x",
+      AWS_SECRET_ACCESS_KEY = "x", DB_PASSWORD = "x", MY_API_KEY = "kept", DEBUG = "1",
+      SOME_URL = "postgres://user:hunter2@db/x", LOOKS_FINE = "sk-ant-api03-abc",
+      SSL_CERT_FILE = "/etc/ssl/cert.pem",
+    }
+    assert.same({ PATH = "/usr/bin", HOME = "/home/u", LANG = "C.UTF-8", MY_API_KEY = "kept",
+      SSL_CERT_FILE = "/etc/ssl/cert.pem" }, kept)
+    assert.same({ "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "DEBUG", "GITHUB_TOKEN", "LOOKS_FINE",
+      "SOME_URL" }, dropped)
+    refused("env.secret_name", g:check("GITHUB_TOKEN", "x"))
+    refused("env.secret_value", g:check("X", "ghp_abc"))
+  end)
+end)
+
+describe("claude.guard in tools and can_use_tool", function()
+  it("a violation in a tool is an isError result naming the rule", function()
+    local tool = require "claude.tool"
+    local g = guard.path { root = "/usr" }
+    local read = tool.tool("read", { path = "string" }, function(args)
+      local p, err = g:check(args.path)
+      if not p then return nil, err end
+      return p
+    end)
+    local r = tool.call(read, { path = "/etc/passwd" })
+    assert.is_true(r.isError)
+    assert.matches("rule path%.outside_root", r.content[1].text)
+    assert.is_nil(tool.call(read, { path = "/usr/bin" }).isError)
+  end)
+
+  it("checks the CLI's built-in tools by their input fields", function()
+    local can_use_tool = guard.can_use_tool {
+      path = guard.path { root = "/usr" }, command = guard.command { allow = { "ls" } },
+    }
+    assert.is_true(can_use_tool("Read", { file_path = "/usr/bin/env" }))
+    local ok, why = can_use_tool("Write", { file_path = "/etc/passwd" })
+    assert.is_false(ok)
+    assert.matches("rule path%.outside_root", why)
+    assert.is_true(can_use_tool("Bash", { command = "ls -l" }))
+    ok, why = can_use_tool("Bash", { command = "ls; id" })
+    assert.is_false(ok)
+    assert.matches("rule command%.shell_syntax", why)
+    ok, why = can_use_tool("WebFetch", { url = "http://x/" })
+    assert.is_false(ok)
+    assert.matches("rule fallback", why)
+    local open = guard.can_use_tool { fallback = true }
+    assert.is_true(open("WebFetch", { url = "http://x/" }))
+  end)
+end)
