@@ -16,6 +16,7 @@
 -- (shells, `env`, `sudo`, `xargs`, ...) are refused too, since they would
 -- carry any denied command past the list; prefer `allow`.
 -- @module claude.guard.command
+local errors = require "claude.errors"
 local common = require "claude.guard.common"
 
 local violation = common.violation
@@ -87,7 +88,7 @@ local function new(opts)
   common.check_options("guard.command", opts, { allow = "table", deny = "table",
     deny_args = "table" })
   if not opts.allow and not opts.deny then
-    error("bad argument #1 to 'guard.command' (an 'allow' or a 'deny' list expected)", 2)
+    errors.misuse("bad argument #1 to 'guard.command' (an 'allow' or a 'deny' list expected)")
   end
   local allow
   if opts.allow then
@@ -99,8 +100,8 @@ local function new(opts)
         common.check_strings("guard.command", "allow." .. k, v)
         allow[k] = common.set(v)
       else
-        error(string.format("bad field 'allow' to 'guard.command' (names, or name = { args } "
-          .. "expected, got %s = %s)", tostring(k), type(v)), 2)
+        errors.misuse("bad field 'allow' to 'guard.command' (names, or name = { args } "
+          .. "expected, got %s = %s)", tostring(k), type(v))
       end
     end
   end
@@ -180,4 +181,4 @@ function CommandGuard:check(cmd)
   return argv
 end
 
-return { new = new, CommandGuard = CommandGuard, split = split }
+return { new = errors.public(new), CommandGuard = CommandGuard, split = split }

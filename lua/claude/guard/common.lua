@@ -14,21 +14,21 @@ function M.violation(rule, fmt, ...)
   return nil, err, "guard"
 end
 
---- Raises at the caller of the guard's constructor (level 3 from here) for
--- an option that is unknown or of the wrong type.
+--- Misuse (see `claude.errors`) for an option that is unknown or of the
+-- wrong type; the public constructor reports it at its caller's line.
 function M.check_options(fname, opts, known)
   if type(opts) ~= "table" then
-    error(string.format("bad argument #1 to '%s' (table expected, got %s)", fname,
-      type(opts)), 3)
+    errors.misuse("bad argument #1 to '%s' (table expected, got %s)", fname,
+      type(opts))
   end
   for k, v in pairs(opts) do
     local want = known[k]
     if not want then
-      error(string.format("bad field '%s' to '%s' (unknown option)", tostring(k), fname), 3)
+      errors.misuse("bad field '%s' to '%s' (unknown option)", tostring(k), fname)
     end
     if type(v) ~= want then
-      error(string.format("bad field '%s' to '%s' (%s expected, got %s)", k, fname, want,
-        type(v)), 3)
+      errors.misuse("bad field '%s' to '%s' (%s expected, got %s)", k, fname, want,
+        type(v))
     end
   end
 end
@@ -37,8 +37,8 @@ end
 function M.check_strings(fname, field, t)
   for i, v in ipairs(t or {}) do
     if type(v) ~= "string" then
-      error(string.format("bad field '%s[%d]' to '%s' (string expected, got %s)", field, i,
-        fname, type(v)), 4)
+      errors.misuse("bad field '%s[%d]' to '%s' (string expected, got %s)", field, i,
+        fname, type(v))
     end
   end
 end

@@ -12,6 +12,7 @@
 -- `nil, err, "guard"`.
 -- @module claude.guard.env
 local core = require "claude.core"
+local errors = require "claude.errors"
 local common = require "claude.guard.common"
 
 local violation = common.violation
@@ -90,4 +91,4 @@ function EnvGuard:filter(env)
   return kept, dropped
 end
 
-return { new = new, EnvGuard = EnvGuard }
+return { new = errors.public(new), EnvGuard = EnvGuard }

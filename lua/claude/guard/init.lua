@@ -18,6 +18,7 @@ local path = require "claude.guard.path"
 local command = require "claude.guard.command"
 local url = require "claude.guard.url"
 local env = require "claude.guard.env"
+local errors = require "claude.errors"
 local common = require "claude.guard.common"
 
 local M = {
@@ -42,14 +43,14 @@ local TOOL_FIELDS = {
 -- is called as a `can_use_tool` callback.
 -- @tparam table opts `path`, `command`, `url` (guards), `fallback`
 -- @treturn function can_use_tool(tool_name, input, context)
-function M.can_use_tool(opts)
+local function can_use_tool(opts)
   if type(opts) ~= "table" then
-    error("bad argument #1 to 'guard.can_use_tool' (table expected, got " .. type(opts) .. ")", 2)
+    errors.misuse("bad argument #1 to 'guard.can_use_tool' (table expected, got %s)", type(opts))
   end
   local fallback = opts.fallback
   if fallback ~= nil and type(fallback) ~= "boolean" and type(fallback) ~= "function" then
-    error("bad field 'fallback' to 'guard.can_use_tool' (boolean or function expected, got "
-      .. type(fallback) .. ")", 2)
+    errors.misuse("bad field 'fallback' to 'guard.can_use_tool' (boolean or function expected, "
+      .. "got %s)", type(fallback))
   end
   local guards = {}
   for k, v in pairs(opts) do
@@ -74,5 +75,8 @@ function M.can_use_tool(opts)
     return false, "guard: " .. tool_name .. " is not covered by a guard (rule fallback)"
   end
 end
+
+--- @function can_use_tool
+M.can_use_tool = errors.public(can_use_tool)
 
 return M

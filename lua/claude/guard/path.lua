@@ -13,6 +13,7 @@
 -- check and the use; keep such processes out of the root.
 -- @module claude.guard.path
 local core = require "claude.core"
+local errors = require "claude.errors"
 local common = require "claude.guard.common"
 
 local violation = common.violation
@@ -46,10 +47,12 @@ end
 local function new(opts)
   common.check_options("guard.path", opts,
     { root = "string", allow_missing = "boolean", allow_root = "boolean" })
-  if not opts.root then error("bad field 'root' to 'guard.path' (string expected, got nil)", 2) end
+  if not opts.root then
+    errors.misuse("bad field 'root' to 'guard.path' (string expected, got nil)")
+  end
   local root, err = core.realpath(opts.root)
   if not root then
-    error(string.format("bad field 'root' to 'guard.path' (%s: %s)", opts.root, err), 2)
+    errors.misuse("bad field 'root' to 'guard.path' (%s: %s)", opts.root, err)
   end
   return setmetatable({
     root = root,
@@ -108,4 +111,4 @@ function PathGuard:check(path)
   return canonical
 end
 
-return { new = new, PathGuard = PathGuard }
+return { new = errors.public(new), PathGuard = PathGuard }

@@ -17,6 +17,7 @@
 -- @module claude.guard.url
 local core = require "claude.core"
 local async = require "claude.async"
+local errors = require "claude.errors"
 local common = require "claude.guard.common"
 
 local violation = common.violation
@@ -97,8 +98,8 @@ local function new(opts)
     ports = {}
     for i, p in ipairs(opts.ports) do
       if math.type(p) ~= "integer" then
-        error(string.format("bad field 'ports[%d]' to 'guard.url' (integer expected, got %s)",
-          i, type(p)), 2)
+        errors.misuse("bad field 'ports[%d]' to 'guard.url' (integer expected, got %s)",
+          i, type(p))
       end
       ports[p] = true
     end
@@ -169,4 +170,4 @@ function UrlGuard:check(url)
   return u
 end
 
-return { new = new, UrlGuard = UrlGuard, parse = parse }
+return { new = errors.public(new), UrlGuard = UrlGuard, parse = parse }
