@@ -45,6 +45,8 @@ typedef struct claude_ctx {
   uv_check_t defer_check; /* runs deferred functions after this turn's I/O */
   uv_idle_t defer_idle;   /* while work is deferred, the loop must not block */
   int defer_ref;          /* Lua list of deferred functions, or LUA_NOREF */
+  int wake_init;          /* the async handle below exists (wake.c) */
+  uv_async_t wake;        /* makes the loop's descriptor readable */
 } claude_ctx;
 
 /* loop.c */
@@ -60,6 +62,11 @@ lua_State *claude_cb_state(claude_ctx *ctx);
 int claude_pcall(claude_ctx *ctx, lua_State *L, int nargs);
 int claude_push_uv_error(lua_State *L, int err);
 void claude_open_loop(lua_State *L);
+
+/* wake.c: keeps claude.pollfd() truthful for an application that polls it */
+void claude_wake_open(claude_ctx *ctx);
+void claude_wake(claude_ctx *ctx);
+void claude_wake_close(claude_ctx *ctx);
 
 /* process.c */
 void claude_open_process(lua_State *L);

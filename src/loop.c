@@ -76,6 +76,7 @@ static int ctx_gc(lua_State *L) {
     uv_close((uv_handle_t *)&ctx->defer_check, step_timer_closed);
     uv_close((uv_handle_t *)&ctx->defer_idle, step_timer_closed);
   }
+  claude_wake_close(ctx);
   if (ctx->owns_loop && ctx->run_L == NULL) {
     while (ctx->live_handles > 0 && uv_run(ctx->loop, UV_RUN_ONCE)) {
     }
@@ -120,6 +121,7 @@ static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   }
   lua_setmetatable(L, -2);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &CTX_KEY);
+  claude_wake_open(ctx);
   return ctx;
 }
 
@@ -279,6 +281,7 @@ static int timer_start(lua_State *L) {
   if (secs < 0) secs = 0;
   uv_timer_start(&t->handle, timer_fired, (uint64_t)(secs * 1000.0 + 0.5),
                  (uint64_t)(rep * 1000.0 + 0.5));
+  claude_wake(t->hdr.ctx);
   lua_settop(L, 1);
   return 1;
 }
@@ -373,6 +376,7 @@ static int l_signal(lua_State *L) {
   err = uv_signal_start(&s->handle, signal_fired, signum);
   if (err != 0) return luaL_error(L, "uv_signal_start: %s", uv_strerror(err));
   if (lua_toboolean(L, 3)) uv_unref((uv_handle_t *)&s->handle);
+  claude_wake(ctx);
   return 1;
 }
 
@@ -526,6 +530,7 @@ static int l_defer(lua_State *L) {
   if (!uv_is_active((uv_handle_t *)&ctx->defer_check)) {
     uv_check_start(&ctx->defer_check, defer_run);
     uv_idle_start(&ctx->defer_idle, defer_idle_cb);
+    claude_wake(ctx);
   }
   return 0;
 }
@@ -546,7 +551,8 @@ static int l_stats(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
   claude_handle *h;
   lua_createtable(L, 0, 3);
-  lua_pushinteger(L, ctx->live_handles - ctx->step_timer_init - 2 * ctx->defer_init);
+  lua_pushinteger(L, ctx->live_handles - ctx->step_timer_init - 2 * ctx->defer_init -
+                         ctx->wake_init);
   lua_setfield(L, -2, "handles");
   lua_pushinteger(L, ctx->live_refs - (ctx->error_ref != LUA_NOREF) -
                          (ctx->defer_ref != LUA_NOREF));

@@ -556,6 +556,7 @@ static int l_spawn_process(lua_State *L) {
   if (p->err.open) {
     uv_read_start((uv_stream_t *)&p->err.pipe, alloc_cb, read_cb);
   }
+  claude_wake(ctx);
   return 1;
 }
 
@@ -633,7 +634,10 @@ static int append_out(proc_obj *p, const char *data, size_t len) {
   }
   memcpy(p->wbuf + p->wlen, data, len);
   p->wlen += len;
-  if (!uv_is_active((uv_handle_t *)&p->flush)) uv_prepare_start(&p->flush, flush_cb);
+  if (!uv_is_active((uv_handle_t *)&p->flush)) {
+    uv_prepare_start(&p->flush, flush_cb);
+    claude_wake(p->hdr.ctx);
+  }
   return 1;
 }
 
@@ -656,6 +660,7 @@ static int do_write(lua_State *L, proc_obj *p, const char *data, size_t len, int
     int err = write_now(p, data, len);
     if (err == 0 && nl) err = write_now(p, "\n", 1);
     if (err != 0) return claude_push_uv_error(L, err);
+    claude_wake(p->hdr.ctx);
     lua_pushboolean(L, 1);
     return 1;
   }
@@ -752,6 +757,7 @@ static int proc_close_stdin(lua_State *L) {
   p->shutdown.data = p;
   if (uv_shutdown(&p->shutdown, (uv_stream_t *)&p->in, shutdown_cb) != 0)
     close_handle(p, (uv_handle_t *)&p->in, &p->in_open);
+  claude_wake(p->hdr.ctx);
   return 0;
 }
 
