@@ -46,8 +46,14 @@ local function lua_dir()
   return absolute(dir)
 end
 
+-- Loaded from a file, the fake CLI program is the file beside this one;
+-- compiled into the host (claudelua, libclaudelua) there is no such file, and
+-- the program is a one-line launcher in a temporary file.
+local embedded = debug.getinfo(1, "S").source:sub(1, 1) ~= "@"
+local LAUNCHER = 'require("claude.testing.fake_cli").main(...)\n'
+
 --- The path of the fake CLI program (absolute).
-M.fake_cli_path = lua_dir() .. "/claude/testing/fake_cli.lua"
+M.fake_cli_path = not embedded and lua_dir() .. "/claude/testing/fake_cli.lua" or nil
 
 --- The Lua interpreter to run the fake with: this process's executable when
 -- it is `claudelua` or a `lua` (an embedding application is neither: then
@@ -70,6 +76,22 @@ function M.lua_env()
 end
 
 local temps = {}
+
+-- The launcher, made again after `cleanup` removed it.
+local function fake_cli_program()
+  if not embedded then return M.fake_cli_path end
+  local f = M.fake_cli_path and io.open(M.fake_cli_path, "rb")
+  if f then
+    f:close()
+  else
+    M.fake_cli_path = os.tmpname()
+    f = assert(io.open(M.fake_cli_path, "wb"))
+    f:write(LAUNCHER)
+    f:close()
+    temps[M.fake_cli_path] = true
+  end
+  return M.fake_cli_path
+end
 
 local function tempfile(text)
   local path = os.tmpname()
@@ -237,7 +259,7 @@ function M.fake_cli(script, opts)
   for k, v in pairs(opts.env or {}) do env[k] = v end
   local interpreter = opts.interpreter or M.interpreter()
   local options = {
-    cli_path = { interpreter, M.fake_cli_path, path },
+    cli_path = { interpreter, fake_cli_program(), path },
     env = env,
   }
   local fake = setmetatable({ script = path, log = log or nil, options = options }, Fake)
