@@ -13,11 +13,11 @@ set(LUALIB "" CACHE STRING "file name of the Lua library in LUA_LIBDIR (with LUA
 set(_lua_names lua5.4 lua54 lua-5.4 lua)
 if(LUA_INCDIR)
   set(CLAUDELUA_LUA_INCLUDE_DIRS ${LUA_INCDIR})
-  set(_lua_libnames ${_lua_names})
-  if(LUALIB)
-    list(PREPEND _lua_libnames ${LUALIB})
-  endif()
-  find_library(CLAUDELUA_LUA_LIBRARY NAMES ${_lua_libnames} HINTS ${LUA_LIBDIR})
+  # the shared library first (C modules loaded into claudelua then find
+  # every Lua symbol), LuaRocks' LUALIB (often the static one) last
+  set(_lua_libnames ${_lua_names} ${LUALIB})
+  find_library(CLAUDELUA_LUA_LIBRARY NAMES ${_lua_libnames}
+               HINTS ${LUA_LIBDIR} ${LUA_INCDIR}/../lib ${LUA_INCDIR}/../../lib)
   if(NOT CLAUDELUA_LUA_LIBRARY)
     message(FATAL_ERROR "no Lua library (${_lua_libnames}) in LUA_LIBDIR='${LUA_LIBDIR}'")
   endif()
@@ -47,6 +47,7 @@ find_path(CLAUDELUA_LUA_H_DIR lua.h HINTS ${CLAUDELUA_LUA_INCLUDE_DIRS} NO_CACHE
 if(NOT CLAUDELUA_LUA_H_DIR)
   message(FATAL_ERROR "lua.h not found (${_lua_how})")
 endif()
+string(REGEX REPLACE "(.)/+$" "\\1" CLAUDELUA_LUA_H_DIR "${CLAUDELUA_LUA_H_DIR}")
 file(STRINGS "${CLAUDELUA_LUA_H_DIR}/lua.h" _lua_v REGEX "#define LUA_VERSION_(MAJOR|MINOR)[ \t]")
 if(NOT _lua_v MATCHES "MAJOR[ \t]+\"5\"" OR NOT _lua_v MATCHES "MINOR[ \t]+\"4\"")
   message(FATAL_ERROR "${CLAUDELUA_LUA_H_DIR}/lua.h is not Lua 5.4 (${_lua_v})")
