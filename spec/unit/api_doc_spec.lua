@@ -86,8 +86,9 @@ describe("docs/api.md", function()
     end
     for object, class in pairs(CLASSES) do
       for key, value in pairs(class) do
-        if type(value) == "function" and not key:match("^_") and not names[object .. ":" .. key] then
-          undocumented[#undocumented + 1] = object .. ":" .. key
+        local name = object .. ":" .. key
+        if type(value) == "function" and not key:match("^_") and not names[name] then
+          undocumented[#undocumented + 1] = name
         end
       end
     end
