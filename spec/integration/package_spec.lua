@@ -9,6 +9,11 @@ local build = harness.build:sub(1, 1) == "/" and harness.build or (root .. "/" .
 
 local function sh(cmd) return harness.sh("(" .. cmd .. ")") end
 
+-- A sanitized build installs a sanitized library: the examples linking it
+-- are built with the same flags.
+local SANITIZE = os.getenv("CLAUDELUA_SANITIZER_PRELOAD")
+  and "-fsanitize=address,undefined -fno-omit-frame-pointer" or nil
+
 describe("the claudelua executable", function()
   it("runs with no Lua files anywhere: copied alone into an empty directory", function()
     local dir = tempdir()
@@ -123,8 +128,9 @@ describe("libclaudelua", function()
 
   it("builds examples/embed with pkg-config (claudelua.pc) and runs a query", function()
     local out_dir = tempdir()
+    local flags = SANITIZE and (" CFLAGS=" .. q(SANITIZE) .. " LDFLAGS=" .. q(SANITIZE)) or ""
     local code, out, err = sh("PKG_CONFIG_PATH=" .. prefix .. "/lib/pkgconfig make -s -C "
-      .. q(root .. "/examples/embed") .. " O=" .. out_dir)
+      .. q(root .. "/examples/embed") .. " O=" .. out_dir .. flags)
     assert.equal(0, code, out .. err)
     check_example(out_dir)
     os.execute("rm -rf " .. out_dir)
@@ -132,8 +138,10 @@ describe("libclaudelua", function()
 
   it("builds examples/embed with find_package(claudelua) and runs a query", function()
     local out_dir = tempdir()
+    local flags = SANITIZE and (" -DCMAKE_C_FLAGS=" .. q(SANITIZE)
+      .. " -DCMAKE_EXE_LINKER_FLAGS=" .. q(SANITIZE)) or ""
     local code, out, err = sh("cmake -S " .. q(root .. "/examples/embed") .. " -B " .. out_dir
-      .. " -DCMAKE_PREFIX_PATH=" .. prefix .. " && cmake --build " .. out_dir)
+      .. " -DCMAKE_PREFIX_PATH=" .. prefix .. flags .. " && cmake --build " .. out_dir)
     assert.equal(0, code, out .. err)
     check_example(out_dir)
     os.execute("rm -rf " .. out_dir)
