@@ -56,13 +56,14 @@ local LAUNCHER = 'require("claude.testing.fake_cli").main(...)\n'
 M.fake_cli_path = not embedded and lua_dir() .. "/claude/testing/fake_cli.lua" or nil
 
 --- The Lua interpreter to run the fake with: this process's executable when
--- it is `claudelua` or a `lua` (an embedding application is neither: then
--- `lua5.4` from PATH).
+-- it is `claudelua` or a `lua`; in an embedding application, `claudelua`
+-- from PATH when the modules are compiled in (no files for a `lua5.4` to
+-- load), else `lua5.4` from PATH.
 function M.interpreter()
   local exe = core.exepath()
   local name = exe and exe:match("[^/]+$") or ""
   if name:match("^claudelua") or name:match("^lua") then return exe end
-  return "lua5.4"
+  return embedded and "claudelua" or "lua5.4"
 end
 
 --- The environment the fake needs to find claudelua's modules under a plain

@@ -120,6 +120,10 @@ describe("libclaudelua", function()
     local code, out, err = sh("cd / && env -i " .. dir .. "/query " .. prefix .. "/bin/claudelua")
     assert.equal(0, code, err)
     assert.equal("answer: You said: hello from C\nloop close: ok\n", out)
+    -- no interpreter named: claude.testing runs the fake with claudelua from PATH
+    code, out, err = sh("cd / && env -i PATH=" .. prefix .. "/bin:/usr/bin:/bin " .. dir .. "/query")
+    assert.equal(0, code, err)
+    assert.equal("answer: You said: hello from C\nloop close: ok\n", out)
     code, out, err = sh("cd / && env -i " .. dir .. "/host")
     assert.equal(0, code, err)
     assert.equal("second woke after 0.01 s\nfirst woke after 0.02 s\n"
