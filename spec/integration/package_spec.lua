@@ -121,7 +121,8 @@ describe("libclaudelua", function()
     assert.equal(0, code, err)
     assert.equal("answer: You said: hello from C\nloop close: ok\n", out)
     -- no interpreter named: claude.testing runs the fake with claudelua from PATH
-    code, out, err = sh("cd / && env -i PATH=" .. prefix .. "/bin:/usr/bin:/bin " .. dir .. "/query")
+    code, out, err = sh("cd / && env -i PATH=" .. prefix .. "/bin:/usr/bin:/bin "
+      .. dir .. "/query")
     assert.equal(0, code, err)
     assert.equal("answer: You said: hello from C\nloop close: ok\n", out)
     code, out, err = sh("cd / && env -i " .. dir .. "/host")
