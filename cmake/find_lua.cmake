@@ -43,7 +43,8 @@ else()
 endif()
 
 # The header decides: a lua.h of another version would build a broken host.
-find_path(CLAUDELUA_LUA_H_DIR lua.h HINTS ${CLAUDELUA_LUA_INCLUDE_DIRS} NO_CACHE)
+unset(CLAUDELUA_LUA_H_DIR CACHE) # searched again at each configure (NO_CACHE needs 3.21)
+find_path(CLAUDELUA_LUA_H_DIR lua.h HINTS ${CLAUDELUA_LUA_INCLUDE_DIRS})
 if(NOT CLAUDELUA_LUA_H_DIR)
   message(FATAL_ERROR "lua.h not found (${_lua_how})")
 endif()
