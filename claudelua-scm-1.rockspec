@@ -28,6 +28,11 @@ build = {
     LUADIR = "$(LUADIR)",
     LIBDIR = "$(LIBDIR)",
     BINDIR = "$(BINDIR)",
+    -- Lua's headers as LuaRocks knows them: no pkg-config file needed
+    LUA_INCDIR = "$(LUA_INCDIR)",
+    -- the rock is the executable and the module; libclaudelua for embedding
+    -- comes with `cmake --install` (LuaRocks would move its files apart)
+    CLAUDELUA_INSTALL_LIBRARY = "OFF",
   },
 }
 test = {

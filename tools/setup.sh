@@ -24,6 +24,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# CLAUDELUA_CMAKE_ARGS: more configure options (.ci/run: -DCLAUDELUA_WERROR=ON)
+# shellcheck disable=SC2086
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CLAUDELUA_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j"$(nproc)"
 bash tools/install-cli.sh >/dev/null
