@@ -9,13 +9,20 @@ local smoke = [[ -e 'local c = require "claude"
   local t = c.spawn(function() c.sleep(0.01) return "ok" end)
   print(t:wait(), debug.getinfo(c.run, "S").source)' ]]
 
--- A pkg-config directory holding libuv.pc and nothing else: with it as
--- PKG_CONFIG_LIBDIR, no Lua .pc file can be found.
+-- A pkg-config directory holding the .pc files of the libraries the build
+-- needs (libuv, h2o, and what they require), and no Lua .pc file: with it as
+-- PKG_CONFIG_LIBDIR, Lua can only be found some other way.
 local function libuv_only()
   local dir = tempdir()
-  local code, out = harness.sh("pkg-config --variable=pcfiledir libuv")
+  local code, out = harness.sh("pkg-config --print-requires --print-requires-private "
+    .. "libuv libh2o libcurl libcrypto 2>/dev/null; echo libuv libh2o libcurl libcrypto")
   assert.equal(0, code)
-  assert.equal(0, (harness.sh("cp " .. q(out:gsub("\n$", "") .. "/libuv.pc") .. " " .. dir)))
+  for name in out:gmatch("[%w_.+-]+") do
+    local c, pcdir = harness.sh("pkg-config --variable=pcfiledir " .. name)
+    if c == 0 then
+      harness.sh("cp " .. q(pcdir:gsub("\n$", "") .. "/" .. name .. ".pc") .. " " .. dir)
+    end
+  end
   return dir
 end
 
