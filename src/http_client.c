@@ -25,11 +25,13 @@
 
 #define MT_REQUEST "claude.HttpRequest"
 #define POOL_MAX 16 /* idle easy handles kept for reuse */
+#define MAX_IDLE_CONNECTIONS 64
 
 enum { BODY_COLLECT, BODY_STREAM, BODY_SSE };
 
 typedef struct http_multi http_multi;
 typedef struct http_req http_req;
+typedef struct http_busy http_busy;
 
 typedef struct http_sock {
   uv_poll_t poll;
@@ -42,7 +44,7 @@ struct http_multi {
   claude_handle hdr;     /* linked in the context: torn down at lua_close */
   http_multi **box;      /* the registry's box pointing here */
   CURLM *multi;
-  uv_timer_t *timer;     /* curl's timeout; exists while transfers run */
+  http_busy *busy;       /* handles open while transfers run or Lua has things due */
   int handles;           /* our libuv handles not yet closed */
   int active;            /* transfers in the multi handle */
   int closing;
@@ -116,24 +118,76 @@ static void sock_close(http_sock *s) {
   uv_close((uv_handle_t *)&s->poll, sock_closed);
 }
 
-static void timer_closed(uv_handle_t *h) {
-  http_multi *m = (http_multi *)h->data;
-  free(h);
+/* The handles a multi handle needs while it works: curl's timer, and a
+ * check handle that hands Lua what curl produced once the turn's I/O is
+ * handled, with an idle handle keeping the loop from blocking meanwhile. A
+ * result that came from a timer at the start of a turn would otherwise wait
+ * behind a poll that blocks until some other I/O arrives. */
+struct http_busy {
+  uv_timer_t timer;
+  uv_idle_t idle;
+  uv_check_t check;
+  http_multi *m;
+  int open; /* handles not yet closed */
+};
+
+static void busy_handle_closed(uv_handle_t *h) {
+  http_busy *b = (http_busy *)h->data;
+  http_multi *m = b->m;
+  if (--b->open == 0) free(b);
   our_handle_closed(m);
 }
 
-static void timer_close(http_multi *m) {
-  if (m->timer == NULL) return;
-  uv_close((uv_handle_t *)m->timer, timer_closed);
-  m->timer = NULL;
+static void busy_close(http_multi *m) {
+  http_busy *b = m->busy;
+  if (b == NULL) return;
+  m->busy = NULL;
+  uv_close((uv_handle_t *)&b->timer, busy_handle_closed);
+  uv_close((uv_handle_t *)&b->idle, busy_handle_closed);
+  uv_close((uv_handle_t *)&b->check, busy_handle_closed);
 }
 
-/* What curl reports done is taken out of the multi handle and queued for
- * Lua; then everything queued is delivered. */
-static void settle(http_multi *m) {
+static int busy_open(http_multi *m) {
+  http_busy *b;
+  if (m->busy != NULL) return 0;
+  b = (http_busy *)calloc(1, sizeof(*b));
+  if (b == NULL) return -1;
+  b->m = m;
+  uv_timer_init(m->hdr.ctx->loop, &b->timer);
+  uv_idle_init(m->hdr.ctx->loop, &b->idle);
+  uv_check_init(m->hdr.ctx->loop, &b->check);
+  b->timer.data = b->idle.data = b->check.data = b;
+  b->open = 3;
+  m->handles += 3;
+  claude_handle_opened(m->hdr.ctx);
+  claude_handle_opened(m->hdr.ctx);
+  claude_handle_opened(m->hdr.ctx);
+  m->busy = b;
+  return 0;
+}
+
+/* Nothing runs and nothing waits for Lua: the multi handle goes idle and
+ * keeps no libuv handle open (its connections stay in curl's cache). */
+static void maybe_idle(http_multi *m) {
+  if (m->active == 0 && m->dirty == NULL) busy_close(m);
+}
+
+static void on_check(uv_check_t *h) {
+  http_multi *m = ((http_busy *)h->data)->m;
+  uv_idle_stop(&m->busy->idle);
+  uv_check_stop(&m->busy->check);
+  deliver_all(m);
+  if (!m->closing) maybe_idle(m);
+}
+
+static void idle_cb(uv_idle_t *h) { (void)h; }
+
+/* What curl reports done is taken out of the multi handle, and whatever
+ * waits for Lua is handed over in this turn's check phase. */
+static void collect(http_multi *m) {
   CURLMsg *msg;
   int left;
-  while (!m->closing && (msg = curl_multi_info_read(m->multi, &left)) != NULL) {
+  while ((msg = curl_multi_info_read(m->multi, &left)) != NULL) {
     http_req *r = NULL;
     if (msg->msg != CURLMSG_DONE) continue;
     curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
@@ -144,8 +198,10 @@ static void settle(http_multi *m) {
     r->done_pending = 1;
     mark_dirty(r);
   }
-  if (m->active == 0) timer_close(m);
-  deliver_all(m);
+  if (m->dirty != NULL && busy_open(m) == 0 && !uv_is_active((uv_handle_t *)&m->busy->check)) {
+    uv_idle_start(&m->busy->idle, idle_cb);
+    uv_check_start(&m->busy->check, on_check);
+  }
 }
 
 static void on_poll(uv_poll_t *h, int status, int events) {
@@ -156,14 +212,14 @@ static void on_poll(uv_poll_t *h, int status, int events) {
   if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
   if (events & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
   curl_multi_socket_action(m->multi, s->fd, flags, &running);
-  settle(m);
+  collect(m);
 }
 
 static void on_timer(uv_timer_t *t) {
-  http_multi *m = (http_multi *)t->data;
+  http_multi *m = ((http_busy *)t->data)->m;
   int running;
   curl_multi_socket_action(m->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-  settle(m);
+  collect(m);
 }
 
 /* CURLMOPT_SOCKETFUNCTION: watch `fd` for what curl wants. */
@@ -210,21 +266,13 @@ static int on_timeout_set(CURLM *multi, long ms, void *userp) {
   (void)multi;
   if (m->closing) return 0;
   if (ms < 0) {
-    if (m->timer) uv_timer_stop(m->timer);
+    if (m->busy) uv_timer_stop(&m->busy->timer);
     return 0;
   }
-  if (m->timer == NULL) {
-    /* With no transfer nothing needs timing; the next one sets a timeout
-     * again, and an idle context keeps no handle open. */
-    if (m->active == 0) return 0;
-    m->timer = (uv_timer_t *)malloc(sizeof(*m->timer));
-    if (m->timer == NULL) return -1;
-    uv_timer_init(m->hdr.ctx->loop, m->timer);
-    m->timer->data = m;
-    m->handles++;
-    claude_handle_opened(m->hdr.ctx);
-  }
-  uv_timer_start(m->timer, on_timer, (uint64_t)ms, 0);
+  /* With no transfer nothing needs timing; the next one sets a timeout again */
+  if (m->busy == NULL && m->active == 0) return 0;
+  if (busy_open(m) != 0) return -1;
+  uv_timer_start(&m->busy->timer, on_timer, (uint64_t)ms, 0);
   return 0;
 }
 
@@ -280,7 +328,6 @@ static void req_stop(http_req *r) {
     curl_multi_remove_handle(m->multi, r->easy);
     r->running = 0;
     m->active--;
-    if (m->active == 0) timer_close(m);
   }
   r->finished = 1;
   r->head_pending = r->done_pending = 0;
@@ -289,6 +336,7 @@ static void req_stop(http_req *r) {
   undirty(r);
   release_refs(r);
   recycle_easy(r);
+  if (!m->closing) maybe_idle(m);
 }
 
 static void req_free(http_req *r) {
@@ -655,7 +703,7 @@ static void multi_teardown(claude_handle *h) {
     req_free(r);
   }
   m->closing = 1;
-  timer_close(m);
+  busy_close(m);
   while (m->socks.next != &m->socks) sock_close(m->socks.next);
   for (i = 0; i < m->npool; i++) curl_easy_cleanup(m->pool[i]);
   m->npool = 0;
@@ -687,6 +735,8 @@ static http_multi *get_multi(lua_State *L, claude_ctx *ctx) {
   curl_multi_setopt(m->multi, CURLMOPT_SOCKETDATA, m);
   curl_multi_setopt(m->multi, CURLMOPT_TIMERFUNCTION, on_timeout_set);
   curl_multi_setopt(m->multi, CURLMOPT_TIMERDATA, m);
+  /* idle connections kept (curl's default follows the transfers running) */
+  curl_multi_setopt(m->multi, CURLMOPT_MAXCONNECTS, (long)MAX_IDLE_CONNECTIONS);
   m->socks.next = m->socks.prev = &m->socks;
   m->box = box;
   *box = m;
