@@ -18,6 +18,8 @@ dependencies = {
 }
 external_dependencies = {
   LIBUV = { header = "uv.h", library = "uv" },
+  CURL = { header = "curl/curl.h", library = "curl" },
+  CRYPTO = { header = "openssl/evp.h", library = "crypto" },
 }
 build = {
   type = "cmake",

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev
-          lua-busted lua-check lua-luv)
+          libcurl4-openssl-dev libssl-dev lua-busted lua-check lua-luv)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
