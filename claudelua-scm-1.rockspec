@@ -18,7 +18,9 @@ dependencies = {
 }
 external_dependencies = {
   LIBUV = { header = "uv.h", library = "uv" },
-  CURL = { header = "curl/curl.h", library = "curl" },
+  -- library only: Debian puts curl/curl.h under a multiarch include directory
+  -- luarocks does not search (CMake finds it through pkg-config)
+  CURL = { library = "curl" },
   CRYPTO = { header = "openssl/evp.h", library = "crypto" },
 }
 build = {
