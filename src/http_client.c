@@ -1,18 +1,20 @@
 /*
  * http_client.c -- core.http_request: HTTP(S) requests with libcurl on the
  * context's libuv loop: curl_multi_socket_action, one uv_poll per socket
- * curl uses and one uv_timer for curl's timeouts. No threads of ours.
+ * curl uses, a uv_timer for curl's timeouts. No threads of ours.
  *
  * One curl multi handle per lua_State holds the connection cache, so
  * requests to one server reuse its keep-alive connections; easy handles of
  * finished requests are kept for the next ones. libcurl's callbacks only
- * collect bytes (and parse SSE) into the request; Lua's callbacks run once
- * curl_multi_socket_action has returned, because curl forbids adding or
- * removing transfers from inside its callbacks and Lua code does both.
+ * collect bytes (and parse SSE) into the request. Lua's callbacks run in the
+ * loop's check phase, after curl_multi_socket_action has returned: curl
+ * forbids adding or removing transfers from inside its callbacks, and Lua
+ * code does both. While no transfer runs, no libuv handle stays open.
  *
  * A request lives in a userdata box. While its transfer runs, a registry
  * ref keeps the box alive; the C side is freed when the box is collected
  * and nothing (curl, a delivery under way) still uses it, in either order.
+ * The contract for Lua is documented in lua/claude/http/client.lua.
  */
 #include <stdio.h>
 #include <stdlib.h>

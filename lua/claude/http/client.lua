@@ -35,6 +35,32 @@
 -- `err.body`). A failure after the headers came carries them in
 -- `err.response` (`status`, `headers`, and for SSE `last_event_id`, `retry`).
 -- Misuse (a bad option) raises at the caller's line.
+--
+-- The C layer under this module, `core.http_request(opts)`, takes the same
+-- options plus callbacks, all optional, run from the loop (protected: an
+-- error goes to `claude.on_error` and the request goes on; they cannot
+-- wait):
+--
+-- * `on_headers(status, headers, mode)`: once, when the final response's
+--   headers are in (interim 1xx responses are skipped). `mode` says how the
+--   body comes: `"sse"` (a 2xx `text/event-stream` and `on_event` given),
+--   `"stream"` (`on_data` given), else `"collect"`.
+-- * `on_event(event)`: each SSE event, parsed in C (WHATWG rules):
+--   `{ event = type ("message" by default), data = lines joined with "\n",
+--   id = the stream's last event ID (absent when empty), retry = ms (absent
+--   until the stream sets one) }`.
+-- * `on_data(chunk)`: the body as it arrives (when not SSE).
+-- * `on_done(true, response)` or `on_done(false, message, kind[, response])`:
+--   once at the end. `response` is `{ status, headers, body }` (`body` only
+--   when collected; for SSE `last_event_id` and `retry` instead); a status
+--   >= 400 is `true` here, not an error. The fourth argument comes when the
+--   headers had arrived before the failure.
+--
+-- It returns a `claude.HttpRequest` (or nil, message, "url" for a bad URL),
+-- with `req:cancel()` (true if it was running; no callback runs after it,
+-- not even `on_done`; also `__close`), `req:running()`, `__tostring`. A
+-- running request stays alive without a reference; at `lua_close` running
+-- requests are aborted and every handle closed.
 -- @module claude.http.client
 local core = require "claude.core"
 local async = require "claude.async"
