@@ -218,12 +218,16 @@ describe("the HTTP client", function()
         return ids
       end
       local function connections() return get_json("/stats").connections end
-      round()
+      local first = round()
       local before = connections()
       local second = round()
       assert.is_true(#second > 1, "the requests ran one after the other")
-      assert.equal(before, connections(), "the second round opened connections")
-      -- one after the other: no new connection either
+      -- a new connection only for requests beyond the ones the first round had
+      -- (under load, two requests of a round may run one after the other)
+      assert.is_true(connections() - before <= math.max(0, #second - #first),
+        "the second round opened connections it did not need")
+      -- one after the other: no new connection at all
+      before = connections()
       for _ = 1, 10 do assert(http.request { url = base .. "/echo" }) end
       assert.equal(before, connections())
     end)
