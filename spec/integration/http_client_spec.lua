@@ -320,6 +320,16 @@ describe("the HTTP client", function()
       assert.equal('{"jsonrpc":"2.0","id":1,"result":{}}', stream:body(10))
     end)
 
+    it("reads the event stream a POST answers with (as MCP servers do)", function()
+      local stream <close> = assert(http.stream { method = "POST", url = base .. "/sse?n=2",
+        headers = { ["content-type"] = "application/json",
+                    accept = "application/json, text/event-stream" }, body = "{}" })
+      assert.is_true(stream.sse)
+      assert.equal("event 1", stream:read(10).data)
+      assert.equal("event 2", stream:read(10).data)
+      assert.is_nil(stream:read(10))
+    end)
+
     it("returns an http error with the body for a status >= 400", function()
       local stream, err = http.stream { url = base .. "/status/405" }
       assert.is_nil(stream)
@@ -418,6 +428,19 @@ describe("the HTTP client", function()
       assert.is_true(result)
     end)
 
+    it("keeps libuv handles open only while requests run", function()
+      local idle = core.stats().handles
+      local result
+      local req = core.http_request { url = base .. "/echo",
+        on_done = function(ok) result = ok end }
+      assert.is_true(core.stats().handles > idle)
+      run_until(function() return result ~= nil end)
+      assert.is_true(result)
+      run_until(function() return core.stats().handles == idle end)
+      assert.equal(1, core.stats().objects.http) -- the multi handle and its connections
+      assert.is_false(req:running())
+    end)
+
     it("aborts requests still running when the state closes, leaking nothing", function()
       local script = harness.tempfile(string.format([[
         package.cpath = %q .. "/?.so;" .. package.cpath
@@ -429,11 +452,13 @@ describe("the HTTP client", function()
         while not started do core.run("once") end
         print("closing with", core.stats().handles, "handles")
       ]], harness.build, base .. "/slow", base .. "/sse/forever?key=close"), ".lua")
-      local code, out, err = harness.sh(harness.lua_preload .. "lua5.4 " .. script)
+      for _, lua in ipairs { harness.lua_preload .. "lua5.4", harness.claudelua } do
+        local code, out, err = harness.sh(lua .. " " .. script)
+        assert.equal(0, code, err)
+        assert.matches("closing with%s+%d+%s+handles", out)
+        assert.equal("", err)
+      end
       os.remove(script)
-      assert.equal(0, code, err)
-      assert.matches("closing with%s+%d+%s+handles", out)
-      assert.equal("", err)
     end)
   end)
 end)
