@@ -66,8 +66,12 @@ void claude_http_stop(http_req *r) {
   }
   r->finished = 1;
   r->head_pending = r->done_pending = 0;
-  r->events.len = r->events_pos = 0;
-  r->body.len = 0;
+  r->events_pos = 0;
+  /* Lua has its copies: a large body is not kept until the box is collected */
+  claude_buf_free(&r->head);
+  claude_buf_free(&r->body);
+  claude_buf_free(&r->events);
+  claude_sse_free(&r->sse);
   undirty(r);
   release_refs(r);
   recycle_easy(r);
@@ -404,6 +408,9 @@ static void deliver(http_req *r) {
     lua_pushlightuserdata(L, r);
     if (claude_pcall(ctx, L, 1) == LUA_OK || r->finished) break;
   }
+  /* the end was taken but raised before the request was stopped (memory) */
+  if (!r->finished && !r->running && !r->done_pending && !ctx->closing && !m->closing)
+    claude_http_stop(r);
   r->delivering--;
 }
 
