@@ -19,6 +19,10 @@ dependencies = {
 external_dependencies = {
   LIBUV = { header = "uv.h", library = "uv" },
   H2O = { header = "h2o.h", library = "h2o" }, -- h2o's libuv build (Debian: libh2o-dev)
+  -- library only: Debian puts curl/curl.h under a multiarch include directory
+  -- luarocks does not search (CMake finds it through pkg-config)
+  CURL = { library = "curl" },
+  CRYPTO = { header = "openssl/evp.h", library = "crypto" },
 }
 build = {
   type = "cmake",

@@ -97,6 +97,13 @@ void claude_open_http(lua_State *L);
 /* guard.c */
 void claude_open_guard(lua_State *L);
 
+/* sse_lua.c (the parser itself is sse.c/sse.h), http_client.c, crypto.c */
+struct claude_sse_event;
+void claude_sse_push(lua_State *L, const struct claude_sse_event *ev);
+void claude_open_sse(lua_State *L);
+void claude_open_http_client(lua_State *L);
+void claude_open_crypto(lua_State *L);
+
 /* Line framing over a growing buffer (lines.c). */
 typedef struct claude_lines {
   char *data;
