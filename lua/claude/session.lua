@@ -344,6 +344,7 @@ local function initialize_request(self)
     request.sdkMcpServerManifests = manifests(self)
   end
   if self.options.agents then request.agents = cli.agents_wire(self.options.agents) end
+  for k, v in pairs(cli.initialize_fields(self.options)) do request[k] = v end
   return request
 end
 
