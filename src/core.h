@@ -77,6 +77,9 @@ int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, si
 /* router.c */
 void claude_open_router(lua_State *L);
 
+/* fs.c */
+void claude_open_fs(lua_State *L);
+
 /* Line framing over a growing buffer (jsonl.c). */
 typedef struct claude_lines {
   char *data;

@@ -23,6 +23,7 @@ local lazy = {
   errors = "claude.errors",
   queue = "claude.queue",
   session = "claude.session",
+  sessions = "claude.sessions",
   testing = "claude.testing",
 }
 
