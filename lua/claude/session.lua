@@ -395,6 +395,7 @@ function M.open(options, level)
       end,
     })
   end
+  M.watch_servers(self, sdk)
   if options.cwd then
     local ok = os.rename(options.cwd, options.cwd)
     if not ok then
@@ -494,9 +495,12 @@ function M.user_message(prompt)
 end
 
 --- Sends a user message (a string, content blocks, or a message table).
+-- `opts.session_id` sets the message's `session_id` (as the Python SDK's
+-- `query(prompt, session_id)` does; default "default").
 -- @return true | nil, err
-function Session:send(prompt)
+function Session:send(prompt, opts)
   local msg = M.user_message(prompt)
+  if opts ~= nil then msg = M.with_send_options(msg, opts) end
   local ok, err = write(self, msg)
   if ok then self.prompts = self.prompts + 1 end
   return ok, err
@@ -670,6 +674,104 @@ end
 Session.__close = function(self) self:close() end
 Session.__gc = function(self)
   if self.proc and not self.closed then self.proc:close() end
+end
+
+---------------------------------------------------------------------------------------------
+-- Added for parity with the Python SDK 0.2.143 / TypeScript SDK: thin control requests and
+-- the list_changed notifications of in-process servers.
+---------------------------------------------------------------------------------------------
+
+--- `msg` with the options of `send` applied (a copy when they change it).
+function M.with_send_options(msg, opts)
+  if type(opts) ~= "table" then
+    error("bad argument #2 to 'send' (table expected, got " .. type(opts) .. ")", 3)
+  end
+  for k, v in pairs(opts) do
+    if k ~= "session_id" then error("bad argument #2 to 'send' (unknown option '"
+      .. tostring(k) .. "')", 3) end
+    if type(v) ~= "string" then
+      error("bad argument #2 to 'send' (session_id: string expected, got " .. type(v) .. ")", 3)
+    end
+  end
+  if opts.session_id then
+    local copy = {}
+    for k, v in pairs(msg) do copy[k] = v end
+    copy.session_id = opts.session_id
+    msg = copy
+  end
+  return msg
+end
+
+local LIST_CHANGED = { tools = "tools", resources = "resources",
+  resource_templates = "resources", prompts = "prompts" }
+
+--- Makes `server:add(...)` / `server:remove(...)` on the session's in-process servers
+-- send the CLI `notifications/<list>/list_changed` (through `mcp_message`); CLI 2.1.330
+-- then lists the server anew and the next turn sees the change.
+function M.watch_servers(self, sdk)
+  for name, server in pairs(sdk) do
+    server._watchers[self] = function(_, what)
+      if self.closed or self.error or self.stdin_closed or self.exited then return end
+      write(self, { type = "control_request", request_id = new_request_id(self),
+        request = { subtype = "mcp_message", server_name = name, message = { jsonrpc = "2.0",
+          method = "notifications/" .. LIST_CHANGED[what] .. "/list_changed" } } })
+    end
+  end
+end
+
+--- Stops a background task (a subagent, a background shell); a
+-- `task_notification` with status `stopped` follows.
+function Session:stop_task(task_id, timeout)
+  return self:control("stop_task", { task_id = task_id }, timeout)
+end
+
+--- Reloads the plugins (and their commands, agents, MCP servers) from disk.
+function Session:reload_plugins(timeout)
+  return self:control("reload_plugins", nil, timeout)
+end
+
+--- Reads a resource of an MCP server the CLI is connected to.
+-- @return `{ contents = {...} }` | nil, err
+function Session:read_mcp_resource(server_name, uri, timeout)
+  return self:control("mcp_read_resource", { serverName = server_name, uri = uri }, timeout)
+end
+
+--- Gives the CLI new values of environment variables (refreshed tokens:
+-- the CLI applies CLAUDE_CODE_SESSION_ACCESS_TOKEN and CLAUDE_CODE_OAUTH_TOKEN),
+-- as its `update_environment_variables` stdin message, and waits for the answer.
+-- @return true | nil, err
+function Session:update_environment_variables(variables, timeout)
+  if type(variables) ~= "table" then
+    error("bad argument #1 to 'update_environment_variables' (table expected, got "
+      .. type(variables) .. ")", 2)
+  end
+  for k, v in pairs(variables) do
+    if type(k) ~= "string" or type(v) ~= "string" then
+      error("bad argument #1 to 'update_environment_variables' (entry '" .. tostring(k)
+        .. "' must be a string)", 2)
+    end
+  end
+  if self.error then return nil, self.error end
+  local id = new_request_id(self)
+  local ok, err = write(self, { type = "update_environment_variables",
+    variables = json.object(variables), request_id = id })
+  if not ok then return nil, err end
+  local pending = self.pending
+  local r = table.pack(async.await(function(done)
+    pending[id] = done
+    return function() pending[id] = nil end
+  end, timeout or self.control_timeout))
+  if not r[1] then
+    pending[id] = nil
+    return nil, errors.new("timeout", "update_environment_variables timed out after "
+      .. tostring(timeout or self.control_timeout) .. " s")
+  end
+  if r[2] == nil then return nil, r[3] end
+  if r[2].subtype == "error" then
+    return nil, errors.new("control", "update_environment_variables failed: "
+      .. tostring(r[2].error), { response = r[2] })
+  end
+  return true
 end
 
 --- Closes every session still open (the host does this when the script
