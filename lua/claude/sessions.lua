@@ -401,7 +401,9 @@ local function chain(entries)
   for _, leaf in ipairs(leaves) do
     local main = not truthy(leaf.isSidechain) and not truthy(leaf.teamName)
       and not truthy(leaf.isMeta)
-    if main and (not best_main or index[leaf.uuid] > index[best_main.uuid]) then best_main = leaf end
+    if main and (not best_main or index[leaf.uuid] > index[best_main.uuid]) then
+      best_main = leaf
+    end
     if not best or index[leaf.uuid] > index[best.uuid] then best = leaf end
   end
   local out, seen = {}, {}

@@ -65,7 +65,7 @@ describe("parity with the official SDKs, on the real CLI", function()
     -- already seen in this conversation (CLI 2.1.330; refresh_server does not drop it
     -- either); a call to it is answered as an unknown tool
     assert.is_not_nil(calc:remove("mul"))
-    msgs = turn(s, "again")
+    turn(s, "again")
     local reqs = mock:requests()
     assert.is_true(has(reqs[4].tools, "mcp__calc__mul"))
     assert.is_true(reqs[5].tool_results[1].is_error)

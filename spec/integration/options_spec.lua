@@ -146,6 +146,34 @@ describe("options", function()
     end)
   end)
 
+  describe("send", function()
+    -- the real CLI replaces the message's session_id by its own, so only the
+    -- fake can show what the SDK wrote
+    it("sets the user message's session_id", function()
+      local opts, fake = testing.fake_cli("cli:expect_initialize(); cli:drain()")
+      local s = assert(claude.connect(testing.merge(opts, {})))
+      assert(s:send("one", { session_id = "branch-7" }))
+      assert(s:send("two"))
+      s:close()
+      local users = {}
+      for _, rec in ipairs(fake:read_log().records) do
+        if rec.event == "received" then
+          local m = json.decode(rec.line)
+          if m.type == "user" then users[#users + 1] = m.session_id end
+        end
+      end
+      assert.same({ "branch-7", "default" }, users)
+    end)
+
+    it("raises for an unknown send option", function()
+      local opts = testing.fake_cli(IDLE)
+      local s <close> = assert(claude.connect(testing.merge(opts, {})))
+      local msg = raises(function() s:send("x", { sessionid = "a" }) end)
+      assert.matches("^spec/integration/options_spec.lua:%d+: bad argument #2 to 'send' "
+        .. "%(unknown option 'sessionid'%)", msg)
+    end)
+  end)
+
   describe("errors", function()
     local f = function() end
     local ROWS = {
@@ -159,7 +187,8 @@ describe("options", function()
       { { skills = { 3 } }, "item 1 is a number" },
       { { task_budget = { totl = 5 } }, "task_budget: unknown field 'totl'" },
       { { task_budget = {} }, "'total' is required" },
-      { { task_budget = "5" }, "bad option 'task_budget' %(number or table expected, got string%)" },
+      { { task_budget = "5" },
+        "bad option 'task_budget' %(number or table expected, got string%)" },
       { { resume_session_at = 5 }, "resume_session_at' %(string expected" },
       { { enable_file_checkpointing = "yes" }, "boolean expected" },
       { { session_store = {} }, "append%(key, entries%) function expected" },
@@ -203,7 +232,8 @@ describe("options", function()
     for _, row in ipairs(ROWS) do
       local options, pattern = row[1], row[2]
       it(pattern, function()
-        local opts = testing.fake_cli(IDLE) -- a CLI that exists: hooks are checked after it is found
+        -- a CLI that exists: hooks are checked after it is found
+        local opts = testing.fake_cli(IDLE)
         local msg = raises(function() claude.connect(testing.merge(opts, options)) end)
         assert.matches(pattern, msg)
         -- misuse is blamed on the caller's line
