@@ -396,6 +396,7 @@ function M.open(options, level)
     })
   end
   M.watch_servers(self, sdk)
+  if options.session_store then self.mirror = require("claude.session_store").new(options, env) end
   if options.cwd then
     local ok = os.rename(options.cwd, options.cwd)
     if not ok then
@@ -668,6 +669,7 @@ function Session:close(grace)
     if entry.task then entry.task:cancel("session closed") end
   end
   if self.router then self.router:cancel_all("session closed") end
+  if self.mirror then pcall(self.mirror.wait, self.mirror, 10) end
   if not self.error then self.inbox:close() end
   self.state = "closed"
 end
@@ -700,6 +702,19 @@ function M.with_send_options(msg, opts)
     msg = copy
   end
   return msg
+end
+
+-- The session mirror (options.session_store): transcript_mirror messages go to the store,
+-- never to the iterators; each result hands what is pending over.
+ON_MESSAGE.transcript_mirror = function(self, msg)
+  if self.mirror then self.mirror:enqueue(msg) end
+end
+do
+  local on_turn_result = ON_MESSAGE.result
+  ON_MESSAGE.result = function(self, msg)
+    if self.mirror then self.mirror:flush() end
+    return on_turn_result(self, msg)
+  end
 end
 
 local LIST_CHANGED = { tools = "tools", resources = "resources",

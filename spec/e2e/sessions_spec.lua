@@ -4,6 +4,7 @@
 local claude = require "claude"
 local sessions = require "claude.sessions"
 local errors = require "claude.errors"
+local json = require "claude.json"
 local e2e = require "support.e2e"
 local harness = require "support.harness"
 
@@ -126,5 +127,56 @@ describe("claude.sessions with the real CLI's transcripts", function()
       assert.matches("^spec/e2e/sessions_spec.lua:%d+:", msg)
     end
     os.execute("rm -rf " .. dir)
+  end)
+end)
+
+describe("session_store with the real CLI", function()
+  before_each(harness.before)
+  after_each(harness.after)
+
+  it("mirrors the transcript the CLI writes, line for line", function()
+    local mock <close> = e2e.start { turns = {
+      { content = { { type = "text", text = "first: {{last_user_text}}" } } },
+      { content = { { type = "text", text = "second: {{last_user_text}}" } } },
+    } }
+    local appended = {}
+    local store = { append = function(_, key, entries)
+      claude.sleep(0.01) -- a store may wait
+      appended[#appended + 1] = { key = key, n = #entries, entries = entries }
+    end }
+    local id
+    do
+      local s <close> = assert(claude.connect(mock:options { session_store = store }))
+      for _, prompt in ipairs { "alpha", "beta" } do
+        assert(s:send(prompt))
+        for msg in s:receive(T) do
+          assert.is_not.equal("transcript_mirror", msg.type)
+        end
+      end
+      id = s.session_id
+    end
+    assert.is_true(#appended > 0)
+    local lines = {}
+    for _, a in ipairs(appended) do
+      assert.same({ project_key = sessions.project_key(claude.core.realpath(mock.dir .. "/work")),
+        session_id = id }, a.key)
+      for _, e in ipairs(a.entries) do lines[#lines + 1] = e end
+    end
+    -- the same entries as the transcript on disk, in order
+    local disk = {}
+    local path = mock.dir .. "/home/.claude/projects/" .. appended[1].key.project_key .. "/"
+      .. id .. ".jsonl"
+    for line in io.lines(path) do
+      local e = json.decode(line)
+      -- the CLI does not mirror its api-request records (request shapes for its own use)
+      if not e.type:match("^api%-request") then disk[#disk + 1] = e end
+    end
+    local function shape(list)
+      local out = {}
+      for i, e in ipairs(list) do out[i] = e.type .. ":" .. tostring(e.uuid) end
+      return out
+    end
+    assert.same(shape(disk), shape(lines))
+    assert.same(disk[#disk], lines[#lines])
   end)
 end)
