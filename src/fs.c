@@ -1,6 +1,6 @@
 /*
  * fs.c -- the few synchronous file-system calls the Lua side needs beyond
- * the io library: listing a directory, stat, realpath, rmdir (reading the
+ * the io library: listing a directory, stat, realpath, mkdir, rmdir (the
  * CLI's session transcripts). Each returns nil, message, code on failure.
  */
 #include "core.h"
@@ -73,9 +73,20 @@ static int l_rmdir(lua_State *L) {
   return 1;
 }
 
+/* core.mkdir(path) -> true (also when it exists), or nil, err, code */
+static int l_mkdir(lua_State *L) {
+  const char *path = luaL_checkstring(L, 1);
+  uv_fs_t req;
+  int err = uv_fs_mkdir(NULL, &req, path, 0700, NULL);
+  uv_fs_req_cleanup(&req);
+  if (err != 0 && err != UV_EEXIST) return claude_push_uv_error(L, err);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 static const luaL_Reg fs_functions[] = {
   {"scandir", l_scandir}, {"stat", l_stat}, {"realpath", l_realpath}, {"rmdir", l_rmdir},
-  {NULL, NULL}};
+  {"mkdir", l_mkdir}, {NULL, NULL}};
 
 void claude_open_fs(lua_State *L) {
   luaL_setfuncs(L, fs_functions, 0);

@@ -403,6 +403,10 @@ function M.open(options, level)
       return nil, errors.new("connection", "working directory does not exist: " .. options.cwd)
     end
   end
+  if options.session_store then
+    local ok, merr = require("claude.session_store").materialize(options, env)
+    if not ok then return nil, merr end
+  end
   local user_stderr = options.stderr
   local proc, perr = core.spawn_process {
     file = prefix[1], args = args, env = env, cwd = options.cwd, user = options.user,

@@ -8,6 +8,9 @@
 -- all and then reported; the transcript on disk is complete either way.
 -- @module claude.session_store
 local async = require "claude.async"
+local core = require "claude.core"
+local json = require "claude.json"
+local errors = require "claude.errors"
 
 local M = {}
 
@@ -17,14 +20,58 @@ local BACKOFF = { 0.2, 0.8 }     -- seconds between the attempts of one append
 local Mirror = {}
 Mirror.__index = Mirror
 
+--- The CLI's projects directory for its environment `env`, with a final '/'.
+function M.projects_dir(env)
+  local config = env.CLAUDE_CONFIG_DIR
+  if not config or config == "" then
+    config = (env.HOME or os.getenv("HOME") or "") .. "/.claude"
+  end
+  return config .. "/projects/"
+end
+
+--- Resuming from the store: when `options.resume` names a session that has
+-- no transcript on this machine, `store:load(key)` gives its entries, and
+-- they are written where the CLI looks for them (the main transcript; the
+-- CLI then resumes as usual). Waits at most `load_timeout_ms`.
+-- @return true | nil, err
+function M.materialize(options, env)
+  local store, id = options.session_store, options.resume
+  if not (store and id and type(store.load) == "function") then return true end
+  local cwd = options.cwd or core.cwd()
+  local key = { project_key = require("claude.sessions").project_key(core.realpath(cwd) or cwd),
+    session_id = id }
+  local dir = M.projects_dir(env) .. key.project_key
+  local path = dir .. "/" .. id .. ".jsonl"
+  local st = core.stat(path)
+  if st and st.size > 0 then return true end -- the local copy is complete
+  local timeout = (options.load_timeout_ms or 60000) / 1000
+  local task = async.spawn(store.load, store, key)
+  local ok, entries = task:join(timeout)
+  if not ok then
+    if task.status ~= "done" and task.status ~= "failed" then task:cancel("load timed out") end
+    return nil, errors.new("session_store", "session_store.load failed for session " .. id
+      .. ": " .. tostring(entries), { cause = entries })
+  end
+  if entries == nil then return true end -- never stored: the CLI says so
+  if type(entries) ~= "table" then
+    return nil, errors.new("session_store", "session_store.load returned a " .. type(entries)
+      .. ", a list of entries expected")
+  end
+  core.mkdir(M.projects_dir(env):sub(1, -2))
+  core.mkdir(dir)
+  local f, err = io.open(path, "wb")
+  if not f then return nil, errors.new("io", "cannot write " .. path .. ": " .. tostring(err)) end
+  for _, e in ipairs(entries) do f:write(json.encode(e), "\n") end
+  f:close()
+  return true
+end
+
 --- A mirror for `options` (the session's), whose CLI runs with `env`.
 function M.new(options, env)
-  local config = env.CLAUDE_CONFIG_DIR
-  if not config or config == "" then config = (env.HOME or os.getenv("HOME") or "") .. "/.claude" end
   return setmetatable({
     store = options.session_store,
     eager = options.session_store_flush == "eager",
-    projects = config .. "/projects/",
+    projects = M.projects_dir(env),
     pending = {}, count = 0,
     running = nil, -- the task appending, if any
   }, Mirror)

@@ -138,6 +138,7 @@ describe("session_store with the real CLI", function()
     local mock <close> = e2e.start { turns = {
       { content = { { type = "text", text = "first: {{last_user_text}}" } } },
       { content = { { type = "text", text = "second: {{last_user_text}}" } } },
+      { content = { { type = "text", text = "third: {{last_user_text}}" } } },
     } }
     local appended = {}
     local store = { append = function(_, key, entries)
@@ -178,5 +179,20 @@ describe("session_store with the real CLI", function()
     end
     assert.same(shape(disk), shape(lines))
     assert.same(disk[#disk], lines[#lines])
+
+    -- resuming from the store on a machine without the transcript
+    assert(sessions.delete(id, { config_dir = mock.dir .. "/home/.claude" }))
+    local loaded
+    store.load = function(_, key)
+      loaded = key
+      return lines
+    end
+    local result
+    for msg in claude.query("gamma", mock:options { session_store = store, resume = id }) do
+      if msg.type == "result" then result = msg end
+    end
+    assert.same({ project_key = appended[1].key.project_key, session_id = id }, loaded)
+    assert.equal("third: gamma", result.result)
+    assert.equal(5, mock:requests()[3].n_messages) -- alpha, first, beta, second, gamma
   end)
 end)

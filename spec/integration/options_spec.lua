@@ -174,6 +174,34 @@ describe("options", function()
     end)
   end)
 
+  describe("session_store.load", function()
+    local ID = "6f1f4d0e-0000-4000-8000-000000000001"
+    it("a load that fails: connect returns the error, no CLI starts", function()
+      local opts, fake = testing.fake_cli(IDLE)
+      local dir = harness.tempdir()
+      local s, err = claude.connect(testing.merge(opts, { resume = ID, env = {
+        CLAUDE_CONFIG_DIR = dir }, session_store = { append = function() end,
+        load = function() error("store is down") end } }))
+      assert.is_nil(s)
+      assert.equal("session_store", err.kind)
+      assert.matches("store is down", tostring(err))
+      assert.is_nil(fake:read_log().argv)
+      os.execute("rm -rf " .. dir)
+    end)
+
+    it("a load that does not settle in load_timeout_ms", function()
+      local opts = testing.fake_cli(IDLE)
+      local dir = harness.tempdir()
+      local s, err = claude.connect(testing.merge(opts, { resume = ID, load_timeout_ms = 50,
+        env = { CLAUDE_CONFIG_DIR = dir }, session_store = { append = function() end,
+        load = function() claude.sleep(2) end } }))
+      assert.is_nil(s)
+      assert.equal("session_store", err.kind)
+      assert.matches("timeout", tostring(err))
+      os.execute("rm -rf " .. dir)
+    end)
+  end)
+
   describe("errors", function()
     local f = function() end
     local ROWS = {
