@@ -125,6 +125,43 @@ describe("parity with the official SDKs, on the real CLI", function()
     assert.equal("ok", last(turn(s, "again"), "result").result)
   end)
 
+  it("enable_file_checkpointing lets rewind_files undo the CLI's writes", function()
+    for _, enabled in ipairs { true, false } do
+      local dir = harness.tempdir()
+      local file = dir .. "/new.txt"
+      local mock <close> = e2e.start { turns = {
+        { content = { use("Write", { file_path = file, content = "hello\n" }) } },
+        { content = { text("written") } },
+      } }
+      local s <close> = assert(claude.connect(mock:options { permission_mode = "acceptEdits",
+        add_dirs = { dir }, enable_file_checkpointing = enabled,
+        extra_args = { ["replay-user-messages"] = true } }))
+      assert(s:send("write it"))
+      local prompt_id
+      for msg in s:receive(T) do
+        if msg.type == "user" and msg.isReplay and not prompt_id then prompt_id = msg.uuid end
+      end
+      assert.is_string(prompt_id)
+      assert.is_not_nil(io.open(file)) -- written
+      if enabled then
+        local dry = assert(s:rewind_files(prompt_id, true))
+        assert.is_true(dry.canRewind)
+        assert.same({ file }, dry.filesChanged)
+        assert.is_not_nil(io.open(file)) -- a dry run changes nothing
+        assert.is_true(assert(s:rewind_files(prompt_id)).canRewind)
+        assert.is_nil(io.open(file))
+      else
+        local ok, err = s:rewind_files(prompt_id)
+        assert.is_nil(ok)
+        assert.matches("File rewinding is not enabled", err.message, 1, true)
+        os.remove(file)
+      end
+      s:close()
+      mock:stop()
+      os.execute("rm -rf " .. dir)
+    end
+  end)
+
   it("resume_session_at resumes from a message of the session", function()
     local mock <close> = e2e.start { turns = {
       { content = { text("one: {{last_user_text}}") } },
