@@ -73,7 +73,8 @@ describe("parity with the official SDKs, on the real CLI", function()
   end)
 
   it("connects an external stdio server given args = {}", function()
-    local mock <close> = e2e.start { turns = { { content = { text("ok") } } } }
+    local mock <close> = e2e.start { turns = { { content = { text("ok") } },
+      { content = { text("ok") } } } }
     local everything = harness.root .. "/node_modules/.bin/mcp-server-everything"
     local s <close> = assert(claude.connect(mock:options {
       mcp_servers = { everything = { type = "stdio", command = everything, args = {},
@@ -86,6 +87,13 @@ describe("parity with the official SDKs, on the real CLI", function()
     end
     assert.equal("connected", seen)
     assert.equal("connected", status_of(s, "everything"))
+    s:close()
+    -- mcp_servers as JSON text goes to --mcp-config as it is
+    local config = require("claude.json").encode { mcpServers = { everything = {
+      command = everything, args = require("claude.json").array() } } }
+    local s2 <close> = assert(claude.connect(mock:options { mcp_servers = config }))
+    turn(s2, "hi")
+    assert.equal("connected", status_of(s2, "everything"))
   end)
 
   it("answers control requests as the CLI does", function()

@@ -196,3 +196,29 @@ describe("session_store with the real CLI", function()
     assert.equal(5, mock:requests()[3].n_messages) -- alpha, first, beta, second, gamma
   end)
 end)
+
+describe("session_store_flush = 'eager' with the real CLI", function()
+  before_each(harness.before)
+  after_each(harness.after)
+
+  it("hands entries over before the turn's result", function()
+    local mock <close> = e2e.start { turns = {
+      { content = { { type = "text", text = "answer" } } },
+    } }
+    local s
+    local early, total = 0, 0
+    local store = { append = function(_, _, entries)
+      -- the CLI writes the prompt's line long before the answer: an eager mirror hands it
+      -- over while the turn still runs
+      if s.results == 0 then early = early + #entries end
+      total = total + #entries
+    end }
+    s = assert(claude.connect(mock:options { session_store = store,
+      session_store_flush = "eager" }))
+    assert(s:send("alpha"))
+    harness.collect(s:receive(T))
+    s:close()
+    assert.is_true(early > 0) -- (batched, the first hand-over is at the result)
+    assert.is_true(total >= early)
+  end)
+end)
