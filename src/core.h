@@ -104,6 +104,8 @@ void claude_open_sse(lua_State *L);
 void claude_open_http_client(lua_State *L);
 void claude_open_crypto(lua_State *L);
 
+/* fs.c */
+void claude_open_fs(lua_State *L);
 /* Line framing over a growing buffer (lines.c). */
 typedef struct claude_lines {
   char *data;

@@ -251,15 +251,21 @@ static int do_initialize(lua_State *L) {
   }
   lua_setfield(L, -2, "protocolVersion");
 
-  new_object(L, 4); /* capabilities */
-  new_object(L, 0);
+  new_object(L, 4); /* capabilities; listChanged: server:add notifies a session */
+  new_object(L, 1);
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "listChanged");
   lua_setfield(L, -2, "tools");
   if (has_resources(L)) {
-    new_object(L, 0);
+    new_object(L, 1);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "listChanged");
     lua_setfield(L, -2, "resources");
   }
   if (has_prompts(L)) {
-    new_object(L, 0);
+    new_object(L, 1);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "listChanged");
     lua_setfield(L, -2, "prompts");
   }
   new_object(L, 0);
