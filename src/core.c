@@ -21,6 +21,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_process(L);
   claude_open_json(L);
   claude_open_router(L);
+  claude_open_budget(L);
   lua_pushliteral(L, CLAUDE_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

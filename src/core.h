@@ -81,6 +81,9 @@ int claude_json_peek_ids(lua_State *L);
 int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len);
 int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, size_t *cap);
 
+/* budget.c */
+void claude_open_budget(lua_State *L);
+
 /* router.c */
 void claude_open_router(lua_State *L);
 
