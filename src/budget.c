@@ -66,7 +66,7 @@ struct budget {
   /* use */
   lua_Integer used_instructions;
   lua_Integer used_memory; /* net: frees while it runs count back */
-  uint64_t slice_start, longest_ns;
+  uint64_t slice_start;
   lua_Integer resumes;
   /* while running */
   budget *outer;
@@ -349,12 +349,8 @@ static int b_resume(lua_State *L) {
   b->running = 1;
   st->current = b;
   b->resumes++;
-  b->slice_start = uv_hrtime();
+  if (b->run_ns > 0) b->slice_start = uv_hrtime();
   status = lua_resume(co, L, narg, &nres);
-  if (b->slice_start != 0) {
-    uint64_t spent = uv_hrtime() - b->slice_start;
-    if (spent > b->longest_ns) b->longest_ns = spent;
-  }
   st->current = b->outer;
   b->outer = NULL;
   b->co = NULL;
@@ -411,18 +407,16 @@ static int b_stopped(lua_State *L) {
   return 1;
 }
 
-/* b:usage() -> {instructions, memory, longest, resumes}: instructions
- * counted (to HOOK_PERIOD), net bytes allocated (when a memory budget
- * exists in the state), the longest resume in seconds, resumes. */
+/* b:usage() -> {instructions, memory, resumes}: instructions counted (to
+ * HOOK_PERIOD), net bytes allocated (counted once a memory budget exists in
+ * the state), resumes. */
 static int b_usage(lua_State *L) {
   budget *b = check_budget(L, 1);
-  lua_createtable(L, 0, 4);
+  lua_createtable(L, 0, 3);
   lua_pushinteger(L, b->used_instructions);
   lua_setfield(L, -2, "instructions");
   lua_pushinteger(L, b->used_memory);
   lua_setfield(L, -2, "memory");
-  lua_pushnumber(L, (double)b->longest_ns / 1e9);
-  lua_setfield(L, -2, "longest");
   lua_pushinteger(L, b->resumes);
   lua_setfield(L, -2, "resumes");
   return 1;
