@@ -18,7 +18,9 @@ local function best(f, n)
 end
 
 -- a tool call's work: arguments in, a small result table out
-local function tool(args) return { content = { { type = "text", text = tostring(args.a + args.b) } } } end
+local function tool(args)
+  return { content = { { type = "text", text = tostring(args.a + args.b) } } }
+end
 local args = { a = 1, b = 2 }
 
 local function calls_plain(n)
@@ -47,6 +49,7 @@ local function loop_budget(n) core.budget({ run = 10 }):resume(coroutine.create(
 local function allocs(n)
   local keep = {}
   for i = 1, n do keep[i % 100 + 1] = { i, tostring(i) } end
+  return keep
 end
 
 local N = 200000
