@@ -265,7 +265,7 @@ static int l_budget(lua_State *L) {
   b = (budget *)lua_newuserdatauv(L, sizeof *b, 0);
   memset(b, 0, sizeof *b);
   b->sent = s;
-  b->run_ns = run > 0 ? (uint64_t)(run * 1e9) + 1 : 0;
+  b->run_ns = run > 0 ? (uint64_t)((run < 1e9 ? run : 1e9) * 1e9) + 1 : 0; /* 1e9 s: forever */
   b->instructions = ins > 0 ? (ins < 9e18 ? (lua_Integer)ins : LUA_MAXINTEGER) : 0;
   b->memory = mem > 0 ? (mem < 9e18 ? (lua_Integer)mem : LUA_MAXINTEGER) : 0;
   luaL_setmetatable(L, BUDGET_MT);

@@ -248,6 +248,11 @@ describe("core.budget", function()
     end)
   end
 
+  it("takes limits too large to reach", function()
+    local b = core.budget { run = 1e300, instructions = math.huge, memory = 2 ^ 70 }
+    assert.same({ true, "fine" }, { b:resume(coroutine.create(function() return "fine" end)) })
+  end)
+
   it("takes false and nil as no limit", function()
     local b = core.budget { run = false, instructions = nil, memory = false }
     local co = coroutine.create(function()
