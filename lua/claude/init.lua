@@ -26,6 +26,7 @@ local lazy = {
   session = "claude.session",
   testing = "claude.testing",
   guard = "claude.guard",
+  mcp = "claude.mcp",
 }
 
 -- Functions of submodules, also loaded on first use: the tool DSL.
