@@ -175,8 +175,14 @@ local function open_connection(self, kind)
       -- the lost message may have been the answer to any call in flight
       report(self, err)
       local peer = conn.peer
-      for id in pairs(peer and peer.pending or {}) do peer:cancel(id, err.message) end
-      conn.lost = err
+      local ids = {}
+      for id in pairs(peer and peer.pending or {}) do ids[#ids + 1] = id end
+      for _, id in ipairs(ids) do
+        local cb = peer.pending[id]
+        peer.pending[id], peer.methods[id] = nil, nil
+        peer:notify("notifications/cancelled", { requestId = id, reason = err.message })
+        cb(nil, err)
+      end
     end,
     closed = function(err) on_lost(self, conn, err) end,
     -- a request the transport could not deliver (HTTP: its POST failed)
@@ -298,18 +304,19 @@ end
 on_lost = function(self, conn, err)
   if not conn.alive then return end
   conn.alive = false
+  -- the client's state first: a call failed below may look at it at once
+  if self.conn == conn and not self.closed then
+    self.conn = nil
+    if self.state == "connected" and self.opts.max_retries > 0 then
+      reconnect(self, err)
+    elseif self.state == "connected" then
+      self.error = err
+      set_state(self, "disconnected")
+    end
+  end
   conn.peer:fail(err) -- every call in flight: its outcome is unknown, it is not replayed
   conn.peer:close()
   conn.transport:close()
-  if self.conn ~= conn or self.closed then return end
-  self.conn = nil
-  if self.state == "connected" and self.opts.max_retries > 0 then
-    return reconnect(self, err)
-  end
-  if self.state == "connected" then
-    self.error = err
-    set_state(self, "disconnected")
-  end
 end
 
 ---------------------------------------------------------------------------------------------

@@ -229,7 +229,9 @@ end
 -- @return the client | nil, err, kind
 function Manager:client(name)
   local e = self.entries[name]
-  if not e then return errors.fail("not_found", "no MCP server named '" .. tostring(name) .. "'") end
+  if not e then
+    return errors.fail("not_found", "no MCP server named '" .. tostring(name) .. "'")
+  end
   if not e.client then
     local err = e.error or errors.new("connection", "the MCP server '" .. name
       .. "' is not connected")
