@@ -175,16 +175,29 @@ describe("claude.mcp client over stdio", function()
   end)
 
   it("raises for misuse at the caller's line", function()
-    local ok, err = pcall(claude.mcp.connect, { comand = "x" })
+    local function try(opts)
+      local ok, err = pcall(function()
+        local c = claude.mcp.connect(opts) -- the line blamed
+        return c
+      end)
+      assert.is_false(ok)
+      assert.matches("mcp_client_spec.lua:%d+: ", err)
+      return err
+    end
+    assert.matches("unknown option 'comand' to 'connect' %(did you mean 'command'%?%)",
+      try { comand = "x" })
+    assert.matches("bad option 'timeout' to 'connect' %(number expected, got string%)",
+      try { command = "x", timeout = "1" })
+    assert.matches("'command' %(stdio%) or 'url' %(HTTP%) expected", try {})
+    assert.matches("exclude each other", try { command = "x", url = "http://x" })
+    local c <close> = assert(claude.mcp.connect(fake()))
+    local ok, err = pcall(function()
+      local r = c:call_tool(42)
+      return r
+    end)
     assert.is_false(ok)
-    assert.matches("unknown option 'comand' to 'connect' %(did you mean 'command'%?%)", err)
-    _, err = pcall(claude.mcp.connect, { command = "x", timeout = "1" })
-    assert.matches("bad option 'timeout' to 'connect' %(number expected, got string%)", err)
-    _, err = pcall(claude.mcp.connect, {})
-    assert.matches("'command' %(stdio%) or 'url' %(HTTP%) expected", err)
-    ok, err = pcall(claude.mcp.connect, { command = "x", url = "http://x" })
-    assert.matches("exclude each other", err)
-    assert.is_false(ok)
+    assert.matches("mcp_client_spec.lua:%d+: bad argument #1 to 'call_tool' %(string expected, "
+      .. "got number%)", err)
   end)
 
   it("gives a connection error for a command that does not exist", function()
