@@ -1,6 +1,6 @@
 -- claude.mcp against the real @modelcontextprotocol/server-everything
--- (pinned in package.json), over stdio and over Streamable HTTP: the same
--- cases on both transports.
+-- (pinned in package.json), over stdio, Streamable HTTP and the HTTP+SSE
+-- transport of 2024-11-05: the same cases on every transport.
 local claude = require "claude"
 local json = require "claude.json"
 local process = require "claude.process"
@@ -45,9 +45,16 @@ local transports = {
     for k, v in pairs(extra or {}) do o[k] = v end
     return o, proc
   end,
+  -- the HTTP+SSE transport of 2024-11-05, reached by falling back from Streamable HTTP
+  sse = function(extra)
+    local proc, url = http_server("sse")
+    local o = { url = url, timeout = T }
+    for k, v in pairs(extra or {}) do o[k] = v end
+    return o, proc
+  end,
 }
 
-for _, name in ipairs { "stdio", "streamable_http" } do
+for _, name in ipairs { "stdio", "streamable_http", "sse" } do
   local options = transports[name]
 
   describe("claude.mcp with server-everything over " .. name, function()
@@ -68,6 +75,7 @@ for _, name in ipairs { "stdio", "streamable_http" } do
     it("lists and calls tools, reads resources and a template, gets prompts", function()
       local c <close> = connect()
       assert.equal("connected", c.state)
+      assert.equal(name == "streamable_http" and "http" or name, c.transport_kind)
       assert.equal("mcp-servers/everything", c.server_info.name)
       assert.is_string(c.instructions)
       local names = {}

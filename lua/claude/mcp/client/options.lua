@@ -120,7 +120,8 @@ function M.check(opts, fname)
       end
     end
   end
-  o.name = o.name or (o.command and o.command:match("[^/]*$")) or o.url
+  o.name = o.name or (o.command and o.command:match("[^/]*$"))
+    or o.url:match("^%a[%w+.-]*://([^/?#]+)") or o.url
   return o, kind
 end
 
