@@ -2,6 +2,7 @@
 -- (claude.http.server, on the same loop) that misbehaves on request: HTTP
 -- 5xx, a malformed SSE stream, an expired session, an answer that never
 -- comes. Each gives a clear error of the right kind and nothing hangs.
+-- luacheck: ignore 211/_srv (the server is kept only to be closed)
 local claude = require "claude"
 local json = require "claude.json"
 local http_server = require "claude.http.server"
@@ -82,7 +83,7 @@ describe("claude.mcp client over Streamable HTTP", function()
   end
 
   it("sends the session id and protocol version, answers over JSON and SSE", case(function()
-    local srv <close>, url, log = start()
+    local _srv <close>, url, log = start()
     local notes = {}
     local c = assert(claude.mcp.connect { url = url, timeout = T,
       on_notification = function(m) notes[#notes + 1] = m end })
@@ -97,7 +98,7 @@ describe("claude.mcp client over Streamable HTTP", function()
   end))
 
   it("fails a call answered with HTTP 5xx, kind connection; others go on", case(function()
-    local srv <close>, url = start()
+    local _srv <close>, url = start()
     local c <close> = assert(claude.mcp.connect { url = url, timeout = T })
     local r, err, kind = c:call_tool("fail5xx")
     assert.is_nil(r)
@@ -109,7 +110,7 @@ describe("claude.mcp client over Streamable HTTP", function()
 
   it("reports a malformed SSE event, and fails the call the stream ended without",
     case(function()
-      local srv <close>, url = start()
+      local _srv <close>, url = start()
       local problems = {}
       local c <close> = assert(claude.mcp.connect { url = url, timeout = T,
         on_error = function(e) problems[#problems + 1] = e end })
@@ -123,7 +124,7 @@ describe("claude.mcp client over Streamable HTTP", function()
     end))
 
   it("starts a new session after a 404 for the old one", case(function()
-    local srv <close>, url, log = start()
+    local _srv <close>, url, log = start()
     local c <close> = assert(claude.mcp.connect { url = url, timeout = T, retry_delay = 0.01 })
     local r, _, kind = c:call_tool("expire")
     assert.is_nil(r)
@@ -134,7 +135,7 @@ describe("claude.mcp client over Streamable HTTP", function()
   end))
 
   it("times out a call whose answer never comes", case(function()
-    local srv <close>, url, log = start()
+    local _srv <close>, url, log = start()
     local c <close> = assert(claude.mcp.connect { url = url, timeout = T })
     local r, _, kind = c:call_tool("never", nil, { timeout = 0.2 })
     assert.is_nil(r)
