@@ -138,6 +138,33 @@ describe("claude.mcp client over stdio", function()
       "connected" }, states)
   end)
 
+  it("stops a reconnect under way when closed; waiting calls end with closed", function()
+    local c = assert(claude.mcp.connect(fake("", { retry_delay = 30 })))
+    assert.is_nil(c:call_tool("exit"))
+    assert.equal("reconnecting", c.state)
+    local waiting = claude.spawn(function() return c:ping() end)
+    c:close()
+    local _, r, _, kind = waiting:join(T)
+    assert.is_nil(r)
+    assert.equal("closed", kind)
+    assert.equal("disconnected", c.state)
+  end)
+
+  it("gives up after max_retries, with the server's exit in the error", function()
+    local c <close> = assert(claude.mcp.connect(fake("", { max_retries = 2,
+      retry_delay = 0.01 })))
+    assert.equal("connected", c.state)
+    -- every restart from now on fails: the command is replaced by one that exits
+    c.opts.command, c.opts.args = "/bin/sh", { "-c", "echo broken >&2; exit 7" }
+    assert.is_nil(c:call_tool("exit"))
+    local r, err, kind = c:ping()
+    assert.is_nil(r)
+    assert.equal("connection", kind)
+    assert.matches("2 reconnect attempts failed", err.message)
+    assert.equal(3, err.exit_code)
+    assert.equal("disconnected", c.state)
+  end)
+
   it("answers the server's sampling and roots requests; capabilities follow", function()
     local c <close> = assert(claude.mcp.connect(fake("", {
       on_sampling = function(req)

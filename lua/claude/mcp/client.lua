@@ -271,7 +271,7 @@ local function reconnect(self, cause)
   set_state(self, "reconnecting")
   self.ready = async.event()
   self.reconnects = self.reconnects + 1
-  async.spawn(function()
+  self.reconnecting = async.spawn(function()
     local err = cause
     for n = 1, self.opts.max_retries do
       async.sleep(backoff(self, n))
@@ -282,6 +282,7 @@ local function reconnect(self, cause)
         return
       end
       if ok then
+        self.reconnecting = nil
         set_state(self, "connected")
         self.ready:set()
         return
@@ -296,6 +297,7 @@ local function reconnect(self, cause)
       self.opts.max_retries == 1 and "" or "s", errors.message(err)),
       { cause = err, exit_code = cause.exit_code, signal = cause.signal,
         stderr_tail = cause.stderr_tail })
+    self.reconnecting = nil
     set_state(self, "disconnected")
     self.ready:set()
   end)
@@ -616,6 +618,8 @@ function Client:close()
   self.conn = nil
   set_state(self, "disconnected")
   self.ready:set()
+  -- a reconnect under way stops at once (it is not left sleeping)
+  if self.reconnecting then self.reconnecting:cancel("the MCP client was closed") end
   if conn then close_connection(conn, "the MCP client '" .. self.name .. "' was closed") end
   return true
 end
