@@ -146,15 +146,16 @@ for _, name in ipairs { "stdio", "streamable_http", "sse" } do
           return { role = "assistant", model = "lua", stopReason = "endTurn",
             content = { type = "text", text = "sampled: " .. req.messages[1].content.text } }
         end,
-        on_elicitation = function()
-          return { action = "accept", content = { color = "blue" } }
+        on_elicitation = function(req)
+          assert(req.requestedSchema.properties.name)
+          return { action = "accept", content = { name = "Ada" } }
         end,
       }
       local r = assert(c:call_tool("trigger-sampling-request", { prompt = "ping" }))
       assert.matches("sampled: ", json.encode(r), 1, true)
-      local names = {}
-      for _, t in ipairs(assert(c:list_tools())) do names[t.name] = true end
-      assert.is_true(names["trigger-elicitation-request"])
+      r = assert(c:call_tool("trigger-elicitation-request", {}))
+      assert.matches("User provided the requested information", json.encode(r), 1, true)
+      assert.matches("Ada", json.encode(r), 1, true)
     end)
 
     it("cancels a long call on timeout and goes on", function()
