@@ -144,6 +144,19 @@ describe("claude.mcp client over Streamable HTTP", function()
     log.release:set()
   end))
 
+  it("reports the Streamable HTTP answer when neither transport works", case(function()
+    local srv <close> = assert(http_server.listen { on_request = function(_, res)
+      res:respond(404, { ["content-type"] = "text/plain" }, "no MCP here")
+    end })
+    local c, err, kind = claude.mcp.connect { url = "http://127.0.0.1:" .. srv:port() .. "/x",
+      timeout = T }
+    assert.is_nil(c)
+    assert.equal("protocol", kind)
+    assert.equal(404, err.status)
+    assert.matches("HTTP 404: no MCP here", err.message, 1, true)
+    assert.matches("HTTP+SSE transport of 2024-11-05 failed too", err.message, 1, true)
+  end))
+
   it("gives a connection error when nothing listens", case(function()
     local c, err, kind = claude.mcp.connect { url = "http://127.0.0.1:1/mcp", timeout = T }
     assert.is_nil(c)

@@ -338,7 +338,14 @@ local function connect(opts)
     and err.status >= 400 and err.status < 500 and err.status ~= 401 then
     -- an older server: the HTTP+SSE transport of 2024-11-05
     self.transport_kind = "sse"
-    ok, err, ekind = attempt(self)
+    local serr
+    ok, serr = attempt(self)
+    if not ok then
+      -- neither: the first answer says more (a wrong URL, a server that is not MCP)
+      self.transport_kind = "http"
+      err.message = err.message .. " (the HTTP+SSE transport of 2024-11-05 failed too: "
+        .. errors.message(serr) .. ")"
+    end
   end
   if not ok then
     set_state(self, "disconnected")
