@@ -1,7 +1,7 @@
 -- The claudelua MCP client under load: `build/claudelua bench/lua/mcp_client.lua SERVER
 -- [INFLIGHT] [CALLS]` connects to the stdio server SERVER, makes CALLS calls of `add` with
 -- INFLIGHT outstanding (after a warm-up), checks every answer, and prints one JSON line:
--- calls/s and this process's peak RSS.
+-- calls/s, CPU time per call and this process's peak RSS.
 local claude = require "claude"
 
 local server, inflight, calls = arg[1], tonumber(arg[2] or 1), tonumber(arg[3] or 20000)
@@ -34,9 +34,10 @@ local function load(n)
 end
 
 load(WARMUP)
-local t0 = claude.core.now()
+local t0, cpu0 = claude.core.now(), os.clock()
 load(calls)
-local seconds = claude.core.now() - t0
+local seconds, cpu = claude.core.now() - t0, os.clock() - cpu0
+-- CPU time per call (user + system, this process) is what a loaded machine disturbs least
 print(string.format('{"side":"lua","inflight":%d,"calls":%d,"seconds":%.4f,'
-  .. '"calls_per_s":%.0f,"peak_rss_kb":%d}', inflight, calls, seconds, calls / seconds,
-  peak_rss_kb()))
+  .. '"calls_per_s":%.0f,"cpu_us_per_call":%.1f,"peak_rss_kb":%d}', inflight, calls, seconds,
+  calls / seconds, cpu / calls * 1e6, peak_rss_kb()))

@@ -31,8 +31,12 @@ async function load(n) {
 
 await load(WARMUP);
 const t0 = performance.now();
+const cpu0 = process.cpuUsage();
 await load(calls);
 const seconds = (performance.now() - t0) / 1000;
+const cpu = process.cpuUsage(cpu0);
 console.log(JSON.stringify({ side: "ts", inflight, calls, seconds: Number(seconds.toFixed(4)),
-  calls_per_s: Math.round(calls / seconds), peak_rss_kb: peakRssKb() }));
+  calls_per_s: Math.round(calls / seconds),
+  cpu_us_per_call: Number(((cpu.user + cpu.system) / calls).toFixed(1)),
+  peak_rss_kb: peakRssKb() }));
 await client.close();
