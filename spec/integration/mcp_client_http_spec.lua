@@ -13,12 +13,12 @@ local T = 10
 local function text(r) return r.content[1].text end
 
 -- The fake server; `log` records what it saw.
-local function start()
+local function start(port)
   local log = { inits = 0, deletes = 0, sessions = {}, versions = {},
     release = require("claude.async").event() }
   local session = 0
   local JSON = { ["content-type"] = "application/json" }
-  local srv = assert(http_server.listen { on_request = function(req, res)
+  local srv = assert(http_server.listen { port = port, on_request = function(req, res)
     if req.method == "DELETE" then
       log.deletes = log.deletes + 1
       log.sessions[req.headers["mcp-session-id"]] = "deleted"
@@ -133,6 +133,25 @@ describe("claude.mcp client over Streamable HTTP", function()
     assert.equal(2, log.inits)
     assert.equal(1, c.reconnects)
   end))
+
+  it("reconnects to a server that went away and came back, in a new session",
+    case(function()
+      local srv, url = start()
+      local port = srv:port()
+      local states = {}
+      local c <close> = assert(claude.mcp.connect { url = url, timeout = T,
+        retry_delay = 0.05, max_retries = 50, on_error = function() end,
+        on_state = function(_, new) states[#states + 1] = new end })
+      srv:close()
+      local r, _, kind = c:call_tool("a")
+      assert.is_nil(r)
+      assert.equal("connection", kind)
+      assert.equal("reconnecting", c.state)
+      local _srv <close>, _, log2 = start(port)
+      assert.equal("json back", text(assert(c:call_tool("back"))))
+      assert.equal(1, log2.inits)
+      assert.equal("connected", states[#states])
+    end))
 
   it("times out a call whose answer never comes", case(function()
     local _srv <close>, url, log = start()
