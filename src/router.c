@@ -126,10 +126,10 @@ static void new_array(lua_State *L, int narr) {
 /* Pushes JSON null (json.null, a NULL light userdata). */
 static void push_null(lua_State *L) { lua_pushlightuserdata(L, NULL); }
 
-/* Is the value at idx usable as a JSON-RPC id? */
+/* Is the value at idx usable as a JSON-RPC id: a string or an integer? A
+ * fraction, or 1e400 (infinity), could not be echoed exactly. */
 static int is_id(lua_State *L, int idx) {
-  int t = lua_type(L, idx);
-  return t == LUA_TSTRING || t == LUA_TNUMBER;
+  return lua_type(L, idx) == LUA_TSTRING || lua_isinteger(L, idx);
 }
 
 /* Pushes "reply" and {jsonrpc = "2.0", id = <id at slot ID, or null>}, the
@@ -251,15 +251,21 @@ static int do_initialize(lua_State *L) {
   }
   lua_setfield(L, -2, "protocolVersion");
 
-  new_object(L, 4); /* capabilities */
-  new_object(L, 0);
+  new_object(L, 4); /* capabilities; listChanged: server:add notifies a session */
+  new_object(L, 1);
+  lua_pushboolean(L, 1);
+  lua_setfield(L, -2, "listChanged");
   lua_setfield(L, -2, "tools");
   if (has_resources(L)) {
-    new_object(L, 0);
+    new_object(L, 1);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "listChanged");
     lua_setfield(L, -2, "resources");
   }
   if (has_prompts(L)) {
-    new_object(L, 0);
+    new_object(L, 1);
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "listChanged");
     lua_setfield(L, -2, "prompts");
   }
   new_object(L, 0);

@@ -114,10 +114,12 @@ local function init(version)
   return '{"jsonrpc":"2.0","id":0,"method":"initialize","params":' .. p .. "}"
 end
 
-local FULL_INIT = [[{"capabilities":{"tools":{},"resources":{},"prompts":{},"logging":{}},
+-- listChanged: server:add and server:remove notify the sessions using a server
+local FULL_INIT = [[{"capabilities":{"tools":{"listChanged":true},
+  "resources":{"listChanged":true},"prompts":{"listChanged":true},"logging":{}},
   "serverInfo":{"name":"full","version":"2.0.0"},"instructions":"Use full for everything",
   "protocolVersion":"%s"}]]
-local BARE_INIT = [[{"capabilities":{"tools":{},"logging":{}},
+local BARE_INIT = [[{"capabilities":{"tools":{"listChanged":true},"logging":{}},
   "serverInfo":{"name":"bare","version":"1.0.0"},"protocolVersion":"%s"}]]
 
 local function req(id, method, params)
@@ -284,6 +286,23 @@ local ROWS = {
     err(nil, -32600, "Invalid Request: 'id' must be a string or an integer") },
   { "boolean id", "full", '{"jsonrpc":"2.0","id":true,"method":"ping"}',
     err(nil, -32600, "Invalid Request: 'id' must be a string or an integer") },
+  { "an id of 1e400 (infinity)", "full", '{"jsonrpc":"2.0","id":1e400,"method":"ping"}',
+    err(nil, -32600, "Invalid Request: 'id' must be a string or an integer") },
+  { "a fractional id", "full", '{"jsonrpc":"2.0","id":1.5,"method":"tools/call",'
+    .. '"params":{"name":"add","arguments":{"a":1,"b":2}}}',
+    err(nil, -32600, "Invalid Request: 'id' must be a string or an integer") },
+  { "an id past 2^53 written as a float", "full", '{"jsonrpc":"2.0","id":1e300,"method":"ping"}',
+    err(nil, -32600, "Invalid Request: 'id' must be a string or an integer") },
+  { "an object id", "full", '{"jsonrpc":"2.0","id":{"n":1},"method":"ping"}',
+    err(nil, -32600, "Invalid Request: 'id' must be a string or an integer") },
+  { "an array id", "full", '{"jsonrpc":"2.0","id":[1],"method":"ping"}',
+    err(nil, -32600, "Invalid Request: 'id' must be a string or an integer") },
+  { "an id of 1.0 is the integer 1", "full", '{"jsonrpc":"2.0","id":1.0,"method":"ping"}',
+    ok(1, "{}") },
+  { "an id of 1e400 as text", "full", '{"jsonrpc":"2.0","id":1e400,"method":"ping"}', raw = true,
+    err(nil, -32600, "Invalid Request: 'id' must be a string or an integer") },
+  { "a cancel for a fractional request id is only acknowledged", "full",
+    '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1.5}}', ACK },
   { "no method", "full", '{"jsonrpc":"2.0","id":1}',
     err(1, -32600, "Invalid Request: 'method' must be a string") },
   { "a batch", "full", '[{"jsonrpc":"2.0","id":1,"method":"ping"}]',

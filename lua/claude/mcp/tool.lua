@@ -440,6 +440,15 @@ local KINDS = {
   [Prompt] = { "prompts", "prompt_list", "name", "prompt name" },
 }
 
+local LISTS = { tools = "tool_list", resources = "resource_list",
+  resource_templates = "resource_template_list", prompts = "prompt_list" }
+
+-- Tells the sessions serving `s` that one of its lists changed (they send
+-- the client `notifications/<list>/list_changed`).
+local function changed(s, what)
+  for _, fn in pairs(s._watchers) do fn(s, what) end
+end
+
 -- -> nil | message
 local function add(s, item)
   local k = KINDS[getmetatable(item)]
@@ -451,7 +460,22 @@ local function add(s, item)
   map[key] = item
   list[#list + 1] = item
   s.revision = s.revision + 1
+  changed(s, k[1])
   return nil
+end
+
+-- -> the removed item | nil, message
+local function remove(s, what, key)
+  local map, list = s[what], s[LISTS[what]]
+  local item = map[key]
+  if not item then return nil, fmt("no %s '%s'", what:gsub("s$", ""), tostring(key)) end
+  map[key] = nil
+  for i = #list, 1, -1 do
+    if list[i] == item then table.remove(list, i) end
+  end
+  s.revision = s.revision + 1
+  changed(s, what)
+  return item
 end
 
 local SERVER_OPTIONS = set { "version", "state", "instructions" }
@@ -477,7 +501,7 @@ local function server(name, items, opts)
     instructions = want("server", nil, opts, "instructions", "string", true),
     tools = {}, tool_list = {}, resources = {}, resource_list = {},
     resource_templates = {}, resource_template_list = {}, prompts = {}, prompt_list = {},
-    revision = 0, _lists = {},
+    revision = 0, _lists = {}, _watchers = setmetatable({}, { __mode = "k" }),
   }, Server)
   items = items or {}
   local n = #items
@@ -515,6 +539,27 @@ methods.add = public(function(s, item)
   return s
 end)
 
+local REMOVABLE = { tools = true, resources = true, resource_templates = true, prompts = true }
+
+--- Remove a tool (or, with `what`, a resource by uri, a resource template by
+-- uri template, a prompt by name). A session using the server tells the CLI.
+-- @tparam string key the name (or uri)
+-- @tparam[opt="tools"] string what `"tools"`, `"resources"`, `"resource_templates"`, `"prompts"`
+-- @return the removed item, or nil and a message when there is none
+-- @function remove
+methods.remove = public(function(s, key, what)
+  if getmetatable(s) ~= Server then
+    misuse("bad self to 'remove' (claude.Server expected, got %s)", typename(s))
+  end
+  what = what or "tools"
+  if not REMOVABLE[what] then misuse("bad argument #2 to 'remove' (unknown list '%s')",
+    tostring(what)) end
+  if type(key) ~= "string" then
+    misuse("bad argument #1 to 'remove' (string expected, got %s)", typename(key))
+  end
+  return remove(s, what, key)
+end)
+
 --- The names the CLI knows this server's tools by, in definition order.
 -- @treturn {string,...} `{"mcp__<server>__<tool>", ...}`
 function methods:tool_names()
@@ -522,9 +567,6 @@ function methods:tool_names()
   for i, t in ipairs(self.tool_list) do out[i] = "mcp__" .. self.name .. "__" .. t.name end
   return out
 end
-
-local LISTS = { tools = "tool_list", resources = "resource_list",
-  resource_templates = "resource_template_list", prompts = "prompt_list" }
 
 --- The listing array for `tools/list`, `resources/list`, `resources/templates/list` or
 -- `prompts/list`, cached until the next `add`.
