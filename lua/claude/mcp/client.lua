@@ -20,6 +20,7 @@ local rpc = require "claude.rpc"
 local json = require "claude.json"
 local errors = require "claude.errors"
 local options = require "claude.mcp.client.options"
+local inbound = require "claude.mcp.client.inbound"
 
 local M = {}
 
@@ -60,67 +61,7 @@ local function report(self, err)
   io.stderr:write("claude.mcp: ", tostring(err), "\n")
 end
 
----------------------------------------------------------------------------------------------
--- What the server asks of us
----------------------------------------------------------------------------------------------
-
--- Fills the defaults of a form elicitation's schema into accepted content
--- (SEP-1034: fields the user left out take the schema's default).
-local function apply_defaults(schema, content)
-  local props = type(schema) == "table" and schema.properties
-  if type(props) ~= "table" then return content end
-  for name, prop in pairs(props) do
-    if content[name] == nil and type(prop) == "table" and prop.default ~= nil then
-      content[name] = prop.default
-    end
-  end
-  return content
-end
-
-local function roots_of(self)
-  local o = self.opts
-  local roots = o.roots
-  if o.on_roots then roots = o.on_roots() end
-  local out = json.array()
-  for i, r in ipairs(roots or {}) do
-    if type(r) == "string" then r = { uri = r:find("^%a[%w+.-]*:") and r or ("file://" .. r) } end
-    out[i] = r
-  end
-  return { roots = out }
-end
-
-local function handlers_for(self)
-  local o = self.opts
-  local h = { ping = function() return jobject() end }
-  if o.roots or o.on_roots then h["roots/list"] = function() return roots_of(self) end end
-  if o.on_sampling then
-    h["sampling/createMessage"] = function(params, ctx)
-      local r = o.on_sampling(params, ctx)
-      if r == nil then error(errors.new("remote", "sampling declined", { code = -1 }), 0) end
-      return r
-    end
-  end
-  if o.on_elicitation then
-    h["elicitation/create"] = function(params, ctx)
-      local r = o.on_elicitation(params, ctx)
-      if type(r) == "string" then r = { action = r } end
-      r = r or { action = "decline" }
-      if r.action == "accept" and params.mode ~= "url" then
-        r.content = apply_defaults(params.requestedSchema, r.content or jobject())
-      end
-      return r
-    end
-  end
-  return h
-end
-
-local function capabilities_of(o)
-  local caps = jobject()
-  if o.roots or o.on_roots then caps.roots = { listChanged = true } end
-  if o.on_sampling then caps.sampling = jobject() end
-  if o.on_elicitation then caps.elicitation = jobject() end
-  return caps
-end
+local handlers_for, capabilities_of = inbound.handlers, inbound.capabilities
 
 local function on_notification(self, method, params)
   if method == "notifications/progress" and type(params) == "table" then
