@@ -27,6 +27,7 @@ local lazy = {
   sessions = "claude.sessions",
   testing = "claude.testing",
   guard = "claude.guard",
+  mcp = "claude.mcp",
 }
 
 -- Functions of submodules, also loaded on first use: the tool DSL.
