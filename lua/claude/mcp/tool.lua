@@ -428,6 +428,52 @@ end
 -- @treturn claude.Prompt
 M.prompt = public(prompt)
 
+local Completion = { __name = "claude.Completion" }
+Completion.__tostring = function(c) return "claude.Completion: " .. c.key end
+
+local function completion(spec)
+  local F = "completion"
+  if type(spec) ~= "table" then
+    misuse("bad argument #1 to 'completion' (table expected, got %s)", typename(spec))
+  end
+  no_unknown(F, nil, spec, set { "ref", "complete" })
+  local ref = want(F, nil, spec, "ref", "table")
+  for k in pairs(ref) do
+    if k ~= "type" and k ~= "name" and k ~= "uri" then bad(F, nil, "ref." .. tostring(k),
+      "unknown field") end
+  end
+  local key
+  if ref.type == "ref/prompt" then
+    if type(ref.name) ~= "string" then
+      bad(F, nil, "ref.name", "string expected, got %s", typename(ref.name))
+    end
+    key = "ref/prompt " .. ref.name
+  elseif ref.type == "ref/resource" then
+    if type(ref.uri) ~= "string" then
+      bad(F, nil, "ref.uri", "string expected, got %s", typename(ref.uri))
+    end
+    key = "ref/resource " .. ref.uri
+  else
+    bad(F, nil, "ref.type", "'ref/prompt' or 'ref/resource' expected, got %s",
+      type(ref.type) == "string" and "'" .. ref.type .. "'" or typename(ref.type))
+  end
+  return setmetatable({ kind = "completion", key = key, ref = ref,
+    complete = want(F, nil, spec, "complete", "function") }, Completion)
+end
+
+--- Define the completion of a prompt's or a resource template's arguments, for
+-- `completion/complete`; it goes in the server's list beside the tools.
+--
+--     completion{ ref = { type = "ref/prompt", name = "greet" },   -- or ref/resource, uri =
+--                 complete = function(argument, ctx) return { "value", ... } end }
+--
+-- `argument` is `{name =, value =}` (the partial value typed so far); `ctx.arguments` holds
+-- the arguments already given. `complete` returns a list of strings (at most 100 are sent),
+-- or the MCP result table `{completion = {values =, total =, hasMore =}}`, or `nil, err`.
+-- @tparam table spec
+-- @treturn claude.Completion
+M.completion = public(completion)
+
 ---------------------------------------------------------------------------------------------
 -- Servers
 ---------------------------------------------------------------------------------------------
@@ -438,7 +484,20 @@ local KINDS = {
   [ResourceTemplate] = { "resource_templates", "resource_template_list", "uri_template",
     "resource template" },
   [Prompt] = { "prompts", "prompt_list", "name", "prompt name" },
+  [Completion] = { "completions", "completion_list", "key", "completion" },
 }
+
+-- Which list_changed notification a change of each kind makes.
+local CHANGED = { tools = "notifications/tools/list_changed",
+  resources = "notifications/resources/list_changed",
+  resource_templates = "notifications/resources/list_changed",
+  prompts = "notifications/prompts/list_changed" }
+
+-- Tells every listener (a live MCP connection, claude.mcp.connection) about a change:
+-- `listener:server_event(what, arg)`.
+local function announce(s, what, arg)
+  for l in pairs(s._listeners) do l:server_event(what, arg) end
+end
 
 -- -> nil | message
 local function add(s, item)
@@ -451,10 +510,29 @@ local function add(s, item)
   map[key] = item
   list[#list + 1] = item
   s.revision = s.revision + 1
+  if CHANGED[k[1]] then announce(s, "list_changed", CHANGED[k[1]]) end
   return nil
 end
 
-local SERVER_OPTIONS = set { "version", "state", "instructions" }
+-- -> the item removed | nil
+local function remove(s, k, key)
+  local map, list = s[k[1]], s[k[2]]
+  local item = map[key]
+  if not item then return nil end
+  map[key] = nil
+  for i = 1, #list do
+    if list[i] == item then
+      table.remove(list, i)
+      break
+    end
+  end
+  s.revision = s.revision + 1
+  if CHANGED[k[1]] then announce(s, "list_changed", CHANGED[k[1]]) end
+  return item
+end
+
+local SERVER_OPTIONS = set { "version", "state", "instructions", "subscribe", "list_changed",
+  "page_size" }
 
 local function server(name, items, opts)
   if type(name) ~= "string" or not name:find(NAME) then
@@ -472,12 +550,21 @@ local function server(name, items, opts)
   opts = opts or {}
   no_unknown("server", nil, opts, SERVER_OPTIONS)
   local version = want("server", nil, opts, "version", "string", true) or "1.0.0"
+  local list_changed = want("server", nil, opts, "list_changed", "boolean", true)
+  local page_size = opts.page_size
+  if page_size ~= nil and not positive_int(page_size) then
+    bad("server", nil, "page_size", "positive integer expected, got %s",
+      math.type(page_size) or typename(page_size))
+  end
   local s = setmetatable({
     kind = "server", type = "sdk", name = name, version = version, state = opts.state,
     instructions = want("server", nil, opts, "instructions", "string", true),
+    subscribe = want("server", nil, opts, "subscribe", "boolean", true) or false,
+    list_changed = list_changed, page_size = page_size,
     tools = {}, tool_list = {}, resources = {}, resource_list = {},
     resource_templates = {}, resource_template_list = {}, prompts = {}, prompt_list = {},
-    revision = 0, _lists = {},
+    completions = {}, completion_list = {},
+    revision = 0, _lists = {}, _listeners = setmetatable({}, { __mode = "k" }),
   }, Server)
   items = items or {}
   local n = #items
@@ -497,7 +584,11 @@ end
 --- Create an in-process MCP server.
 -- @tparam string name the server name (tools are `mcp__<name>__<tool>`)
 -- @tparam[opt] {claude.Tool|claude.Resource|claude.ResourceTemplate|claude.Prompt,...} items
--- @tparam[opt] table opts `{version = "1.0.0", state = any, instructions = string}`
+-- @tparam[opt] table opts `{version = "1.0.0", state = any, instructions = string,
+--   subscribe = false, list_changed = nil, page_size = 100}`: `subscribe` offers resource
+--   subscriptions (`server:resource_updated(uri)` notifies the subscribers), `list_changed`
+--   announces tools, resources and prompts added or removed while serving (nil: where the
+--   transport can, as `claudelua mcp` does; false: never)
 -- @treturn claude.Server
 M.server = public(server)
 
@@ -514,6 +605,59 @@ methods.add = public(function(s, item)
   if err then misuse("bad argument #1 to 'add' (%s)", err) end
   return s
 end)
+
+local function check_self(s, fname)
+  if getmetatable(s) ~= Server then
+    misuse("bad self to '%s' (claude.Server expected, got %s)", fname, typename(s))
+  end
+end
+
+--- Remove a tool, resource, resource template, prompt or completion: the item itself, or a
+-- tool by name. Connections serving the server are told (`list_changed`). Calls in flight
+-- finish.
+-- @param item a claude.Tool, claude.Resource, ... or a tool name
+-- @return the item removed, or nil when the server did not hold it
+-- @function remove
+methods.remove = public(function(s, item)
+  check_self(s, "remove")
+  if type(item) == "string" then return remove(s, KINDS[Tool], item) end
+  local k = KINDS[getmetatable(item)]
+  if not k then
+    misuse("bad argument #1 to 'remove' (claude.Tool, claude.Resource, claude.Prompt, "
+      .. "claude.Completion or a tool name expected, got %s)", typename(item))
+  end
+  if s[k[1]][item[k[3]]] ~= item then return nil end
+  return remove(s, k, item[k[3]])
+end)
+
+--- Tell the clients subscribed to `uri` that the resource changed
+-- (`notifications/resources/updated`; the server needs `subscribe = true`).
+-- @tparam string uri
+-- @function resource_updated
+methods.resource_updated = public(function(s, uri)
+  check_self(s, "resource_updated")
+  if type(uri) ~= "string" then
+    misuse("bad argument #1 to 'resource_updated' (string expected, got %s)", typename(uri))
+  end
+  if not s.subscribe then
+    misuse("bad argument #1 to 'resource_updated' (the server '%s' was made without "
+      .. "subscribe = true)", s.name)
+  end
+  announce(s, "updated", uri)
+end)
+
+--- Register a listener of changes (a live connection): `listener:server_event(what, arg)`
+-- with `"list_changed", method` or `"updated", uri`. Held weakly.
+-- @param listener
+function methods:listen(listener)
+  self._listeners[listener] = true
+end
+
+--- Stop telling `listener` about changes.
+-- @param listener
+function methods:unlisten(listener)
+  self._listeners[listener] = nil
+end
 
 --- The names the CLI knows this server's tools by, in definition order.
 -- @treturn {string,...} `{"mcp__<server>__<tool>", ...}`
