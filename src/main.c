@@ -33,6 +33,7 @@ static void print_usage(const char *badoption) {
     fprintf(stderr, "%s: unrecognized option '%s'\n", progname, badoption);
   fprintf(stderr,
           "usage: %s [options] [script [args]]\n"
+          "       %s mcp [options] tools.lua [args]   (serve MCP tools; mcp --help)\n"
           "Available options are:\n"
           "  -e stat   execute string 'stat'\n"
           "  -l name   require library 'name' into global 'name'\n"
@@ -41,7 +42,7 @@ static void print_usage(const char *badoption) {
           "  -W        turn warnings on\n"
           "  --        stop handling options\n"
           "  -         stop handling options and execute stdin\n",
-          progname);
+          progname, progname);
 }
 
 static void message(const char *msg) { fprintf(stderr, "%s: %s\n", progname, msg); }
@@ -274,11 +275,23 @@ static int handle_luainit(lua_State *L) {
   return dochunk(L, luaL_loadbuffer(L, init, strlen(init), name));
 }
 
+/* `claudelua mcp [options] tools.lua [args]`: serves the tools file as an
+ * MCP server (lua/claude/mcp/cli.lua), as the main task. */
+static int handle_mcp(lua_State *L, char **argv, int argc) {
+  static const char chunk[] = "return require('claude.mcp.cli').main(...)";
+  int i, status = luaL_loadbuffer(L, chunk, sizeof chunk - 1, "=claudelua mcp");
+  if (status != LUA_OK) return report(L, status), 1;
+  luaL_checkstack(L, argc, "too many arguments");
+  for (i = 2; i < argc; i++) lua_pushstring(L, argv[i]);
+  return run_task(L, argc - 2);
+}
+
 static int pmain(lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);
   char **argv = (char **)lua_touserdata(L, 2);
   int script = 0, code;
-  int args = collectargs(argv, &script);
+  int mcp = argc > 1 && strcmp(argv[1], "mcp") == 0;
+  int args = mcp ? 0 : collectargs(argv, &script);
   luaL_checkversion(L);
   if (argv[0] && argv[0][0]) progname = argv[0];
   if (args == has_error) {
@@ -294,7 +307,7 @@ static int pmain(lua_State *L) {
   luaL_openlibs(L);
   preload(L);
   add_lua_path(L);
-  createargtable(L, argv, argc, script);
+  if (!mcp) createargtable(L, argv, argc, script);
   /* Generational like lua.c, but with minor collections after 50% growth
    * (Lua: 20%) and major ones after 300% (Lua: 100%): messages wait in a
    * queue for a turn of the loop, survive a minor collection, get promoted,
@@ -302,6 +315,11 @@ static int pmain(lua_State *L) {
    * messages); the incremental collector costs 7% at 50 sessions instead.
    * docs/architecture.md. */
   lua_gc(L, LUA_GCGEN, 50, 300);
+  if (mcp) {
+    createargtable(L, argv, argc, 1);
+    code = handle_mcp(L, argv, argc);
+    goto done;
+  }
   if (!(args & has_E) && (code = handle_luainit(L)) != 0) goto done;
   if ((code = runargs(L, argv, script)) != 0) goto done;
   if (script < argc) {

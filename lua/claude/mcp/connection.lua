@@ -78,12 +78,6 @@ local function valid_id(id)
   return t == "string" or t == "number"
 end
 
--- The id to answer a message with: its own when valid, else null.
-local function answer_id(msg)
-  local id = type(msg) == "table" and msg.id or nil
-  return valid_id(id) and id or null
-end
-
 local function out(self, msg, related)
   if self.closed then return nil end
   return self._send(msg, related)
