@@ -41,8 +41,11 @@ Over stdio, stdout carries the protocol alone: print, io.write and logs go to st
 server ends at stdin EOF.
 ]]
 
+-- Errors of the command line and of the tools file end the command with their message
+-- alone (traceback = false: a traceback of the command itself would say nothing).
 local function usage_error(fmt, ...)
-  error(errors.new("usage", string.format(fmt, ...) .. "\n(claudelua mcp --help for usage)"), 0)
+  error(errors.new("usage", "mcp: " .. string.format(fmt, ...)
+    .. " (claudelua mcp --help for usage)", { traceback = false }), 0)
 end
 
 local function number_arg(opt, v)
@@ -271,7 +274,7 @@ function M.main(...)
   local list, err = M.load(o.file, o.args)
   if not list then
     if t then t:close() end
-    error(errors.new("load", err), 0)
+    error(errors.new("load", "mcp: " .. err, { traceback = false }), 0)
   end
   if o.http then
     -- the Streamable HTTP transport (claude.mcp.http): serve(list, options) serves every
