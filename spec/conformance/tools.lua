@@ -6,7 +6,8 @@ local content = require "claude.mcp.content"
 local json = require "claude.json"
 
 -- A 1x1 red PNG and a tiny WAV, base64.
-local PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+local PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0g"
+  .. "AAAABJRU5ErkJggg=="
 local WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA="
 
 local function sleep_ms(ms) claude.sleep(ms / 1000) end

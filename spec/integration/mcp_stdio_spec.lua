@@ -37,7 +37,8 @@ return srv
 
 local function init_msg(id)
   return { jsonrpc = "2.0", id = id or 0, method = "initialize", params = {
-    protocolVersion = "2025-06-18", capabilities = {}, clientInfo = { name = "spec", version = "1" } } }
+    protocolVersion = "2025-06-18", capabilities = {},
+    clientInfo = { name = "spec", version = "1" } } }
 end
 
 local function call(id, name, args)
