@@ -22,8 +22,8 @@ table name -> server) as an MCP server. tools.lua runs like a script: its argume
 
 Options:
   --http [HOST:]PORT      serve Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to
-                          127.0.0.1, loopback); every server of the file is served, each at
-                          /mcp (the first) and /mcp/NAME
+                          127.0.0.1, loopback); every server of the file is served, side
+                          by side
   --stateless             HTTP only: no sessions, no initialize needed, no requests to the client
   --server NAME           stdio: serve the server named NAME (needed when the file returns
                           several)
