@@ -44,6 +44,10 @@ end
 
 core.set_error_handler(function(err) report(err, nil) end)
 
+--- Hands `err` to the `on_error` function (default: stderr), as for an
+-- error nobody waits for.
+M.report = report
+
 -- Adds the traceback where the error was raised: strings get it appended
 -- (as lua.c does), claude errors keep it in a field, other values are kept.
 local function traceback(err)

@@ -226,8 +226,14 @@ local function dispatcher(self)
         .. " where a message object was expected"))
       return
     end
-    local on = ON_MESSAGE[msg.type]
+    local t = msg.type
+    local on = ON_MESSAGE[t]
     if on then return on(self, msg) end
+    if t == nil and json.is_array(msg) then
+      fail(self, errors.new("protocol", "the claude CLI wrote a JSON array where a message "
+        .. "object was expected: " .. json.encode(msg):sub(1, 200)))
+      return
+    end
     self.inbox:push(msg)
   end
 end
@@ -410,7 +416,9 @@ end
 --- True when callbacks, hooks or in-process servers need the CLI's input
 -- open until the run is over.
 function Session:bidirectional()
-  return self.router ~= nil or self.options.can_use_tool ~= nil or self.hooks.count > 0
+  local o = self.options
+  return self.router ~= nil or o.can_use_tool ~= nil or self.hooks.count > 0
+    or o.on_elicitation ~= nil or o.on_user_dialog ~= nil
 end
 
 --- Waits for the CLI's answer to initialize (the sign it is ready).

@@ -1,0 +1,179 @@
+-- Reliability of the session against the fake CLI: answers that cannot be
+-- encoded, lines that are not messages, the stderr tail's size, a CLI that
+-- exits with work unanswered, bad bytes in options, callbacks that keep the
+-- input open. Timeouts only guard against hangs; no spec asserts a duration.
+-- Run: busted spec/integration/reliability_spec.lua
+local claude = require "claude"
+local json = require "claude.json"
+local testing = require "claude.testing"
+local harness = require "support.harness"
+
+local T = 30 -- seconds; only a guard against hangs
+local fmt = string.format
+
+-- query() to the end: the messages and the fake's log.
+local function run(script, options, prompt)
+  local opts, fake = testing.fake_cli(script)
+  local msgs = harness.collect(claude.query(prompt or "go", testing.merge(opts, options)))
+  return msgs, fake:read_log()
+end
+
+-- query() until it raises: the messages before, the error, the fake's log.
+local function run_failing(script, options, prompt)
+  local opts, fake = testing.fake_cli(script)
+  local msgs = {}
+  local ok, err = pcall(function()
+    for msg in claude.query(prompt or "go", testing.merge(opts, options)) do
+      msgs[#msgs + 1] = msg
+    end
+  end)
+  assert(not ok, "expected an error")
+  return msgs, err, fake:read_log()
+end
+
+-- One turn on a connect()ed session; the messages and the fake's log.
+local function converse(script, options, prompt)
+  local opts, fake = testing.fake_cli(script)
+  local s <close> = assert(claude.connect(testing.merge(opts, options)))
+  assert(s:send(prompt or "go"))
+  local msgs = harness.collect(s:receive(T))
+  s:close()
+  return msgs, fake:read_log()
+end
+
+local function answers(log)
+  local out = {}
+  for _, m in ipairs(log:find_all("control_response")) do out[#out + 1] = m.response end
+  return out
+end
+
+-- Runs `fn` with errors nobody waits for collected (claude.on_error); returns
+-- fn's results and the list of reported errors.
+local function reported(fn)
+  local seen = {}
+  claude.on_error(function(err) seen[#seen + 1] = err end)
+  local r = table.pack(pcall(fn))
+  claude.on_error(nil)
+  if not r[1] then error(r[2], 0) end
+  return seen, table.unpack(r, 2, r.n)
+end
+
+describe("reliability against the fake CLI", function()
+  before_each(harness.before)
+  after_each(function()
+    testing.cleanup()
+    harness.after()
+  end)
+
+  ---------------------------------------------------------------------------
+  describe("an answer that cannot be encoded", function()
+    local NAN = 0 / 0
+    local ROWS = {
+      { "a can_use_tool decision holding NaN", "can_use_tool",
+        { tool_name = "Bash", input = { command = "ls" }, tool_use_id = "toolu_x" },
+        { can_use_tool = function() return claude.allow({ command = NAN }) end },
+        "cannot encode NaN" },
+      { "hook output holding a function", "hook_callback",
+        { callback_id = "hook_0", input = { hook_event_name = "Stop" }, tool_use_id = "t" },
+        { hooks = { Stop = function() return { reason = print } end } },
+        "cannot encode a function" },
+      { "an elicitation answer holding a mixed table", "elicitation",
+        { mcp_server_name = "srv", message = "Name?", mode = "form" },
+        { on_elicitation = function()
+          return { action = "accept", content = { 1, 2, name = "x" } }
+        end }, "cannot encode a table with both list items and other keys" },
+      { "a dialog answer holding a function", "request_user_dialog",
+        { dialog_kind = "pick", payload = {} },
+        { on_user_dialog = function() return { behavior = "ok", pick = print } end },
+        "cannot encode a function" },
+    }
+    for _, row in ipairs(ROWS) do
+      local name, subtype, fields, options, want = row[1], row[2], row[3], row[4], row[5]
+      it(name .. ": an error answer with the cause, reported; nothing hangs", function()
+        local seen, msgs, log = reported(function()
+          return converse(fmt([[
+            cli:expect_initialize()
+            cli:expect_user()
+            local body, err = cli:request(%q, cli.json.decode(%q))
+            cli:reply(tostring(body) .. " / " .. tostring(err))
+          ]], subtype, json.encode(fields)), options)
+        end)
+        local a = answers(log)
+        assert.equal(1, #a)
+        assert.equal("error", a[1].subtype)
+        local text = msgs[#msgs].result
+        assert.matches("^nil / ", text)
+        assert.matches("the answer to control request '" .. subtype .. "' cannot be sent",
+          text, 1, true)
+        assert.matches(want, text, 1, true)
+        assert.equal(1, #seen)
+        assert.equal("encode", seen[1].kind)
+        assert.matches(want, seen[1].message, 1, true)
+        assert.equal(0, log.exit_code)
+      end)
+    end
+  end)
+
+  ---------------------------------------------------------------------------
+  describe("a line that is not a message object", function()
+    for _, line in ipairs({ "[1,2]", "[]", "[{\"type\":\"assistant\"}]" }) do
+      it("a JSON array " .. line .. " is a protocol error", function()
+        local _, err = run_failing(fmt([[
+          cli:expect_initialize()
+          cli:expect_user()
+          cli:system_init()
+          cli:write_raw(%q)
+          cli:sleep(30)
+        ]], line))
+        assert.equal("protocol", err.kind)
+        assert.matches("JSON array where a message object was expected", err.message, 1, true)
+      end)
+    end
+    for _, line in ipairs({ "42", "\"text\"", "null", "true" }) do
+      it("a JSON " .. line .. " is a protocol error", function()
+        local _, err = run_failing(fmt([[
+          cli:expect_initialize()
+          cli:expect_user()
+          cli:system_init()
+          cli:write_raw(%q)
+          cli:sleep(30)
+        ]], line))
+        assert.equal("protocol", err.kind)
+        assert.matches("where a message object was expected", err.message, 1, true)
+      end)
+    end
+  end)
+
+  ---------------------------------------------------------------------------
+  describe("callbacks that answer CLI requests keep the input open", function()
+    local ROWS = {
+      { "on_elicitation", { on_elicitation = function() return "accept" end },
+        [[local r = assert(cli:request("elicitation", { mcp_server_name = "s",
+            message = "OK?", mode = "form" }))
+          assert(r.action == "accept")]] },
+      { "on_user_dialog", { on_user_dialog = function() return { behavior = "done" } end },
+        [[local r = assert(cli:request("request_user_dialog", { dialog_kind = "pick",
+            payload = {} }))
+          assert(r.behavior == "done")]] },
+    }
+    for _, row in ipairs(ROWS) do
+      local name, options, ask = row[1], row[2], row[3]
+      it("with a string prompt and " .. name .. ", the answer reaches the CLI", function()
+        local msgs, log = run(fmt([[
+          cli:expect_initialize()
+          cli:expect_user()
+          cli:system_init()
+          cli:assistant("Let me ask.")
+          %s
+          cli:assistant("Asked.")
+          cli:result()
+          cli:expect_eof()
+        ]], ask), options)
+        assert.equal("Asked.", msgs[#msgs].result)
+        assert.equal(1, #answers(log))
+        assert.is_true(log.eof)
+        assert.equal(0, log.exit_code)
+      end)
+    end
+  end)
+end)
