@@ -12,6 +12,7 @@ local M = {}
 
 local DEFAULT_GRACE = 2
 local STDERR_KEEP = 64 * 1024
+local STDERR_LINE_KEEP = 4096
 
 --- The environment for a child: this process's, minus the keys mapped to
 -- `false`, plus the others in `env`; only `env` when `clear` is true.
@@ -57,6 +58,10 @@ function Process:__tostring()
 end
 
 local function tail_append(self, line)
+  if #line > STDERR_LINE_KEEP then -- one huge line must not hold the whole tail
+    line = line:sub(1, STDERR_LINE_KEEP) .. string.format(" [%d bytes cut]",
+      #line - STDERR_LINE_KEEP)
+  end
   local parts = self.stderr_parts
   parts[#parts + 1] = line
   self.stderr_bytes = self.stderr_bytes + #line + 1

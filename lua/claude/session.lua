@@ -39,8 +39,33 @@ function Session:__tostring()
   return string.format("claude.Session (pid %s, %s)", tostring(self.pid), self.state)
 end
 
+-- The stderr tail is bounded: each line and the whole tail, whatever the CLI writes.
+local STDERR_LINE_MAX, STDERR_TAIL_MAX = 1024, 8192
+
+local function keep_stderr(self, line)
+  local n = #line
+  if n > STDERR_LINE_MAX then
+    self.stderr_cut = self.stderr_cut + n - STDERR_LINE_MAX
+    line = line:sub(1, STDERR_LINE_MAX) .. string.format(" [%d bytes cut]", n - STDERR_LINE_MAX)
+  end
+  local tail = self.stderr_lines
+  tail[#tail + 1] = line
+  local size = self.stderr_size + #line + 1
+  while #tail > STDERR_TAIL_LINES or (size > STDERR_TAIL_MAX and #tail > 1) do
+    local for_size = #tail <= STDERR_TAIL_LINES -- not only the rolling of the last lines
+    local old = table.remove(tail, 1)
+    size = size - #old - 1
+    if for_size then self.stderr_cut = self.stderr_cut + #old + 1 end
+  end
+  self.stderr_size = size
+end
+
 local function stderr_tail(self)
-  return table.concat(self.stderr_lines, "\n")
+  local text = table.concat(self.stderr_lines, "\n")
+  if self.stderr_cut > 0 then
+    text = string.format("[%d bytes of stderr cut]\n", self.stderr_cut) .. text
+  end
+  return text
 end
 
 local function close_stdin(self)
@@ -311,6 +336,8 @@ function M.open(options)
     state = "starting",
     inbox = queue.new(),
     stderr_lines = {},
+    stderr_size = 0,
+    stderr_cut = 0,
     agent_tasks = {},
     results = 0,
     prompts = 0,
@@ -380,9 +407,7 @@ function M.open(options)
     eof_grace = 0.5,
     on_stdout = dispatcher(self),
     stderr = function(line)
-      local tail = self.stderr_lines
-      tail[#tail + 1] = line
-      if #tail > STDERR_TAIL_LINES then table.remove(tail, 1) end
+      keep_stderr(self, line)
       if user_stderr then
         local ok, e = pcall(user_stderr, line)
         if not ok then

@@ -177,3 +177,40 @@ describe("reliability against the fake CLI", function()
     end
   end)
 end)
+
+describe("the stderr tail", function()
+  before_each(harness.before)
+  after_each(function()
+    testing.cleanup()
+    harness.after()
+  end)
+
+  it("caps each line and the total, and says how much was cut", function()
+    local _, err = run_failing([[
+      cli:expect_initialize()
+      cli:expect_user()
+      local big = string.rep("x", 1024 * 1024)
+      for i = 1, 20 do cli:stderr("line " .. i .. " " .. big) end
+      cli:stderr("last words")
+      cli:exit(5)
+    ]], { can_use_tool = function() return true end })
+    assert.equal("process", err.kind)
+    local tail = err.stderr_tail
+    assert.is_true(#tail <= 10 * 1024, "tail of " .. #tail .. " bytes")
+    local cut = tonumber(tail:match("^%[(%d+) bytes of stderr cut%]\n"))
+    assert.is_true(cut > 19 * 1024 * 1024)
+    assert.matches("\nlast words$", tail)
+    assert.matches("^line 20 x+ %[%d+ bytes cut%]$", tail:match("\n(line 20 [^\n]*)"))
+    assert.is_true(#tostring(err) < 12 * 1024)
+  end)
+
+  it("collected by a plain process, a huge line is cut too", function()
+    local process = require "claude.process"
+    local p = assert(process.spawn { "sh", args = { "-c",
+      "head -c 3000000 /dev/zero | tr '\\0' y >&2; echo >&2; echo done >&2" } })
+    assert(p:wait(T))
+    local text = p:stderr()
+    assert.is_true(#text < 8 * 1024, #text .. " bytes")
+    assert.matches("^y+ %[%d+ bytes cut%]\ndone$", text)
+  end)
+end)
