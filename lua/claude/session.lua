@@ -271,9 +271,21 @@ local function on_exit(self, code, signal)
   -- After an error result the CLI exits 1: the result already told the story.
   local expected = clean or (self.closing and (signal ~= 0 or code == 143))
     or (code == 1 and self.last_result and self.last_result.is_error)
+  -- A clean exit with work unanswered loses it: say what was lost.
+  local lost
+  if clean and not self.closing then
+    if not self.ready.is_set then
+      lost = "before answering initialize"
+    elseif self.results < self.prompts then
+      local n = self.prompts - self.results
+      lost = string.format("with %d prompt%s unanswered", n, n == 1 and "" or "s")
+    end
+    if lost then expected = false end
+  end
   local err
   if not expected then
-    local how = signal ~= 0 and ("was killed by signal " .. signal)
+    local how = lost and ("exited with code 0 " .. lost)
+      or signal ~= 0 and ("was killed by signal " .. signal)
       or ("exited with code " .. code)
     err = errors.new("process", "the claude CLI " .. how, {
       exit_code = code, signal = signal, stderr_tail = stderr_tail(self) })
