@@ -70,6 +70,34 @@ local function tail_append(self, line)
   end
 end
 
+--- Refuses what exec cannot take as given: a NUL ends a C string early (the child would
+-- run with something else than asked), and '=' in an environment key sets another
+-- variable. Raises (`errors.misuse`) with `what` before the reason, e.g. "bad option".
+function M.check_exec_strings(what, cmd, args, env, cwd)
+  local function nul(name, v)
+    if type(v) == "string" and v:find("\0", 1, true) then
+      errors.misuse("%s (%s contains a NUL byte: %q)", what, name,
+        (v:gsub("%z", "\\0")):sub(1, 80))
+    end
+  end
+  nul("the command", cmd)
+  nul("cwd", cwd)
+  if type(args) == "table" then
+    for i, a in ipairs(args) do
+      local flag = args[i - 1]
+      nul(type(flag) == "string" and flag:match("^%-%-") and ("the value of " .. flag)
+        or ("argument " .. i), a)
+    end
+  end
+  for k, v in pairs(env) do
+    if type(k) ~= "string" or k == "" or k:find("[=%z]") then
+      errors.misuse("%s (environment key %q: a name without '=' or NUL expected)", what,
+        (tostring(k):gsub("%z", "\\0")))
+    end
+    nul("the value of environment variable " .. k, v)
+  end
+end
+
 --- Starts a process.
 -- @tparam table spec `{ cmd, args = {...}, env = {...}, clear_env = false,
 --   cwd = dir, stdin = "pipe"|"ignore"|"inherit", stdout = "lines"|"json"|
@@ -91,6 +119,7 @@ local function spawn(spec)
     errors.misuse("bad field [1] to 'spawn' (command string expected, got %s)", type(cmd))
   end
   local env = M.environment(spec.env, spec.clear_env)
+  M.check_exec_strings("bad argument #1 to 'spawn'", cmd, spec.args, env, spec.cwd)
   local file, err, code = M.which(cmd, env.PATH)
   if not file then return nil, err, code end
 

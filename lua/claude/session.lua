@@ -342,6 +342,8 @@ function M.open(options)
   for i = 2, #prefix do args[#args + 1] = prefix[i] end
   for i = 1, #argv do args[#args + 1] = argv[i] end
 
+  process.check_exec_strings("bad option", prefix[1], args, env, options.cwd)
+
   local sdk, _, sdk_names = cli.split_servers(options.mcp_servers)
   local self = setmetatable({
     options = options,

@@ -266,3 +266,50 @@ describe("a CLI that exits 0 with work unanswered", function()
     assert.equal("all done", msgs[#msgs].result)
   end)
 end)
+
+describe("NUL and '=' where exec cannot take them", function()
+  before_each(harness.before)
+  after_each(function()
+    testing.cleanup()
+    harness.after()
+  end)
+
+  local IDLE = "cli:expect_initialize()"
+  local ROWS = {
+    { "NUL in an option value", { model = "opus\0--dangerously" },
+      "bad option %(the value of %-%-model contains a NUL byte" },
+    { "NUL in an environment value", { env = { FOO = "a\0b" } },
+      "the value of environment variable FOO contains a NUL" },
+    { "'=' in an environment key", { env = { ["PATH=/tmp:"] = "x" } },
+      "environment key \"PATH=/tmp:\"" },
+    { "NUL in an environment key", { env = { ["A\0B"] = "x" } }, "environment key" },
+    { "NUL in cwd", { cwd = "/tmp\0/etc" }, "cwd contains a NUL" },
+  }
+  for _, row in ipairs(ROWS) do
+    local name, options, want = row[1], row[2], row[3]
+    it(name .. ": a clear error before spawning (query and connect)", function()
+      local opts, fake = testing.fake_cli(IDLE)
+      local ok, err = pcall(function()
+        local iter = claude.query("hi", testing.merge(opts, options)) -- not a tail call
+        return iter
+      end)
+      assert.is_false(ok)
+      assert.matches(want, tostring(err))
+      assert.matches("reliability_spec.lua:%d+:", tostring(err)) -- the caller's line
+      ok, err = pcall(claude.connect, testing.merge(opts, options))
+      assert.is_false(ok)
+      assert.matches(want, tostring(err))
+      assert.is_nil(fake:read_log().pid) -- never started
+    end)
+  end
+
+  it("claude.process.spawn refuses them too", function()
+    local process = require "claude.process"
+    for _, spec in ipairs({ { "echo", args = { "a\0b" } }, { "echo", env = { ["X=Y"] = "1" } },
+      { "echo", env = { X = "1\0" } }, { "ec\0ho" } }) do
+      local ok, err = pcall(process.spawn, spec)
+      assert.is_false(ok)
+      assert.matches("bad argument #1 to 'spawn'", err, 1, true)
+    end
+  end)
+end)
