@@ -360,6 +360,17 @@ function Peer:cancel(id, reason)
   return true
 end
 
+--- Ends the wait for outbound request `id` with `err` (a claude error), telling the other
+-- side nothing: its answer came but cannot be read.
+-- @return true, or false when no such request is pending
+function Peer:fail_request(id, err)
+  local callback = self.pending[id]
+  if not callback then return false end
+  self.pending[id], self.methods[id] = nil, nil
+  callback(nil, err)
+  return true
+end
+
 --- Sends a notification; with a codec that has none, a request whose answer
 -- nobody waits for.
 -- @return true | nil, err, kind

@@ -224,6 +224,25 @@ local ON_MESSAGE = {
   result = on_result,
 }
 
+-- A line that does not decode but names a control request or the answer to one fails only
+-- that request: the request gets an error answer, the answer ends its wait with the error.
+-- @return true when the line was such a line
+local function undecodable_request(self, line, err)
+  local request_id, _, mtype = core.json_peek_ids(line)
+  if request_id == nil then return false end
+  local why = "cannot be decoded (" .. tostring(err) .. ")"
+  if mtype == "control_request" then
+    if self.closed then return true end
+    self.peer:respond_error(request_id, rpc.INVALID_REQUEST, "the control request " .. why)
+    return true
+  elseif mtype == "control_response" then
+    self.peer:fail_request(request_id, errors.new("json_decode", "the claude CLI's answer to "
+      .. "control request " .. tostring(request_id) .. " " .. why, { line = line }))
+    return true
+  end
+  return false
+end
+
 -- The stdout callback of a session: one closure per session, so that each message costs
 -- one call.
 local function dispatcher(self)
@@ -235,6 +254,7 @@ local function dispatcher(self)
           if self.options.stderr then pcall(self.options.stderr, line) end
           return
         end
+        if line and undecodable_request(self, line, err) then return end
         fail(self, errors.new("json_decode", "the claude CLI wrote a line that is not valid "
           .. "JSON (" .. tostring(err) .. "): " .. tostring(line):sub(1, 200), { line = line }))
       elseif kind == "overflow" then

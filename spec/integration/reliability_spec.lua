@@ -313,3 +313,63 @@ describe("NUL and '=' where exec cannot take them", function()
     end
   end)
 end)
+
+describe("a line that cannot be decoded but carries a request id", function()
+  before_each(harness.before)
+  after_each(function()
+    testing.cleanup()
+    harness.after()
+  end)
+
+  it("an undecodable control_request gets an error answer; the session goes on", function()
+    local msgs, log = converse([[
+      cli:expect_initialize()
+      cli:expect_user()
+      cli:system_init()
+      cli.pending["bad_1"] = true
+      cli:write_raw('{"type":"control_request","request_id":"bad_1","request":'
+        .. '{"subtype":"can_use_tool","tool_name":"Bash","input":{"a":[1,,2]}}}')
+      local body, err = cli:await_response("bad_1")
+      assert(body == nil)
+      -- then a request that decodes is answered as ever
+      local d = cli:can_use_tool("Bash", { command = "ls" })
+      cli:reply(err .. " | " .. d.behavior)
+    ]], { can_use_tool = function() return true end })
+    local text = msgs[#msgs].result
+    assert.matches("^the control request cannot be decoded %(invalid JSON: .*%) | allow$",
+      text)
+    assert.equal(2, #answers(log))
+    assert.equal(0, log.exit_code)
+  end)
+
+  it("an undecodable control_response fails only that request; the session goes on",
+    function()
+      local opts, fake = testing.fake_cli([[
+        cli:expect_initialize()
+        local req = cli:expect_control("interrupt")
+        cli:write_raw('{"type":"control_response","response":{"subtype":"success",'
+          .. '"request_id":"' .. req.request_id .. '","response":{"x":[1,,2]}}}')
+        cli:answer(cli:expect_control("set_model"))
+        cli:expect_eof()
+      ]])
+      local s <close> = assert(claude.connect(opts))
+      local r, err, kind = s:interrupt(T)
+      assert.is_nil(r)
+      assert.equal("json_decode", kind)
+      assert.matches("answer to control request req_%S+ cannot be decoded", err.message)
+      assert.truthy(s:set_model("opus", T))
+      s:close()
+      assert.equal(0, fake:read_log().exit_code)
+    end)
+
+  it("an undecodable line without a request id still ends the session", function()
+    local _, err = run_failing([[
+      cli:expect_initialize()
+      cli:expect_user()
+      cli:system_init()
+      cli:write_raw('{"type":"assistant","message":{"content":[1,,2]}}')
+      cli:sleep(30)
+    ]])
+    assert.equal("json_decode", err.kind)
+  end)
+end)
