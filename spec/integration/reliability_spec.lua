@@ -373,3 +373,15 @@ describe("a line that cannot be decoded but carries a request id", function()
     assert.equal("json_decode", err.kind)
   end)
 end)
+
+describe("a tool whose schema cannot be enforced", function()
+  it("is refused when it is defined, at the caller's line", function()
+    local ok, err = pcall(function()
+      local t = claude.tool("t", "d", { type = "object", properties = {
+        s = { type = "string", pattern = "(?<=a)b" } } }, function() end)
+      return t
+    end)
+    assert.is_false(ok)
+    assert.matches("reliability_spec%.lua:%d+: .*s: lookbehind is not supported", err)
+  end)
+end)
