@@ -362,6 +362,7 @@ describe("claude.schema", function()
         v, err, kind = schema.compile { type = "object", patternProperties = { [pat] = true } }
         assert.is_nil(v)
         assert.equal("unsupported", kind)
+        assert.equal("unsupported", err.kind)
       end
     end)
 
