@@ -413,6 +413,7 @@ function M.open(options)
       if not ok and kind == "encode" then error(err, 0) end
     end
     self.router = require("claude.mcp.router").new(sdk, {
+      budget = options.tool_budget,
       notify = function(server_name, message)
         -- a control request whose answer nobody waits for
         if not self.stdin_closed then
