@@ -19,10 +19,6 @@ local function converse(script, options)
   return msgs, fake:read_log()
 end
 
-local function text_of(result)
-  return result.content[1].text
-end
-
 local function tools(server_opts)
   return claude.server("b", {
     claude.tool("spin", "Spins", function() while true do end end, { budget = { run = 0.2 } }),
