@@ -143,3 +143,34 @@ describe("tool budgets against the fake CLI", function()
     assert.matches("bad budget for server 's'", err)
   end)
 end)
+
+describe("a spinning tool in the claudelua host", function()
+  it("two SIGINTs still stop the host (the default run budget frees the loop)", function()
+    local process = require "claude.process"
+    local path = harness.tempfile([[
+      local claude = require "claude"
+      local testing = require "claude.testing"
+      local opts = testing.fake_cli([=[
+        cli:expect_initialize()
+        cli:expect_user()
+        cli:system_init()
+        cli:mcp_connect("b")
+        cli:call_tool("b", "spin", {})
+        cli:sleep(60)
+      ]=])
+      opts.mcp_servers = { b = claude.server("b", {
+        claude.tool("spin", "Spins", function()
+          print("spinning")
+          io.stdout:flush()
+          while true do end
+        end) }) }
+      for _ in claude.query("go", opts) do end
+    ]], ".lua")
+    local p <close> = assert(process.spawn { harness.claudelua, args = { path } })
+    assert.equal("spinning", p:read_line(T))
+    assert.is_true(p:signal("int"))
+    assert.is_true(p:signal("int"))
+    assert.same({ 130, 0 }, { p:wait(T) })
+    os.remove(path)
+  end)
+end)
