@@ -6,6 +6,8 @@ local claude = common.claude
 local t0 = common.now()
 local result, messages = nil, 0
 local options = { cli_path = common.FAKE, mcp_servers = { calc = common.calc_server() } }
+-- CLAUDELUA_BENCH_TOOL_BUDGET=off: tool calls without a budget (what the default costs)
+if os.getenv("CLAUDELUA_BENCH_TOOL_BUDGET") == "off" then options.tool_budget = false end
 for msg in claude.query("go", options) do
   messages = messages + 1
   if msg.type == "result" then result = msg end

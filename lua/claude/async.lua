@@ -44,6 +44,10 @@ end
 
 core.set_error_handler(function(err) report(err, nil) end)
 
+--- Hands `err` to the `on_error` function (default: stderr), as for an
+-- error nobody waits for.
+M.report = report
+
 -- Adds the traceback where the error was raised: strings get it appended
 -- (as lua.c does), claude errors keep it in a field, other values are kept.
 local function traceback(err)
@@ -64,6 +68,10 @@ function Task.__tostring(t)
 end
 
 local function wake_waiters(task)
+  if task.deadline then
+    task.deadline:close()
+    task.deadline = false
+  end
   if task.timer then
     task.timer:close()
     task.timer = nil
@@ -142,11 +150,25 @@ local function release_coroutine(co)
   if n < MAX_IDLE then idle[n + 1] = co end
 end
 
--- What a resume of the task's coroutine `co` gave: it waits, it is done, or it failed.
-local function settle_step(task, co, ok, yielded)
+-- A task its budget stopped: its coroutine is closed (never pooled), the task fails with a
+-- `budget` error (`reason` says which limit), and its `on_budget` hears of it.
+local function budget_stop(task, msg, reason)
+  local err = errors.new("budget", msg, { reason = reason })
+  fail(task, err)
+  local on = task.on_budget
+  if on then
+    local ok, e = pcall(on, err)
+    if not ok then report(e, task) end
+  end
+end
+
+-- What a resume of the task's coroutine `co` gave: it waits, it is done, or it failed (a
+-- budgeted resume gives the reason as a third value when the budget stopped it).
+local function settle_step(task, co, ok, yielded, reason)
   if ok and yielded == SUSPEND then return end
   if not ok then
     tasks[co] = nil
+    if reason then return budget_stop(task, yielded, reason) end
     fail(task, yielded)
   elseif yielded == DONE then
     release_coroutine(co)
@@ -171,13 +193,16 @@ end
 
 local function step(task, ...)
   local co = task.co
+  local b = task.budget
+  if b then return settle_step(task, co, b:resume(co, ...)) end
   return settle_step(task, co, coroutine.resume(co, ...))
 end
 
 local function new_task(observed)
   -- every field a task gets, made at once (no rehash while it runs)
   return setmetatable({ status = "running", observed = observed, co = false,
-    result = false, values = false, finished = false, timer = false, abort = false }, Task)
+    result = false, values = false, finished = false, timer = false, abort = false,
+    budget = false, deadline = false }, Task)
 end
 
 local function launch(task, fn, ...)
@@ -220,6 +245,29 @@ function M.spawn_transient(fn, ...)
   task.co, task.values, task.result = false, false, false
   if #spare < MAX_SPARE then spare[#spare + 1] = task end
   return nil
+end
+
+--- Runs `fn(...)` as an observed task under `budget` (a `core.budget`): every resume of
+-- its coroutine goes through `budget:resume`, and after `seconds` (if given) the budget is
+-- stopped (reason "seconds") and a waiting task ends. A task the budget stops fails with a
+-- `budget` error (`reason` field) and `on_budget(err)` is called; its coroutine is closed,
+-- never reused. Returns the task if it is still running, else nil.
+function M.spawn_budgeted(budget, seconds, on_budget, fn, ...)
+  local task = new_task(true)
+  task.budget, task.on_budget = budget, on_budget
+  local co = take_coroutine(task)
+  settle_step(task, co, budget:resume(co, task, fn, ...))
+  if task.status == "done" or task.status == "failed" then return nil end
+  if seconds then
+    local t = core.timer()
+    task.deadline = t
+    t:start(seconds, function()
+      budget:stop("seconds")
+      local abort = task.abort
+      if abort then abort(errors.new("budget", "budget exceeded: seconds")) end
+    end)
+  end
+  return task
 end
 
 --- Starts `fn(...)` as a task and runs it until its first wait.

@@ -36,7 +36,7 @@ local OPTION_TYPES = {
   skills = "string|table", task_budget = "number|table", resume_session_at = "string",
   resume_drops_turn = "string", enable_file_checkpointing = "boolean",
   session_store = "table", session_store_flush = "string", load_timeout_ms = "number",
-  agent = "string",
+  agent = "string", tool_budget = "table|boolean",
 }
 M.OPTION_TYPES = OPTION_TYPES
 

@@ -19,7 +19,8 @@
 -- shorthand), `validation` (a value a schema rejects), `unsupported` (a regular expression
 -- construct the schema engine does not implement), `remote` (the peer of a JSON-RPC
 -- connection answered with an error: `code`, `remote_message` and `data` are fields),
--- `guard` (an input guard refused a value: `rule` names the rule), and system error names
+-- `guard` (an input guard refused a value: `rule` names the rule), `encode` (a value that
+-- cannot be written as JSON: NaN, a function, a mixed table), and system error names
 -- such as `ENOENT`.
 -- @module claude.errors
 local M = {}

@@ -12,6 +12,7 @@ local M = {}
 
 local DEFAULT_GRACE = 2
 local STDERR_KEEP = 64 * 1024
+local STDERR_LINE_KEEP = 4096
 
 --- The environment for a child: this process's, minus the keys mapped to
 -- `false`, plus the others in `env`; only `env` when `clear` is true.
@@ -57,11 +58,43 @@ function Process:__tostring()
 end
 
 local function tail_append(self, line)
+  if #line > STDERR_LINE_KEEP then -- one huge line must not hold the whole tail
+    line = line:sub(1, STDERR_LINE_KEEP) .. string.format(" [%d bytes cut]",
+      #line - STDERR_LINE_KEEP)
+  end
   local parts = self.stderr_parts
   parts[#parts + 1] = line
   self.stderr_bytes = self.stderr_bytes + #line + 1
   while self.stderr_bytes > STDERR_KEEP and #parts > 1 do
     self.stderr_bytes = self.stderr_bytes - #table.remove(parts, 1) - 1
+  end
+end
+
+--- Refuses what exec cannot take as given: a NUL ends a C string early (the child would
+-- run with something else than asked), and '=' in an environment key sets another
+-- variable. Raises (`errors.misuse`) with `what` before the reason, e.g. "bad option".
+function M.check_exec_strings(what, cmd, args, env, cwd)
+  local function nul(name, v)
+    if type(v) == "string" and v:find("\0", 1, true) then
+      errors.misuse("%s (%s contains a NUL byte: %q)", what, name,
+        (v:gsub("%z", "\\0")):sub(1, 80))
+    end
+  end
+  nul("the command", cmd)
+  nul("cwd", cwd)
+  if type(args) == "table" then
+    for i, a in ipairs(args) do
+      local flag = args[i - 1]
+      nul(type(flag) == "string" and flag:match("^%-%-") and ("the value of " .. flag)
+        or ("argument " .. i), a)
+    end
+  end
+  for k, v in pairs(env) do
+    if type(k) ~= "string" or k == "" or k:find("[=%z]") then
+      errors.misuse("%s (environment key %q: a name without '=' or NUL expected)", what,
+        (tostring(k):gsub("%z", "\\0")))
+    end
+    nul("the value of environment variable " .. k, v)
   end
 end
 
@@ -86,6 +119,7 @@ local function spawn(spec)
     errors.misuse("bad field [1] to 'spawn' (command string expected, got %s)", type(cmd))
   end
   local env = M.environment(spec.env, spec.clear_env)
+  M.check_exec_strings("bad argument #1 to 'spawn'", cmd, spec.args, env, spec.cwd)
   local file, err, code = M.which(cmd, env.PATH)
   if not file then return nil, err, code end
 

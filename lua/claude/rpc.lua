@@ -360,6 +360,17 @@ function Peer:cancel(id, reason)
   return true
 end
 
+--- Ends the wait for outbound request `id` with `err` (a claude error), telling the other
+-- side nothing: its answer came but cannot be read.
+-- @return true, or false when no such request is pending
+function Peer:fail_request(id, err)
+  local callback = self.pending[id]
+  if not callback then return false end
+  self.pending[id], self.methods[id] = nil, nil
+  callback(nil, err)
+  return true
+end
+
 --- Sends a notification; with a codec that has none, a request whose answer
 -- nobody waits for.
 -- @return true | nil, err, kind
@@ -417,10 +428,20 @@ local function run_request(self, id, method, params, handler, ctx)
   local ok, result = xpcall(handler, async.traceback, params, ctx)
   if self.inbound[id] ~= ctx then return end -- cancelled, or the peer closed: no answer
   self.inbound[id] = nil
+  local sent, werr
   if ok then
-    self:respond(id, result)
+    sent, werr = pcall(self.respond, self, id, result)
   else
-    self:respond_error(id, error_answer(method, result))
+    sent, werr = pcall(self.respond_error, self, id, error_answer(method, result))
+  end
+  if not sent then
+    -- an answer that cannot be encoded (NaN, a function, a mixed table) raised inside the
+    -- write and nothing went out: the other side would wait forever. Answer with the cause
+    -- instead, and report it.
+    local err = errors.new("encode", string.format("the answer to %s '%s' cannot be sent: %s",
+      self.codec.noun or "request", tostring(method), errors.message(werr)))
+    async.report(err)
+    self:respond_error(id, INTERNAL_ERROR, err.message)
   end
 end
 

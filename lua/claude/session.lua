@@ -39,8 +39,33 @@ function Session:__tostring()
   return string.format("claude.Session (pid %s, %s)", tostring(self.pid), self.state)
 end
 
+-- The stderr tail is bounded: each line and the whole tail, whatever the CLI writes.
+local STDERR_LINE_MAX, STDERR_TAIL_MAX = 1024, 8192
+
+local function keep_stderr(self, line)
+  local n = #line
+  if n > STDERR_LINE_MAX then
+    self.stderr_cut = self.stderr_cut + n - STDERR_LINE_MAX
+    line = line:sub(1, STDERR_LINE_MAX) .. string.format(" [%d bytes cut]", n - STDERR_LINE_MAX)
+  end
+  local tail = self.stderr_lines
+  tail[#tail + 1] = line
+  local size = self.stderr_size + #line + 1
+  while #tail > STDERR_TAIL_LINES or (size > STDERR_TAIL_MAX and #tail > 1) do
+    local for_size = #tail <= STDERR_TAIL_LINES -- not only the rolling of the last lines
+    local old = table.remove(tail, 1)
+    size = size - #old - 1
+    if for_size then self.stderr_cut = self.stderr_cut + #old + 1 end
+  end
+  self.stderr_size = size
+end
+
 local function stderr_tail(self)
-  return table.concat(self.stderr_lines, "\n")
+  local text = table.concat(self.stderr_lines, "\n")
+  if self.stderr_cut > 0 then
+    text = string.format("[%d bytes of stderr cut]\n", self.stderr_cut) .. text
+  end
+  return text
 end
 
 local function close_stdin(self)
@@ -199,6 +224,25 @@ local ON_MESSAGE = {
   result = on_result,
 }
 
+-- A line that does not decode but names a control request or the answer to one fails only
+-- that request: the request gets an error answer, the answer ends its wait with the error.
+-- @return true when the line was such a line
+local function undecodable_request(self, line, err)
+  local request_id, _, mtype = core.json_peek_ids(line)
+  if request_id == nil then return false end
+  local why = "cannot be decoded (" .. tostring(err) .. ")"
+  if mtype == "control_request" then
+    if self.closed then return true end
+    self.peer:respond_error(request_id, rpc.INVALID_REQUEST, "the control request " .. why)
+    return true
+  elseif mtype == "control_response" then
+    self.peer:fail_request(request_id, errors.new("json_decode", "the claude CLI's answer to "
+      .. "control request " .. tostring(request_id) .. " " .. why, { line = line }))
+    return true
+  end
+  return false
+end
+
 -- The stdout callback of a session: one closure per session, so that each message costs
 -- one call.
 local function dispatcher(self)
@@ -210,6 +254,7 @@ local function dispatcher(self)
           if self.options.stderr then pcall(self.options.stderr, line) end
           return
         end
+        if line and undecodable_request(self, line, err) then return end
         fail(self, errors.new("json_decode", "the claude CLI wrote a line that is not valid "
           .. "JSON (" .. tostring(err) .. "): " .. tostring(line):sub(1, 200), { line = line }))
       elseif kind == "overflow" then
@@ -226,8 +271,14 @@ local function dispatcher(self)
         .. " where a message object was expected"))
       return
     end
-    local on = ON_MESSAGE[msg.type]
+    local t = msg.type
+    local on = ON_MESSAGE[t]
     if on then return on(self, msg) end
+    if t == nil and json.is_array(msg) then
+      fail(self, errors.new("protocol", "the claude CLI wrote a JSON array where a message "
+        .. "object was expected: " .. json.encode(msg):sub(1, 200)))
+      return
+    end
     self.inbox:push(msg)
   end
 end
@@ -240,9 +291,21 @@ local function on_exit(self, code, signal)
   -- After an error result the CLI exits 1: the result already told the story.
   local expected = clean or (self.closing and (signal ~= 0 or code == 143))
     or (code == 1 and self.last_result and self.last_result.is_error)
+  -- A clean exit with work unanswered loses it: say what was lost.
+  local lost
+  if clean and not self.closing then
+    if not self.ready.is_set then
+      lost = "before answering initialize"
+    elseif self.results < self.prompts then
+      local n = self.prompts - self.results
+      lost = string.format("with %d prompt%s unanswered", n, n == 1 and "" or "s")
+    end
+    if lost then expected = false end
+  end
   local err
   if not expected then
-    local how = signal ~= 0 and ("was killed by signal " .. signal)
+    local how = lost and ("exited with code 0 " .. lost)
+      or signal ~= 0 and ("was killed by signal " .. signal)
       or ("exited with code " .. code)
     err = errors.new("process", "the claude CLI " .. how, {
       exit_code = code, signal = signal, stderr_tail = stderr_tail(self) })
@@ -299,12 +362,16 @@ function M.open(options)
   for i = 2, #prefix do args[#args + 1] = prefix[i] end
   for i = 1, #argv do args[#args + 1] = argv[i] end
 
+  process.check_exec_strings("bad option", prefix[1], args, env, options.cwd)
+
   local sdk, _, sdk_names = cli.split_servers(options.mcp_servers)
   local self = setmetatable({
     options = options,
     state = "starting",
     inbox = queue.new(),
     stderr_lines = {},
+    stderr_size = 0,
+    stderr_cut = 0,
     agent_tasks = {},
     results = 0,
     prompts = 0,
@@ -346,6 +413,7 @@ function M.open(options)
       if not ok and kind == "encode" then error(err, 0) end
     end
     self.router = require("claude.mcp.router").new(sdk, {
+      budget = options.tool_budget,
       notify = function(server_name, message)
         -- a control request whose answer nobody waits for
         if not self.stdin_closed then
@@ -374,9 +442,7 @@ function M.open(options)
     eof_grace = 0.5,
     on_stdout = dispatcher(self),
     stderr = function(line)
-      local tail = self.stderr_lines
-      tail[#tail + 1] = line
-      if #tail > STDERR_TAIL_LINES then table.remove(tail, 1) end
+      keep_stderr(self, line)
       if user_stderr then
         local ok, e = pcall(user_stderr, line)
         if not ok then
@@ -410,7 +476,9 @@ end
 --- True when callbacks, hooks or in-process servers need the CLI's input
 -- open until the run is over.
 function Session:bidirectional()
-  return self.router ~= nil or self.options.can_use_tool ~= nil or self.hooks.count > 0
+  local o = self.options
+  return self.router ~= nil or o.can_use_tool ~= nil or self.hooks.count > 0
+    or o.on_elicitation ~= nil or o.on_user_dialog ~= nil
 end
 
 --- Waits for the CLI's answer to initialize (the sign it is ready).

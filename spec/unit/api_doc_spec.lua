@@ -25,7 +25,8 @@ end
 -- serve other modules only (not documented).
 local MODULES = {
   ["claude"] = {},
-  ["claude.async"] = { spawn_observed = true, spawn_transient = true, traceback = true },
+  ["claude.async"] = { spawn_observed = true, spawn_transient = true, traceback = true,
+    spawn_budgeted = true },
   ["claude.process"] = {}, ["claude.queue"] = {}, ["claude.errors"] = {},
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
   ["claude.schema"] = {}, ["claude.tool"] = {},

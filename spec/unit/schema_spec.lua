@@ -193,14 +193,15 @@ describe("claude.schema", function()
       { "ab", "x", "expected object, got string" },
       { "ab", { a = 1, b = null }, "b: expected string, got null" },
       { "tags", { tags = { "a", "b" } }, true },
-      { "tags", { tags = {} }, true },
+      { "tags", { tags = {} },
+        "tags: expected array, got object (an unmarked {}; json.array() marks an empty array)" },
       { "tags", { tags = json.array {} }, true },
       { "tags", { tags = { "a", true } }, "tags[2]: expected string, got boolean" },
       { "tags", { tags = { x = 1 } }, "tags: expected array, got object" },
       { "int", { n = 3 }, true },
       { "int", { n = 3.0 }, true },
       { "int", { n = 3.5 }, "n: expected integer, got number" },
-      { "int", { n = 1 / 0 }, "n: expected integer, got number" },
+      { "int", { n = 1 / 0 }, "n: expected integer, got non-finite number" },
       { "nested", { addr = { city = "x", zip = 1 } }, true },
       { "nested", { addr = {} }, "addr: missing required property 'city'" },
       { "nested", { addr = { city = "x", zip = "1" } }, "addr.zip: expected integer, got string" },
@@ -220,7 +221,7 @@ describe("claude.schema", function()
       { "len", { s = "a" }, "s: must be at least 2 characters long" },
       { "len", { s = "abcd" }, "s: must be at most 3 characters long" },
       { "items", { t = { 1 } }, true },
-      { "items", { t = {} }, "t: must have at least 1 item" },
+      { "items", { t = json.array() }, "t: must have at least 1 item" },
       { "items", { t = { 1, 2, 3 } }, "t: must have at most 2 items" },
       { "items", { t = { 1, 2.5 } }, "t[2]: expected integer, got number" },
       { "pat", { code = "ABC" }, true },
@@ -351,10 +352,43 @@ describe("claude.schema", function()
       end)
     end
 
-    it("ignores a pattern it cannot enforce", function()
-      local v = schema.validator { type = "object", properties = {
-        s = { type = "string", pattern = "(?<=a)b" } } }
-      assert.is_true(v { s = "zzz" })
+    it("refuses a schema with a pattern it cannot enforce (kind unsupported)", function()
+      for _, pat in ipairs({ "(?<=a)b", "(?<!a)b", "(a)\\1", "\\p{L}" }) do
+        local v, err, kind = schema.compile { type = "object", properties = {
+          s = { type = "string", pattern = pat } } }
+        assert.is_nil(v)
+        assert.equal("unsupported", kind)
+        assert.matches("^s: ", err.message)
+        v, err, kind = schema.compile { type = "object", patternProperties = { [pat] = true } }
+        assert.is_nil(v)
+        assert.equal("unsupported", kind)
+        assert.equal("unsupported", err.kind)
+      end
+    end)
+
+    it("takes no NaN or infinity as a number, on the fast path too", function()
+      local leaf = schema.validator { type = "number" }
+      local obj = schema.validator { type = "object", properties = { n = { type = "number" } } }
+      for _, x in ipairs({ 0 / 0, 1 / 0, -1 / 0 }) do
+        local ok, err = leaf(x)
+        assert.is_nil(ok)
+        assert.equal("expected number, got non-finite number", err.message)
+        ok, err = obj { n = x }
+        assert.is_nil(ok)
+        assert.equal("n: expected number, got non-finite number", err.message)
+      end
+      assert.is_true(obj { n = 1.5 })
+      assert.is_true(obj(json.decode('{"n":1e300}')))
+      assert.is_nil(obj(json.decode('{"n":1e999}')))
+    end)
+
+    it("takes an unmarked {} as an object, never as an array", function()
+      local v = schema.validator { type = "object", properties = { t = { type = "array" } } }
+      assert.is_nil(v { t = {} })
+      assert.is_nil(v(json.decode('{"t":{}}')))
+      assert.is_true(v { t = json.array() })
+      assert.is_true(v(json.decode('{"t":[]}')))
+      assert.is_true(v { t = { 1 } })
     end)
   end)
 

@@ -14,11 +14,14 @@ local json = require "claude.json"
 local tool = require "claude.mcp.tool"
 local content = require "claude.mcp.content"
 local errors = require "claude.errors"
+local budgets = require "claude.mcp.budget"
 
 local M = {}
 
 local dispatch, call_tool, typename = core.mcp_dispatch, tool.call, content.typename
-local spawn_transient, is_error = async.spawn_transient, errors.is
+local spawn_transient, spawn_budgeted, is_error = async.spawn_transient, async.spawn_budgeted,
+  errors.is
+local new_budget = core.budget
 local misuse, public = errors.misuse, errors.public
 local jobject, null = json.object, json.null
 local type, select, tostring, fmt = type, select, tostring, string.format
@@ -308,10 +311,11 @@ M.new = public(function(servers, opts)
   errors.check(opts, 2, "new", "table", true)
   opts = opts or {}
   for k in pairs(opts) do
-    if k ~= "notify" and k ~= "request" and k ~= "ack" then
+    if k ~= "notify" and k ~= "request" and k ~= "ack" and k ~= "budget" then
       misuse("bad field '%s' to 'new' (unknown option)", tostring(k))
     end
   end
+  budgets.check(opts.budget, "the session (tool_budget)")
   for _, f in ipairs { "notify", "request" } do
     if opts[f] ~= nil and type(opts[f]) ~= "function" then
       misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(opts[f]))
@@ -326,7 +330,8 @@ M.new = public(function(servers, opts)
     map[name] = server
   end
   return setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
-    _ack = opts.ack ~= false, _inflight = {} }, Router)
+    _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
+    _limits = setmetatable({}, { __mode = "k" }) }, Router)
 end)
 
 -- The work of one request, in a task: a tool call answers with its result (the caller writes
@@ -349,6 +354,42 @@ end
 -- Starts `runner(...)` as a task; a task still running is registered for cancellation.
 local function start(self, name, ctx, id, runner, ...)
   local task = spawn_transient(runner, ...)
+  if not task then return nil end
+  ctx._task = task
+  register(self, name, id, ctx)
+  return ctx
+end
+
+-- The limits of tool `t` of `server` (tool, server, session, defaults), worked out once per
+-- tool and server: `{ core = {run, instructions, memory}, seconds = s }`, or false.
+local function limits_of(self, server, t)
+  local per = self._limits[server]
+  if not per then
+    per = setmetatable({}, { __mode = "k" })
+    self._limits[server] = per
+  end
+  local l = per[t]
+  if l == nil then
+    local r = budgets.resolve(t.budget, server.budget, self._budget)
+    l = r and { core = { run = r.run, instructions = r.instructions, memory = r.memory },
+      seconds = r.seconds } or false
+    per[t] = l
+  end
+  return l
+end
+
+-- A tool call: in a task under its budget when it has one. A call the budget stops is
+-- answered with an `isError` result that names the budget.
+local function start_call(self, name, server, t, args, ctx, id, reply, tag)
+  local l = limits_of(self, server, t)
+  if not l then
+    return start(self, name, ctx, id, run_call, self, name, t, args, ctx, id, reply, tag)
+  end
+  local task = spawn_budgeted(new_budget(l.core), l.seconds, function(err)
+    if ctx._task then unregister(self, name, id, ctx) end
+    ctx.cancelled = true -- what the tool left running is over
+    reply(tag, content.error(budgets.message(t.name, err)), id == nil and null or id)
+  end, run_call, self, name, t, args, ctx, id, reply, tag)
   if not task then return nil end
   ctx._task = task
   register(self, name, id, ctx)
@@ -381,7 +422,7 @@ function Router:handle_async(name, message, reply, tag)
   end
   if op == "call" then -- tool, arguments, meta, id
     local ctx = new_ctx(self, name, server, d, c)
-    return start(self, name, ctx, d, run_call, self, name, a, b, ctx, d, reply, tag)
+    return start_call(self, name, server, a, b, ctx, d, reply, tag)
   end
   if op == "cancel" then -- request_id, reason
     cancel(self, name, a, b)

@@ -12,6 +12,7 @@ local json = require "claude.json"
 local schema = require "claude.schema"
 local content = require "claude.mcp.content"
 local errors = require "claude.errors"
+local budget = require "claude.mcp.budget"
 
 local M = {}
 
@@ -86,9 +87,9 @@ end
 ---------------------------------------------------------------------------------------------
 
 local TOOL_FIELDS = set { "name", "title", "description", "input_schema", "output_schema",
-  "annotations", "execute", "max_result_size_chars", "always_load", "meta" }
+  "annotations", "execute", "max_result_size_chars", "always_load", "meta", "budget" }
 local OPTION_FIELDS = set { "title", "output_schema", "annotations", "max_result_size_chars",
-  "always_load", "meta" }
+  "always_load", "meta", "budget" }
 
 local ANNOTATIONS = {
   read_only = "readOnlyHint", readOnlyHint = "readOnlyHint",
@@ -175,7 +176,7 @@ local function build_tool(spec, labels)
     kind = "tool", name = name, title = title, description = description,
     input_schema = input_schema, output_schema = output_schema, annotations = annotations,
     meta = meta, execute = execute, validate = validate, validate_output = validate_output,
-    listing = listing,
+    listing = listing, budget = budget.check(spec.budget, "tool '" .. name .. "'"),
   }, Tool)
 end
 
@@ -526,7 +527,7 @@ local function remove(s, what, key)
 end
 
 local SERVER_OPTIONS = set { "version", "state", "instructions", "subscribe", "list_changed",
-  "page_size" }
+  "page_size", "budget" }
 
 local function server(name, items, opts)
   if type(name) ~= "string" or not name:find(NAME) then
@@ -560,6 +561,7 @@ local function server(name, items, opts)
     completions = {}, completion_list = {},
     revision = 0, _lists = {}, _watchers = setmetatable({}, { __mode = "k" }),
     _subscribers = setmetatable({}, { __mode = "k" }),
+    budget = budget.check(opts.budget, "server '" .. name .. "'"),
   }, Server)
   items = items or {}
   local n = #items

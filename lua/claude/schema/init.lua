@@ -29,8 +29,10 @@
 -- `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (number or draft-4 boolean),
 -- `multipleOf`, `minLength`, `maxLength` (in code points), `pattern`, `anyOf`, `oneOf`,
 -- `allOf`, `not`, `if`/`then`/`else`, and local `$ref` (`#`, `#/$defs/...`). `pattern` is an
--- ECMA-262 regular expression matched by code point; a pattern using lookbehind,
--- backreferences or `\p{...}` is not enforced. Annotations (`format`, `title`, `default`,
+-- ECMA-262 regular expression matched by code point; a schema with a pattern using
+-- lookbehind, backreferences or `\p{...}` is refused (kind `unsupported`), never left
+-- unenforced. An unmarked empty table is an object, not an array (`json.array()` marks one),
+-- and NaN and the infinities are not numbers. Annotations (`format`, `title`, `default`,
 -- ...) and other keywords are ignored. Array paths in messages count from 1.
 --
 -- **Failures.** `parse`, `compile` and `regex` return `nil, err, kind` (`claude.errors`):
@@ -106,7 +108,8 @@ end)
 
 --- The JSON kind of a Lua value: `"null"`, `"boolean"`, `"integer"`, `"number"`, `"string"`,
 -- `"array"`, `"object"`, `"empty"` (an unmarked `{}`, either array or object), or the Lua type
--- name for anything else. Integral finite floats are `"integer"`.
+-- name for anything else. Integral finite floats are `"integer"`; NaN and the infinities
+-- are `"non-finite number"`.
 -- @function kind
 M.kind = validator.kind
 

@@ -19,14 +19,18 @@ local bad, ident, join, is_list = common.bad, common.ident, common.join, common.
 
 --- The JSON kind of a Lua value: `"null"`, `"boolean"`, `"integer"`, `"number"`, `"string"`,
 -- `"array"`, `"object"`, `"empty"` (an unmarked `{}`, either array or object), or the Lua type
--- name for anything else. Integral finite floats are `"integer"`.
+-- name for anything else. Integral finite floats are `"integer"`; NaN and the infinities
+-- are `"non-finite number"`.
 -- @param v
 -- @treturn string
 local function kind(v)
   if v == null or v == nil then return "null" end
   local t = type(v)
   if t == "number" then
-    if math_type(v) == "integer" or (v == floor(v) and v - v == 0) then return "integer" end
+    if math_type(v) == "integer" then return "integer" end
+    -- NaN and the infinities are no JSON numbers (a decoder may give one for 1e999)
+    if v - v ~= 0 then return "non-finite number" end
+    if v == floor(v) then return "integer" end
     return "number"
   elseif t == "table" then
     local mt = getmetatable(v)
@@ -51,7 +55,7 @@ local PLAIN = { string = true, number = true, boolean = true }
 local TYPE_OK = {
   null = { null = true }, boolean = { boolean = true }, string = { string = true },
   integer = { integer = true }, number = { integer = true, number = true },
-  array = { array = true, empty = true }, object = { object = true, empty = true },
+  array = { array = true }, object = { object = true, empty = true },
 }
 
 local function show(v)
@@ -120,9 +124,14 @@ local function type_check(s, checks, path)
   if s.nullable == true then ok.null = true end
   local want = concat(names, " or ")
   if s.nullable == true then want = want .. " or null" end
+  local got = GOT
+  if ok.array then -- an unmarked {} is an object: say how to write an empty array
+    got = setmetatable({ empty = "object (an unmarked {}; json.array() marks an empty array)" },
+      { __index = GOT })
+  end
   checks[#checks + 1] = function(_, k)
     if ok[k] then return true end
-    return nil, "expected " .. want .. ", got " .. (GOT[k] or k), ""
+    return nil, "expected " .. want .. ", got " .. (got[k] or k), ""
   end
 end
 
@@ -182,6 +191,15 @@ local function number_checks(s, checks, path)
   end
 end
 
+-- A pattern that does not compile refuses the schema: one this engine cannot match (kind
+-- `unsupported`) too, since not enforcing it would let every string through.
+local function refuse(path, err, why)
+  if why == "unsupported" then
+    errors.throw("unsupported", (path ~= "" and path .. ": " or "") .. err.message)
+  end
+  bad(path, "%s", err.message)
+end
+
 local function string_checks(s, checks, path)
   local minl, maxl = count(s, "minLength", path), count(s, "maxLength", path)
   local pat, re = s.pattern, nil
@@ -189,7 +207,7 @@ local function string_checks(s, checks, path)
     if type(pat) ~= "string" then bad(path, "'pattern' must be a string") end
     local err, why
     re, err, why = errors.catch(pcall(regex.compile, pat))
-    if not re and why ~= "unsupported" then bad(path, "%s", err.message) end
+    if not re then refuse(path, err, why) end
   end
   if not (minl or maxl or re) then return end
   checks[#checks + 1] = function(v, k)
@@ -227,7 +245,7 @@ local function array_checks(s, checks, ctx, path)
   if not (tuple or rest or mini or maxi or unique) then return end
   local nt = tuple and #tuple or 0
   checks[#checks + 1] = function(v, k)
-    if k ~= "array" and k ~= "empty" then return true end
+    if k ~= "array" then return true end
     local n = rawlen(v)
     if mini and n < mini then
       return nil, fmt("must have at least %d item%s", mini, mini == 1 and "" or "s"), ""
@@ -280,8 +298,8 @@ local function object_checks(s, checks, ctx, path)
   if s.patternProperties ~= nil then
     for p, sub in pairs(s.patternProperties) do
       local re, err, why = errors.catch(pcall(regex.compile, p))
-      if not re and why ~= "unsupported" then bad(path, "%s", err.message) end
-      if re then pats[#pats + 1] = { re, compile(sub, ctx, join(path, p)) } end
+      if not re then refuse(path, err, why) end
+      pats[#pats + 1] = { re, compile(sub, ctx, join(path, p)) }
     end
   end
   local addl = s.additionalProperties
@@ -498,9 +516,16 @@ function compile(s, ctx, path)
   elseif n == 1 and type_only and not s.nullable and PLAIN[s.type] then
     -- the common leaf {type = "string"|"number"|"boolean"}: one type() test
     local c, want = checks[1], s.type
-    f = function(v)
-      if type(v) == want then return true end
-      return c(v, kind(v))
+    if want == "number" then -- and finite
+      f = function(v)
+        if type(v) == "number" and v - v == 0 then return true end
+        return c(v, kind(v))
+      end
+    else
+      f = function(v)
+        if type(v) == want then return true end
+        return c(v, kind(v))
+      end
     end
   elseif n == 1 then
     local c = checks[1]
