@@ -145,7 +145,7 @@ describe("tool budgets against the fake CLI", function()
 end)
 
 describe("a spinning tool in the claudelua host", function()
-  it("two SIGINTs still stop the host (the default run budget frees the loop)", function()
+  it("two SIGINTs still stop the host (a run budget frees the loop)", function()
     local process = require "claude.process"
     local path = harness.tempfile([[
       local claude = require "claude"
@@ -164,6 +164,7 @@ describe("a spinning tool in the claudelua host", function()
           io.stdout:flush()
           while true do end
         end) }) }
+      opts.tool_budget = { run = 1 }
       for _ in claude.query("go", opts) do end
     ]], ".lua")
     local p <close> = assert(process.spawn { harness.claudelua, args = { path } })
