@@ -453,7 +453,10 @@ local function sweep(self)
     end
     if not busy and now - s.last > limit then idle[#idle + 1] = s end
   end
-  for _, s in ipairs(idle) do s.conn:close("session expired") end
+  for _, s in ipairs(idle) do
+    s.conn:close("session expired")
+    if self.opts.log then self.opts.log(fmt("session %s expired", s.id)) end
+  end
 end
 
 ---------------------------------------------------------------------------------------------
@@ -483,7 +486,8 @@ end
 --   `allowed_hosts`, `allowed_origins` (lists; Host and Origin checks against DNS rebinding,
 --   on by default when `host` is loopback), `dns_rebinding_protection` (force it on or off),
 --   `history` (events kept per stream for Last-Event-ID, 1000), `retry` (milliseconds, the
---   SSE `retry` of priming events, 1000), `request_timeout` (requests to the client)
+--   SSE `retry` of priming events, 1000), `request_timeout` (requests to the client),
+--   `log` (a function given a line when a session expires)
 -- @return the transport (`:url()`, `:port()`, `:close()`), or nil, err, code
 function M.listen(servers, opts)
   opts = opts or {}
@@ -569,6 +573,7 @@ function M.serve(servers, o)
     max_body = o.max_message, request_timeout = o.request_timeout,
     session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
     allowed_origins = o.allowed_origins,
+    log = function(msg) io.stderr:write("claudelua mcp: ", msg, "\n") end,
   })
   if not t then error(err, 0) end
   local names = {}
