@@ -7,6 +7,9 @@ local process = require "claude.process"
 local harness = require "support.harness"
 
 local root = harness.root
+-- harness.claudelua is relative to the root, or absolute (ctest gives CLAUDELUA_BUILD)
+local claudelua = harness.claudelua:sub(1, 1) == "/" and harness.claudelua
+  or root .. "/" .. harness.claudelua
 local node = root .. "/node_modules/.bin/node"
 local suite = root .. "/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
@@ -27,7 +30,7 @@ describe("claudelua mcp over stdio, against the MCP conformance suite", function
   it("passes every scenario that applies to stdio", function()
     local bridge <close> = assert(process.spawn { node, args = {
       root .. "/spec/support/mcp_stdio_bridge.mjs", "0", "--",
-      root .. "/" .. harness.claudelua, "mcp", root .. "/spec/conformance/tools.lua" },
+      claudelua, "mcp", root .. "/spec/conformance/tools.lua" },
       stderr = "collect" })
     local line = assert(bridge:read_line(30), "the bridge did not start: " .. bridge:stderr())
     local port = assert(line:match("^listening (%d+)$"), line)

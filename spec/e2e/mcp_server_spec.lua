@@ -7,7 +7,9 @@ local e2e = require "support.e2e"
 local harness = require "support.harness"
 
 local root = harness.root
-local claudelua = root .. "/" .. harness.claudelua
+-- harness.claudelua is relative to the root, or absolute (ctest gives CLAUDELUA_BUILD)
+local claudelua = harness.claudelua:sub(1, 1) == "/" and harness.claudelua
+  or root .. "/" .. harness.claudelua
 
 local function text(t) return { type = "text", text = t } end
 local function use(name, input) return { type = "tool_use", name = name, input = input } end
