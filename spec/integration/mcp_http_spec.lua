@@ -14,7 +14,8 @@ local JSON_SSE = "application/json, text/event-stream"
 -- (The head goes to a file: the line reader drops empty lines, and curl cannot open
 -- /dev/stderr when it is a socket.)
 local function curl_args(r, head)
-  local args = { "-s", "-N", "-D", head or "/dev/null", "--max-time", "20", "-X", r.method or "POST" }
+  local args = { "-s", "-N", "-D", head or "/dev/null", "--max-time", "20",
+    "-X", r.method or "POST" }
   local headers = r.headers or {}
   if r.method == nil or r.method == "POST" then
     if headers["Content-Type"] == nil then headers["Content-Type"] = "application/json" end
@@ -130,6 +131,7 @@ describe("claudelua mcp --http", function()
       text = "5" } } } }, json.decode(body))
     assert.equal(200, (request { method = "DELETE", url = url,
       headers = { ["Mcp-Session-Id"] = sid } }))
+    local _
     status, _, body = call(url, sid, 2, "add", { a = 1, b = 1 })
     assert.equal(404, status)
     assert.equal(-32001, error_of(body))
@@ -164,7 +166,8 @@ describe("claudelua mcp --http", function()
     assert.equal("two", list[2].id)
     status, _, body = request { url = url, headers = { ["Mcp-Session-Id"] = sid },
       body = { { jsonrpc = "2.0", method = "notifications/cancelled",
-        params = { requestId = 99 } }, { jsonrpc = "2.0", method = "notifications/roots/list_changed" } } }
+        params = { requestId = 99 } },
+        { jsonrpc = "2.0", method = "notifications/roots/list_changed" } } }
     assert.equal(202, status, body)
     assert.equal("", body)
   end)

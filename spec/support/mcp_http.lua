@@ -12,7 +12,10 @@ function M.start(args)
   local lines, ready, url = {}, async.event(), nil
   local argv = { "mcp", "--http", "127.0.0.1:0" }
   for _, a in ipairs(args) do argv[#argv + 1] = a end
-  local p = assert(process.spawn { harness.root .. "/" .. harness.claudelua, args = argv,
+  -- harness.claudelua is relative to the root, or absolute (ctest gives CLAUDELUA_BUILD)
+  local exe = harness.claudelua:sub(1, 1) == "/" and harness.claudelua
+    or harness.root .. "/" .. harness.claudelua
+  local p = assert(process.spawn { exe, args = argv,
     stderr = function(line)
       lines[#lines + 1] = line
       url = url or line:match("serving (http://%S+)")
