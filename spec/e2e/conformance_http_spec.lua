@@ -24,10 +24,6 @@ local MUST_PASS = {
   "prompts-get-embedded-resource", "prompts-get-with-image", "dns-rebinding-protection",
 }
 
--- Scenarios whose checks may all be informational (no SUCCESS line) when a server answers
--- with JSON where SSE is optional.
-local MAY_BE_EMPTY = { ["server-sse-polling"] = true }
-
 describe("claudelua mcp --http, against the MCP conformance suite", function()
   it("passes every server scenario", function()
     local server <close>, url = mcp_http.start { root .. "/spec/conformance/tools.lua" }
@@ -47,9 +43,7 @@ describe("claudelua mcp --http, against the MCP conformance suite", function()
         .. ": (%d+) passed, (%d+) failed")
       assert(passed, "no result for scenario " .. name .. "\n" .. text)
       assert.equal(0, tonumber(failed), name .. " failed:\n" .. text)
-      if not MAY_BE_EMPTY[name] then
-        assert.is_true(tonumber(passed) > 0, name .. " ran no check:\n" .. text)
-      end
+      assert.is_true(tonumber(passed) > 0, name .. " ran no check:\n" .. text)
     end
     assert.equal(0, code, "the suite failed:\n" .. text)
     server:signal("term")

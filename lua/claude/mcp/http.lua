@@ -234,6 +234,22 @@ local function post_closed(ex)
   cancel_pending(ex, "the HTTP client disconnected")
 end
 
+-- ctx.close_stream() of a call: ends its POST's event stream now, the call going on; the
+-- client comes back with Last-Event-ID for the rest (SSE polling). Only a client that was
+-- given an event id can come back, so a stream that cannot be primed stays.
+local function close_stream(session, related)
+  local ex = related ~= nil and session.posts[related]
+  if not ex or ex.done or session.stateless then return false end
+  if not ex.stream then
+    if not primes(session) then return false end
+    start_sse(ex)
+  end
+  local stream = ex.stream
+  if not (stream.primed or stream.seq > 0) then return false end
+  stream:detach(true)
+  return true
+end
+
 local function close_session(self, session, reason)
   if self.sessions[session.id] == session then self.sessions[session.id] = nil end
   for _, ex in pairs(session.posts) do
@@ -263,6 +279,7 @@ local function new_session(self, ep, stateless)
   session.conn = connection.new {
     server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
     send = function(msg, related) return route(session, msg, related) end,
+    close_stream = function(related) return close_stream(session, related) end,
     on_close = function(reason)
       if not stateless then close_session(self, session, reason) end
     end,
