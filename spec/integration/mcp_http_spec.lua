@@ -367,3 +367,35 @@ describe("claudelua mcp --http --session-timeout", function()
     assert.equal(0, server:wait(10))
   end)
 end)
+
+describe("claudelua mcp --http --watch", function()
+  it("serves the reloaded tools file to the sessions already open", function()
+    local file = os.tmpname() .. ".lua"
+    local function write(body)
+      local f = assert(io.open(file, "w"))
+      f:write('local claude = require "claude"\nreturn claude.server("w", {', body, "})\n")
+      f:close()
+    end
+    write('claude.tool("one", "One", function() return 1 end)')
+    local server <close>, url, stderr = mcp_http.start { "--watch", file }
+    local sid = initialize(url)
+    local function names()
+      local _, _, body = request { url = url, headers = { ["Mcp-Session-Id"] = sid },
+        body = rpc(1, "tools/list") }
+      local out = {}
+      for _, t in ipairs(json.decode(body).result.tools) do out[#out + 1] = t.name end
+      table.sort(out)
+      return table.concat(out, ",")
+    end
+    assert.equal("one", names())
+    write('claude.tool("one", "One", function() return 1 end),'
+      .. 'claude.tool("two", "Two", function() return 2 end)')
+    eventually(function()
+      for _, l in ipairs(stderr) do if l:match("reloaded") then return true end end
+    end, "the file was reloaded")
+    assert.equal("one,two", names())
+    server:signal("term")
+    assert.equal(0, server:wait(10))
+    os.remove(file)
+  end)
+end)

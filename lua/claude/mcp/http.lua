@@ -581,6 +581,52 @@ function Transport:close(reason)
 end
 Transport.__close = Transport.close
 
+--- Serve new servers (the tools file was reloaded): each endpoint takes the server of the
+-- same name, and every session of it goes on with the new one (its client is told the lists
+-- changed); calls in flight finish on the old one. Servers that are gone keep serving.
+-- @tparam table servers `{ {name, server}, ... }`
+function Transport:set_servers(servers)
+  local by_name = {}
+  for _, e in ipairs(servers) do by_name[e[1]] = e[2] end
+  for _, ep in pairs(self.endpoints) do
+    local new = by_name[ep.name]
+    if new and new ~= ep.server then ep.server = new end
+  end
+  for _, s in pairs(self.sessions) do
+    if s.ep.server ~= s.conn:server() then s.conn:set_server(s.ep.server) end
+  end
+end
+
+-- --watch: polls the file's content and hands what it returns to set_servers.
+local function watch(t, o)
+  local cli = require "claude.mcp.cli"
+  local function read_all()
+    local f = io.open(o.file, "rb")
+    if not f then return nil end
+    local text = f:read("a")
+    f:close()
+    return text
+  end
+  local last = read_all()
+  return async.spawn(function()
+    while true do
+      async.sleep(0.3)
+      local now = read_all()
+      if now and now ~= last then
+        last = now
+        local list, err = cli.load(o.file, o.args)
+        if list then
+          t:set_servers(list)
+          io.stderr:write("claudelua mcp: reloaded ", o.file, "\n")
+        else
+          io.stderr:write("claudelua mcp: reloading ", o.file, " failed, keeping the previous "
+            .. "tools: ", tostring(err), "\n")
+        end
+      end
+    end
+  end)
+end
+
 --- `claudelua mcp --http`: serve until SIGINT or SIGTERM; calls in flight get `grace` seconds.
 -- @tparam table servers `{ {name, server}, ... }`
 -- @tparam table o the parsed command line (claude.mcp.cli)
@@ -603,7 +649,9 @@ function M.serve(servers, o)
     return core.signal(signame, function() stop:set() end, true)
   end
   local term, int = on("term"), on("int")
+  local watcher = o.watch and o.file and watch(t, o)
   pcall(stop.wait, stop)
+  if watcher then watcher:cancel("server stopped") end
   local deadline = core.now() + (o.grace or 5)
   while t:pending() > 0 and core.now() < deadline do async.sleep(0.01) end
   t:close("server stopped")
