@@ -19,6 +19,10 @@ dependencies = {
 external_dependencies = {
   LIBUV = { header = "uv.h", library = "uv" },
   H2O = { header = "h2o.h", library = "h2o" }, -- h2o's libuv build (Debian: libh2o-dev)
+  -- library only: Debian puts curl/curl.h under a multiarch include directory
+  -- luarocks does not search (CMake finds it through pkg-config)
+  CURL = { library = "curl" },
+  CRYPTO = { header = "openssl/evp.h", library = "crypto" },
 }
 build = {
   type = "cmake",
@@ -28,6 +32,11 @@ build = {
     LUADIR = "$(LUADIR)",
     LIBDIR = "$(LIBDIR)",
     BINDIR = "$(BINDIR)",
+    -- Lua's headers as LuaRocks knows them: no pkg-config file needed
+    LUA_INCDIR = "$(LUA_INCDIR)",
+    -- the rock is the executable and the module; libclaudelua for embedding
+    -- comes with `cmake --install` (LuaRocks would move its files apart)
+    CLAUDELUA_INSTALL_LIBRARY = "OFF",
   },
 }
 test = {

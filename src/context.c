@@ -37,6 +37,7 @@ void claude_object_link(claude_ctx *ctx, claude_handle *h, const char *kind,
   h->prev = &ctx->objects;
   ctx->objects.next->prev = h;
   ctx->objects.next = h;
+  claude_wake(ctx); /* new work for an application that polls claude.pollfd() */
 }
 
 void claude_object_unlink(claude_handle *h) {
@@ -61,6 +62,7 @@ static int ctx_gc(lua_State *L) {
   if (ctx == NULL) return 0;
   *box = NULL;
   ctx->closing = 1;
+  claude_wake_close(ctx);
   while (ctx->objects.next != &ctx->objects) {
     claude_handle *h = ctx->objects.next;
     claude_object_unlink(h);
@@ -120,6 +122,7 @@ static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   ctx->defer_ref = LUA_NOREF;
   ctx->objects.next = ctx->objects.prev = &ctx->objects;
   ctx->pdeathsig = access("/usr/bin/setpriv", X_OK) == 0;
+  claude_wake_open(ctx);
   if (luaL_newmetatable(L, "claude.core.Context")) {
     lua_pushcfunction(L, ctx_gc);
     lua_setfield(L, -2, "__gc");
@@ -352,6 +355,7 @@ static int l_defer(lua_State *L) {
   if (!uv_is_active((uv_handle_t *)&ctx->defer_check)) {
     uv_check_start(&ctx->defer_check, defer_run);
     uv_idle_start(&ctx->defer_idle, defer_idle_cb);
+    claude_wake(ctx);
   }
   return 0;
 }
@@ -372,7 +376,8 @@ static int l_stats(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
   claude_handle *h;
   lua_createtable(L, 0, 3);
-  lua_pushinteger(L, ctx->live_handles - ctx->step_timer_init - 2 * ctx->defer_init);
+  lua_pushinteger(L, ctx->live_handles - ctx->step_timer_init - 2 * ctx->defer_init -
+                         ctx->wake_init);
   lua_setfield(L, -2, "handles");
   lua_pushinteger(L, ctx->live_refs - (ctx->error_ref != LUA_NOREF) -
                          (ctx->defer_ref != LUA_NOREF));

@@ -27,6 +27,10 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_router(L);
   claude_open_http(L);
   claude_open_guard(L);
+  claude_open_sse(L);
+  claude_open_http_client(L);
+  claude_open_crypto(L);
+  claude_open_fs(L);
   lua_pushliteral(L, CLAUDE_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

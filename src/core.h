@@ -45,6 +45,8 @@ typedef struct claude_ctx {
   uv_check_t defer_check; /* runs deferred functions after this turn's I/O */
   uv_idle_t defer_idle;   /* while work is deferred, the loop must not block */
   int defer_ref;          /* Lua list of deferred functions, or LUA_NOREF */
+  int wake_init;          /* the async handle below exists (wake.c) */
+  uv_async_t wake;        /* makes the loop's descriptor readable */
 } claude_ctx;
 
 /* context.c */
@@ -68,6 +70,11 @@ void claude_open_timer(lua_State *L);
 void claude_open_signal(lua_State *L);
 void claude_open_os(lua_State *L);
 
+/* wake.c: keeps claude.pollfd() truthful for an application that polls it */
+void claude_wake_open(claude_ctx *ctx);
+void claude_wake(claude_ctx *ctx);
+void claude_wake_close(claude_ctx *ctx);
+
 /* process.c */
 void claude_open_process(lua_State *L);
 
@@ -90,6 +97,15 @@ void claude_open_http(lua_State *L);
 /* guard.c */
 void claude_open_guard(lua_State *L);
 
+/* sse_lua.c (the parser itself is sse.c/sse.h), http_client.c, crypto.c */
+struct claude_sse_event;
+void claude_sse_push(lua_State *L, const struct claude_sse_event *ev);
+void claude_open_sse(lua_State *L);
+void claude_open_http_client(lua_State *L);
+void claude_open_crypto(lua_State *L);
+
+/* fs.c */
+void claude_open_fs(lua_State *L);
 /* Line framing over a growing buffer (lines.c). */
 typedef struct claude_lines {
   char *data;

@@ -1,10 +1,8 @@
 /*
- * guard.c -- the operating-system questions the input guards ask
- * (lua/claude/guard/): where a path really leads, which addresses a host
- * name resolves to, and what kind of address each one is.
+ * guard.c -- the network questions the input guards ask (lua/claude/guard/):
+ * which addresses a host name resolves to, and what kind of address each one
+ * is. (Where a path really leads is fs.c's core.realpath.)
  *
- *   core.realpath(path)                -> canonical path | nil, err, code
- *   core.is_symlink(path)              -> whether path itself is a link
  *   core.resolve(host, callback)       -> starts a look-up; callback(list) or
  *                                         callback(nil, message, code); list
  *                                         items are { address =, family = 4|6 }
@@ -22,35 +20,6 @@
 #include <string.h>
 
 #include "core.h"
-
-/* core.realpath(path): symlinks and "." / ".." resolved by the kernel. */
-static int l_realpath(lua_State *L) {
-  size_t len;
-  const char *path = luaL_checklstring(L, 1, &len);
-  uv_fs_t req;
-  int err;
-  if (strlen(path) != len) return luaL_argerror(L, 1, "path contains a NUL byte");
-  err = uv_fs_realpath(NULL, &req, path, NULL);
-  if (err != 0) {
-    uv_fs_req_cleanup(&req);
-    return claude_push_uv_error(L, err);
-  }
-  lua_pushstring(L, (const char *)req.ptr);
-  uv_fs_req_cleanup(&req);
-  return 1;
-}
-
-/* core.is_symlink(path): true when path itself is a symbolic link (also one
- * that leads nowhere, which realpath cannot tell from a missing file). */
-static int l_is_symlink(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
-  uv_fs_t req;
-  int link = uv_fs_lstat(NULL, &req, path, NULL) == 0 &&
-             (req.statbuf.st_mode & S_IFMT) == S_IFLNK;
-  uv_fs_req_cleanup(&req);
-  lua_pushboolean(L, link);
-  return 1;
-}
 
 /* ---- address classes ---------------------------------------------------- */
 
@@ -239,7 +208,7 @@ static int l_resolve(lua_State *L) {
 }
 
 static const luaL_Reg guard_functions[] = {
-  {"realpath", l_realpath}, {"is_symlink", l_is_symlink}, {"resolve", l_resolve}, {"address_class", l_address_class},
+  {"resolve", l_resolve}, {"address_class", l_address_class},
   {NULL, NULL}};
 
 /* Adds the guard functions to the module table on top of the stack. */

@@ -5,7 +5,10 @@
  * becomes a message and an exit status. The difference: each chunk (the
  * script, -e strings) runs as a task on the claude loop, through
  * claude._main, so its top level may wait; SIGINT cancels that task through
- * the loop.
+ * the loop. The Lua half of the module is compiled in (claude_preload), so
+ * the executable works from any directory it is built, installed or copied
+ * to; CLAUDELUA_LUA_PATH=dir takes the Lua files from dir instead (for
+ * working on them without rebuilding).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,29 +23,34 @@
 #include "claude.h"
 #include "alloc.h"
 
-#ifndef CLAUDELUA_LUADIR
-#define CLAUDELUA_LUADIR ""
-#endif
-
 static const char *progname = "claudelua";
+
+static void print_help(FILE *out) {
+  fprintf(out,
+          "usage: %s [options] [script [args]]\n"
+          "       %s mcp [options] tools.lua [args]   serve MCP tools (%s mcp --help)\n"
+          "Runs a Lua 5.4 script with the claude module; its top level may wait.\n"
+          "Available options are:\n"
+          "  -e stat   execute string 'stat'\n"
+          "  -l name   require library 'name' into global 'name'\n"
+          "  -v        show version information (also --version)\n"
+          "  -E        ignore environment variables\n"
+          "  -W        turn warnings on\n"
+          "  --help    show this help\n"
+          "  --        stop handling options\n"
+          "  -         stop handling options and execute stdin\n"
+          "Environment: LUA_INIT_5_4, LUA_INIT, LUA_PATH, LUA_CPATH as for lua;\n"
+          "  CLAUDELUA_LUA_PATH=dir  load the claude Lua modules from dir (a checkout's\n"
+          "                          lua/) instead of the copies built into %s\n",
+          progname, progname, progname, progname);
+}
 
 static void print_usage(const char *badoption) {
   if (badoption[1] == 'e' || badoption[1] == 'l')
     fprintf(stderr, "%s: '%s' needs argument\n", progname, badoption);
   else
     fprintf(stderr, "%s: unrecognized option '%s'\n", progname, badoption);
-  fprintf(stderr,
-          "usage: %s [options] [script [args]]\n"
-          "       %s mcp [options] tools.lua [args]   (serve MCP tools; mcp --help)\n"
-          "Available options are:\n"
-          "  -e stat   execute string 'stat'\n"
-          "  -l name   require library 'name' into global 'name'\n"
-          "  -v        show version information\n"
-          "  -E        ignore environment variables\n"
-          "  -W        turn warnings on\n"
-          "  --        stop handling options\n"
-          "  -         stop handling options and execute stdin\n",
-          progname, progname);
+  print_help(stderr);
 }
 
 static void message(const char *msg) { fprintf(stderr, "%s: %s\n", progname, msg); }
@@ -157,6 +165,7 @@ static int handle_script(lua_State *L, char **argv) {
 #define has_v 2
 #define has_e 4
 #define has_E 8
+#define has_help 16
 
 static int collectargs(char **argv, int *first) {
   int args = 0, i;
@@ -165,6 +174,11 @@ static int collectargs(char **argv, int *first) {
     if (argv[i][0] != '-') return args;
     switch (argv[i][1]) {
       case '-':
+        if (strcmp(argv[i], "--version") == 0) {
+          args |= has_v;
+          break;
+        }
+        if (strcmp(argv[i], "--help") == 0) return has_help;
         if (argv[i][2] != '\0') return has_error;
         *first = i + 1;
         return args;
@@ -215,30 +229,22 @@ static int runargs(lua_State *L, char **argv, int n) {
   return 0;
 }
 
-/* Finds the directory of our Lua files: next to the build tree's binary, or
- * the install directory; no environment variable needed. */
-static void add_lua_path(lua_State *L) {
-  static const char *const beside[] = {"/../lua", "/../share/lua/5.4"};
-  char exe[4096], candidate[4200], probe[4300];
-  size_t size = sizeof exe, i;
-  const char *dir = NULL;
-  if (uv_exepath(exe, &size) == 0) {
-    char *slash = strrchr(exe, '/');
-    if (slash != NULL) *slash = '\0';
-    /* the build tree (build/claudelua), then an install prefix (bin/claudelua) */
-    for (i = 0; dir == NULL && slash != NULL && i < sizeof beside / sizeof *beside; i++) {
-      snprintf(candidate, sizeof candidate, "%s%s", exe, beside[i]);
-      snprintf(probe, sizeof probe, "%s/claude/init.lua", candidate);
-      if (access(probe, R_OK) == 0) dir = candidate;
-    }
+/* The claude modules: the copies compiled in, or with CLAUDELUA_LUA_PATH=dir
+ * (not under -E) the files in dir, ahead of everything on package.path. */
+static void open_claude(lua_State *L, int noenv) {
+  const char *dir = noenv ? NULL : getenv("CLAUDELUA_LUA_PATH");
+  if (dir == NULL || dir[0] == '\0') {
+    claude_preload(L);
+    return;
   }
-  if (dir == NULL && CLAUDELUA_LUADIR[0] != '\0') dir = CLAUDELUA_LUADIR;
-  if (dir == NULL) return;
+  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
+  lua_pushcfunction(L, luaopen_claude_core);
+  lua_setfield(L, -2, "claude.core");
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "path");
   lua_pushfstring(L, "%s/?.lua;%s/?/init.lua;%s", dir, dir, lua_tostring(L, -1));
   lua_setfield(L, -3, "path");
-  lua_pop(L, 2);
+  lua_pop(L, 3);
 }
 
 /* os.exit closes the state by default here, so that the claude context
@@ -252,14 +258,10 @@ static int os_exit_closing(lua_State *L) {
   return 0;
 }
 
-static void preload(lua_State *L) {
+static void replace_os_exit(lua_State *L) {
   lua_getglobal(L, "os");
   lua_pushcfunction(L, os_exit_closing);
   lua_setfield(L, -2, "exit");
-  lua_pop(L, 1);
-  luaL_getsubtable(L, LUA_REGISTRYINDEX, LUA_PRELOAD_TABLE);
-  lua_pushcfunction(L, luaopen_claude_core);
-  lua_setfield(L, -2, "claude.core");
   lua_pop(L, 1);
 }
 
@@ -299,14 +301,19 @@ static int pmain(lua_State *L) {
     lua_pushinteger(L, 1);
     return 1;
   }
+  if (args == has_help) {
+    print_help(stdout);
+    lua_pushinteger(L, 0);
+    return 1;
+  }
   if (args & has_v) print_version();
   if (args & has_E) {
     lua_pushboolean(L, 1);
     lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
   }
   luaL_openlibs(L);
-  preload(L);
-  add_lua_path(L);
+  replace_os_exit(L);
+  open_claude(L, args & has_E);
   if (!mcp) createargtable(L, argv, argc, script);
   /* Generational like lua.c, but with minor collections after 50% growth
    * (Lua: 20%) and major ones after 300% (Lua: 100%): messages wait in a

@@ -233,11 +233,15 @@ static int server_flag(lua_State *L, const char *field) {
   return on;
 }
 
-/* Pushes a capability object: {listChanged = true} when the server says it
- * announces changes (option list_changed), plus subscribe = true when asked. */
+/* Pushes a capability object: {listChanged = true} unless the server was
+ * made with list_changed = false, plus subscribe = true when asked. */
 static void push_capability(lua_State *L, int subscribe) {
+  int announce;
   new_object(L, 2);
-  if (server_flag(L, "list_changed")) {
+  lua_getfield(L, SERVER, "list_changed");
+  announce = !(lua_isboolean(L, -1) && !lua_toboolean(L, -1));
+  lua_pop(L, 1);
+  if (announce) {
     lua_pushboolean(L, 1);
     lua_setfield(L, -2, "listChanged");
   }
@@ -280,7 +284,7 @@ static int do_initialize(lua_State *L) {
   }
   lua_setfield(L, -2, "protocolVersion");
 
-  new_object(L, 5); /* capabilities */
+  new_object(L, 5); /* capabilities; listChanged: server:add/remove notify the clients */
   push_capability(L, 0);
   lua_setfield(L, -2, "tools");
   if (has_resources(L) || server_flag(L, "subscribe")) {

@@ -69,6 +69,7 @@ static int l_signal(lua_State *L) {
   *box = s;
   err = uv_signal_start(&s->handle, signal_fired, signum);
   if (err != 0) return luaL_error(L, "uv_signal_start: %s", uv_strerror(err));
+  claude_wake(ctx);
   if (lua_toboolean(L, 3)) uv_unref((uv_handle_t *)&s->handle);
   return 1;
 }

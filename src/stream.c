@@ -385,7 +385,10 @@ static void flush_cb(uv_prepare_t *h) {
 }
 
 static void flush_due(claude_stream *s) {
-  if (!uv_is_active((uv_handle_t *)&s->flush)) uv_prepare_start(&s->flush, flush_cb);
+  if (!uv_is_active((uv_handle_t *)&s->flush)) {
+    uv_prepare_start(&s->flush, flush_cb);
+    claude_wake(s->ctx);
+  }
 }
 
 /* Appends to the coalescing buffer; 0 when out of memory. */
@@ -420,6 +423,7 @@ static int do_write(lua_State *L, claude_stream *s, const char *data, size_t len
     int err = write_now(s, data, len);
     if (err == 0 && nl) err = write_now(s, "\n", 1);
     if (err != 0) return claude_push_uv_error(L, err);
+    claude_wake(s->ctx);
     lua_pushboolean(L, 1);
     return 1;
   }
@@ -492,6 +496,7 @@ void claude_stream_close_write(claude_stream *s) {
   flush_out(s);
   close_handle(s, (uv_handle_t *)&s->flush, &s->flush_open);
   s->shutdown.data = s;
+  claude_wake(s->ctx);
   if (s->wh == NULL || uv_shutdown(&s->shutdown, s->wh, shutdown_cb) != 0) {
     s->wdone = 1;
     close_idle_handles(s);

@@ -76,6 +76,7 @@ static int timer_start(lua_State *L) {
   if (secs < 0) secs = 0;
   uv_timer_start(&t->handle, timer_fired, (uint64_t)(secs * 1000.0 + 0.5),
                  (uint64_t)(rep * 1000.0 + 0.5));
+  claude_wake(t->hdr.ctx);
   lua_settop(L, 1);
   return 1;
 }

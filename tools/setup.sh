@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 # libh2o-dev: h2o built on libuv, the HTTP server (its headers need libssl-dev);
 # curl: the HTTP server's specs; wrk: bench/http_wrk.sh
 packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev
-          libh2o-dev libssl-dev lua-busted lua-check lua-luv curl wrk)
+          libh2o-dev libssl-dev libcurl4-openssl-dev lua-busted lua-check lua-luv curl wrk)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -24,6 +24,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# CLAUDELUA_CMAKE_ARGS: more configure options (.ci/run: -DCLAUDELUA_WERROR=ON)
+# shellcheck disable=SC2086
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CLAUDELUA_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j"$(nproc)"
 bash tools/install-cli.sh >/dev/null

@@ -3,8 +3,8 @@
  *
  * It hands its loop to claudelua before opening the module, runs two
  * independent lua_States on that one loop, and drives everything with its
- * own uv_run. Build: cmake --build build --target embed_host
- * Run: build/embed_host lua/
+ * own uv_run. The Lua files come compiled into libclaudelua (claude_preload).
+ * Build: cmake --build build --target embed_host   Run: build/embed_host
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 #include <lua.h>
 #include <uv.h>
 
-#include "claude.h"
+#include <claudelua/claude.h>
 
 /* Each state starts a task that sleeps, then prints and records its name. */
 static const char *script =
@@ -26,18 +26,12 @@ static const char *script =
   "  done = name\n"
   "end)\n";
 
-static lua_State *open_state(uv_loop_t *loop, const char *luadir, const char *name,
-                             double delay) {
+static lua_State *open_state(uv_loop_t *loop, const char *name, double delay) {
   lua_State *L = luaL_newstate();
   luaL_openlibs(L);
-  lua_getglobal(L, "package");
-  lua_pushfstring(L, "%s/?.lua;%s/?/init.lua", luadir, luadir);
-  lua_setfield(L, -2, "path");
-  lua_pop(L, 1);
-  /* the application's loop, then the C core as "claude.core" */
+  /* the application's loop, then the module in package.preload */
   if (claude_set_loop(L, loop) != 0) abort();
-  luaL_requiref(L, "claude.core", luaopen_claude_core, 0);
-  lua_pop(L, 1);
+  claude_preload(L);
   if (luaL_loadstring(L, script) != LUA_OK) abort();
   lua_pushstring(L, name);
   lua_pushnumber(L, delay);
@@ -54,13 +48,12 @@ static void report(lua_State *L) {
   lua_pop(L, 1);
 }
 
-int main(int argc, char **argv) {
+int main(void) {
   uv_loop_t loop;
   lua_State *a, *b;
-  const char *luadir = argc > 1 ? argv[1] : "lua";
   uv_loop_init(&loop);
-  a = open_state(&loop, luadir, "first", 0.02);
-  b = open_state(&loop, luadir, "second", 0.01);
+  a = open_state(&loop, "first", 0.02);
+  b = open_state(&loop, "second", 0.01);
   uv_run(&loop, UV_RUN_DEFAULT); /* the application's own loop runs both */
   report(a);
   report(b);

@@ -6,6 +6,7 @@ local core = require "claude.core"
 local json = require "claude.json"
 local errors = require "claude.errors"
 local process = require "claude.process"
+local shapes = require "claude.options"
 
 local M = {}
 
@@ -28,10 +29,14 @@ local OPTION_TYPES = {
   session_id = "string", agents = "table", plugins = "table", sandbox = "table",
   output_format = "table", include_partial_messages = "boolean",
   include_hook_events = "boolean", stderr = "function", extra_args = "table",
-  mcp_servers = "table", strict_mcp_config = "boolean", can_use_tool = "function",
+  mcp_servers = "table|string", strict_mcp_config = "boolean", can_use_tool = "function",
   hooks = "table", user = "string", betas = "table", max_buffer_size = "number",
   initialize_timeout = "number", control_timeout = "number", close_timeout = "number",
   on_elicitation = "function", on_user_dialog = "function",
+  skills = "string|table", task_budget = "number|table", resume_session_at = "string",
+  resume_drops_turn = "string", enable_file_checkpointing = "boolean",
+  session_store = "table", session_store_flush = "string", load_timeout_ms = "number",
+  agent = "string",
 }
 M.OPTION_TYPES = OPTION_TYPES
 
@@ -76,6 +81,7 @@ function M.check_options(options)
       misuse("bad option '%s' (%s expected, got %s)", key, (want:gsub("|", " or ")), got)
     end
   end
+  shapes.check(options, 1)
   return options
 end
 
@@ -139,13 +145,14 @@ end
 -- configs of `mcp_servers`.
 function M.split_servers(mcp_servers)
   local sdk, external, names = {}, {}, {}
+  if type(mcp_servers) == "string" then return sdk, external, names end
   for name, server in pairs(mcp_servers or {}) do
     if type(name) ~= "string" then misuse("bad option 'mcp_servers' (keys are server names)") end
     if type(server) == "table" and server.kind == "server" then
       sdk[name] = server
       names[#names + 1] = name
     elseif type(server) == "table" then
-      external[name] = server
+      external[name] = shapes.server_config(name, server, 5)
     else
       misuse("bad option 'mcp_servers' (entry '%s' is a %s; expected claude.server(...) or a "
         .. "server config table)", name, type(server))
@@ -166,6 +173,7 @@ function M.build_args(options)
   elseif sp.type == "file" then
     add(argv, "--system-prompt-file", sp.path)
   elseif sp.type == "preset" then
+    -- exclude_dynamic_sections goes in initialize (M.initialize_fields)
     if sp.append then add(argv, "--append-system-prompt", sp.append) end
   else
     misuse("bad option 'system_prompt' (a string, {type='preset', append=...} or "
@@ -176,8 +184,9 @@ function M.build_args(options)
     if tools.type == "preset" then add(argv, "--tools", "default")
     else add(argv, "--tools", join(tools, "tools")) end
   end
-  if options.allowed_tools and #options.allowed_tools > 0 then
-    add(argv, "--allowedTools", join(options.allowed_tools, "allowed_tools"))
+  local allowed_tools, setting_sources = shapes.apply_skills(options)
+  if #allowed_tools > 0 then
+    add(argv, "--allowedTools", join(allowed_tools, "allowed_tools"))
   end
   if options.max_turns and options.max_turns > 0 then
     add(argv, "--max-turns", tostring(math.tointeger(options.max_turns) or options.max_turns))
@@ -185,6 +194,11 @@ function M.build_args(options)
   if options.max_budget_usd then add(argv, "--max-budget-usd", tostring(options.max_budget_usd)) end
   if options.disallowed_tools and #options.disallowed_tools > 0 then
     add(argv, "--disallowedTools", join(options.disallowed_tools, "disallowed_tools"))
+  end
+  local budget = options.task_budget
+  if budget then
+    budget = type(budget) == "table" and budget.total or budget
+    add(argv, "--task-budget", tostring(math.tointeger(budget) or budget))
   end
   if options.model then add(argv, "--model", options.model) end
   if options.fallback_model then add(argv, "--fallback-model", options.fallback_model) end
@@ -200,6 +214,7 @@ function M.build_args(options)
     add(argv, "--permission-prompt-tool", options.permission_prompt_tool_name)
   end
   if options.permission_mode then add(argv, "--permission-mode", options.permission_mode) end
+  if options.agent then add(argv, "--agent=" .. options.agent) end
   if options.continue or options.continue_conversation then add(argv, "--continue") end
   if options.resume then add(argv, "--resume=" .. options.resume) end
   if options.session_id then add(argv, "--session-id=" .. options.session_id) end
@@ -223,15 +238,25 @@ function M.build_args(options)
   end
   for _, dir in ipairs(options.add_dirs or {}) do add(argv, "--add-dir", dir) end
   local _, external = M.split_servers(options.mcp_servers)
-  if next(external) then
+  if type(options.mcp_servers) == "string" then
+    add(argv, "--mcp-config", options.mcp_servers) -- a file, or JSON text
+  elseif next(external) then
     add(argv, "--mcp-config", json.encode { mcpServers = external })
   end
   if options.include_partial_messages then add(argv, "--include-partial-messages") end
   if options.include_hook_events then add(argv, "--include-hook-events") end
   if options.strict_mcp_config then add(argv, "--strict-mcp-config") end
   if options.fork_session then add(argv, "--fork-session") end
-  if options.setting_sources then
-    add(argv, "--setting-sources=" .. join(options.setting_sources, "setting_sources"))
+  if options.resume_session_at then
+    add(argv, "--resume-session-at=" .. options.resume_session_at)
+  end
+  -- even empty: the CLI then refuses it, rather than the guard silently not being there
+  if options.resume_drops_turn then
+    add(argv, "--resume-drops-turn=" .. options.resume_drops_turn)
+  end
+  if options.session_store then add(argv, "--session-mirror") end
+  if setting_sources then
+    add(argv, "--setting-sources=" .. join(setting_sources, "setting_sources"))
   end
   for i, plugin in ipairs(options.plugins or {}) do
     if type(plugin) ~= "table" or plugin.type ~= "local" or type(plugin.path) ~= "string" then
@@ -271,12 +296,7 @@ function M.build_args(options)
   return argv
 end
 
-local AGENT_KEYS = {
-  description = "description", prompt = "prompt", tools = "tools",
-  disallowed_tools = "disallowedTools", model = "model", skills = "skills", memory = "memory",
-  mcp_servers = "mcpServers", initial_prompt = "initialPrompt", max_turns = "maxTurns",
-  background = "background", effort = "effort", permission_mode = "permissionMode",
-}
+local AGENT_KEYS = shapes.AGENT_KEYS
 
 --- `agents` for initialize: snake_case keys become the CLI's camelCase.
 function M.agents_wire(agents)
@@ -292,12 +312,30 @@ function M.agents_wire(agents)
   return out
 end
 
+--- Fields of initialize that come from options: the preset system
+-- prompt's `exclude_dynamic_sections` and a `skills` list (the CLI then
+-- loads only those skills into the system prompt).
+function M.initialize_fields(options)
+  local out = {}
+  local sp = options.system_prompt
+  if type(sp) == "table" and sp.exclude_dynamic_sections ~= nil then
+    out.excludeDynamicSections = sp.exclude_dynamic_sections
+  end
+  if type(options.skills) == "table" then
+    out.skills = json.array { table.unpack(options.skills) }
+  end
+  return out
+end
+
 --- The CLI's environment: ours minus CLAUDECODE (so a host started from
 -- inside Claude Code can still start it), plus the entrypoint, plus
 -- `options.env` (which may override the entrypoint; `false` removes a key).
 function M.build_env(options)
   local env = { CLAUDECODE = false, CLAUDE_CODE_ENTRYPOINT = M.ENTRYPOINT, PWD = options.cwd }
   for k, v in pairs(options.env or {}) do env[k] = v end
+  if options.enable_file_checkpointing then
+    env.CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING = "true"
+  end
   return process.environment(env)
 end
 

@@ -25,6 +25,10 @@ for _, e in ipairs {
   "MessageDisplay",
 } do M.EVENTS[e] = true end
 
+-- The fields of a matcher table.
+local MATCHER_KEYS = { matcher = true, hooks = true, hook = true, timeout = true,
+  on_failure = true }
+
 -- Registration runs under claude.query/connect: a misuse blames their caller.
 local function bad(msg) errors.misuse("bad option 'hooks' (%s)", msg) end
 
@@ -62,6 +66,17 @@ function M.register(spec)
       if m.timeout ~= nil and type(m.timeout) ~= "number" then
         bad(event .. "[" .. i .. "]: 'timeout' must be a number of seconds")
       end
+      for k in pairs(m) do
+        if not MATCHER_KEYS[k] then
+          bad(event .. "[" .. i .. "]: unknown field '" .. tostring(k) .. "' (matcher, hooks, "
+            .. "hook, timeout, on_failure)")
+        end
+      end
+      local on_failure = m.on_failure
+      if on_failure ~= nil and on_failure ~= "continue" and on_failure ~= "block" then
+        bad(event .. "[" .. i .. "]: 'on_failure' must be \"continue\" or \"block\", got "
+          .. tostring(on_failure))
+      end
       local ids = json.array()
       for j, fn in ipairs(fns) do
         if type(fn) ~= "function" then
@@ -73,7 +88,7 @@ function M.register(spec)
         ids[#ids + 1] = id
       end
       out[#out + 1] = { matcher = m.matcher or json.null, hookCallbackIds = ids,
-        timeout = m.timeout }
+        timeout = m.timeout, onFailure = on_failure }
     end
     if #out > 0 then wire[event] = json.array(out) end
   end
@@ -86,17 +101,53 @@ function M.wire(reg)
   return reg.wire or json.null
 end
 
+-- snake_case output keys and the CLI's names for them (Python's
+-- `continue_` and `async_` too, so its examples read across).
 local CAMEL = {
   suppress_output = "suppressOutput", stop_reason = "stopReason",
   system_message = "systemMessage", hook_specific_output = "hookSpecificOutput",
-  async_timeout = "asyncTimeout", hook_event_name = "hookEventName",
+  async_timeout = "asyncTimeout", continue_ = "continue", async_ = "async",
+  hook_event_name = "hookEventName",
   permission_decision = "permissionDecision",
   permission_decision_reason = "permissionDecisionReason", updated_input = "updatedInput",
   additional_context = "additionalContext", updated_mcp_tool_output = "updatedMCPToolOutput",
   updated_tool_output = "updatedToolOutput", session_title = "sessionTitle",
   suppress_original_prompt = "suppressOriginalPrompt", initial_user_message = "initialUserMessage",
   watch_paths = "watchPaths", updated_permissions = "updatedPermissions",
+  classifier_context = "classifierContext", permission_display = "permissionDisplay",
+  reload_skills = "reloadSkills", display_content = "displayContent",
+  worktree_path = "worktreePath",
 }
+
+-- The hookSpecificOutput fields each event takes (the CLI's schema);
+-- events not listed take none beyond hookEventName.
+local SPECIFIC = {}
+for event, keys in pairs {
+  PreToolUse = "permissionDecision permissionDecisionReason updatedInput additionalContext "
+    .. "permissionDisplay",
+  PostToolUse = "additionalContext classifierContext updatedMCPToolOutput updatedToolOutput",
+  PostToolUseFailure = "additionalContext", PostToolBatch = "additionalContext",
+  UserPromptSubmit = "additionalContext sessionTitle suppressOriginalPrompt",
+  UserPromptExpansion = "additionalContext suppressOriginalPrompt",
+  Stop = "additionalContext", SubagentStart = "additionalContext",
+  SubagentStop = "additionalContext", Notification = "additionalContext",
+  Setup = "additionalContext", PostModelSwitch = "additionalContext",
+  PreModelSwitch = "permissionDecision permissionDecisionReason",
+  PermissionRequest = "decision", PermissionDenied = "retry",
+  SessionStart = "additionalContext initialUserMessage sessionTitle watchPaths reloadSkills",
+  Elicitation = "action content", ElicitationResult = "action content",
+  CwdChanged = "watchPaths", FileChanged = "watchPaths",
+  WorktreeCreate = "worktreePath", MessageDisplay = "displayContent",
+} do
+  local set = { hookEventName = true }
+  for k in keys:gmatch("%S+") do set[k] = true end
+  SPECIFIC[event] = set
+end
+local NO_SPECIFIC = { hookEventName = true }
+
+-- A PermissionRequest hook's decision: { behavior = "allow"|"deny", ... }.
+local PERMISSION_DECISION = { behavior = true, updatedInput = true, updatedPermissions = true,
+  message = true, interrupt = true }
 
 local TOP_KEYS = { ["continue"] = true, suppressOutput = true, stopReason = true, decision = true,
   reason = true, systemMessage = true, hookSpecificOutput = true, async = true,
@@ -140,6 +191,29 @@ function M.output(event, out)
     if hso.permissionDecision ~= nil and not DECISIONS[hso.permissionDecision] then
       error("hook for " .. event .. ": permissionDecision must be allow, deny, ask or defer, "
         .. "got '" .. tostring(hso.permissionDecision) .. "'", 0)
+    end
+    local allowed = SPECIFIC[event] or NO_SPECIFIC
+    for k in pairs(hso) do
+      if not allowed[k] then
+        error("hook for " .. event .. " returned an unknown hook_specific_output field '"
+          .. tostring(k) .. "'", 0)
+      end
+    end
+    if event == "PermissionRequest" and hso.decision ~= nil then
+      if type(hso.decision) ~= "table" then
+        error("hook for PermissionRequest: decision must be a table {behavior=...}", 0)
+      end
+      local d = camel(hso.decision)
+      for k in pairs(d) do
+        if not PERMISSION_DECISION[k] then
+          error("hook for PermissionRequest: unknown decision field '" .. tostring(k) .. "'", 0)
+        end
+      end
+      if d.behavior ~= "allow" and d.behavior ~= "deny" then
+        error("hook for PermissionRequest: decision.behavior must be \"allow\" or \"deny\", got "
+          .. tostring(d.behavior), 0)
+      end
+      hso.decision = d
     end
     out.hookSpecificOutput = hso
   end

@@ -24,6 +24,7 @@ local lazy = {
   queue = "claude.queue",
   rpc = "claude.rpc",
   session = "claude.session",
+  sessions = "claude.sessions",
   testing = "claude.testing",
   guard = "claude.guard",
 }

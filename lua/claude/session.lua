@@ -90,6 +90,17 @@ end
 -- The handlers for the CLI's requests, `fn(request, ctx)` (`ctx.session` is
 -- the session); each returns the response body or raises (which becomes an
 -- error answer).
+-- The control protocol, plus the one message the CLI takes outside a
+-- control_request and answers as one: update_environment_variables.
+local CONTROL = setmetatable({
+  request = function(id, method, params)
+    if method == "update_environment_variables" then
+      return { type = method, variables = params.variables, request_id = id }
+    end
+    return rpc.control.request(id, method, params)
+  end,
+}, { __index = rpc.control })
+
 local handlers = {}
 
 function handlers.can_use_tool(req, ctx)
@@ -272,6 +283,7 @@ local function initialize_request(self)
     request.sdkMcpServerManifests = manifests(self)
   end
   if self.options.agents then request.agents = cli.agents_wire(self.options.agents) end
+  for k, v in pairs(cli.initialize_fields(self.options)) do request[k] = v end
   return request
 end
 
@@ -301,7 +313,7 @@ function M.open(options)
     sdk_names = sdk_names,
   }, Session)
   self.peer = rpc.new {
-    codec = rpc.control,
+    codec = CONTROL,
     name = "CLI",
     send = function(msg) return write(self, msg) end,
     handlers = handlers,
@@ -342,11 +354,17 @@ function M.open(options)
       end,
     })
   end
+  M.watch_servers(self, sdk)
+  if options.session_store then self.mirror = require("claude.session_store").new(options, env) end
   if options.cwd then
     local ok = os.rename(options.cwd, options.cwd)
     if not ok then
       return nil, errors.new("connection", "working directory does not exist: " .. options.cwd)
     end
+  end
+  if options.session_store then
+    local ok, merr = require("claude.session_store").materialize(options, env)
+    if not ok then return nil, merr end
   end
   local user_stderr = options.stderr
   local proc, perr = process.spawn {
@@ -440,10 +458,13 @@ function M.user_message(prompt)
 end
 
 --- Sends a user message (a string, content blocks, or a message table).
+-- `opts.session_id` sets the message's `session_id` (as the Python SDK's
+-- `query(prompt, session_id)` does; default "default").
 -- @function Session:send
 -- @return true | nil, err, kind
-Session.send = errors.public(function(self, prompt)
+Session.send = errors.public(function(self, prompt, opts)
   local msg = M.user_message(prompt)
+  if opts ~= nil then msg = M.with_send_options(msg, opts) end
   local ok, err, kind = write(self, msg)
   if ok then self.prompts = self.prompts + 1 end
   return ok, err, kind
@@ -596,6 +617,7 @@ function Session:close(grace)
   end
   self.peer:close("session closed")
   if self.router then self.router:cancel_all("session closed") end
+  if self.mirror then pcall(self.mirror.wait, self.mirror, 10) end
   if not self.error then self.inbox:close() end
   self.state = "closed"
 end
@@ -603,6 +625,100 @@ Session.__close = function(self) self:close() end
 Session.__gc = function(self)
   if self.proc and not self.closed then self.proc.raw:close() end
 end
+
+---------------------------------------------------------------------------------------------
+-- Added for parity with the Python SDK 0.2.143 / TypeScript SDK: thin control requests and
+-- the list_changed notifications of in-process servers.
+---------------------------------------------------------------------------------------------
+
+--- `msg` with the options of `send` applied (a copy when they change it).
+function M.with_send_options(msg, opts)
+  if type(opts) ~= "table" then
+    error("bad argument #2 to 'send' (table expected, got " .. type(opts) .. ")", 3)
+  end
+  for k, v in pairs(opts) do
+    if k ~= "session_id" then error("bad argument #2 to 'send' (unknown option '"
+      .. tostring(k) .. "')", 3) end
+    if type(v) ~= "string" then
+      error("bad argument #2 to 'send' (session_id: string expected, got " .. type(v) .. ")", 3)
+    end
+  end
+  if opts.session_id then
+    local copy = {}
+    for k, v in pairs(msg) do copy[k] = v end
+    copy.session_id = opts.session_id
+    msg = copy
+  end
+  return msg
+end
+
+-- The session mirror (options.session_store): transcript_mirror messages go to the store,
+-- never to the iterators; each result hands what is pending over.
+ON_MESSAGE.transcript_mirror = function(self, msg)
+  if self.mirror then self.mirror:enqueue(msg) end
+end
+do
+  local on_turn_result = ON_MESSAGE.result
+  ON_MESSAGE.result = function(self, msg)
+    if self.mirror then self.mirror:flush() end
+    return on_turn_result(self, msg)
+  end
+end
+
+local LIST_CHANGED = { tools = "tools", resources = "resources",
+  resource_templates = "resources", prompts = "prompts" }
+
+--- Makes `server:add(...)` / `server:remove(...)` on the session's in-process servers
+-- send the CLI `notifications/<list>/list_changed` (through `mcp_message`); CLI 2.1.330
+-- then lists the server anew and the next turn sees the change.
+function M.watch_servers(self, sdk)
+  for name, server in pairs(sdk) do
+    server._watchers[self] = function(_, what)
+      if self.closed or self.error or self.stdin_closed or self.exited then return end
+      self.peer:notify("mcp_message", { server_name = name, message = { jsonrpc = "2.0",
+        method = "notifications/" .. LIST_CHANGED[what] .. "/list_changed" } })
+    end
+  end
+end
+
+--- Stops a background task (a subagent, a background shell); a
+-- `task_notification` with status `stopped` follows.
+function Session:stop_task(task_id, timeout)
+  return self:control("stop_task", { task_id = task_id }, timeout)
+end
+
+--- Reloads the plugins (and their commands, agents, MCP servers) from disk.
+function Session:reload_plugins(timeout)
+  return self:control("reload_plugins", nil, timeout)
+end
+
+--- Reads a resource of an MCP server the CLI is connected to.
+-- @return `{ contents = {...} }` | nil, err
+function Session:read_mcp_resource(server_name, uri, timeout)
+  return self:control("mcp_read_resource", { serverName = server_name, uri = uri }, timeout)
+end
+
+--- Gives the CLI new values of environment variables (refreshed tokens:
+-- the CLI applies CLAUDE_CODE_SESSION_ACCESS_TOKEN and CLAUDE_CODE_OAUTH_TOKEN),
+-- as its `update_environment_variables` stdin message, and waits for the answer.
+-- @function Session:update_environment_variables
+-- @return true | nil, err, kind
+Session.update_environment_variables = errors.public(function(self, variables, timeout)
+  if type(variables) ~= "table" then
+    errors.misuse("bad argument #1 to 'update_environment_variables' (table expected, got %s)",
+      type(variables))
+  end
+  for k, v in pairs(variables) do
+    if type(k) ~= "string" or type(v) ~= "string" then
+      errors.misuse("bad argument #1 to 'update_environment_variables' (entry '%s' must be a "
+        .. "string)", tostring(k))
+    end
+  end
+  local r, err, kind = self.peer:request("update_environment_variables",
+    { variables = json.object(variables) }, timeout)
+  if r == nil then return nil, err, kind end
+  return true
+end)
 
 --- Closes every session still open (the host does this when the script
 -- ends, so no CLI is left behind even without `<close>`).

@@ -114,10 +114,12 @@ local function init(version)
   return '{"jsonrpc":"2.0","id":0,"method":"initialize","params":' .. p .. "}"
 end
 
-local FULL_INIT = [[{"capabilities":{"tools":{},"resources":{},"prompts":{},"logging":{}},
+-- listChanged: server:add and server:remove notify the sessions using a server
+local FULL_INIT = [[{"capabilities":{"tools":{"listChanged":true},
+  "resources":{"listChanged":true},"prompts":{"listChanged":true},"logging":{}},
   "serverInfo":{"name":"full","version":"2.0.0"},"instructions":"Use full for everything",
   "protocolVersion":"%s"}]]
-local BARE_INIT = [[{"capabilities":{"tools":{},"logging":{}},
+local BARE_INIT = [[{"capabilities":{"tools":{"listChanged":true},"logging":{}},
   "serverInfo":{"name":"bare","version":"1.0.0"},"protocolVersion":"%s"}]]
 
 local function req(id, method, params)

@@ -207,9 +207,15 @@ local function read_all(file)
   return s
 end
 
--- --watch: polls the file (a content change, not only mtime: editors that rename keep it),
--- reloads it, and hands the new servers to `apply`.
-local function watch(file, args, apply)
+--- `--watch`: polls `file` (its content, so that editors that write a new file and rename
+-- it are seen), reloads it on a change and hands the new `{ {name, server}, ... }` to
+-- `apply`; a file that fails to load, or an `apply` that raises, keeps the previous tools
+-- and says why on stderr. For the transports (stdio here, HTTP in claude.mcp.http).
+-- @tparam string file
+-- @tparam {string,...} args the file's arguments
+-- @tparam function apply
+-- @return the watching task (cancel it to stop)
+function M.watch(file, args, apply)
   local last = read_all(file)
   return async.spawn(function()
     while true do
@@ -244,7 +250,7 @@ local function serve_stdio(o, t, list)
   t:serve(server)
   local watcher
   if o.watch then
-    watcher = watch(o.file, o.args, function(new)
+    watcher = M.watch(o.file, o.args, function(new)
       local s, perr = pick(new, o.server or server.name)
       if not s then error(perr, 0) end
       server = s
@@ -295,7 +301,14 @@ function M.main(...)
   if o.http then
     -- the Streamable HTTP transport (claude.mcp.http): serve(list, options) serves every
     -- server of the list until stopped; with o.watch it reloads through M.load
-    return require("claude.mcp.http").serve(list, o)
+    local ok, http = pcall(require, "claude.mcp.http")
+    if not ok then
+      local why = tostring(http)
+      if why:find("module 'claude.mcp.http' not found", 1, true) then why = "not found" end
+      error(errors.new("unsupported", "mcp: --http: the Streamable HTTP transport "
+        .. "(claude.mcp.http) is not in this build: " .. why, { traceback = false }), 0)
+    end
+    return http.serve(list, o)
   end
   return serve_stdio(o, t, list)
 end

@@ -32,8 +32,8 @@
 -- connection builds the response and calls `send`.
 --
 -- Server-level changes reach every live connection of the server: `server:add(item)` and
--- `server:remove(item)` send `notifications/{tools,resources,prompts}/list_changed` (unless the
--- server was made with `list_changed = false`), `server:resource_updated(uri)` sends
+-- `server:remove(name)` send `notifications/{tools,resources,prompts}/list_changed`
+-- (unless the server was made with `list_changed = false`), `server:resource_updated(uri)` sends
 -- `notifications/resources/updated` to the connections subscribed to `uri`.
 --
 -- Before `initialize` only `initialize` and `ping` are served; any other request gets an
@@ -64,6 +64,8 @@ local NEEDS = { ["sampling/createMessage"] = "sampling", ["elicitation/create"] 
   ["roots/list"] = "roots" }
 
 local INVALID_REQUEST, PARSE_ERROR = -32600, -32700
+
+local listen -- (self, server)
 
 local Conn = { __name = "claude.mcp.Connection" }
 Conn.__index = Conn
@@ -174,9 +176,27 @@ M.new = errors.public(function(opts)
     if type(response) == "string" then response = content.text_result(response) end
     return self._send({ jsonrpc = "2.0", id = id, result = response }, tag)
   end
-  opts.server:listen(self)
+  listen(self, opts.server)
   return self
 end)
+
+-- Which notification a change of each list makes (the lists claude.mcp.tool names).
+local CHANGED = { tools = "notifications/tools/list_changed",
+  resources = "notifications/resources/list_changed",
+  resource_templates = "notifications/resources/list_changed",
+  prompts = "notifications/prompts/list_changed" }
+
+-- Registers the connection with the server: list changes (server._watchers, shared with the
+-- sessions serving it) and resource updates (server._subscribers). Both are weak-keyed.
+listen = function(self, server)
+  server._watchers[self] = function(_, what) self:server_event("list_changed", CHANGED[what]) end
+  server._subscribers[self] = function(uri) self:server_event("updated", uri) end
+end
+
+local function unlisten(self, server)
+  server._watchers[self] = nil
+  server._subscribers[self] = nil
+end
 
 -- The few methods the connection keeps state for; everything else is the router's.
 local function initialize(self, msg, id)
@@ -185,13 +205,6 @@ local function initialize(self, msg, id)
   local result = response.result
   if result then
     local params = msg.params
-    -- a standalone connection announces list changes unless the server says not to
-    local caps = result.capabilities
-    if self._server.list_changed ~= false and not self.stateless then
-      for _, k in ipairs { "tools", "resources", "prompts" } do
-        if caps[k] then caps[k].listChanged = true end
-      end
-    end
     self.initialized = true
     self.protocol_version = result.protocolVersion
     self.client_info = params and params.clientInfo
@@ -290,11 +303,11 @@ function Conn:set_server(server)
   end
   local old = self._server
   if old == server then return end
-  old:unlisten(self)
+  unlisten(self, old)
   self._router:set_server(self._key, nil)
   self._server, self._key = server, server.name
   self._router:set_server(self._key, server)
-  server:listen(self)
+  listen(self, server)
   if self.initialized and server.list_changed ~= false then
     for _, m in ipairs { "notifications/tools/list_changed",
       "notifications/resources/list_changed", "notifications/prompts/list_changed" } do
@@ -303,13 +316,16 @@ function Conn:set_server(server)
   end
 end
 
---- Called by the server (`server:add`, `server:remove`, `server:resource_updated`).
+--- Called for the server's changes (`server:add`, `server:remove`,
+-- `server:resource_updated`).
 -- @tparam string what `"list_changed"` or `"updated"`
 -- @param arg the notification's method, or the uri
 function Conn:server_event(what, arg)
   if self.closed or not self.initialized or self.stateless then return end
   if what == "list_changed" then
-    if self._server.list_changed ~= false then out(self, { jsonrpc = "2.0", method = arg }) end
+    if arg and self._server.list_changed ~= false then
+      out(self, { jsonrpc = "2.0", method = arg })
+    end
   elseif what == "updated" then
     if self.subscriptions[arg] then
       out(self, { jsonrpc = "2.0", method = "notifications/resources/updated",
@@ -331,7 +347,7 @@ function Conn:close(reason)
   if self.closed then return end
   reason = reason or "connection closed"
   self.closed = true
-  self._server:unlisten(self)
+  unlisten(self, self._server)
   self._router:cancel_all(reason)
   self._peer:close(reason)
   if self._on_close then self._on_close(reason) end

@@ -487,16 +487,13 @@ local KINDS = {
   [Completion] = { "completions", "completion_list", "key", "completion" },
 }
 
--- Which list_changed notification a change of each kind makes.
-local CHANGED = { tools = "notifications/tools/list_changed",
-  resources = "notifications/resources/list_changed",
-  resource_templates = "notifications/resources/list_changed",
-  prompts = "notifications/prompts/list_changed" }
+local LISTS = { tools = "tool_list", resources = "resource_list",
+  resource_templates = "resource_template_list", prompts = "prompt_list" }
 
--- Tells every listener (a live MCP connection, claude.mcp.connection) about a change:
--- `listener:server_event(what, arg)`.
-local function announce(s, what, arg)
-  for l in pairs(s._listeners) do l:server_event(what, arg) end
+-- Tells the sessions serving `s` that one of its lists changed (they send
+-- the client `notifications/<list>/list_changed`).
+local function changed(s, what)
+  for _, fn in pairs(s._watchers) do fn(s, what) end
 end
 
 -- -> nil | message
@@ -510,24 +507,21 @@ local function add(s, item)
   map[key] = item
   list[#list + 1] = item
   s.revision = s.revision + 1
-  if CHANGED[k[1]] then announce(s, "list_changed", CHANGED[k[1]]) end
+  if LISTS[k[1]] then changed(s, k[1]) end
   return nil
 end
 
--- -> the item removed | nil
-local function remove(s, k, key)
-  local map, list = s[k[1]], s[k[2]]
+-- -> the removed item | nil, message
+local function remove(s, what, key)
+  local map, list = s[what], s[LISTS[what]]
   local item = map[key]
-  if not item then return nil end
+  if not item then return nil, fmt("no %s '%s'", what:gsub("s$", ""), tostring(key)) end
   map[key] = nil
-  for i = 1, #list do
-    if list[i] == item then
-      table.remove(list, i)
-      break
-    end
+  for i = #list, 1, -1 do
+    if list[i] == item then table.remove(list, i) end
   end
   s.revision = s.revision + 1
-  if CHANGED[k[1]] then announce(s, "list_changed", CHANGED[k[1]]) end
+  changed(s, what)
   return item
 end
 
@@ -564,7 +558,8 @@ local function server(name, items, opts)
     tools = {}, tool_list = {}, resources = {}, resource_list = {},
     resource_templates = {}, resource_template_list = {}, prompts = {}, prompt_list = {},
     completions = {}, completion_list = {},
-    revision = 0, _lists = {}, _listeners = setmetatable({}, { __mode = "k" }),
+    revision = 0, _lists = {}, _watchers = setmetatable({}, { __mode = "k" }),
+    _subscribers = setmetatable({}, { __mode = "k" }),
   }, Server)
   items = items or {}
   local n = #items
@@ -587,8 +582,8 @@ end
 -- @tparam[opt] table opts `{version = "1.0.0", state = any, instructions = string,
 --   subscribe = false, list_changed = nil, page_size = 100}`: `subscribe` offers resource
 --   subscriptions (`server:resource_updated(uri)` notifies the subscribers), `list_changed`
---   announces tools, resources and prompts added or removed while serving (nil: where the
---   transport can, as `claudelua mcp` does; false: never)
+--   announces tools, resources and prompts added or removed while serving (default; false:
+--   never)
 -- @treturn claude.Server
 M.server = public(server)
 
@@ -606,36 +601,35 @@ methods.add = public(function(s, item)
   return s
 end)
 
-local function check_self(s, fname)
-  if getmetatable(s) ~= Server then
-    misuse("bad self to '%s' (claude.Server expected, got %s)", fname, typename(s))
-  end
-end
+local REMOVABLE = { tools = true, resources = true, resource_templates = true, prompts = true }
 
---- Remove a tool, resource, resource template, prompt or completion: the item itself, or a
--- tool by name. Connections serving the server are told (`list_changed`). Calls in flight
--- finish.
--- @param item a claude.Tool, claude.Resource, ... or a tool name
--- @return the item removed, or nil when the server did not hold it
--- @function remove
-methods.remove = public(function(s, item)
-  check_self(s, "remove")
-  if type(item) == "string" then return remove(s, KINDS[Tool], item) end
-  local k = KINDS[getmetatable(item)]
-  if not k then
-    misuse("bad argument #1 to 'remove' (claude.Tool, claude.Resource, claude.Prompt, "
-      .. "claude.Completion or a tool name expected, got %s)", typename(item))
+--- Remove a tool (or, with `what`, a resource by uri, a resource template by
+-- uri template, a prompt by name). A session using the server tells the CLI.
+-- @tparam string key the name (or uri)
+-- @tparam[opt="tools"] string what `"tools"`, `"resources"`, `"resource_templates"`, `"prompts"`
+-- @return the removed item, or nil and a message when there is none
+methods.remove = public(function(s, key, what)
+  if getmetatable(s) ~= Server then
+    misuse("bad self to 'remove' (claude.Server expected, got %s)", typename(s))
   end
-  if s[k[1]][item[k[3]]] ~= item then return nil end
-  return remove(s, k, item[k[3]])
+  what = what or "tools"
+  if not REMOVABLE[what] then misuse("bad argument #2 to 'remove' (unknown list '%s')",
+    tostring(what)) end
+  if type(key) ~= "string" then
+    misuse("bad argument #1 to 'remove' (string expected, got %s)", typename(key))
+  end
+  return remove(s, what, key)
 end)
 
 --- Tell the clients subscribed to `uri` that the resource changed
--- (`notifications/resources/updated`; the server needs `subscribe = true`).
+-- (`notifications/resources/updated`; the server needs `subscribe = true`). The connections
+-- of `claudelua mcp` (claude.mcp.connection) register in `server._subscribers`.
 -- @tparam string uri
 -- @function resource_updated
 methods.resource_updated = public(function(s, uri)
-  check_self(s, "resource_updated")
+  if getmetatable(s) ~= Server then
+    misuse("bad self to 'resource_updated' (claude.Server expected, got %s)", typename(s))
+  end
   if type(uri) ~= "string" then
     misuse("bad argument #1 to 'resource_updated' (string expected, got %s)", typename(uri))
   end
@@ -643,21 +637,8 @@ methods.resource_updated = public(function(s, uri)
     misuse("bad argument #1 to 'resource_updated' (the server '%s' was made without "
       .. "subscribe = true)", s.name)
   end
-  announce(s, "updated", uri)
+  for _, fn in pairs(s._subscribers) do fn(uri) end
 end)
-
---- Register a listener of changes (a live connection): `listener:server_event(what, arg)`
--- with `"list_changed", method` or `"updated", uri`. Held weakly.
--- @param listener
-function methods:listen(listener)
-  self._listeners[listener] = true
-end
-
---- Stop telling `listener` about changes.
--- @param listener
-function methods:unlisten(listener)
-  self._listeners[listener] = nil
-end
 
 --- The names the CLI knows this server's tools by, in definition order.
 -- @treturn {string,...} `{"mcp__<server>__<tool>", ...}`
@@ -666,9 +647,6 @@ function methods:tool_names()
   for i, t in ipairs(self.tool_list) do out[i] = "mcp__" .. self.name .. "__" .. t.name end
   return out
 end
-
-local LISTS = { tools = "tool_list", resources = "resource_list",
-  resource_templates = "resource_template_list", prompts = "prompt_list" }
 
 --- The listing array for `tools/list`, `resources/list`, `resources/templates/list` or
 -- `prompts/list`, cached until the next `add`.

@@ -47,17 +47,24 @@ local function lua_dir()
   return absolute(dir)
 end
 
+-- Loaded from a file, the fake CLI program is the file beside this one;
+-- compiled into the host (claudelua, libclaudelua) there is no such file, and
+-- the program is a one-line launcher in a temporary file.
+local embedded = debug.getinfo(1, "S").source:sub(1, 1) ~= "@"
+local LAUNCHER = 'require("claude.testing.fake_cli").main(...)\n'
+
 --- The path of the fake CLI program (absolute).
-M.fake_cli_path = lua_dir() .. "/claude/testing/fake_cli.lua"
+M.fake_cli_path = not embedded and lua_dir() .. "/claude/testing/fake_cli.lua" or nil
 
 --- The Lua interpreter to run the fake with: this process's executable when
--- it is `claudelua` or a `lua` (an embedding application is neither: then
--- `lua5.4` from PATH).
+-- it is `claudelua` or a `lua`; in an embedding application, `claudelua`
+-- from PATH when the modules are compiled in (no files for a `lua5.4` to
+-- load), else `lua5.4` from PATH.
 function M.interpreter()
   local exe = core.exepath()
   local name = exe and exe:match("[^/]+$") or ""
   if name:match("^claudelua") or name:match("^lua") then return exe end
-  return "lua5.4"
+  return embedded and "claudelua" or "lua5.4"
 end
 
 --- The environment the fake needs to find claudelua's modules under a plain
@@ -71,6 +78,22 @@ function M.lua_env()
 end
 
 local temps = {}
+
+-- The launcher, made again after `cleanup` removed it.
+local function fake_cli_program()
+  if not embedded then return M.fake_cli_path end
+  local f = M.fake_cli_path and io.open(M.fake_cli_path, "rb")
+  if f then
+    f:close()
+  else
+    M.fake_cli_path = os.tmpname()
+    f = assert(io.open(M.fake_cli_path, "wb"))
+    f:write(LAUNCHER)
+    f:close()
+    temps[M.fake_cli_path] = true
+  end
+  return M.fake_cli_path
+end
 
 local function tempfile(text)
   local path = os.tmpname()
@@ -242,7 +265,7 @@ M.fake_cli = errors.public(function(script, opts)
   for k, v in pairs(opts.env or {}) do env[k] = v end
   local interpreter = opts.interpreter or M.interpreter()
   local options = {
-    cli_path = { interpreter, M.fake_cli_path, path },
+    cli_path = { interpreter, fake_cli_program(), path },
     env = env,
   }
   local fake = setmetatable({ script = path, log = log or nil, options = options }, Fake)

@@ -1,0 +1,123 @@
+-- docs/api.md against the module: every exported function is documented, and
+-- every function documented exists (in Lua, or in the public C header).
+local claude = require "claude"
+local testing = require "claude.testing"
+
+local function slurp(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- The names of the `### ` headings: `claude.spawn`, `task:wait`, `claude_preload`.
+local function documented()
+  local names = {}
+  for line in slurp("docs/api.md"):gmatch("[^\n]+") do
+    if line:match("^### ") then
+      for name in line:gmatch("`([%w_.:]+)%(") do names[name] = true end
+    end
+  end
+  return names
+end
+
+-- Modules whose every function is public, and the functions of them that
+-- serve other modules only (not documented).
+local MODULES = {
+  ["claude"] = {},
+  ["claude.async"] = { spawn_observed = true, spawn_transient = true, traceback = true },
+  ["claude.process"] = {}, ["claude.queue"] = {}, ["claude.errors"] = {},
+  ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
+  ["claude.schema"] = {}, ["claude.tool"] = {},
+}
+
+local fake_options, fake = testing.fake_cli("cli:expect_initialize()")
+local log_path = os.tmpname()
+-- Objects by the name the reference gives them, as their method tables.
+local CLASSES = {
+  task = require("claude.async").Task,
+  event = getmetatable(require("claude.async").event()).__index,
+  process = require("claude.process").Process,
+  queue = require("claude.queue").Queue,
+  session = require("claude.session").Session,
+  server = getmetatable(claude.server("api_doc", {})).__index,
+  fake = getmetatable(fake).__index,
+  log = getmetatable(testing.read_log(log_path)).__index,
+}
+fake:cleanup()
+os.remove(log_path)
+assert(fake_options)
+
+local function resolve(name)
+  local object, method = name:match("^(%w+):([%w_]+)$")
+  if object then
+    local class = CLASSES[object]
+    return class and rawget(class, method)
+  end
+  local module, field = name:match("^(.+)%.([%w_]+)$")
+  if not module then return nil end
+  local ok, m = pcall(require, module)
+  if not ok or type(m) ~= "table" then return nil end
+  return m[field]
+end
+
+describe("docs/api.md", function()
+  local names = documented()
+
+  it("documents functions that exist", function()
+    local missing = {}
+    for name in pairs(names) do
+      local is_c = not name:find("[.:]")
+      if not is_c and type(resolve(name)) ~= "function" then missing[#missing + 1] = name end
+    end
+    table.sort(missing)
+    assert.same({}, missing)
+  end)
+
+  it("documents every function the public modules export", function()
+    local undocumented = {}
+    for module, internal in pairs(MODULES) do
+      for key, value in pairs(require(module)) do
+        if type(value) == "function" and not key:match("^_") and not internal[key]
+          and not names[module .. "." .. key] then
+          undocumented[#undocumented + 1] = module .. "." .. key
+        end
+      end
+    end
+    for object, class in pairs(CLASSES) do
+      for key, value in pairs(class) do
+        local name = object .. ":" .. key
+        if type(value) == "function" and not key:match("^_") and not names[name] then
+          undocumented[#undocumented + 1] = name
+        end
+      end
+    end
+    table.sort(undocumented)
+    assert.same({}, undocumented)
+  end)
+
+  it("documents exactly the functions of the public C header", function()
+    local header, exported, c_documented = slurp("include/claudelua/claude.h"), {}, {}
+    for line in header:gmatch("[^\n]+") do
+      local name = line:match("^CLAUDE_EXPORT [^(]-([%w_]+)%(")
+      if name then exported[name] = true end
+    end
+    for name in pairs(names) do
+      if not name:find("[.:]") then c_documented[name] = true end
+    end
+    assert.is_true(exported.claude_preload)
+    assert.same(exported, c_documented)
+  end)
+
+  it("gives a parameter or return type for every Lua function", function()
+    local text, untyped = slurp("docs/api.md"), {}
+    -- a heading, then the text up to the next heading
+    for heading, body in text:gmatch("\n### ([^\n]+)\n(.-)\n%f[#]") do
+      if heading:find("[.:][%w_]+%(") and not heading:find("->", 1, true)
+        and not body:find("\n%- `") and not heading:find("%(%)`$") then
+        untyped[#untyped + 1] = heading
+      end
+    end
+    assert.same({}, untyped)
+  end)
+end)
