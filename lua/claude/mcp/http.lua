@@ -597,36 +597,6 @@ function Transport:set_servers(servers)
   end
 end
 
--- --watch: polls the file's content and hands what it returns to set_servers.
-local function watch(t, o)
-  local cli = require "claude.mcp.cli"
-  local function read_all()
-    local f = io.open(o.file, "rb")
-    if not f then return nil end
-    local text = f:read("a")
-    f:close()
-    return text
-  end
-  local last = read_all()
-  return async.spawn(function()
-    while true do
-      async.sleep(0.3)
-      local now = read_all()
-      if now and now ~= last then
-        last = now
-        local list, err = cli.load(o.file, o.args)
-        if list then
-          t:set_servers(list)
-          io.stderr:write("claudelua mcp: reloaded ", o.file, "\n")
-        else
-          io.stderr:write("claudelua mcp: reloading ", o.file, " failed, keeping the previous "
-            .. "tools: ", tostring(err), "\n")
-        end
-      end
-    end
-  end)
-end
-
 --- `claudelua mcp --http`: serve until SIGINT or SIGTERM; calls in flight get `grace` seconds.
 -- @tparam table servers `{ {name, server}, ... }`
 -- @tparam table o the parsed command line (claude.mcp.cli)
@@ -649,7 +619,8 @@ function M.serve(servers, o)
     return core.signal(signame, function() stop:set() end, true)
   end
   local term, int = on("term"), on("int")
-  local watcher = o.watch and o.file and watch(t, o)
+  local watcher = o.watch and o.file and require("claude.mcp.cli").watch(o.file, o.args,
+    function(list) t:set_servers(list) end)
   pcall(stop.wait, stop)
   if watcher then watcher:cancel("server stopped") end
   local deadline = core.now() + (o.grace or 5)
