@@ -19,6 +19,7 @@ local json = require "claude.json"
 local errors = require "claude.errors"
 local connection = require "claude.mcp.connection"
 local sse = require "claude.mcp.sse"
+local guard = require "claude.mcp.http_guard"
 
 local M = {}
 
@@ -33,8 +34,10 @@ M.PROTOCOL_VERSIONS = { ["2024-11-05"] = true, ["2025-03-26"] = true, ["2025-06-
 M.DEFAULTS = { host = "127.0.0.1", port = 0, path = "/mcp", max_body = 16 * 1024 * 1024,
   session_timeout = 1800, history = 1000, retry = 1000, resume_grace = 30 }
 
+-- Complete streams a session keeps for clients that left them before their end.
+local MAX_KEPT = 64
+
 local ALLOW_STATEFUL, ALLOW_STATELESS = "GET, POST, DELETE", "POST"
-local LOCAL_HOSTS = { localhost = true, ["127.0.0.1"] = true, ["[::1]"] = true, ["::1"] = true }
 
 local Transport = { __name = "claude.mcp.HttpTransport" }
 Transport.__index = Transport
@@ -67,44 +70,6 @@ end
 
 local function media_type(value)
   return value and (value:match("^%s*([^;%s]+)") or ""):lower()
-end
-
----------------------------------------------------------------------------------------------
--- Host and Origin against DNS rebinding
----------------------------------------------------------------------------------------------
-
-local function host_name(hostport)
-  if not hostport then return nil end
-  hostport = hostport:lower()
-  local v6 = hostport:match("^(%[[^%]]*%])")
-  if v6 then return v6 end
-  return (hostport:gsub(":%d*$", ""))
-end
-
--- nil when the request may go on, else the reason for a 403
-local function forbidden(self, headers)
-  if self.protect then
-    local h = host_name(headers.host)
-    if not h or not self.allowed_hosts[h] then
-      return fmt("Forbidden: Host '%s' is not allowed", tostring(headers.host))
-    end
-  end
-  local origin = headers.origin
-  if origin then
-    local o = origin:lower():gsub("/$", "")
-    local list = self.allowed_origins
-    if list then
-      if not (list[o] or list["*"]) then
-        return fmt("Forbidden: Origin '%s' is not allowed", origin)
-      end
-    elseif self.protect then
-      local h = host_name(o:match("^[%a][%w+.-]*://([^/]*)$"))
-      if not h or not self.allowed_hosts[h] then
-        return fmt("Forbidden: Origin '%s' is not allowed", origin)
-      end
-    end
-  end
-  return nil
 end
 
 ---------------------------------------------------------------------------------------------
@@ -175,10 +140,16 @@ end
 local function end_stream(ex)
   local stream = ex.stream
   stream.done = true
+  local session = ex.session
   if stream.res then
     stream:detach(true)
-    ex.session.streams[stream.number] = nil
-  end -- else kept for a client that resumes
+    session.streams[stream.number] = nil
+  elseif not session.stateless then
+    -- kept for a client that resumes; the oldest complete ones go first
+    local kept = session.kept
+    kept[#kept + 1] = stream.number
+    if #kept > MAX_KEPT then session.streams[table.remove(kept, 1)] = nil end
+  end
   release(ex)
 end
 
@@ -269,7 +240,7 @@ local function close_session(self, session, reason)
 end
 
 local function new_session(self, ep, stateless)
-  local session = { transport = self, ep = ep, posts = {}, streams = {}, nstreams = 0,
+  local session = { transport = self, ep = ep, posts = {}, streams = {}, kept = {}, nstreams = 0,
     last = core.now(), stateless = stateless }
   if not stateless then
     session.id = new_session_id(self)
@@ -449,7 +420,7 @@ local function handle(self, req, res)
     return fail(res, 404, -32000, fmt("Not Found: no MCP server at %s (try %s)", path,
       self.opts.path))
   end
-  local why = forbidden(self, req.headers)
+  local why = guard.forbidden(self.guard, req.headers)
   if why then return fail(res, 403, -32000, why) end
   local m = req.method
   if m == "POST" then return post(self, ep, req, res) end
@@ -480,20 +451,6 @@ end
 -- The transport
 ---------------------------------------------------------------------------------------------
 
-local function is_loopback(host)
-  return host == "localhost" or core.address_class(host) == "loopback"
-end
-
-local function set_of(list, lower)
-  if list == nil then return nil end
-  local s = {}
-  for _, v in ipairs(list) do
-    v = lower and v:lower() or v
-    s[(v:gsub("/$", ""))] = true
-  end
-  return s
-end
-
 --- Serve servers over Streamable HTTP.
 -- @tparam table servers `{ {name, server}, ... }`: the first is served at `path`, each at
 --   `path/name`
@@ -522,16 +479,7 @@ function M.listen(servers, opts)
     if i == 1 then self.endpoints[base] = ep end
     self.endpoints[base .. "/" .. e[1]] = ep
   end
-  local protect = o.dns_rebinding_protection
-  if protect == nil then protect = is_loopback(o.host) end
-  self.protect = protect
-  local hosts = set_of(o.allowed_hosts, true) or {}
-  if protect and not o.allowed_hosts then
-    for h in pairs(LOCAL_HOSTS) do hosts[h] = true end
-    hosts[o.host:find(":") and "[" .. o.host .. "]" or o.host] = true
-  end
-  self.allowed_hosts = hosts
-  self.allowed_origins = set_of(o.allowed_origins, true)
+  self.guard = guard.new(o)
   local srv, err, code = core.http_listen { host = o.host, port = o.port, max_body = o.max_body,
     on_request = function(req, res) return handle(self, req, res) end }
   if not srv then return nil, errors.new("connection", err, { code = code }), code end
