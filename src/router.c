@@ -129,10 +129,10 @@ static void new_array(lua_State *L, int narr) {
 /* Pushes JSON null (json.null, a NULL light userdata). */
 static void push_null(lua_State *L) { lua_pushlightuserdata(L, NULL); }
 
-/* Is the value at idx usable as a JSON-RPC id? */
+/* Is the value at idx usable as a JSON-RPC id: a string or an integer? A
+ * fraction, or 1e400 (infinity), could not be echoed exactly. */
 static int is_id(lua_State *L, int idx) {
-  int t = lua_type(L, idx);
-  return t == LUA_TSTRING || t == LUA_TNUMBER;
+  return lua_type(L, idx) == LUA_TSTRING || lua_isinteger(L, idx);
 }
 
 /* Pushes "reply" and {jsonrpc = "2.0", id = <id at slot ID, or null>}, the

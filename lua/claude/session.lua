@@ -634,13 +634,14 @@ end
 --- `msg` with the options of `send` applied (a copy when they change it).
 function M.with_send_options(msg, opts)
   if type(opts) ~= "table" then
-    error("bad argument #2 to 'send' (table expected, got " .. type(opts) .. ")", 3)
+    errors.misuse("bad argument #2 to 'send' (table expected, got %s)", type(opts))
   end
   for k, v in pairs(opts) do
-    if k ~= "session_id" then error("bad argument #2 to 'send' (unknown option '"
-      .. tostring(k) .. "')", 3) end
+    if k ~= "session_id" then
+      errors.misuse("bad argument #2 to 'send' (unknown option '%s')", tostring(k))
+    end
     if type(v) ~= "string" then
-      error("bad argument #2 to 'send' (session_id: string expected, got " .. type(v) .. ")", 3)
+      errors.misuse("bad argument #2 to 'send' (session_id: string expected, got %s)", type(v))
     end
   end
   if opts.session_id then

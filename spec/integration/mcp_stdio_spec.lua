@@ -234,6 +234,16 @@ describe("claudelua mcp over stdio", function()
     assert.same({ 0, 0 }, { p:wait(10) })
   end)
 
+  it("on SIGINT lets a call in flight finish within the grace, then ends", function()
+    local p <close> = started(nil, { "--grace", "10" })
+    p:write_json(call(1, "slow", { seconds = 0.3 }))
+    p:write_json { jsonrpc = "2.0", id = 2, method = "ping" }
+    answer(p, 2)
+    p:signal("int")
+    assert.equal("slept", answer(p, 1).result.content[1].text)
+    assert.same({ 130, 0 }, { p:wait(10) })
+  end)
+
   it("on SIGTERM cancels a call that outlives the grace", function()
     local p <close> = started(nil, { "--grace", "0.2" })
     p:write_json(call(1, "slow", { seconds = 60 }))

@@ -608,6 +608,7 @@ local REMOVABLE = { tools = true, resources = true, resource_templates = true, p
 -- @tparam string key the name (or uri)
 -- @tparam[opt="tools"] string what `"tools"`, `"resources"`, `"resource_templates"`, `"prompts"`
 -- @return the removed item, or nil and a message when there is none
+-- @function remove
 methods.remove = public(function(s, key, what)
   if getmetatable(s) ~= Server then
     misuse("bad self to 'remove' (claude.Server expected, got %s)", typename(s))
