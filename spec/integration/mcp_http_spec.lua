@@ -108,17 +108,25 @@ local function eventually(fn, what)
   error("never happened: " .. what)
 end
 
-describe("claudelua mcp --http", function()
-  local server, url, stderr
+local busted_it = it
 
-  setup(function()
-    server, url, stderr = mcp_http.start { "--max-message", "100000", TOOLS }
-  end)
-  teardown(function()
-    server:signal("term")
-    assert.equal(0, server:wait(10))
-    server:close()
-  end)
+describe("claudelua mcp --http", function()
+  local url, stderr
+
+  -- Each case gets its own server, started and stopped inside it (inside the host, a
+  -- process spawned by setup() does not outlive setup's task).
+  local function it(name, fn)
+    busted_it(name, function()
+      local server
+      server, url, stderr = mcp_http.start { "--max-message", "100000", TOOLS }
+      local ok, err = pcall(fn)
+      server:signal("term")
+      local code = server:wait(10)
+      server:close()
+      assert(ok, err)
+      assert.equal(0, code)
+    end)
+  end
 
   it("serves a session: initialize, a call answered with JSON, DELETE, then 404", function()
     local sid = initialize(url)
