@@ -48,6 +48,14 @@ local items = {
   claude.tool("test_error_handling", "Always fails", function()
     error("This tool intentionally returns an error for testing", 0)
   end),
+  -- server-sse-polling (SEP-1699): over HTTP the call's stream ends mid-call and the client
+  -- gets the answer after it reconnects with Last-Event-ID (no stream over stdio: it just waits)
+  claude.tool("test_reconnection", "Closes its SSE stream mid-call, then answers", function(_, ctx)
+    sleep_ms(50)
+    ctx.close_stream()
+    sleep_ms(100)
+    return "Reconnection test completed"
+  end),
   claude.tool("test_tool_with_progress", "Reports progress 0, 50, 100 of 100", function(_, ctx)
     ctx.progress(0, 100)
     sleep_ms(50)

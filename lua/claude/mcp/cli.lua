@@ -25,6 +25,11 @@ Options:
                           127.0.0.1, loopback); every server of the file is served, side
                           by side
   --stateless             HTTP only: no sessions, no initialize needed, no requests to the client
+  --allowed-origins LIST  HTTP only: the Origin values accepted (comma-separated, or *);
+                          by default, on a loopback HOST, only local origins
+  --allowed-hosts LIST    HTTP only: the Host names accepted (comma-separated); by default,
+                          on a loopback HOST, localhost, 127.0.0.1 and [::1]
+  --session-timeout SECONDS  HTTP only: end a session idle this long (default 1800; 0: never)
   --server NAME           stdio: serve the server named NAME (needed when the file returns
                           several)
   --watch                 reload tools.lua when it changes; clients stay connected and are
@@ -84,6 +89,14 @@ function M.parse(argv)
       o.http = { host = host, port = port }
     elseif a == "--stateless" then
       o.stateless = true
+    -- HTTP options (claude.mcp.http)
+    elseif a == "--allowed-origins" or a == "--allowed-hosts" then
+      local list = {}
+      for item in value():gmatch("[^,%s]+") do list[#list + 1] = item end
+      o[a:sub(3):gsub("%-", "_")] = list
+    elseif a == "--session-timeout" then
+      local t = number_arg(a, value())
+      o.session_timeout = t > 0 and t or false
     elseif a == "--server" then
       o.server = value()
     elseif a == "--watch" then
@@ -112,6 +125,9 @@ function M.parse(argv)
   for j = i + 1, #argv do o.args[#o.args + 1] = argv[j] end
   if not o.file and not o.help then usage_error("no tools file given") end
   if o.stateless and not o.http then usage_error("--stateless needs --http") end
+  for _, k in ipairs { "allowed_origins", "allowed_hosts", "session_timeout" } do
+    if o[k] ~= nil and not o.http then usage_error("--%s needs --http", k:gsub("_", "-")) end
+  end
   return o
 end
 

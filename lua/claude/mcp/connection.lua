@@ -115,14 +115,16 @@ end
 
 --- Make a connection (see the top of this file).
 -- @tparam table opts `server`, `send`, `send_result`, `stateless`, `on_close`,
---   `request_timeout` (seconds a request to the client may take; default 60, false: none)
+--   `request_timeout` (seconds a request to the client may take; default 60, false: none),
+--   `close_stream` (`function(request_id)`: the transport ends that request's stream, for
+--   `ctx.close_stream()`; returns true when it did)
 -- @treturn claude.mcp.Connection
 -- @function new
 M.new = errors.public(function(opts)
   errors.check(opts, 1, "new", "table")
   for k in pairs(opts) do
     if k ~= "server" and k ~= "send" and k ~= "send_result" and k ~= "stateless"
-      and k ~= "on_close" and k ~= "request_timeout" then
+      and k ~= "on_close" and k ~= "request_timeout" and k ~= "close_stream" then
       misuse("bad field '%s' to 'new' (unknown option)", tostring(k))
     end
   end
@@ -148,6 +150,10 @@ M.new = errors.public(function(opts)
     notify = function(name, msg, ctx) return notify(self, name, msg, ctx) end,
     request = function(ctx, method, params, timeout)
       return client_request(self, ctx, method, params, timeout)
+    end,
+    -- ctx.close_stream(): the transport ends the stream of the request (HTTP polling)
+    close_stream = opts.close_stream and function(ctx)
+      return opts.close_stream(ctx.request_id)
     end,
   })
   self._peer = rpc.new {

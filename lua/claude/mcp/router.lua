@@ -136,6 +136,11 @@ Ctx.__index = function(ctx, k)
     f = function(...) return public_log(ctx, ...) end
   elseif k == "request" then
     f = function(...) return public_request(ctx, ...) end
+  elseif k == "close_stream" then -- Streamable HTTP (claude.mcp.http): end this call's stream
+    f = function()
+      local close = ctx._router._close_stream
+      return close ~= nil and close(ctx) or false
+    end
   elseif CLIENT_METHODS[k] then
     local method = CLIENT_METHODS[k]
     f = function(params, timeout) return public_request(ctx, method, params, timeout) end
@@ -311,7 +316,8 @@ M.new = public(function(servers, opts)
   errors.check(opts, 2, "new", "table", true)
   opts = opts or {}
   for k in pairs(opts) do
-    if k ~= "notify" and k ~= "request" and k ~= "ack" and k ~= "budget" then
+    if k ~= "notify" and k ~= "request" and k ~= "ack" and k ~= "budget"
+      and k ~= "close_stream" then
       misuse("bad field '%s' to 'new' (unknown option)", tostring(k))
     end
   end
@@ -331,7 +337,7 @@ M.new = public(function(servers, opts)
   end
   return setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
     _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
-    _limits = setmetatable({}, { __mode = "k" }) }, Router)
+    _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream }, Router)
 end)
 
 -- The work of one request, in a task: a tool call answers with its result (the caller writes

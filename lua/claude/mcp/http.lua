@@ -1,0 +1,581 @@
+--- The Streamable HTTP transport of an MCP server (specification 2025-06-18 and 2025-11-25).
+--
+--     local t = assert(http.listen({ {"calc", calc}, {"files", files} },
+--       { host = "127.0.0.1", port = 8080 }))
+--     -- POST/GET/DELETE http://127.0.0.1:8080/mcp (calc, the first) and /mcp/calc, /mcp/files
+--     t:close()
+--
+-- Each session (an `initialize` POST without `Mcp-Session-Id`) is one
+-- `claude.mcp.connection`; its messages are routed by the id of the request they belong to:
+-- a POST's answers, progress, logs and requests to the client go back on that POST, the rest
+-- on the session's GET stream. A POST is answered with JSON when its requests are answered
+-- before anything else is said, and becomes an event stream (`text/event-stream`) as soon as
+-- something else is (progress, a log, a request to the client): the common call costs no
+-- stream. Streams keep their events for `Last-Event-ID`. See docs/mcp-server.md.
+-- @module claude.mcp.http
+local core = require "claude.core"
+local async = require "claude.async"
+local json = require "claude.json"
+local errors = require "claude.errors"
+local connection = require "claude.mcp.connection"
+local sse = require "claude.mcp.sse"
+local guard = require "claude.mcp.http_guard"
+
+local M = {}
+
+local encode, decode, null = json.encode, json.decode, json.null
+local type, fmt, pairs = type, string.format, pairs
+
+--- The protocol versions a client may name in `MCP-Protocol-Version`.
+M.PROTOCOL_VERSIONS = { ["2024-11-05"] = true, ["2025-03-26"] = true, ["2025-06-18"] = true,
+  ["2025-11-25"] = true }
+
+--- Defaults of the options.
+M.DEFAULTS = { host = "127.0.0.1", port = 0, path = "/mcp", max_body = 16 * 1024 * 1024,
+  session_timeout = 1800, history = 1000, retry = 1000, resume_grace = 30 }
+
+-- Complete streams a session keeps for clients that left them before their end.
+local MAX_KEPT = 64
+
+local ALLOW_STATEFUL, ALLOW_STATELESS = "GET, POST, DELETE", "POST"
+
+local Transport = { __name = "claude.mcp.HttpTransport" }
+Transport.__index = Transport
+Transport.__tostring = function(t)
+  local n = 0
+  for _ in pairs(t.sessions) do n = n + 1 end
+  return fmt("claude.mcp.HttpTransport (%s, %d sessions)", t.closed and "closed" or t:url(), n)
+end
+
+---------------------------------------------------------------------------------------------
+-- Answers that are not the connection's
+---------------------------------------------------------------------------------------------
+
+local function fail(res, status, code, message, headers)
+  headers = headers or {}
+  headers["content-type"] = "application/json"
+  res:respond(status, headers, encode { jsonrpc = "2.0", id = null,
+    error = { code = code, message = message } })
+end
+
+-- The media types of an Accept header, as a set (parameters dropped).
+local function accepts(value, want)
+  if not value then return false end
+  for item in value:gmatch("[^,]+") do
+    local t = item:match("^%s*([^;%s]+)"):lower()
+    if t == want or t == "*/*" or t == want:match("^[^/]+") .. "/*" then return true end
+  end
+  return false
+end
+
+local function media_type(value)
+  return value and (value:match("^%s*([^;%s]+)") or ""):lower()
+end
+
+---------------------------------------------------------------------------------------------
+-- Sessions
+---------------------------------------------------------------------------------------------
+
+local function new_session_id(self)
+  local f = self.urandom
+  if not f then
+    f = assert(io.open("/dev/urandom", "rb"))
+    self.urandom = f
+  end
+  local bytes = assert(f:read(16), "reading /dev/urandom")
+  return (bytes:gsub(".", function(c) return fmt("%02x", c:byte()) end))
+end
+
+local function sse_headers(session)
+  return { ["content-type"] = "text/event-stream", ["cache-control"] = "no-cache",
+    ["mcp-session-id"] = session.id }
+end
+
+-- A POST's requests, in their order: the JSON answers or the event stream they go to.
+local Exchange = {}
+Exchange.__index = Exchange
+
+local function primes(session)
+  local v = session.conn and session.conn.protocol_version
+  return v ~= nil and v >= "2025-11-25"
+end
+
+local function release(ex)
+  ex.done = true
+  local session = ex.session
+  local posts = session.posts
+  for id in pairs(ex.pending) do
+    if posts[id] == ex then posts[id] = nil end
+  end
+  session.last = core.now()
+  if session.stateless then session.conn:close("request answered") end
+end
+
+local function respond_json(ex)
+  local body
+  if ex.batch then
+    body = encode(json.array(ex.answers))
+  else
+    body = encode(ex.answers[1])
+  end
+  ex.res:respond(200, { ["content-type"] = "application/json",
+    ["mcp-session-id"] = ex.session.id }, body)
+  release(ex)
+end
+
+-- Turns a POST into an event stream (something other than its answers is to be sent).
+local function start_sse(ex)
+  local session, t = ex.session, ex.session.transport
+  local n = session.nstreams + 1
+  session.nstreams = n
+  local stream = sse.new(n, t.opts.history, t.opts.retry)
+  ex.stream = stream
+  if not session.stateless then session.streams[n] = stream end
+  stream.primed = primes(session)
+  if ex.res:state() == "new" then stream:attach(ex.res, sse_headers(session), stream.primed) end
+  for i = 1, #ex.answers do stream:send(ex.answers[i]) end
+  ex.answers = {}
+end
+
+local function end_stream(ex)
+  local stream = ex.stream
+  stream.done = true
+  local session = ex.session
+  if stream.res then
+    stream:detach(true)
+    session.streams[stream.number] = nil
+  elseif not session.stateless then
+    -- kept for a client that resumes; the oldest complete ones go first
+    local kept = session.kept
+    kept[#kept + 1] = stream.number
+    if #kept > MAX_KEPT then session.streams[table.remove(kept, 1)] = nil end
+  end
+  release(ex)
+end
+
+local function exchange_send(ex, msg)
+  local id = msg.id
+  if msg.method == nil and id ~= nil and ex.pending[id] then
+    ex.pending[id] = nil
+    ex.session.posts[id] = nil
+    ex.left = ex.left - 1
+    if ex.stream then
+      ex.stream:send(msg)
+      if ex.left == 0 then end_stream(ex) end
+    else
+      ex.answers[#ex.answers + 1] = msg
+      if ex.left == 0 then respond_json(ex) end
+    end
+    return true
+  end
+  if not ex.stream then start_sse(ex) end
+  return ex.stream:send(msg)
+end
+
+-- The connection's `send`: to the POST the message belongs to, else to the GET stream.
+local function route(session, msg, related)
+  if related == nil and msg.method == nil then related = msg.id end
+  local ex = related ~= nil and session.posts[related]
+  if ex then return exchange_send(ex, msg) end
+  if session.stateless then return true end -- nowhere to go: no GET stream without a session
+  local st = session.standalone
+  st:send(msg)
+  if st.res then st.delivered = st.seq end
+  return true
+end
+
+local function cancel_pending(ex, reason)
+  local conn = ex.session.conn
+  for id in pairs(ex.pending) do
+    conn:receive { jsonrpc = "2.0", method = "notifications/cancelled",
+      params = { requestId = id, reason = reason } }
+  end
+end
+
+-- The client went away from a POST before its answers: a client that holds an event id may
+-- come back (Last-Event-ID) and its calls go on; otherwise they are cancelled, since nobody can
+-- ever get their answers.
+local function post_closed(ex)
+  if ex.done then return end
+  local stream = ex.stream
+  if stream then
+    stream:detach()
+    if stream.primed or stream.seq > 0 then return end
+  end
+  cancel_pending(ex, "the HTTP client disconnected")
+end
+
+-- ctx.close_stream() of a call: ends its POST's event stream now, the call going on; the
+-- client comes back with Last-Event-ID for the rest (SSE polling). Only a client that was
+-- given an event id can come back, so a stream that cannot be primed stays.
+local function close_stream(session, related)
+  local ex = related ~= nil and session.posts[related]
+  if not ex or ex.done or session.stateless then return false end
+  if not ex.stream then
+    if not primes(session) then return false end
+    start_sse(ex)
+  end
+  local stream = ex.stream
+  if not (stream.primed or stream.seq > 0) then return false end
+  stream:detach(true)
+  return true
+end
+
+local function close_session(self, session, reason)
+  if self.sessions[session.id] == session then self.sessions[session.id] = nil end
+  for _, ex in pairs(session.posts) do
+    if not ex.done then
+      ex.done = true
+      if ex.stream then
+        ex.stream:detach(true)
+      elseif ex.res:state() == "new" then
+        fail(ex.res, 404, -32001, "Session terminated: " .. reason)
+      end
+    end
+  end
+  session.posts = {}
+  for _, st in pairs(session.streams) do st:detach(true) end
+  session.standalone:detach(true)
+  session.streams = {}
+end
+
+local function new_session(self, ep, stateless)
+  local session = { transport = self, ep = ep, posts = {}, streams = {}, kept = {}, nstreams = 0,
+    last = core.now(), stateless = stateless }
+  if not stateless then
+    session.id = new_session_id(self)
+    session.standalone = sse.new(0, self.opts.history, self.opts.retry)
+    session.standalone.delivered = 0
+  end
+  session.conn = connection.new {
+    server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
+    send = function(msg, related) return route(session, msg, related) end,
+    close_stream = function(related) return close_stream(session, related) end,
+    on_close = function(reason)
+      if not stateless then close_session(self, session, reason) end
+    end,
+  }
+  return session
+end
+
+---------------------------------------------------------------------------------------------
+-- The methods
+---------------------------------------------------------------------------------------------
+
+local function check_version(res, headers)
+  local v = headers["mcp-protocol-version"]
+  if v and not M.PROTOCOL_VERSIONS[v] then
+    fail(res, 400, -32000, fmt("Bad Request: unsupported MCP-Protocol-Version '%s'", v))
+    return false
+  end
+  return true
+end
+
+-- The session a request names (Mcp-Session-Id), or nil after answering 400 or 404.
+local function find_session(self, ep, req, res)
+  local sid = req.headers["mcp-session-id"]
+  if not sid then
+    fail(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required")
+    return nil
+  end
+  local session = self.sessions[sid]
+  if not session or session.ep ~= ep then
+    fail(res, 404, -32001, "Session not found")
+    return nil
+  end
+  if not check_version(res, req.headers) then return nil end
+  session.last = core.now()
+  return session
+end
+
+local function valid_message(m)
+  if type(m) ~= "table" or m.jsonrpc ~= "2.0" then return false end
+  if m.method ~= nil then return type(m.method) == "string" end
+  return m.id ~= nil and (m.result ~= nil or m.error ~= nil)
+end
+
+local function post(self, ep, req, res)
+  local headers = req.headers
+  if not (accepts(headers.accept, "application/json")
+      and accepts(headers.accept, "text/event-stream")) then
+    return fail(res, 406, -32000,
+      "Not Acceptable: Accept must include application/json and text/event-stream")
+  end
+  if media_type(headers["content-type"]) ~= "application/json" then
+    return fail(res, 415, -32000, "Unsupported Media Type: Content-Type must be application/json")
+  end
+  local body, err = decode(req.body)
+  if body == nil then
+    return fail(res, 400, -32700, "Parse error: " .. tostring(err))
+  end
+  local batch = type(body) == "table" and json.is_array(body)
+  local list = batch and body or { body }
+  if #list == 0 then return fail(res, 400, -32600, "Invalid Request: an empty batch") end
+  local ids, init = {}, false
+  for i = 1, #list do
+    local m = list[i]
+    if not valid_message(m) then
+      return fail(res, 400, -32600, "Invalid Request: not a JSON-RPC 2.0 message")
+    end
+    if m.method and m.id ~= nil then
+      if m.id == null or (type(m.id) ~= "string" and type(m.id) ~= "number") then
+        return fail(res, 400, -32600, "Invalid Request: a request id must be a string or a number")
+      end
+      ids[#ids + 1] = m.id
+      if m.method == "initialize" then init = true end
+    end
+  end
+  local session
+  if self.stateless then
+    if not check_version(res, headers) then return end
+    session = new_session(self, ep, true)
+  elseif init then
+    if #list > 1 then
+      return fail(res, 400, -32600, "Invalid Request: initialize must be sent alone")
+    end
+    if headers["mcp-session-id"] then
+      return fail(res, 400, -32600, "Invalid Request: initialize must not carry Mcp-Session-Id "
+        .. "(the session is already initialized)")
+    end
+    session = new_session(self, ep, false)
+  else
+    session = find_session(self, ep, req, res)
+    if not session then return end
+  end
+  local conn = session.conn
+  if #ids == 0 then -- notifications and answers only
+    res:respond(202, { ["mcp-session-id"] = session.id })
+    conn:receive(batch and list or list[1])
+    if session.stateless then conn:close("request answered") end
+    return
+  end
+  local ex = setmetatable({ session = session, res = res, batch = batch, answers = {},
+    pending = {}, left = #ids }, Exchange)
+  for i = 1, #ids do
+    ex.pending[ids[i]] = true
+    session.posts[ids[i]] = ex
+  end
+  res.on_close = function() post_closed(ex) end
+  if init then self.sessions[session.id] = session end
+  conn:receive(batch and list or list[1])
+  if init and not conn.initialized then -- initialize failed: no session
+    self.sessions[session.id] = nil
+    conn:close("initialize failed")
+  end
+end
+
+local function get(self, ep, req, res)
+  if self.stateless then
+    return fail(res, 405, -32000, "Method Not Allowed: a stateless server has no GET stream",
+      { allow = ALLOW_STATELESS })
+  end
+  if not accepts(req.headers.accept, "text/event-stream") then
+    return fail(res, 406, -32000, "Not Acceptable: Accept must include text/event-stream")
+  end
+  local session = find_session(self, ep, req, res)
+  if not session then return end
+  local last = req.headers["last-event-id"]
+  local stream, after, prime
+  if last then
+    local n, seq = sse.parse_id(last)
+    stream = n == 0 and session.standalone or n and session.streams[n]
+    if not stream then
+      return fail(res, 404, -32000, fmt("Not Found: no stream to resume for Last-Event-ID '%s'",
+        last))
+    end
+    after = seq
+  else
+    stream, prime = session.standalone, primes(session)
+    after = stream.delivered
+  end
+  if stream.res then
+    return fail(res, 409, -32000, "Conflict: the stream is already open")
+  end
+  if not stream:attach(res, sse_headers(session), prime, after) then return end
+  if stream.number == 0 then stream.delivered = stream.seq end
+  if stream.done then -- every answer was sent: the replay completes the stream
+    stream:detach(true)
+    session.streams[stream.number] = nil
+    return
+  end
+  res.on_close = function() if stream.res == res then stream.res = nil end end
+end
+
+local function delete(self, ep, req, res)
+  if self.stateless then
+    return fail(res, 405, -32000, "Method Not Allowed: a stateless server has no sessions",
+      { allow = ALLOW_STATELESS })
+  end
+  local session = find_session(self, ep, req, res)
+  if not session then return end
+  session.conn:close("session deleted by the client")
+  res:respond(200, { ["mcp-session-id"] = session.id })
+end
+
+local function handle(self, req, res)
+  local path = req.path
+  if #path > 1 and path:sub(-1) == "/" then path = path:sub(1, -2) end
+  local ep = self.endpoints[path]
+  if not ep then
+    return fail(res, 404, -32000, fmt("Not Found: no MCP server at %s (try %s)", path,
+      self.opts.path))
+  end
+  local why = guard.forbidden(self.guard, req.headers)
+  if why then return fail(res, 403, -32000, why) end
+  local m = req.method
+  if m == "POST" then return post(self, ep, req, res) end
+  if m == "GET" then return get(self, ep, req, res) end
+  if m == "DELETE" then return delete(self, ep, req, res) end
+  fail(res, 405, -32000, fmt("Method Not Allowed: %s", m),
+    { allow = self.stateless and ALLOW_STATELESS or ALLOW_STATEFUL })
+end
+
+-- Closes sessions idle for longer than session_timeout: nothing in flight, no stream open.
+local function sweep(self)
+  local now, limit = core.now(), self.opts.session_timeout
+  local idle = {}
+  for _, s in pairs(self.sessions) do
+    local busy = s.standalone.res ~= nil or next(s.posts) ~= nil
+    if not busy then
+      for _, st in pairs(s.streams) do if st.res then busy = true end end
+    end
+    if not busy and now - s.last > limit then idle[#idle + 1] = s end
+  end
+  for _, s in ipairs(idle) do
+    s.conn:close("session expired")
+    if self.opts.log then self.opts.log(fmt("session %s expired", s.id)) end
+  end
+end
+
+---------------------------------------------------------------------------------------------
+-- The transport
+---------------------------------------------------------------------------------------------
+
+--- Serve servers over Streamable HTTP.
+-- @tparam table servers `{ {name, server}, ... }`: the first is served at `path`, each at
+--   `path/name`
+-- @tparam[opt] table opts `host` ("127.0.0.1"), `port` (0: any free port), `path` ("/mcp"),
+--   `stateless` (false), `max_body` (bytes, 16 MiB: larger bodies get 413),
+--   `session_timeout` (seconds a session may stay idle, 1800; false: forever),
+--   `allowed_hosts`, `allowed_origins` (lists; Host and Origin checks against DNS rebinding,
+--   on by default when `host` is loopback), `dns_rebinding_protection` (force it on or off),
+--   `history` (events kept per stream for Last-Event-ID, 1000), `retry` (milliseconds, the
+--   SSE `retry` of priming events, 1000), `request_timeout` (requests to the client),
+--   `log` (a function given a line when a session expires)
+-- @return the transport (`:url()`, `:port()`, `:close()`), or nil, err, code
+function M.listen(servers, opts)
+  opts = opts or {}
+  local o = {}
+  for k, v in pairs(M.DEFAULTS) do o[k] = v end
+  for k, v in pairs(opts) do o[k] = v end
+  if type(servers) ~= "table" or #servers == 0 then
+    errors.misuse("bad argument #1 to 'listen' ({ {name, server}, ... } expected)")
+  end
+  local self = setmetatable({ opts = o, sessions = {}, endpoints = {}, stateless = o.stateless
+    and true or false, closed = false }, Transport)
+  local base = o.path
+  for i, e in ipairs(servers) do
+    local ep = { name = e[1], server = e[2] }
+    if i == 1 then self.endpoints[base] = ep end
+    self.endpoints[base .. "/" .. e[1]] = ep
+  end
+  self.guard = guard.new(o)
+  local srv, err, code = core.http_listen { host = o.host, port = o.port, max_body = o.max_body,
+    on_request = function(req, res) return handle(self, req, res) end }
+  if not srv then return nil, errors.new("connection", err, { code = code }), code end
+  self.http = srv
+  if o.session_timeout and not self.stateless then
+    self.timer = core.timer()
+    local every = math.min(o.session_timeout / 4, 30)
+    local function tick()
+      sweep(self)
+      self.timer:start(every, tick)
+    end
+    self.timer:start(every, tick)
+  end
+  return self
+end
+
+--- The port the transport listens on.
+function Transport:port()
+  return self.http:port()
+end
+
+--- The URL of the first server.
+function Transport:url()
+  local host = self.opts.host
+  if host:find(":") then host = "[" .. host .. "]" end
+  return fmt("http://%s:%d%s", host, self.http:port(), self.opts.path)
+end
+
+--- Requests being served, in every session.
+function Transport:pending()
+  local n = 0
+  for _, s in pairs(self.sessions) do n = n + s.conn:pending() end
+  return n
+end
+
+--- Stop: no new connection; every session is closed (calls in flight cancelled, streams
+-- ended). Idempotent.
+function Transport:close(reason)
+  if self.closed then return end
+  self.closed = true
+  if self.timer then self.timer:close() end
+  local list = {}
+  for _, s in pairs(self.sessions) do list[#list + 1] = s end
+  for _, s in ipairs(list) do s.conn:close(reason or "server closed") end
+  self.http:close()
+  if self.urandom then self.urandom:close() end
+end
+Transport.__close = Transport.close
+
+--- Serve new servers (the tools file was reloaded): each endpoint takes the server of the
+-- same name, and every session of it goes on with the new one (its client is told the lists
+-- changed); calls in flight finish on the old one. Servers that are gone keep serving.
+-- @tparam table servers `{ {name, server}, ... }`
+function Transport:set_servers(servers)
+  local by_name = {}
+  for _, e in ipairs(servers) do by_name[e[1]] = e[2] end
+  for _, ep in pairs(self.endpoints) do
+    local new = by_name[ep.name]
+    if new and new ~= ep.server then ep.server = new end
+  end
+  for _, s in pairs(self.sessions) do
+    if s.ep.server ~= s.conn:server() then s.conn:set_server(s.ep.server) end
+  end
+end
+
+--- `claudelua mcp --http`: serve until SIGINT or SIGTERM; calls in flight get `grace` seconds.
+-- @tparam table servers `{ {name, server}, ... }`
+-- @tparam table o the parsed command line (claude.mcp.cli)
+function M.serve(servers, o)
+  local t, err = M.listen(servers, {
+    host = o.http.host, port = o.http.port, stateless = o.stateless,
+    max_body = o.max_message, request_timeout = o.request_timeout,
+    session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
+    allowed_origins = o.allowed_origins,
+    log = function(msg) io.stderr:write("claudelua mcp: ", msg, "\n") end,
+  })
+  if not t then error(err, 0) end
+  local names = {}
+  for i, e in ipairs(servers) do names[i] = e[1] end
+  io.stderr:write(fmt("claudelua mcp: serving %s (%s) and %s/NAME for %s\n", t:url(),
+    servers[1][1], t:url(), table.concat(names, ", ")))
+  io.stderr:flush()
+  local stop = async.event()
+  local function on(signame)
+    return core.signal(signame, function() stop:set() end, true)
+  end
+  local term, int = on("term"), on("int")
+  local watcher = o.watch and o.file and require("claude.mcp.cli").watch(o.file, o.args,
+    function(list) t:set_servers(list) end)
+  pcall(stop.wait, stop)
+  if watcher then watcher:cancel("server stopped") end
+  local deadline = core.now() + (o.grace or 5)
+  while t:pending() > 0 and core.now() < deadline do async.sleep(0.01) end
+  t:close("server stopped")
+  term:close()
+  int:close()
+end
+
+return M

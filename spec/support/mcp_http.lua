@@ -1,0 +1,34 @@
+-- Starts `claudelua mcp --http 127.0.0.1:0 ...` for a spec and returns the process and the URL
+-- it serves (read from the line it prints to stderr once it listens).
+local async = require "claude.async"
+local process = require "claude.process"
+local harness = require "support.harness"
+
+local M = {}
+
+--- Spawn the server. `args` go after `--http 127.0.0.1:0` (options, then the tools file).
+-- @return the process (close it with <close>), the URL of the first server, the stderr lines
+function M.start(args)
+  local lines, ready, url = {}, async.event(), nil
+  local argv = { "mcp", "--http", "127.0.0.1:0" }
+  for _, a in ipairs(args) do argv[#argv + 1] = a end
+  -- harness.claudelua is relative to the root, or absolute (ctest gives CLAUDELUA_BUILD)
+  local exe = harness.claudelua:sub(1, 1) == "/" and harness.claudelua
+    or harness.root .. "/" .. harness.claudelua
+  local p = assert(process.spawn { exe, args = argv,
+    stderr = function(line)
+      lines[#lines + 1] = line
+      url = url or line:match("serving (http://%S+)")
+      if url then ready:set() end
+    end })
+  -- (generous: the host's integration run shares the machine with builds)
+  ready:wait(60)
+  if not url then
+    p:signal("kill")
+    error("the server did not start (exit " .. tostring(p:wait(5)) .. "):\n"
+      .. table.concat(lines, "\n"))
+  end
+  return p, url, lines
+end
+
+return M

@@ -1,0 +1,49 @@
+-- claude.mcp.http_guard: the Host and Origin checks of the Streamable HTTP transport, as a
+-- table of rows: options, headers, and whether the request may go on.
+local guard = require "claude.mcp.http_guard"
+
+local LOOP = { host = "127.0.0.1" }
+local ANY = { host = "0.0.0.0" }
+
+local ROWS = {
+  -- options, headers, allowed
+  { LOOP, { host = "127.0.0.1:8080" }, true },
+  { LOOP, { host = "localhost:8080" }, true },
+  { LOOP, { host = "LOCALHOST" }, true },
+  { LOOP, { host = "[::1]:8080" }, true },
+  { LOOP, { host = "evil.example.com" }, false },
+  { LOOP, { host = "evil.example.com:8080" }, false },
+  { LOOP, {}, false },
+  { LOOP, { host = "localhost", origin = "http://localhost:3000" }, true },
+  { LOOP, { host = "localhost", origin = "https://127.0.0.1" }, true },
+  { LOOP, { host = "localhost", origin = "http://evil.example.com" }, false },
+  { LOOP, { host = "localhost", origin = "null" }, false },
+  { { host = "::1" }, { host = "[::1]:9" }, true },
+  { { host = "127.0.0.5" }, { host = "127.0.0.5:9" }, true },
+  { ANY, { host = "mcp.example.com" }, true },
+  { ANY, { host = "x", origin = "http://anything.example" }, true },
+  { { host = "0.0.0.0", allowed_hosts = { "mcp.example.com" } }, { host = "mcp.example.com:443" },
+    true },
+  { { host = "0.0.0.0", allowed_hosts = { "mcp.example.com" } }, { host = "localhost" }, false },
+  { { host = "0.0.0.0", allowed_origins = { "https://app.example.com/" } },
+    { host = "x", origin = "https://APP.example.com" }, true },
+  { { host = "0.0.0.0", allowed_origins = { "https://app.example.com" } },
+    { host = "x", origin = "https://other.example.com" }, false },
+  { { host = "127.0.0.1", allowed_origins = { "*" } },
+    { host = "localhost", origin = "https://other.example.com" }, true },
+  { { host = "127.0.0.1", dns_rebinding_protection = false }, { host = "evil.example.com" },
+    true },
+}
+
+describe("claude.mcp.http_guard", function()
+  it("allows and forbids as each row says", function()
+    for i, row in ipairs(ROWS) do
+      local why = guard.forbidden(guard.new(row[1]), row[2])
+      if row[3] then
+        assert.is_nil(why, "row " .. i)
+      else
+        assert.matches("^Forbidden: ", why, 1, false, "row " .. i)
+      end
+    end
+  end)
+end)
