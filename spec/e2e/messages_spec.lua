@@ -195,7 +195,7 @@ describe("messages a session delivers, on the real CLI", function()
     os.execute("rm -rf " .. gate_dir)
   end)
 
-  it("a subagent: task_started, its messages under parent_tool_use_id, task_progress, the notification",
+  it("a subagent: task_started, its messages under its call's id, task_progress, the notification",
     function()
     for _, forward in ipairs { false, true } do
       local mock <close> = e2e.start { turns = {
