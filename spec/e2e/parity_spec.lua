@@ -193,6 +193,66 @@ describe("parity with the official SDKs, on the real CLI", function()
     assert.equal(3, mock:requests()[3].n_messages) -- alpha, one: alpha, gamma
   end)
 
+  it("task_budget reaches the API as output_config.task_budget, with its beta", function()
+    local mock <close> = e2e.start({ turns = {
+      { content = { use("Bash", { command = "echo 7", description = "seven" }) } },
+      { content = { text("ok") } },
+    } }, { log_bodies = true })
+    local msgs = harness.collect(claude.query("hi", mock:options {
+      task_budget = { total = 20000 }, allowed_tools = { "Bash" } }))
+    assert.equal("ok", last(msgs, "result").result)
+    local reqs = mock:requests()
+    assert.equal(2, #reqs)
+    for _, r in ipairs(reqs) do -- every request of the turn carries it
+      assert.same({ type = "tokens", total = 20000 }, r.body.output_config.task_budget)
+      assert.is_true(has(r.betas, "task-budgets-2026-03-13"))
+    end
+    mock:stop()
+    local mock2 <close> = e2e.start({ turns = { { content = { text("ok") } } } },
+      { log_bodies = true })
+    harness.collect(claude.query("hi", mock2:options()))
+    local r = mock2:requests()[1]
+    assert.is_nil(r.body.output_config)
+    assert.is_false(has(r.betas, "task-budgets-2026-03-13"))
+  end)
+
+  it("resume_drops_turn: drops the named turn, and refuses a turn that is not the next",
+    function()
+    local mock <close> = e2e.start { turns = {
+      { content = { text("one: {{last_user_text}}") } },
+      { content = { text("two: {{last_user_text}}") } },
+      { content = { text("three: {{last_user_text}}") } },
+    } }
+    local id
+    do
+      local s <close> = assert(claude.connect(mock:options()))
+      turn(s, "alpha")
+      turn(s, "beta")
+      id = s.session_id
+    end
+    -- alpha, one: alpha, beta, two: beta
+    local saved = assert(claude.sessions.get_messages(id,
+      { config_dir = mock.dir .. "/home/.claude" }))
+    assert.equal("beta", claude.text(saved[3]))
+    -- the named turn is not the one after the kept message: refused as an error result,
+    -- before any request (a ProcessError in the Python SDK; here the CLI's result)
+    local msgs = harness.collect(claude.query("gamma", mock:options { resume = id,
+      resume_session_at = saved[2].uuid, resume_drops_turn = saved[1].uuid }))
+    local refused = last(msgs, "result")
+    assert.equal("error_during_execution", refused.subtype)
+    assert.is_true(refused.is_error)
+    local words = "Resume rejected by --resume-drops-turn: resuming at " .. saved[2].uuid
+    assert.equal(words, refused.errors[1]:sub(1, #words))
+    assert.matches("range does not start with the declared turn prompt", refused.errors[1], 1,
+      true)
+    assert.equal(2, #mock:requests())
+    -- the turn that follows: resumed without it
+    msgs = harness.collect(claude.query("gamma", mock:options { resume = id,
+      resume_session_at = saved[2].uuid, resume_drops_turn = saved[3].uuid }))
+    assert.equal("three: gamma", last(msgs, "result").result)
+    assert.equal(3, mock:requests()[3].n_messages) -- alpha, one: alpha, gamma
+  end)
+
   it("takes skills, task_budget, agent and a preset prompt without dynamic sections", function()
     local mock <close> = e2e.start { turns = { { content = { text("ok") } } } }
     local msgs = harness.collect(claude.query("hi", mock:options {
