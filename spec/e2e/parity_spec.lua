@@ -96,6 +96,31 @@ describe("parity with the official SDKs, on the real CLI", function()
     assert.equal("connected", status_of(s2, "everything"))
   end)
 
+  it("prompts of an external server are slash commands; an in-process server's are not",
+    function()
+    local mock <close> = e2e.start { turns = { { content = { text("got: {{last_user_text}}") } } } }
+    local asked = false
+    local notes = claude.server("notes", {
+      claude.tool("add", "Add", { a = "number", b = "number" }, function(a) return a.a + a.b end),
+      claude.prompt { name = "review", description = "Review", get = function()
+        asked = true
+        return "Review it."
+      end },
+    })
+    local everything = harness.root .. "/node_modules/.bin/mcp-server-everything"
+    local s <close> = assert(claude.connect(mock:options { mcp_servers = { notes = notes,
+      everything = { command = everything, args = {} } } }))
+    -- the CLI runs prompts/get and sends the prompt's text as the user's message
+    local msgs = turn(s, "/mcp__everything__simple-prompt")
+    assert.equal("got: This is a simple prompt without arguments.", last(msgs, "result").result)
+    local init = last(msgs, "system", "init")
+    assert.is_true(has(init.slash_commands, "mcp__everything__simple-prompt"))
+    assert.is_true(has(init.slash_commands, "mcp__everything__args-prompt"))
+    for _, c in ipairs(init.slash_commands) do assert.is_nil(c:find("notes", 1, true)) end
+    assert.equal("connected", status_of(s, "notes"))
+    assert.is_false(asked)
+  end)
+
   it("answers control requests as the CLI does", function()
     local mock <close> = e2e.start { turns = { { content = { text("ok") } },
       { content = { text("ok") } }, { content = { text("ok") } }, { content = { text("ok") } } } }
