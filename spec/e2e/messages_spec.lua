@@ -2,7 +2,7 @@
 -- it, against the REAL claude CLI (pinned 2.1.330) and the scripted Messages
 -- API: system/init, system/status, stream_event, user tool results, a
 -- background shell and a subagent (background_tasks_changed, task_started,
--- task_progress, task_updated, task_notification), compact_boundary,
+-- task_progress, task_updated, task_notification), compact_boundary, hook events,
 -- api_retry, rate_limit_event and the result subtypes. When the pin moves,
 -- these specs say which shape changed. docs/sessions.md lists them.
 -- Run: busted spec/e2e/messages_spec.lua
@@ -281,6 +281,37 @@ describe("messages a session delivers, on the real CLI", function()
     local reqs = mock:requests()
     assert.equal(1, reqs[3].n_messages) -- the summary and "next", in one user message
     assert.equal("next", reqs[3].last_user_text)
+  end)
+
+  it("include_hook_events: hook_started and hook_response for a command hook", function()
+    local mock <close> = e2e.start { turns = {
+      { content = { use("Bash", { command = "echo 1", description = "one" }) } },
+      { content = { text("done") } },
+    } }
+    local called = 0
+    local msgs = harness.collect(claude.query("go", mock:options {
+      allowed_tools = { "Bash" }, include_hook_events = true,
+      hooks = { PreToolUse = function() called = called + 1 end },
+      settings = { hooks = { PostToolUse = { { matcher = "Bash",
+        hooks = { { type = "command", command = "echo '{}'" } } } } } },
+    }))
+    local sid = msgs[1].session_id
+    local started = find(msgs, "system", "hook_started")
+    assert_common(started, sid)
+    assert.equal("PostToolUse", started.hook_event)
+    assert.equal("PostToolUse:Bash", started.hook_name)
+    assert.is_string(started.hook_id)
+    local response = find(msgs, "system", "hook_response")
+    assert_common(response, sid)
+    assert.equal(started.hook_id, response.hook_id)
+    assert.equal("success", response.outcome)
+    assert.equal(0, response.exit_code)
+    assert.equal("{}\n", response.stdout)
+    assert.equal("", response.stderr)
+    -- a callback hook of the session runs, but is not reported as a hook event
+    assert.equal(1, called)
+    assert.equal(1, #all(msgs, "system", "hook_started"))
+    assert.equal("done", msgs[#msgs].result)
   end)
 
   it("an API retry: system/api_retry before the answer", function()
