@@ -195,6 +195,27 @@ describe("messages a session delivers, on the real CLI", function()
     os.execute("rm -rf " .. gate_dir)
   end)
 
+  it("stop_task stops a background shell: task_notification with status 'stopped'", function()
+    local mock <close> = e2e.start { turns = {
+      { content = { use("Bash", { command = "sleep 600", description = "sleeps",
+        run_in_background = true }) } },
+      { content = { text("started") } },
+      { content = { text("stopped") } },
+    } }
+    local s <close> = assert(claude.connect(mock:options { allowed_tools = { "Bash" } }))
+    assert(s:send("go"))
+    local started = find(harness.collect(s:receive(T)), "system", "task_started")
+    assert.same({}, assert(s:stop_task(started.task_id)))
+    local note
+    repeat
+      local msg = assert(s:next_message(T))
+      if msg.type == "system" and msg.subtype == "task_notification" then note = msg end
+    until note
+    assert.equal(started.task_id, note.task_id)
+    assert.equal("stopped", note.status)
+    assert.is_string(note.summary)
+  end)
+
   it("a subagent: task_started, its messages under its call's id, task_progress, the notification",
     function()
     for _, forward in ipairs { false, true } do
