@@ -7,7 +7,7 @@
  * stream split anywhere (inside a CRLF, a BOM, a field name) parses alike.
  *
  *   cmake -S . -B build-fuzz -DCLAUDELUA_FUZZ=ON -DCMAKE_C_COMPILER=clang
- *   cmake --build build-fuzz --target sse_fuzz && build-fuzz/sse_fuzz -max_total_time=60
+ *   cmake --build build-fuzz --target fuzz_sse && bash tools/fuzz.sh sse
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,7 +28,9 @@ static int record(void *ud, const claude_sse_event *ev) {
       claude_buf_append(out, ev->id, ev->id_len) != 0 ||
       claude_buf_append(out, &ev->retry, sizeof ev->retry) != 0)
     abort();
-  if (!ev->overflow && (ev->type_len == 0 || memchr(ev->id, '\0', ev->id_len) != NULL)) abort();
+  if (!ev->overflow && (ev->type_len == 0 ||
+                        (ev->id_len > 0 && memchr(ev->id, 0, ev->id_len) != NULL)))
+    abort();
   return 0;
 }
 

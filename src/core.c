@@ -31,6 +31,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_http_client(L);
   claude_open_crypto(L);
   claude_open_fs(L);
+  claude_open_budget(L);
   lua_pushliteral(L, CLAUDE_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

@@ -81,12 +81,22 @@ void claude_open_process(lua_State *L);
 /* json.c (encoding, the module's entry points) and json_decode.c */
 #define CLAUDE_JSON_ARRAY_MT "claude.json.array"
 #define CLAUDE_JSON_OBJECT_MT "claude.json.object"
+/* The decoder's nesting limit, counted from the outermost value (a message),
+ * far above what a model sends; the encoder takes twice as much, so that a
+ * decoded value still encodes inside envelopes. Neither uses the C stack
+ * per level. */
+#define CLAUDE_JSON_MAX_DEPTH 20000
 void claude_open_json(lua_State *L);
 /* Pushes the value and returns 1, or pushes nil and a message and returns 0;
  * raises only for memory errors. */
 int claude_json_decode_push(lua_State *L, const char *s, size_t len);
+/* core.json_peek_ids(line) -> request_id, id, type (json_decode.c) */
+int claude_json_peek_ids(lua_State *L);
 int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len);
 int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, size_t *cap);
+
+/* budget.c */
+void claude_open_budget(lua_State *L);
 
 /* router.c */
 void claude_open_router(lua_State *L);

@@ -154,7 +154,8 @@ static int check_url(lua_State *L, const char *url) {
 
 /* core.http_request{ url, method, headers, body, timeout, connect_timeout,
  * max_body, max_event, on_headers, on_data, on_event, on_done } -> request |
- * nil, message, "url". See lua/claude/http/client.lua for the contract. */
+ * nil, message, "url" | nil, message, "ENOSYS" (libcurl missing: it is
+ * loaded here, on the first request, not with the module). See lua/claude/http/client.lua for the contract. */
 static int l_http_request(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
   const char *url, *method, *body;
@@ -166,6 +167,7 @@ static int l_http_request(lua_State *L) {
   http_req **box, *r;
   CURL *e;
   CURLMcode mrc;
+  char why[256];
 
   luaL_checktype(L, 1, LUA_TTABLE);
   if (ctx->closing) return luaL_error(L, "the claude context is closing");
@@ -187,6 +189,12 @@ static int l_http_request(lua_State *L) {
   } else if (!lua_isnil(L, -1)) {
     return luaL_error(L, "bad field 'headers' to 'http_request' (table expected, got %s)",
                       luaL_typename(L, -1));
+  }
+  if (claude_curl_load(why, sizeof why) != 0) {
+    luaL_pushfail(L);
+    lua_pushfstring(L, "libcurl could not be loaded: %s", why);
+    lua_pushliteral(L, "ENOSYS");
+    return 3;
   }
   if ((nret = check_url(L, url)) != 0) return nret;
 

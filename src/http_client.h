@@ -6,7 +6,7 @@
 #ifndef CLAUDE_HTTP_CLIENT_H
 #define CLAUDE_HTTP_CLIENT_H
 
-#include <curl/curl.h>
+#include "http_curl.h"
 
 #include "core.h"
 #include "sse.h"

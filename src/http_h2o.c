@@ -3,11 +3,7 @@
  * core.http_listen and fills the table the HTTP server calls h2o through
  * (see http.h for why it is not linked).
  */
-#include <dlfcn.h>
-#include <pthread.h>
-#include <stdio.h>
-#include <string.h>
-
+#include "dynlib.h"
 #include "http.h"
 
 #ifndef CLAUDE_H2O_SONAME
@@ -17,31 +13,18 @@
 const claude_h2o_api *claude_h2o = NULL;
 
 static claude_h2o_api table;
-static char load_error[256];
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static const char *const names[] = {
+#define CLAUDE_H2O_NAME(ret, name, args) #name,
+  CLAUDE_H2O_FUNCTIONS(CLAUDE_H2O_NAME)
+#undef CLAUDE_H2O_NAME
+};
+static claude_dynlib lib = CLAUDE_DYNLIB_INIT(CLAUDE_H2O_SONAME, names, table);
 
-static void load(void) {
-  void *lib = dlopen(CLAUDE_H2O_SONAME, RTLD_NOW | RTLD_LOCAL);
-  void *sym;
-  if (lib == NULL) {
-    snprintf(load_error, sizeof load_error, "%s", dlerror());
-    return;
-  }
-#define CLAUDE_H2O_LOAD(ret, name, args)                                                        \
-  sym = dlsym(lib, #name);                                                                      \
-  if (sym == NULL) {                                                                            \
-    snprintf(load_error, sizeof load_error, "%s has no %s", CLAUDE_H2O_SONAME, #name);         \
-    return;                                                                                     \
-  }                                                                                             \
-  memcpy(&table.name, &sym, sizeof sym);
-  CLAUDE_H2O_FUNCTIONS(CLAUDE_H2O_LOAD)
-#undef CLAUDE_H2O_LOAD
-  claude_h2o = &table;
+static void open_once(void) {
+  claude_dynlib_open(&lib);
+  if (lib.loaded) claude_h2o = &table;
 }
 
 int claude_h2o_load(char *err, size_t errlen) {
-  pthread_once(&load_once, load);
-  if (claude_h2o != NULL) return 0;
-  snprintf(err, errlen, "%s", load_error);
-  return -1;
+  return claude_dynlib_load(&lib, open_once, err, errlen);
 }

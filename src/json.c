@@ -15,7 +15,7 @@
 
 #include "core.h"
 
-#define MAX_DEPTH 1000
+#define ENCODE_MAX_DEPTH (2 * CLAUDE_JSON_MAX_DEPTH)
 
 /* The marker metatables, also kept under these keys: no string lookup. */
 static const char ARRAY_MT_KEY = 'a', OBJECT_MT_KEY = 'o';
@@ -26,7 +26,7 @@ typedef struct enc {
   lua_State *L;
   char *buf;
   size_t len, cap;
-  int array_mt, object_mt; /* stack indexes of the marker metatables (0: not fetched) */
+  int array_mt, object_mt; /* stack indexes of the marker metatables (0: no table to encode) */
   char err[256];
   char path[256];
 } enc;
@@ -52,14 +52,6 @@ static int put(enc *e, const char *s, size_t n) {
   memcpy(e->buf + e->len, s, n);
   e->len += n;
   return 1;
-}
-
-/* Prepends a path segment while an error unwinds. */
-static void path_prepend(enc *e, const char *seg) {
-  size_t n = strlen(seg), have = strlen(e->path);
-  if (n + have + 1 > sizeof e->path) return;
-  memmove(e->path + n, e->path, have + 1);
-  memcpy(e->path, seg, n);
 }
 
 static const char need_escape[256] = {
@@ -129,100 +121,64 @@ static int put_number(enc *e, int idx) {
   return put(e, tmp, (size_t)n);
 }
 
-static int encode_value(enc *e, int idx, int depth);
+/* A table being written. Tables nest in these frames, not in C calls, so
+ * that depth costs no C stack. An array's element, or an object's key and
+ * value, sit on the Lua stack above the table while they are written. */
+typedef struct eframe {
+  int t;            /* stack index of the table */
+  int is_array;
+  lua_Integer i, n; /* array: the element being written, and how many */
+} eframe;
 
-static int encode_array(enc *e, int idx, lua_Integer n, int depth) {
-  lua_State *L = e->L;
-  lua_Integer i;
-  if (!put(e, "[", 1)) return 0;
-  for (i = 1; i <= n; i++) {
-    if (i > 1 && !put(e, ",", 1)) return 0;
-    lua_rawgeti(L, idx, i);
-    if (!encode_value(e, lua_gettop(L), depth + 1)) {
-      char seg[32];
-      snprintf(seg, sizeof seg, "[%lld]", (long long)i);
-      path_prepend(e, seg);
-      lua_pop(L, 1);
-      return 0;
-    }
-    lua_pop(L, 1);
+/* The error's path, "$.a.b[1]", from the outermost of the first `n` frames
+ * inward (an object's key being written is the slot above its table). */
+static void set_path(enc *e, const eframe *f, int n) {
+  int k;
+  size_t used = 0;
+  for (k = 0; k < n && used + 80 < sizeof e->path; k++) {
+    int w;
+    if (f[k].is_array)
+      w = snprintf(e->path + used, sizeof e->path - used, "[%lld]", (long long)f[k].i);
+    else
+      w = snprintf(e->path + used, sizeof e->path - used, ".%.64s",
+                   lua_tostring(e->L, f[k].t + 1));
+    if (w < 0) break;
+    used += (size_t)w;
   }
-  return put(e, "]", 1);
+  if (k < n) snprintf(e->path + used, sizeof e->path - used, "...");
 }
 
-static int encode_object(enc *e, int idx, int depth) {
+/* Is the table at idx written as an array (*n elements)? 0 for an object,
+ * -1 (error set) when it is neither. A plain table is an array when its
+ * keys are exactly 1..n, an object when they are all strings; a marked table
+ * follows its marker. */
+static int classify(enc *e, int idx, lua_Integer *n) {
   lua_State *L = e->L;
-  int first = 1;
-  if (!put(e, "{", 1)) return 0;
-  lua_pushnil(L);
-  while (lua_next(L, idx)) {
-    size_t klen;
-    const char *k;
-    if (lua_type(L, -2) != LUA_TSTRING) {
-      snprintf(e->err, sizeof e->err,
-               "cannot encode a table with a %s key (object keys are strings, list keys 1..n)",
-               luaL_typename(L, -2));
-      lua_pop(L, 2);
-      return 0;
-    }
-    k = lua_tolstring(L, -2, &klen);
-    if (!first && !put(e, ",", 1)) goto fail;
-    first = 0;
-    if (!put_string(e, k, klen) || !put(e, ":", 1)) goto fail;
-    if (!encode_value(e, lua_gettop(L), depth + 1)) {
-      char seg[72];
-      snprintf(seg, sizeof seg, ".%.64s", k);
-      path_prepend(e, seg);
-      goto fail;
-    }
-    lua_pop(L, 1);
-  }
-  return put(e, "}", 1);
-fail:
-  lua_pop(L, 2);
-  return 0;
-}
-
-/* A plain table is an array when its keys are exactly 1..n, an object when
- * they are all strings; a marked table follows its marker. */
-static int encode_table(enc *e, int idx, int depth) {
-  lua_State *L = e->L;
-  lua_Integer n;
-  if (depth > MAX_DEPTH) {
-    snprintf(e->err, sizeof e->err, "nesting deeper than %d (a cycle?)", MAX_DEPTH);
-    return 0;
-  }
-  luaL_checkstack(L, 6, "json nesting");
-  if (e->array_mt == 0) { /* the first table: always the outermost, before any push */
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
-    e->array_mt = lua_gettop(L);
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
-    e->object_mt = lua_gettop(L);
-  }
+  *n = (lua_Integer)lua_rawlen(L, idx);
   if (lua_getmetatable(L, idx)) {
     int is_array = lua_rawequal(L, -1, e->array_mt);
     int is_object = !is_array && lua_rawequal(L, -1, e->object_mt);
     lua_pop(L, 1);
-    if (is_array) return encode_array(e, idx, (lua_Integer)lua_rawlen(L, idx), depth);
-    if (is_object) return encode_object(e, idx, depth);
+    if (is_array) return 1;
+    if (is_object) return 0;
   }
-  n = (lua_Integer)lua_rawlen(L, idx);
-  if (n > 0) {
+  if (*n > 0) {
     lua_Integer count = 0;
     lua_pushnil(L);
     while (lua_next(L, idx)) {
       lua_pop(L, 1);
       count++;
     }
-    if (count == n) return encode_array(e, idx, n, depth);
+    if (count == *n) return 1;
     snprintf(e->err, sizeof e->err,
              "cannot encode a table with both list items and other keys (or holes)");
-    return 0;
+    return -1;
   }
-  return encode_object(e, idx, depth);
+  return 0;
 }
 
-static int encode_value(enc *e, int idx, int depth) {
+/* Writes one scalar (or fails naming it). */
+static int encode_scalar(enc *e, int idx) {
   lua_State *L = e->L;
   switch (lua_type(L, idx)) {
     case LUA_TSTRING: {
@@ -233,7 +189,6 @@ static int encode_value(enc *e, int idx, int depth) {
     case LUA_TNUMBER: return put_number(e, idx);
     case LUA_TBOOLEAN:
       return lua_toboolean(L, idx) ? put(e, "true", 4) : put(e, "false", 5);
-    case LUA_TTABLE: return encode_table(e, idx, depth);
     case LUA_TNIL: return put(e, "null", 4);
     case LUA_TLIGHTUSERDATA:
       if (lua_touserdata(L, idx) == NULL) return put(e, "null", 4);
@@ -242,6 +197,89 @@ static int encode_value(enc *e, int idx, int depth) {
       snprintf(e->err, sizeof e->err, "cannot encode a %s", luaL_typename(L, idx));
       return 0;
   }
+}
+
+/* Writes the value on top of the stack and pops it; on failure sets the
+ * error and its path (the caller resets the stack). Raises nothing. */
+static int encode_top(enc *e) {
+  lua_State *L = e->L;
+  eframe local[64], *frames = local, *f;
+  int depth = 0, cap = 64, ok = 0, path_frames = 0;
+  lua_Integer n;
+next:
+  if (lua_type(L, -1) != LUA_TTABLE) {
+    if (!encode_scalar(e, lua_gettop(L))) goto fail_here;
+    lua_pop(L, 1);
+  } else {
+    int is_array;
+    if (depth >= ENCODE_MAX_DEPTH) {
+      snprintf(e->err, sizeof e->err, "nesting deeper than %d (a cycle?)", ENCODE_MAX_DEPTH);
+      goto fail_here;
+    }
+    if (!lua_checkstack(L, 6)) {
+      snprintf(e->err, sizeof e->err, "no stack room for nesting this deep");
+      goto fail_here;
+    }
+    if ((is_array = classify(e, lua_gettop(L), &n)) < 0) goto fail_here;
+    if (depth == cap) {
+      eframe *more = (eframe *)malloc((size_t)cap * 4 * sizeof *more);
+      if (more == NULL) {
+        snprintf(e->err, sizeof e->err, "out of memory");
+        goto fail_here;
+      }
+      memcpy(more, frames, (size_t)cap * sizeof *more);
+      if (frames != local) free(frames);
+      frames = more;
+      cap *= 4;
+    }
+    f = &frames[depth++];
+    f->t = lua_gettop(L);
+    f->is_array = is_array;
+    f->i = 0;
+    f->n = n;
+    if (!put(e, is_array ? "[" : "{", 1)) goto fail_inside;
+    if (!is_array) lua_pushnil(L); /* the first key for lua_next */
+  }
+  /* The value is written: go on with the innermost table. */
+  while (depth > 0) {
+    f = &frames[depth - 1];
+    if (f->is_array) {
+      if (f->i < f->n) {
+        if (f->i > 0 && !put(e, ",", 1)) goto fail_inside;
+        lua_rawgeti(L, f->t, ++f->i);
+        goto next;
+      }
+    } else if (lua_next(L, f->t)) {
+      size_t klen;
+      const char *k;
+      if (lua_type(L, -2) != LUA_TSTRING) {
+        snprintf(e->err, sizeof e->err,
+                 "cannot encode a table with a %s key (object keys are strings, list keys 1..n)",
+                 luaL_typename(L, -2));
+        path_frames = depth - 1;
+        goto fail;
+      }
+      k = lua_tolstring(L, -2, &klen);
+      if ((f->i++ > 0 && !put(e, ",", 1)) || !put_string(e, k, klen) || !put(e, ":", 1))
+        goto fail_inside;
+      goto next;
+    }
+    if (!put(e, f->is_array ? "]" : "}", 1)) goto fail_inside;
+    lua_settop(L, f->t - 1);
+    depth--;
+  }
+  ok = 1;
+  goto out;
+fail_inside: /* in the innermost table itself: its own key or index is not part of the path */
+  path_frames = depth - 1;
+  goto fail;
+fail_here: /* at the value on top: every open table's key or index is */
+  path_frames = depth;
+fail:
+  set_path(e, frames, path_frames);
+out:
+  if (frames != local) free(frames);
+  return ok;
 }
 
 /* Appends the JSON text of the value at idx to the malloc'ed buffer *buf
@@ -256,9 +294,16 @@ int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, si
   e.buf = *buf;
   e.len = *len;
   e.cap = *cap;
-  e.array_mt = e.object_mt = 0;
   e.err[0] = e.path[0] = '\0';
-  ok = encode_value(&e, idx, 0);
+  e.array_mt = e.object_mt = 0;
+  if (lua_type(L, idx) == LUA_TTABLE) { /* the marker metatables, to compare with */
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+    e.array_mt = lua_gettop(L);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
+    e.object_mt = lua_gettop(L);
+  }
+  lua_pushvalue(L, idx);
+  ok = encode_top(&e);
   lua_settop(L, top); /* the metatables, if a table was met */
   *buf = e.buf;
   *cap = e.cap;
@@ -303,7 +348,7 @@ static int l_decode(lua_State *L) {
   return claude_json_decode_push(L, s, len) ? 1 : 2;
 }
 
-/* Puts json_encode, json_decode, json_array_mt, json_object_mt and json_null
+/* Puts json_encode, json_decode, json_peek_ids, json_array_mt, json_object_mt and json_null
  * into the module table on top of the stack. */
 void claude_open_json(lua_State *L) {
   lua_pushlightuserdata(L, NULL);
@@ -324,4 +369,6 @@ void claude_open_json(lua_State *L) {
   lua_setfield(L, -2, "json_encode");
   lua_pushcfunction(L, l_decode);
   lua_setfield(L, -2, "json_decode");
+  lua_pushcfunction(L, claude_json_peek_ids);
+  lua_setfield(L, -2, "json_peek_ids");
 }

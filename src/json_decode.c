@@ -8,6 +8,9 @@
  * light userdata, the same value as cjson.null). A string without escapes is
  * pushed straight from the text; its end is found sixteen bytes at a time.
  *
+ * Containers nest in an explicit stack of frames, not in C calls: the depth
+ * limit (CLAUDE_JSON_MAX_DEPTH, from the outermost value) costs no C stack.
+ *
  * The decoder never raises but for memory errors (it runs in protected calls
  * on the hot path); bad text gives nil and a message naming the byte.
  * See docs/json.md.
@@ -22,7 +25,15 @@
 
 #include "core.h"
 
-#define MAX_DEPTH 1000
+#define MAX_DEPTH CLAUDE_JSON_MAX_DEPTH
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define TOO_DEEP "nested deeper than " STR(CLAUDE_JSON_MAX_DEPTH) " levels"
+/* Containers on the C stack before frames move into a userdata. */
+#define LOCAL_FRAMES 64
+/* Past this depth an array holds no elements on the stack while a nested
+ * container is read (see open_container). */
+#define DEEP 32
 /* Array elements held on the stack before they move into their table. */
 #define CHUNK 64
 /* 2^53: integral floats up to this magnitude come back as integers. */
@@ -52,7 +63,10 @@ typedef struct dec {
   const char *start, *p, *end;
   const char *err;    /* what went wrong (static text) */
   const char *err_at; /* where */
-  int depth;
+  int depth;          /* open containers */
+  struct frame *frames;
+  int nframes;        /* room in frames */
+  int store;          /* stack slot of the userdata that holds frames past the C stack's */
 } dec;
 
 static int fail(dec *d, const char *what, const char *at) {
@@ -371,8 +385,6 @@ static int parse_literal(dec *d, const char *word, size_t n) {
   return 1;
 }
 
-static int parse_value(dec *d);
-
 /* The table's slot `t` holds nil until the first flush creates it, sized
  * for what is held then; the `held` values above it move into it from index
  * `count` + 1 on. */
@@ -391,47 +403,6 @@ static void flush_array(lua_State *L, int t, int held, lua_Integer count) {
   lua_settop(L, t);
 }
 
-/* d->p is at '['. Elements wait on the stack until their number is known. */
-static int parse_array(dec *d) {
-  lua_State *L = d->L;
-  int t, held = 0;
-  lua_Integer count = 0;
-  if (++d->depth > MAX_DEPTH) return fail(d, "nested too deep", d->p);
-  if (!lua_checkstack(L, CHUNK + 8)) return fail(d, "nested too deep", d->p);
-  d->p++;
-  skip_ws(d);
-  if (d->p < d->end && *d->p == ']') {
-    d->p++;
-    lua_createtable(L, 0, 0);
-    luaL_setmetatable(L, CLAUDE_JSON_ARRAY_MT);
-    d->depth--;
-    return 1;
-  }
-  lua_pushnil(L); /* the table's slot */
-  t = lua_gettop(L);
-  for (;;) {
-    if (!parse_value(d)) return 0;
-    held++;
-    skip_ws(d);
-    if (d->p < d->end && *d->p == ',') {
-      d->p++;
-      skip_ws(d);
-      if (held == CHUNK) {
-        flush_array(L, t, held, count);
-        count += held;
-        held = 0;
-      }
-      continue;
-    }
-    if (d->p < d->end && *d->p == ']') break;
-    return fail(d, "expected ',' or ']'", d->p);
-  }
-  d->p++;
-  flush_array(L, t, held, count);
-  d->depth--;
-  return 1;
-}
-
 /* Pushes one key (d->p at its quote) and reads the ':' after it. */
 static int parse_key(dec *d) {
   if (d->p >= d->end || *d->p != '"') return fail(d, "expected a string key", d->p);
@@ -443,78 +414,163 @@ static int parse_key(dec *d) {
   return 1;
 }
 
-/* d->p is at '{'. The table is created after the first member, with the size
- * that the last object of the same shape had: the same first key and, when
- * it is a short string, first value ({"type":"text"...} and
- * {"type":"tool_use"...} are different shapes), at the same depth. Members
- * then go straight in; a wrong guess only costs Lua's own growth. */
-static int parse_object(dec *d) {
+/* A container being filled. Containers nest in these frames, not in C
+ * calls, so that depth costs no C stack. */
+enum { F_ARRAY, F_FIRST, F_OBJECT };
+typedef struct frame {
+  int kind;
+  int t;             /* stack index of the table (an array's holds nil until its first flush) */
+  int held;          /* array: elements waiting on the stack above t */
+  unsigned shape;    /* object: its shape slot (F_FIRST: the first key's part of it) */
+  lua_Integer count; /* array: elements already in the table; object: members */
+} frame;
+
+/* Enters a container at d->p: a frame for it, room on the stack. Past
+ * DEEP levels an array first moves the elements it holds into its table, so
+ * that every further level holds at most two stack slots. */
+static frame *open_container(dec *d) {
   lua_State *L = d->L;
-  int t, n = 1;
-  unsigned shape;
-  if (++d->depth > MAX_DEPTH) return fail(d, "nested too deep", d->p);
-  if (!lua_checkstack(L, 8)) return fail(d, "nested too deep", d->p);
-  d->p++;
-  skip_ws(d);
-  if (d->p < d->end && *d->p == '}') {
-    d->p++;
-    lua_createtable(L, 0, 0);
-    d->depth--;
-    return 1;
-  }
-  d->slot = -1;
-  if (!parse_key(d)) return 0;
-  shape = (unsigned)(d->slot + 1) * 0x9E3779B1u;
-  d->slot = -1;
-  if (!parse_value(d)) return 0;
-  if (lua_type(L, -1) != LUA_TSTRING) d->slot = -1; /* a nested object's */
-  shape = (shape + (unsigned)(d->slot + 1) * 0x85EBCA77u + (unsigned)d->depth) % SHAPE_SLOTS;
-  lua_createtable(L, 0, d->cache->shape[shape]);
-  lua_rotate(L, -3, 1);
-  t = lua_gettop(L) - 2;
-  lua_rawset(L, t);
-  for (;;) {
-    skip_ws(d);
-    if (d->p < d->end && *d->p == ',') {
-      d->p++;
-      skip_ws(d);
-      if (!parse_key(d) || !parse_value(d)) return 0;
-      lua_rawset(L, t);
-      n++;
-      continue;
+  if (d->depth >= MAX_DEPTH) return fail(d, TOO_DEEP, d->p), NULL;
+  if (!lua_checkstack(L, CHUNK + 8)) return fail(d, TOO_DEEP, d->p), NULL;
+  if (d->depth >= DEEP) {
+    frame *up = &d->frames[d->depth - 1];
+    if (up->kind == F_ARRAY && up->held > 0) {
+      flush_array(L, up->t, up->held, up->count);
+      up->count += up->held;
+      up->held = 0;
     }
-    if (d->p < d->end && *d->p == '}') break;
-    return fail(d, "expected ',' or '}'", d->p);
   }
-  d->p++;
-  d->cache->shape[shape] = (unsigned char)(n < 255 ? n : 255);
-  d->depth--;
-  return 1;
+  if (d->depth == d->nframes) { /* more frames, in a userdata the collector owns */
+    int n = d->nframes * 4;
+    frame *more = (frame *)lua_newuserdatauv(L, (size_t)n * sizeof(frame), 0);
+    memcpy(more, d->frames, (size_t)d->nframes * sizeof(frame));
+    lua_replace(L, d->store);
+    d->frames = more;
+    d->nframes = n;
+  }
+  return &d->frames[d->depth++];
 }
 
-/* d->p is at the value's first byte (blanks skipped). */
+/* The value at d->p (blanks skipped), containers included: one loop, with
+ * an explicit stack of frames for the open containers. */
 static int parse_value(dec *d) {
+  lua_State *L = d->L;
+  frame *f;
+value:
   if (d->p >= d->end) return fail(d, "expected a value", d->p);
   switch (*d->p) {
-    case '{': return parse_object(d);
-    case '[': return parse_array(d);
-    case '"': return parse_string(d, CACHE_VALUE_LEN);
+    case '{':
+      if ((f = open_container(d)) == NULL) return 0;
+      d->p++;
+      skip_ws(d);
+      if (d->p < d->end && *d->p == '}') {
+        d->p++;
+        lua_createtable(L, 0, 0);
+        d->depth--;
+        break;
+      }
+      /* The table is created after the first member, with the size that the
+       * last object of the same shape had: the same first key and, when it
+       * is a short string, first value ({"type":"text"...} and
+       * {"type":"tool_use"...} are different shapes), at the same depth.
+       * Members then go straight in; a wrong guess only costs Lua's growth. */
+      f->kind = F_FIRST;
+      d->slot = -1;
+      if (!parse_key(d)) return 0;
+      f->shape = (unsigned)(d->slot + 1) * 0x9E3779B1u;
+      d->slot = -1;
+      goto value;
+    case '[':
+      if ((f = open_container(d)) == NULL) return 0;
+      d->p++;
+      skip_ws(d);
+      if (d->p < d->end && *d->p == ']') {
+        d->p++;
+        lua_createtable(L, 0, 0);
+        luaL_setmetatable(L, CLAUDE_JSON_ARRAY_MT);
+        d->depth--;
+        break;
+      }
+      /* elements wait on the stack until their number is known */
+      lua_pushnil(L); /* the table's slot */
+      f->kind = F_ARRAY;
+      f->t = lua_gettop(L);
+      f->held = 0;
+      f->count = 0;
+      goto value;
+    case '"':
+      if (!parse_string(d, CACHE_VALUE_LEN)) return 0;
+      break;
     case 't':
       if (!parse_literal(d, "true", 4)) return 0;
-      lua_pushboolean(d->L, 1);
-      return 1;
+      lua_pushboolean(L, 1);
+      break;
     case 'f':
       if (!parse_literal(d, "false", 5)) return 0;
-      lua_pushboolean(d->L, 0);
-      return 1;
+      lua_pushboolean(L, 0);
+      break;
     case 'n':
       if (!parse_literal(d, "null", 4)) return 0;
-      lua_pushlightuserdata(d->L, NULL);
-      return 1;
+      lua_pushlightuserdata(L, NULL);
+      break;
     default:
-      if (*d->p == '-' || (*d->p >= '0' && *d->p <= '9')) return parse_number(d);
-      return fail(d, "expected a value", d->p);
+      if (*d->p != '-' && (*d->p < '0' || *d->p > '9')) return fail(d, "expected a value", d->p);
+      if (!parse_number(d)) return 0;
   }
+  /* A value is on top: it goes into the innermost open container. */
+done:
+  if (d->depth == 0) return 1;
+  f = &d->frames[d->depth - 1];
+  switch (f->kind) {
+    case F_ARRAY:
+      f->held++;
+      skip_ws(d);
+      if (d->p < d->end && *d->p == ',') {
+        d->p++;
+        skip_ws(d);
+        if (f->held == CHUNK) {
+          flush_array(L, f->t, f->held, f->count);
+          f->count += f->held;
+          f->held = 0;
+        }
+        goto value;
+      }
+      if (d->p < d->end && *d->p == ']') {
+        d->p++;
+        flush_array(L, f->t, f->held, f->count);
+        d->depth--;
+        goto done;
+      }
+      return fail(d, "expected ',' or ']'", d->p);
+    case F_FIRST:
+      if (lua_type(L, -1) != LUA_TSTRING) d->slot = -1; /* a nested object's */
+      f->shape = (f->shape + (unsigned)(d->slot + 1) * 0x85EBCA77u + (unsigned)d->depth) %
+                 SHAPE_SLOTS;
+      lua_createtable(L, 0, d->cache->shape[f->shape]);
+      lua_rotate(L, -3, 1);
+      f->t = lua_gettop(L) - 2;
+      lua_rawset(L, f->t);
+      f->kind = F_OBJECT;
+      f->count = 1;
+      break;
+    default: /* F_OBJECT */
+      lua_rawset(L, f->t);
+      f->count++;
+  }
+  skip_ws(d);
+  if (d->p < d->end && *d->p == ',') {
+    d->p++;
+    skip_ws(d);
+    if (!parse_key(d)) return 0;
+    goto value;
+  }
+  if (d->p < d->end && *d->p == '}') {
+    d->p++;
+    d->cache->shape[f->shape] = (unsigned char)(f->count < 255 ? f->count : 255);
+    d->depth--;
+    goto done;
+  }
+  return fail(d, "expected ',' or '}'", d->p);
 }
 
 /* "invalid JSON: <what> at byte N (found 'c')" */
@@ -554,11 +610,16 @@ static str_cache *push_cache(lua_State *L) {
 
 int claude_json_decode_push(lua_State *L, const char *s, size_t len) {
   dec d;
+  frame local[LOCAL_FRAMES];
   int base = lua_gettop(L);
   luaL_checkstack(L, 8, "json");
   d.L = L;
   d.cache = push_cache(L);
   d.anchors = base + 1;
+  lua_pushnil(L);
+  d.store = base + 2;
+  d.frames = local;
+  d.nframes = LOCAL_FRAMES;
   d.start = d.p = s;
   d.end = s + len;
   d.err = NULL;
@@ -569,7 +630,8 @@ int claude_json_decode_push(lua_State *L, const char *s, size_t len) {
   if (parse_value(&d)) {
     skip_ws(&d);
     if (d.p == d.end) {
-      lua_remove(L, d.anchors);
+      lua_replace(L, base + 1);
+      lua_settop(L, base + 1);
       return 1;
     }
     fail(&d, "unexpected text after the value", d.p);
@@ -578,4 +640,126 @@ int claude_json_decode_push(lua_State *L, const char *s, size_t len) {
   luaL_pushfail(L);
   push_error(L, &d);
   return 0;
+}
+
+/* ---- ids out of a line that does not decode ------------------------------ */
+
+/* The byte after the string whose opening quote is at p, or NULL when it
+ * does not end. */
+static const char *skip_string(const char *p, const char *end) {
+  p++;
+  for (;;) {
+    p = find_special(p, end);
+    if (p >= end) return NULL;
+    if (*p == '"') return p + 1;
+    p += *p == '\\' ? 2 : 1; /* an escape, or a control character: go on */
+    if (p > end) return NULL;
+  }
+}
+
+static const char *skip_blanks(const char *p, const char *end) {
+  while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+  return p;
+}
+
+/* The byte after the value at p (a string, a container whatever its depth,
+ * or a scalar's run of bytes), or NULL when the text ends first. Containers
+ * are only counted, never nested in C calls. */
+static const char *skip_value(const char *p, const char *end) {
+  size_t depth = 0;
+  if (p >= end) return NULL;
+  if (*p != '"' && *p != '{' && *p != '[') {
+    while (p < end && !strchr(",}] \t\r\n", *p)) p++;
+    return p;
+  }
+  do {
+    if (p >= end) return NULL;
+    if (*p == '"') {
+      if ((p = skip_string(p, end)) == NULL) return NULL;
+      continue;
+    }
+    if (*p == '{' || *p == '[') depth++;
+    else if (*p == '}' || *p == ']') depth--;
+    p++;
+  } while (depth > 0);
+  return p;
+}
+
+typedef struct span {
+  const char *p;
+  size_t n;
+} span;
+
+enum { PEEK_REQUEST_ID, PEEK_ID, PEEK_TYPE, PEEK_RESPONSE_REQUEST_ID, PEEK_N };
+
+static int key_is(const char *k, size_t n, const char *want) {
+  return n == strlen(want) && memcmp(k, want, n) == 0;
+}
+
+/* Reads the members of the object at p as far as they go, noting where the
+ * values of the keys of interest are (the last of duplicates, as decoding
+ * would): request_id, id and type at the top, request_id inside "response"
+ * (`nested`: inside it). Stops quietly at the first thing that is not JSON. */
+static void scan_object(const char *p, const char *end, int nested, span *out) {
+  p = skip_blanks(p, end);
+  if (p >= end || *p != '{') return;
+  p = skip_blanks(p + 1, end);
+  while (p < end && *p == '"') {
+    const char *k = p + 1, *v, *after;
+    size_t kn;
+    if ((p = skip_string(p, end)) == NULL) return;
+    kn = (size_t)(p - 1 - k);
+    p = skip_blanks(p, end);
+    if (p >= end || *p != ':') return;
+    v = skip_blanks(p + 1, end);
+    after = skip_value(v, end);
+    if (nested) {
+      if (key_is(k, kn, "request_id") && after)
+        out[PEEK_RESPONSE_REQUEST_ID] = (span){v, (size_t)(after - v)};
+    } else if (key_is(k, kn, "response") && *v == '{') {
+      scan_object(v, after ? after : end, 1, out);
+    } else if (after) {
+      int which = key_is(k, kn, "request_id") ? PEEK_REQUEST_ID
+                  : key_is(k, kn, "id")       ? PEEK_ID
+                  : key_is(k, kn, "type")     ? PEEK_TYPE
+                                              : -1;
+      if (which >= 0) out[which] = (span){v, (size_t)(after - v)};
+    }
+    if (after == NULL) return;
+    p = skip_blanks(after, end);
+    if (p >= end || *p != ',') return;
+    p = skip_blanks(p + 1, end);
+  }
+}
+
+/* Pushes the value in the span when it decodes to a string (or, with
+ * `integer`, an integer); else nil. */
+static void push_peeked(lua_State *L, span s, int integer) {
+  int top = lua_gettop(L);
+  if (s.p != NULL && (*s.p == '"' || (integer && *s.p != '{' && *s.p != '[')) &&
+      claude_json_decode_push(L, s.p, s.n) &&
+      (lua_type(L, -1) == LUA_TSTRING || (integer && lua_isinteger(L, -1))))
+    return;
+  lua_settop(L, top);
+  lua_pushnil(L);
+}
+
+/* core.json_peek_ids(line) -> request_id, id, type: for a line that does
+ * not decode (too deep, cut short, a bad escape further on), the top-level
+ * "request_id" (a string; a control_response's "response"."request_id"
+ * when there is none), "id" (a string or an integer) and "type" (a string)
+ * found before the first thing that is not JSON, each nil when absent or
+ * of another type. The line is only scanned: no depth limit, no tables. */
+int claude_json_peek_ids(lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  span out[PEEK_N];
+  memset(out, 0, sizeof out);
+  lua_settop(L, 1);
+  scan_object(s, s + len, 0, out);
+  if (out[PEEK_REQUEST_ID].p == NULL) out[PEEK_REQUEST_ID] = out[PEEK_RESPONSE_REQUEST_ID];
+  push_peeked(L, out[PEEK_REQUEST_ID], 0);
+  push_peeked(L, out[PEEK_ID], 1);
+  push_peeked(L, out[PEEK_TYPE], 0);
+  return 3;
 }

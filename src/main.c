@@ -28,6 +28,7 @@ static const char *progname = "claudelua";
 static void print_help(FILE *out) {
   fprintf(out,
           "usage: %s [options] [script [args]]\n"
+          "       %s mcp [options] tools.lua [args]   serve MCP tools (%s mcp --help)\n"
           "Runs a Lua 5.4 script with the claude module; its top level may wait.\n"
           "Available options are:\n"
           "  -e stat   execute string 'stat'\n"
@@ -41,7 +42,7 @@ static void print_help(FILE *out) {
           "Environment: LUA_INIT_5_4, LUA_INIT, LUA_PATH, LUA_CPATH as for lua;\n"
           "  CLAUDELUA_LUA_PATH=dir  load the claude Lua modules from dir (a checkout's\n"
           "                          lua/) instead of the copies built into %s\n",
-          progname, progname);
+          progname, progname, progname, progname);
 }
 
 static void print_usage(const char *badoption) {
@@ -276,11 +277,23 @@ static int handle_luainit(lua_State *L) {
   return dochunk(L, luaL_loadbuffer(L, init, strlen(init), name));
 }
 
+/* `claudelua mcp [options] tools.lua [args]`: serves the tools file as an
+ * MCP server (lua/claude/mcp/cli.lua), as the main task. */
+static int handle_mcp(lua_State *L, char **argv, int argc) {
+  static const char chunk[] = "return require('claude.mcp.cli').main(...)";
+  int i, status = luaL_loadbuffer(L, chunk, sizeof chunk - 1, "=claudelua mcp");
+  if (status != LUA_OK) return report(L, status), 1;
+  luaL_checkstack(L, argc, "too many arguments");
+  for (i = 2; i < argc; i++) lua_pushstring(L, argv[i]);
+  return run_task(L, argc - 2);
+}
+
 static int pmain(lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);
   char **argv = (char **)lua_touserdata(L, 2);
   int script = 0, code;
-  int args = collectargs(argv, &script);
+  int mcp = argc > 1 && strcmp(argv[1], "mcp") == 0;
+  int args = mcp ? 0 : collectargs(argv, &script);
   luaL_checkversion(L);
   if (argv[0] && argv[0][0]) progname = argv[0];
   if (args == has_error) {
@@ -301,7 +314,7 @@ static int pmain(lua_State *L) {
   luaL_openlibs(L);
   replace_os_exit(L);
   open_claude(L, args & has_E);
-  createargtable(L, argv, argc, script);
+  if (!mcp) createargtable(L, argv, argc, script);
   /* Generational like lua.c, but with minor collections after 50% growth
    * (Lua: 20%) and major ones after 300% (Lua: 100%): messages wait in a
    * queue for a turn of the loop, survive a minor collection, get promoted,
@@ -309,6 +322,11 @@ static int pmain(lua_State *L) {
    * messages); the incremental collector costs 7% at 50 sessions instead.
    * docs/architecture.md. */
   lua_gc(L, LUA_GCGEN, 50, 300);
+  if (mcp) {
+    createargtable(L, argv, argc, 1);
+    code = handle_mcp(L, argv, argc);
+    goto done;
+  }
   if (!(args & has_E) && (code = handle_luainit(L)) != 0) goto done;
   if ((code = runargs(L, argv, script)) != 0) goto done;
   if (script < argc) {

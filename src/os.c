@@ -1,9 +1,11 @@
 /*
  * os.c -- what the Lua half needs from the operating system: the
- * environment, kill, executable lookup, the current directory and the
- * running executable's path.
+ * environment, kill, executable lookup, the current directory, the
+ * running executable's path, and stdout sent to stderr.
  */
+#include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,9 +67,20 @@ static int l_exepath(lua_State *L) {
   return 1;
 }
 
+/* core.stdout_to_stderr() -> true | nil, err, code: from now on fd 1 is a
+ * copy of fd 2, so that print, io.write and inherited stdouts reach stderr
+ * (an MCP server over stdio keeps its protocol channel on a copy of fd 1
+ * made before, core.stdio). */
+static int l_stdout_to_stderr(lua_State *L) {
+  fflush(stdout);
+  if (dup2(2, 1) < 0) return claude_push_uv_error(L, uv_translate_sys_error(errno));
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 static const luaL_Reg os_functions[] = {
   {"environ", l_environ}, {"kill", l_kill}, {"is_executable", l_is_executable}, {"cwd", l_cwd},
-  {"exepath", l_exepath}, {NULL, NULL}};
+  {"exepath", l_exepath}, {"stdout_to_stderr", l_stdout_to_stderr}, {NULL, NULL}};
 
 /* Adds the OS functions to the module table on top of the stack. */
 void claude_open_os(lua_State *L) { luaL_setfuncs(L, os_functions, 0); }

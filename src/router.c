@@ -11,6 +11,8 @@
  *   "read", resource, uri, params, id     read a resource or template
  *   "prompt", prompt, arguments, id       get a prompt
  *   "cancel", request_id, reason          notifications/cancelled
+ *   "complete", completion, argument,     completion/complete for a ref the
+ *     context, id                         server has a claude.completion for
  *
  * The router says what to do; the transport decides how. The CLI's control
  * channel wants an answer to every mcp_message, so its user acknowledges
@@ -77,7 +79,7 @@ static const char *const LOG_LEVELS[] = {"debug", "info", "notice", "warning", "
 /* The requests we serve; notifications are told apart by their missing id. */
 enum method {
   M_INITIALIZE, M_PING, M_TOOLS_LIST, M_TOOLS_CALL, M_RESOURCES_LIST, M_TEMPLATES_LIST,
-  M_RESOURCES_READ, M_PROMPTS_LIST, M_PROMPTS_GET, M_SET_LEVEL, M_UNKNOWN
+  M_RESOURCES_READ, M_PROMPTS_LIST, M_PROMPTS_GET, M_SET_LEVEL, M_COMPLETE, M_UNKNOWN
 };
 
 static const struct {
@@ -96,6 +98,7 @@ static const struct {
   METHOD_ROW("prompts/list", M_PROMPTS_LIST),
   METHOD_ROW("prompts/get", M_PROMPTS_GET),
   METHOD_ROW("logging/setLevel", M_SET_LEVEL),
+  METHOD_ROW("completion/complete", M_COMPLETE),
 #undef METHOD_ROW
 };
 
@@ -126,10 +129,10 @@ static void new_array(lua_State *L, int narr) {
 /* Pushes JSON null (json.null, a NULL light userdata). */
 static void push_null(lua_State *L) { lua_pushlightuserdata(L, NULL); }
 
-/* Is the value at idx usable as a JSON-RPC id? */
+/* Is the value at idx usable as a JSON-RPC id: a string or an integer? A
+ * fraction, or 1e400 (infinity), could not be echoed exactly. */
 static int is_id(lua_State *L, int idx) {
-  int t = lua_type(L, idx);
-  return t == LUA_TSTRING || t == LUA_TNUMBER;
+  return lua_type(L, idx) == LUA_TSTRING || lua_isinteger(L, idx);
 }
 
 /* Pushes "reply" and {jsonrpc = "2.0", id = <id at slot ID, or null>}, the
@@ -218,6 +221,36 @@ static int has_resources(lua_State *L) {
 /* Does the server hold prompts? Stack unchanged. */
 static int has_prompts(lua_State *L) { return list_len(L, "prompt_list") > 0; }
 
+/* Does the server hold completions? Stack unchanged. */
+static int has_completions(lua_State *L) { return list_len(L, "completion_list") > 0; }
+
+/* Is server[field] true? Stack unchanged. */
+static int server_flag(lua_State *L, const char *field) {
+  int on;
+  lua_getfield(L, SERVER, field);
+  on = lua_toboolean(L, -1);
+  lua_pop(L, 1);
+  return on;
+}
+
+/* Pushes a capability object: {listChanged = true} unless the server was
+ * made with list_changed = false, plus subscribe = true when asked. */
+static void push_capability(lua_State *L, int subscribe) {
+  int announce;
+  new_object(L, 2);
+  lua_getfield(L, SERVER, "list_changed");
+  announce = !(lua_isboolean(L, -1) && !lua_toboolean(L, -1));
+  lua_pop(L, 1);
+  if (announce) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "listChanged");
+  }
+  if (subscribe) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, -2, "subscribe");
+  }
+}
+
 /* Pushes params[field] (nil when params is not a table). */
 static int get_param(lua_State *L, const char *field) {
   if (lua_type(L, PARAMS) != LUA_TTABLE) {
@@ -251,22 +284,20 @@ static int do_initialize(lua_State *L) {
   }
   lua_setfield(L, -2, "protocolVersion");
 
-  new_object(L, 4); /* capabilities; listChanged: server:add notifies a session */
-  new_object(L, 1);
-  lua_pushboolean(L, 1);
-  lua_setfield(L, -2, "listChanged");
+  new_object(L, 5); /* capabilities; listChanged: server:add/remove notify the clients */
+  push_capability(L, 0);
   lua_setfield(L, -2, "tools");
-  if (has_resources(L)) {
-    new_object(L, 1);
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "listChanged");
+  if (has_resources(L) || server_flag(L, "subscribe")) {
+    push_capability(L, server_flag(L, "subscribe"));
     lua_setfield(L, -2, "resources");
   }
   if (has_prompts(L)) {
-    new_object(L, 1);
-    lua_pushboolean(L, 1);
-    lua_setfield(L, -2, "listChanged");
+    push_capability(L, 0);
     lua_setfield(L, -2, "prompts");
+  }
+  if (has_completions(L)) {
+    new_object(L, 0);
+    lua_setfield(L, -2, "completions");
   }
   new_object(L, 0);
   lua_setfield(L, -2, "logging");
@@ -464,6 +495,56 @@ static int do_prompt(lua_State *L) {
   return 4;
 }
 
+/* completion/complete -> "complete", completion, argument, context, id for
+ * a ref the server has a completion for (server.completions["<type>
+ * <name or uri>"]); a valid request for any other ref gets no values. */
+static int do_complete(lua_State *L) {
+  int ref, arg;
+  const char *type, *key_field;
+  if (get_param(L, "ref") != LUA_TTABLE)
+    return reply_error(L, 1, -32602, "Invalid params: 'ref' must be an object");
+  ref = lua_gettop(L);
+  if (lua_getfield(L, ref, "type") != LUA_TSTRING)
+    return reply_error(L, 1, -32602, "Invalid params: 'ref.type' must be a string");
+  type = lua_tostring(L, -1);
+  if (strcmp(type, "ref/prompt") == 0) key_field = "name";
+  else if (strcmp(type, "ref/resource") == 0) key_field = "uri";
+  else return reply_error(L, 1, -32602, "Invalid params: unknown ref type '%s'", type);
+  if (lua_getfield(L, ref, key_field) != LUA_TSTRING)
+    return reply_error(L, 1, -32602, "Invalid params: 'ref.%s' must be a string", key_field);
+  if (get_param(L, "argument") != LUA_TTABLE)
+    return reply_error(L, 1, -32602, "Invalid params: 'argument' must be an object");
+  arg = lua_gettop(L);
+  if (lua_getfield(L, arg, "name") != LUA_TSTRING)
+    return reply_error(L, 1, -32602, "Invalid params: 'argument.name' must be a string");
+  if (lua_getfield(L, arg, "value") != LUA_TSTRING)
+    return reply_error(L, 1, -32602, "Invalid params: 'argument.value' must be a string");
+  lua_pop(L, 2);
+  if (lua_getfield(L, SERVER, "completions") == LUA_TTABLE) {
+    lua_pushfstring(L, "%s %s", type, lua_tostring(L, ref + 2));
+    if (lua_rawget(L, -2) != LUA_TNIL) {
+      lua_pushliteral(L, "complete");
+      lua_rotate(L, -2, 1); /* "complete", completion */
+      lua_pushvalue(L, arg);
+      get_param(L, "context");
+      if (lua_type(L, -1) != LUA_TTABLE) {
+        lua_pop(L, 1);
+        lua_pushnil(L);
+      }
+      lua_pushvalue(L, ID);
+      return 5;
+    }
+  }
+  new_object(L, 1); /* result */
+  new_object(L, 2);
+  new_array(L, 0);
+  lua_setfield(L, -2, "values");
+  lua_pushboolean(L, 0);
+  lua_setfield(L, -2, "hasMore");
+  lua_setfield(L, -2, "completion");
+  return reply_result(L);
+}
+
 /* logging/setLevel: checks the level and answers {}. */
 static int do_set_level(lua_State *L) {
   int i;
@@ -558,6 +639,9 @@ static int l_mcp_dispatch(lua_State *L) {
       break;
     case M_PROMPTS_GET:
       if (has_prompts(L)) return do_prompt(L);
+      break;
+    case M_COMPLETE:
+      if (has_completions(L)) return do_complete(L);
       break;
     case M_UNKNOWN: break;
   }

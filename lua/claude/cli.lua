@@ -148,6 +148,11 @@ function M.split_servers(mcp_servers)
   if type(mcp_servers) == "string" then return sdk, external, names end
   for name, server in pairs(mcp_servers or {}) do
     if type(name) ~= "string" then misuse("bad option 'mcp_servers' (keys are server names)") end
+    local mt = getmetatable(server)
+    if mt and mt.__name == "claude.mcp.Client" then
+      -- a connected MCP client: served in-process, so the CLI uses our connection
+      server = require("claude.mcp.bridge").for_session(server, name)
+    end
     if type(server) == "table" and server.kind == "server" then
       sdk[name] = server
       names[#names + 1] = name

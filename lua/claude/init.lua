@@ -27,12 +27,14 @@ local lazy = {
   sessions = "claude.sessions",
   testing = "claude.testing",
   guard = "claude.guard",
+  mcp = "claude.mcp",
 }
 
 -- Functions of submodules, also loaded on first use: the tool DSL.
 local lazy_functions = {
   tool = "claude.mcp.tool", server = "claude.mcp.tool", resource = "claude.mcp.tool",
   resource_template = "claude.mcp.tool", prompt = "claude.mcp.tool",
+  completion = "claude.mcp.tool",
 }
 
 -- Not cached in M: `require` is the one cache, so M always agrees with

@@ -289,7 +289,11 @@ function CHECKS.mcp_servers(v, level)
       fail("mcp_servers", "entry '" .. name .. "' is a " .. type(server)
         .. "; expected claude.server(...) or a server config table", level + 1)
     end
-    if server.kind ~= "server" then M.server_config(name, server, level + 1) end
+    local mt = getmetatable(server)
+    -- a claude.server, or a connected claude.mcp client (served in-process by the session)
+    if server.kind ~= "server" and not (mt and mt.__name == "claude.mcp.Client") then
+      M.server_config(name, server, level + 1)
+    end
   end
 end
 

@@ -461,4 +461,40 @@ describe("the HTTP client", function()
       os.remove(script)
     end)
   end)
+
+  describe("loading", function()
+    -- Start-up cost: libcurl and libcrypto (with gnutls, krb5, ldap... behind
+    -- libcurl) are mapped on first use only, not by `require "claude"`.
+    it("maps libcurl on the first request and libcrypto on the first hash, not before", function()
+      local script = harness.tempfile(string.format([[
+        package.cpath = %q .. "/?.so;" .. package.cpath
+        package.path = "lua/?.lua;lua/?/init.lua;" .. package.path
+        local function mapped(name)
+          for l in io.lines("/proc/self/maps") do
+            if l:find("/" .. name .. ".so", 1, true) then return "yes" end
+          end
+          return "no"
+        end
+        local function show(when) print(when, mapped("libcurl"), mapped("libcrypto")) end
+        require "claude"
+        local core = require "claude.core"
+        show("require")
+        assert(#core.sha256("x") == 32)
+        show("sha256")
+        local status
+        assert(core.http_request { url = %q, on_done = function(ok, resp)
+          status = ok and resp.status or resp
+        end })
+        show("request")
+        while status == nil do core.run("once") end
+        print("status", status)
+      ]], harness.build, base .. "/echo"), ".lua")
+      for _, lua in ipairs { harness.lua_preload .. "lua5.4", harness.claudelua } do
+        local code, out, err = harness.sh(lua .. " " .. script)
+        assert.equal(0, code, err)
+        assert.equal("require\tno\tno\nsha256\tno\tyes\nrequest\tyes\tyes\nstatus\t200\n", out)
+      end
+      os.remove(script)
+    end)
+  end)
 end)

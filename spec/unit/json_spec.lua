@@ -118,7 +118,24 @@ describe("claude.json", function()
     t.self = t
     local ok, err = pcall(json.encode, t)
     assert.is_false(ok)
-    assert.matches("nesting deeper", err)
+    assert.matches("nesting deeper than 40000 (a cycle?) at $.self.self.self", err, 1, true)
+  end)
+
+  it("encodes 40000 levels, twice what decodes (a decoded value inside envelopes)", function()
+    local v = {}
+    for _ = 1, 39999 do v = { v } end
+    local text = json.encode(v)
+    assert.equal(string.rep("[", 39999) .. "{}" .. string.rep("]", 39999), text)
+    assert.has_error(function() json.encode({ v }) end)
+  end)
+
+  it("names the path of a bad value deep inside, cut short when long", function()
+    local v = { f = print }
+    for i = 1, 100 do v = i % 2 == 0 and { v } or { k = v } end
+    local ok, err = pcall(json.encode, v)
+    assert.is_false(ok)
+    assert.matches("^json: cannot encode a function at %$%[1%]%.k%[1%]%.k", err)
+    assert.matches("%.%.%.$", err)
   end)
 
   local bad_texts = { "{", "[1,", '{"a" 1}', "NaN", "nope", "", '{"a":1}x', "0x10" }
@@ -206,11 +223,54 @@ describe("claude.json decoding", function()
     end
   end)
 
-  it("nests 1000 levels and refuses 1001", function()
-    assert.is_table(json.decode(string.rep("[", 1000) .. string.rep("]", 1000)))
-    assert.is_table(json.decode(string.rep('{"a":', 999) .. "{}" .. string.rep("}", 999)))
-    fails(string.rep("[", 1001) .. string.rep("]", 1001),
-      "nested too deep at byte 1001 (found '[')")
+  it("nests 20000 levels, counted from the outermost value, and refuses 20001", function()
+    local deep = assert(json.decode(string.rep("[", 20000) .. string.rep("]", 20000)))
+    local depth = 0
+    while deep do depth, deep = depth + 1, deep[1] end
+    assert.equal(20000, depth)
+    assert.is_table(json.decode(string.rep('{"a":', 19999) .. "{}" .. string.rep("}", 19999)))
+    fails(string.rep("[", 20001) .. string.rep("]", 20001),
+      "nested deeper than 20000 levels at byte 20001 (found '[')")
+    fails(string.rep('{"a":', 20000) .. "{}" .. string.rep("}", 20000),
+      "nested deeper than 20000 levels at byte 100001 (found '{')")
+  end)
+
+  it("keeps every element of arrays that hold values when a deeper container opens", function()
+    -- [1,...,70,[1,...,70,[...]]] 3000 levels: past a few dozen levels an array moves what
+    -- it holds into its table before the nested one opens
+    local items = {}
+    for i = 1, 70 do items[i] = tostring(i) end
+    local head = "[" .. table.concat(items, ",") .. ","
+    local text = string.rep(head, 3000) .. '{"end":true}' .. string.rep("]", 3000)
+    local v = assert(json.decode(text))
+    for _ = 1, 3000 do
+      assert.equal(71, #v)
+      for i = 1, 70 do assert.equal(i, v[i]) end
+      v = v[71]
+    end
+    assert.same({ ["end"] = true }, v)
+  end)
+
+  it("takes a tool input nested 1000 deep inside a control request, and writes it back", function()
+    local input = string.rep('{"x":[', 500) .. "1" .. string.rep("]}", 500)
+    local line = '{"type":"control_request","request_id":"r1","request":{"subtype":"mcp_message",'
+      .. '"server_name":"s","message":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":'
+      .. '{"name":"t","arguments":' .. input .. "}}}}"
+    local message = assert(json.decode(line))
+    local again = assert(json.decode(json.encode(message)))
+    assert.same(message, again)
+    local x = again.request.message.params.arguments
+    for _ = 1, 500 do x = x.x[1] end
+    assert.equal(1, x)
+  end)
+
+  it("decodes and encodes at the limit inside a coroutine (no C stack per level)", function()
+    local text = string.rep("[", 20000) .. string.rep("]", 20000)
+    local co = coroutine.wrap(function()
+      local v = assert(json.decode(text))
+      return json.encode(v)
+    end)
+    assert.equal(text, co())
   end)
 
   it("decodes long strings, with and without escapes", function()
@@ -339,6 +399,71 @@ describe("claude.json decoding against cjson, on generated texts", function()
         local ok, again = pcall(json.encode, v)
         if ok then assert.same(v, json.decode(again)) else assert.matches("infinity", again) end
       end
+    end
+  end)
+end)
+
+describe("core.json_peek_ids", function()
+  local core = require "claude.core"
+  local deep = string.rep("[", 30000) .. string.rep("]", 30000)
+
+  -- { description, line, request_id, id, type }
+  local rows = {
+    { "a control request too deep to decode",
+      '{"type":"control_request","request_id":"req_1","request":{"x":' .. deep .. "}}",
+      "req_1", nil, "control_request" },
+    { "a request id after the deep part", '{"type":"control_request","request":' .. deep
+      .. ',"request_id":"req_2"}', "req_2", nil, "control_request" },
+    { "a JSON-RPC request cut short",
+      '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"a":', nil, 7, nil },
+    { "a string id", '{"id":"abc","params":[1,2', nil, "abc", nil },
+    { "an escaped request id", '{"request_id":"a\\"b\\u00e9","x":\\z}', 'a"b\u{e9}', nil, nil },
+    { "a control response's nested request id", '{"type":"control_response","response":'
+      .. '{"subtype":"success","request_id":"req_3","response":' .. deep .. "}}",
+      "req_3", nil, "control_response" },
+    { "a control response cut inside", '{"type":"control_response","response":'
+      .. '{"request_id":"r4","response":{"a":[1,', "r4", nil, "control_response" },
+    { "ids that are not ids", '{"request_id":5,"id":1.5,"type":{}}', nil, nil, nil },
+    { "an id of 1e400", '{"id":1e400}', nil, nil, nil },
+    { "the last of duplicates, as decoding", '{"id":1,"id":2,"x":}', nil, 2, nil },
+    { "nothing after a bad key", '{"a":1,b:2,"request_id":"r"}', nil, nil, nil },
+    { "an id inside a nested object is not the top-level one",
+      '{"x":{"id":1,"request_id":"r"}', nil, nil, nil },
+    { "a string with brackets inside", '{"x":"{[\\"","id":9,"y":[', nil, 9, nil },
+    { "not an object", "[1,2", nil, nil, nil },
+    { "empty", "", nil, nil, nil },
+    { "an unterminated key", '{"request_id', nil, nil, nil },
+    { "a request id whose string never ends", '{"request_id":"abc', nil, nil, nil },
+  }
+  for _, row in ipairs(rows) do
+    it(row[1], function()
+      local request_id, id, kind = core.json_peek_ids(row[2])
+      assert.equal(row[3], request_id)
+      assert.equal(row[4], id)
+      assert.equal(row[5], kind)
+      if type(id) == "number" then assert.equal("integer", math.type(id)) end
+    end)
+  end
+
+  it("agrees with the decoder on lines that decode", function()
+    local line = '{"type":"control_request","request_id":"q","id":12,"request":{"id":3}}'
+    local m = assert(json.decode(line))
+    assert.same({ m.request_id, m.id, m.type }, { core.json_peek_ids(line) })
+  end)
+
+  it("raises for a line that is not a string", function()
+    assert.has_error(function() core.json_peek_ids({}) end)
+  end)
+
+  it("never raises on mutated lines", function()
+    local line = '{"type":"control_request","request_id":"r\\u00e9","request":{"a":[1,"x\\"y",{}]}}'
+    for _ = 1, 5000 do
+      local at = math.random(0, #line)
+      local text = line:sub(1, at) .. string.char(math.random(0, 255)) .. line:sub(at + 2)
+      local r, i, t = core.json_peek_ids(text)
+      assert.is_true(r == nil or type(r) == "string")
+      assert.is_true(i == nil or math.type(i) == "integer" or type(i) == "string")
+      assert.is_true(t == nil or type(t) == "string")
     end
   end)
 end)

@@ -31,7 +31,8 @@
 -- Errors are `nil, err` with `err` a `claude.errors` value whose `kind` is
 -- `"timeout"`, `"connection"` (refused, reset, closed mid-body, DNS...),
 -- `"tls"`, `"url"` (malformed, or not http/https), `"overflow"` (max_body or
--- max_event), or `"http"` (status >= 400: `err.status`, `err.headers`,
+-- max_event), `"ENOSYS"` (libcurl, loaded on the first request, is not
+-- installed), or `"http"` (status >= 400: `err.status`, `err.headers`,
 -- `err.body`). A failure after the headers came carries them in
 -- `err.response` (`status`, `headers`, and for SSE `last_event_id`, `retry`).
 -- Misuse (a bad option) raises at the caller's line.
@@ -56,7 +57,8 @@
 --   >= 400 is `true` here, not an error. The fourth argument comes when the
 --   headers had arrived before the failure.
 --
--- It returns a `claude.HttpRequest` (or nil, message, "url" for a bad URL),
+-- It returns a `claude.HttpRequest` (or nil, message, "url" for a bad URL;
+-- nil, message, "ENOSYS" when libcurl cannot be loaded),
 -- with `req:cancel()` (true if it was running; no callback runs after it,
 -- not even `on_done`; also `__close`), `req:running()`, `__tostring`. A
 -- running request stays alive without a reference; at `lua_close` running

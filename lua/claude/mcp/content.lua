@@ -293,6 +293,18 @@ local function content_list(t)
   return out
 end
 
+-- CallToolResults made elsewhere (the answer of a server we proxy), sent as they are.
+local finished = setmetatable({}, { __mode = "k" })
+
+--- Marks `r`, a complete `CallToolResult` (from another MCP server, say), to be sent as it
+-- is when a tool returns it.
+-- @tparam table r
+-- @treturn table r
+function M.finished_result(r)
+  finished[r] = true
+  return r
+end
+
 local function structured(t)
   local ok, text = pcall(json.encode, t)
   if not ok then return M.error("result could not be encoded as JSON: " .. message(text)) end
@@ -336,6 +348,7 @@ function M.result(tool, ok, ...)
   if tr == "boolean" then return text_result(tostring(r)) end
   if r == null then return text_result("null") end
   if tr == "table" then
+    if finished[r] then return r end
     local list = content_list(r)
     if list then return { content = list } end
     return structured(r)

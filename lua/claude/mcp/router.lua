@@ -66,7 +66,7 @@ local function progress(ctx, done, total, message)
   local token, notify = ctx._token, ctx._router._notify
   if token == nil or notify == nil then return false end
   notify(ctx.server, { jsonrpc = "2.0", method = "notifications/progress",
-    params = { progressToken = token, progress = done, total = total, message = message } })
+    params = { progressToken = token, progress = done, total = total, message = message } }, ctx)
   return true
 end
 
@@ -85,7 +85,7 @@ local function log(ctx, level, ...)
   local notify = ctx._router._notify
   if notify then
     notify(ctx.server, { jsonrpc = "2.0", method = "notifications/message",
-      params = { level = level, logger = ctx.server, data = data } })
+      params = { level = level, logger = ctx.server, data = data } }, ctx)
   else
     if type(data) ~= "string" then
       local ok, text = pcall(json.encode, data)
@@ -95,7 +95,29 @@ local function log(ctx, level, ...)
   end
 end
 
+-- A request from the tool to the client, waiting in the tool's task: the transport's
+-- `request` option sends it (the CLI's control channel has none).
+local function client_request(ctx, method, params, timeout)
+  if type(method) ~= "string" then
+    misuse("bad argument #1 to 'request' (string expected, got %s)", typename(method))
+  end
+  if params ~= nil and type(params) ~= "table" then
+    misuse("bad argument #2 to 'request' (table expected, got %s)", typename(params))
+  end
+  local send = ctx._router._request
+  if not send then
+    local err = errors.new("unsupported", fmt("'%s': this transport cannot send requests "
+      .. "to the client", method))
+    return nil, err, err.kind
+  end
+  return send(ctx, method, params, timeout)
+end
+
 local public_progress, public_log = public(progress), public(log)
+local public_request = public(client_request)
+
+-- ctx.sample / ctx.elicit / ctx.roots: the MCP requests a tool makes most, by name.
+local CLIENT_METHODS = { sample = "sampling/createMessage", elicit = "elicitation/create" }
 
 -- progress and log are made on first use: most calls never touch them. (Tail calls: a
 -- misuse blames the caller of ctx.progress / ctx.log.)
@@ -109,6 +131,17 @@ Ctx.__index = function(ctx, k)
     f = function(...) return public_progress(ctx, ...) end
   elseif k == "log" then
     f = function(...) return public_log(ctx, ...) end
+  elseif k == "request" then
+    f = function(...) return public_request(ctx, ...) end
+  elseif CLIENT_METHODS[k] then
+    local method = CLIENT_METHODS[k]
+    f = function(params, timeout) return public_request(ctx, method, params, timeout) end
+  elseif k == "roots" then
+    f = function(timeout)
+      local r, err, kind = public_request(ctx, "roots/list", nil, timeout)
+      if not r then return nil, err, kind end
+      return type(r) == "table" and r.roots or {}
+    end
   else
     return nil
   end
@@ -208,6 +241,34 @@ local function get_prompt(p, args, ctx)
   return result
 end
 
+-- -> CompleteResult | false, code, message. `complete(argument, ctx)` returns a list of
+-- values, or the result table itself ({completion = {values =, total =, hasMore =}}).
+local MAX_VALUES = 100
+local function complete(c, argument, context, ctx)
+  ctx.arguments = type(context) == "table" and type(context.arguments) == "table"
+    and context.arguments or {}
+  local ok, r, err = xpcall(c.complete, report("completion", c.key), argument, ctx)
+  if not ok then return false, -32603, content.message(r) end
+  if r == nil then
+    if err ~= nil then return false, -32603, content.message(err) end
+    r = {}
+  end
+  if type(r) ~= "table" then
+    return false, -32603, fmt("completion '%s' returned %s (a list of strings expected)",
+      c.key, typename(r))
+  end
+  if r.completion ~= nil then return r end
+  local values, n = json.array(), #r
+  for i = 1, math.min(n, MAX_VALUES) do
+    if type(r[i]) ~= "string" then
+      return false, -32603, fmt("completion '%s' returned a %s value (strings expected)",
+        c.key, typename(r[i]))
+    end
+    values[i] = r[i]
+  end
+  return { completion = { values = values, total = n, hasMore = n > MAX_VALUES } }
+end
+
 ---------------------------------------------------------------------------------------------
 -- The router
 ---------------------------------------------------------------------------------------------
@@ -234,8 +295,12 @@ end
 --- Make a router.
 -- @tparam[opt] table servers `{ name = claude.Server, ... }`; the names are the ones the CLI
 --   uses (`server_name` of `mcp_message`)
--- @tparam[opt] table opts `{ notify = function(server_name, message) }`: sends a
---   server-to-client JSON-RPC notification (progress, logging) to the CLI
+-- @tparam[opt] table opts `notify = function(server_name, message, ctx)`: sends a
+--   server-to-client JSON-RPC notification (progress, logging) made while serving the request
+--   of `ctx`; `request = function(ctx, method, params, timeout)`: sends a request to the
+--   client and waits for its result (`ctx.sample`, `ctx.elicit`, `ctx.roots`, `ctx.request`),
+--   returning it or `nil, err, kind`; `ack = false`: notifications get no answer (a plain MCP
+--   transport; the CLI's control channel wants one, the default)
 -- @treturn claude.Router
 -- @function new
 M.new = public(function(servers, opts)
@@ -243,17 +308,25 @@ M.new = public(function(servers, opts)
   errors.check(opts, 2, "new", "table", true)
   opts = opts or {}
   for k in pairs(opts) do
-    if k ~= "notify" then misuse("bad field '%s' to 'new' (unknown option)", tostring(k)) end
+    if k ~= "notify" and k ~= "request" and k ~= "ack" then
+      misuse("bad field '%s' to 'new' (unknown option)", tostring(k))
+    end
   end
-  if opts.notify ~= nil and type(opts.notify) ~= "function" then
-    misuse("bad field 'notify' to 'new' (function expected, got %s)", typename(opts.notify))
+  for _, f in ipairs { "notify", "request" } do
+    if opts[f] ~= nil and type(opts[f]) ~= "function" then
+      misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(opts[f]))
+    end
+  end
+  if opts.ack ~= nil and type(opts.ack) ~= "boolean" then
+    misuse("bad field 'ack' to 'new' (boolean expected, got %s)", typename(opts.ack))
   end
   local map = {}
   for name, server in pairs(servers or {}) do
     check_server("new", 1, name, server)
     map[name] = server
   end
-  return setmetatable({ _servers = map, _notify = opts.notify, _inflight = {} }, Router)
+  return setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
+    _ack = opts.ack ~= false, _inflight = {} }, Router)
 end)
 
 -- The work of one request, in a task: a tool call answers with its result (the caller writes
@@ -302,14 +375,23 @@ function Router:handle_async(name, message, reply, tag)
   local op, a, b, c, d = dispatch(server, message)
   if op == "reply" then return reply(tag, a) end
   -- the CLI's control channel wants an answer even to a notification
-  if op == "ack" then return reply(tag, ack()) end
+  if op == "ack" then
+    if self._ack then return reply(tag, ack()) end
+    return nil
+  end
   if op == "call" then -- tool, arguments, meta, id
     local ctx = new_ctx(self, name, server, d, c)
     return start(self, name, ctx, d, run_call, self, name, a, b, ctx, d, reply, tag)
   end
   if op == "cancel" then -- request_id, reason
     cancel(self, name, a, b)
-    return reply(tag, ack())
+    if self._ack then return reply(tag, ack()) end
+    return nil
+  end
+  if op == "complete" then -- completion, argument, context, id
+    local ctx = new_ctx(self, name, server, d, nil)
+    return start(self, name, ctx, d, run_request, self, name, ctx, d, reply, tag,
+      complete, a, b, c, ctx)
   end
   local id = op == "read" and d or c
   local meta = type(message) == "table" and type(message.params) == "table"

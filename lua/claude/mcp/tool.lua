@@ -428,6 +428,52 @@ end
 -- @treturn claude.Prompt
 M.prompt = public(prompt)
 
+local Completion = { __name = "claude.Completion" }
+Completion.__tostring = function(c) return "claude.Completion: " .. c.key end
+
+local function completion(spec)
+  local F = "completion"
+  if type(spec) ~= "table" then
+    misuse("bad argument #1 to 'completion' (table expected, got %s)", typename(spec))
+  end
+  no_unknown(F, nil, spec, set { "ref", "complete" })
+  local ref = want(F, nil, spec, "ref", "table")
+  for k in pairs(ref) do
+    if k ~= "type" and k ~= "name" and k ~= "uri" then bad(F, nil, "ref." .. tostring(k),
+      "unknown field") end
+  end
+  local key
+  if ref.type == "ref/prompt" then
+    if type(ref.name) ~= "string" then
+      bad(F, nil, "ref.name", "string expected, got %s", typename(ref.name))
+    end
+    key = "ref/prompt " .. ref.name
+  elseif ref.type == "ref/resource" then
+    if type(ref.uri) ~= "string" then
+      bad(F, nil, "ref.uri", "string expected, got %s", typename(ref.uri))
+    end
+    key = "ref/resource " .. ref.uri
+  else
+    bad(F, nil, "ref.type", "'ref/prompt' or 'ref/resource' expected, got %s",
+      type(ref.type) == "string" and "'" .. ref.type .. "'" or typename(ref.type))
+  end
+  return setmetatable({ kind = "completion", key = key, ref = ref,
+    complete = want(F, nil, spec, "complete", "function") }, Completion)
+end
+
+--- Define the completion of a prompt's or a resource template's arguments, for
+-- `completion/complete`; it goes in the server's list beside the tools.
+--
+--     completion{ ref = { type = "ref/prompt", name = "greet" },   -- or ref/resource, uri =
+--                 complete = function(argument, ctx) return { "value", ... } end }
+--
+-- `argument` is `{name =, value =}` (the partial value typed so far); `ctx.arguments` holds
+-- the arguments already given. `complete` returns a list of strings (at most 100 are sent),
+-- or the MCP result table `{completion = {values =, total =, hasMore =}}`, or `nil, err`.
+-- @tparam table spec
+-- @treturn claude.Completion
+M.completion = public(completion)
+
 ---------------------------------------------------------------------------------------------
 -- Servers
 ---------------------------------------------------------------------------------------------
@@ -438,6 +484,7 @@ local KINDS = {
   [ResourceTemplate] = { "resource_templates", "resource_template_list", "uri_template",
     "resource template" },
   [Prompt] = { "prompts", "prompt_list", "name", "prompt name" },
+  [Completion] = { "completions", "completion_list", "key", "completion" },
 }
 
 local LISTS = { tools = "tool_list", resources = "resource_list",
@@ -460,7 +507,7 @@ local function add(s, item)
   map[key] = item
   list[#list + 1] = item
   s.revision = s.revision + 1
-  changed(s, k[1])
+  if LISTS[k[1]] then changed(s, k[1]) end
   return nil
 end
 
@@ -478,7 +525,8 @@ local function remove(s, what, key)
   return item
 end
 
-local SERVER_OPTIONS = set { "version", "state", "instructions" }
+local SERVER_OPTIONS = set { "version", "state", "instructions", "subscribe", "list_changed",
+  "page_size" }
 
 local function server(name, items, opts)
   if type(name) ~= "string" or not name:find(NAME) then
@@ -496,12 +544,22 @@ local function server(name, items, opts)
   opts = opts or {}
   no_unknown("server", nil, opts, SERVER_OPTIONS)
   local version = want("server", nil, opts, "version", "string", true) or "1.0.0"
+  local list_changed = want("server", nil, opts, "list_changed", "boolean", true)
+  local page_size = opts.page_size
+  if page_size ~= nil and not positive_int(page_size) then
+    bad("server", nil, "page_size", "positive integer expected, got %s",
+      math.type(page_size) or typename(page_size))
+  end
   local s = setmetatable({
     kind = "server", type = "sdk", name = name, version = version, state = opts.state,
     instructions = want("server", nil, opts, "instructions", "string", true),
+    subscribe = want("server", nil, opts, "subscribe", "boolean", true) or false,
+    list_changed = list_changed, page_size = page_size,
     tools = {}, tool_list = {}, resources = {}, resource_list = {},
     resource_templates = {}, resource_template_list = {}, prompts = {}, prompt_list = {},
+    completions = {}, completion_list = {},
     revision = 0, _lists = {}, _watchers = setmetatable({}, { __mode = "k" }),
+    _subscribers = setmetatable({}, { __mode = "k" }),
   }, Server)
   items = items or {}
   local n = #items
@@ -521,7 +579,11 @@ end
 --- Create an in-process MCP server.
 -- @tparam string name the server name (tools are `mcp__<name>__<tool>`)
 -- @tparam[opt] {claude.Tool|claude.Resource|claude.ResourceTemplate|claude.Prompt,...} items
--- @tparam[opt] table opts `{version = "1.0.0", state = any, instructions = string}`
+-- @tparam[opt] table opts `{version = "1.0.0", state = any, instructions = string,
+--   subscribe = false, list_changed = nil, page_size = 100}`: `subscribe` offers resource
+--   subscriptions (`server:resource_updated(uri)` notifies the subscribers), `list_changed`
+--   announces tools, resources and prompts added or removed while serving (default; false:
+--   never)
 -- @treturn claude.Server
 M.server = public(server)
 
@@ -558,6 +620,25 @@ methods.remove = public(function(s, key, what)
     misuse("bad argument #1 to 'remove' (string expected, got %s)", typename(key))
   end
   return remove(s, what, key)
+end)
+
+--- Tell the clients subscribed to `uri` that the resource changed
+-- (`notifications/resources/updated`; the server needs `subscribe = true`). The connections
+-- of `claudelua mcp` (claude.mcp.connection) register in `server._subscribers`.
+-- @tparam string uri
+-- @function resource_updated
+methods.resource_updated = public(function(s, uri)
+  if getmetatable(s) ~= Server then
+    misuse("bad self to 'resource_updated' (claude.Server expected, got %s)", typename(s))
+  end
+  if type(uri) ~= "string" then
+    misuse("bad argument #1 to 'resource_updated' (string expected, got %s)", typename(uri))
+  end
+  if not s.subscribe then
+    misuse("bad argument #1 to 'resource_updated' (the server '%s' was made without "
+      .. "subscribe = true)", s.name)
+  end
+  for _, fn in pairs(s._subscribers) do fn(uri) end
 end)
 
 --- The names the CLI knows this server's tools by, in definition order.

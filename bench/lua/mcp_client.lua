@@ -1,0 +1,43 @@
+-- The claudelua MCP client under load: `build/claudelua bench/lua/mcp_client.lua SERVER
+-- [INFLIGHT] [CALLS]` connects to the stdio server SERVER, makes CALLS calls of `add` with
+-- INFLIGHT outstanding (after a warm-up), checks every answer, and prints one JSON line:
+-- calls/s, CPU time per call and this process's peak RSS.
+local claude = require "claude"
+
+local server, inflight, calls = arg[1], tonumber(arg[2] or 1), tonumber(arg[3] or 20000)
+local WARMUP = 1000
+
+local function peak_rss_kb()
+  local f = assert(io.open("/proc/self/status"))
+  local s = f:read("a")
+  f:close()
+  return tonumber(s:match("VmHWM:%s*(%d+)"))
+end
+
+local c <close> = assert(claude.mcp.connect { command = server, max_retries = 0 })
+
+-- `n` calls spread over `inflight` tasks; every answer is checked.
+local function load(n)
+  local next_call = 0
+  local workers = {}
+  for w = 1, inflight do
+    workers[w] = claude.spawn(function()
+      while next_call < n do
+        next_call = next_call + 1
+        local i = next_call
+        local r = assert(c:call_tool("add", { a = i, b = w }))
+        assert(r.content[1].text == tostring(i + w), "wrong answer")
+      end
+    end)
+  end
+  for w = 1, inflight do workers[w]:wait() end
+end
+
+load(WARMUP)
+local t0, cpu0 = claude.core.now(), os.clock()
+load(calls)
+local seconds, cpu = claude.core.now() - t0, os.clock() - cpu0
+-- CPU time per call (user + system, this process) is what a loaded machine disturbs least
+print(string.format('{"side":"lua","inflight":%d,"calls":%d,"seconds":%.4f,'
+  .. '"calls_per_s":%.0f,"cpu_us_per_call":%.1f,"peak_rss_kb":%d}', inflight, calls, seconds,
+  calls / seconds, cpu / calls * 1e6, peak_rss_kb()))

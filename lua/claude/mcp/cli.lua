@@ -1,0 +1,300 @@
+--- `claudelua mcp [options] tools.lua [args]`: serve the `claude.server` values a tools file
+-- returns to any MCP client, over stdio (the default) or Streamable HTTP (`--http`).
+--
+-- The tools file runs like a script (`...` and `arg` hold its arguments; it may wait) and
+-- returns a `claude.server`, a list of them, or a table name -> server. Over stdio one server
+-- is served (the only one, or the one `--server NAME` names); over HTTP all of them, side by
+-- side. See docs/mcp-server.md.
+-- @module claude.mcp.cli
+local core = require "claude.core"
+local async = require "claude.async"
+local errors = require "claude.errors"
+local tool = require "claude.mcp.tool"
+
+local M = {}
+
+M.USAGE = [[
+usage: claudelua mcp [options] tools.lua [args]
+
+Serve the claude.server values that tools.lua returns (a server, a list of servers, or a
+table name -> server) as an MCP server. tools.lua runs like a script: its arguments are in
+`...` and `arg`.
+
+Options:
+  --http [HOST:]PORT      serve Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to
+                          127.0.0.1, loopback); every server of the file is served, side
+                          by side
+  --stateless             HTTP only: no sessions, no initialize needed, no requests to the client
+  --server NAME           stdio: serve the server named NAME (needed when the file returns
+                          several)
+  --watch                 reload tools.lua when it changes; clients stay connected and are
+                          sent list_changed; a file that fails to load keeps the previous tools
+  --grace SECONDS         on SIGINT/SIGTERM or stdin EOF, calls in flight get this long to
+                          finish before they are cancelled (default 5)
+  --max-message BYTES     the largest message accepted (default 16777216); a larger one gets
+                          an error and the server goes on
+  --request-timeout SECONDS  how long a request to the client (ctx.sample, ctx.elicit,
+                          ctx.roots, ctx.request) may take (default 60; 0: no limit)
+  -h, --help              show this help
+
+Over stdio, stdout carries the protocol alone: print, io.write and logs go to stderr. The
+server ends at stdin EOF.
+]]
+
+-- Errors of the command line and of the tools file end the command with their message
+-- alone (traceback = false: a traceback of the command itself would say nothing).
+local function usage_error(fmt, ...)
+  error(errors.new("usage", "mcp: " .. string.format(fmt, ...)
+    .. " (claudelua mcp --help for usage)", { traceback = false }), 0)
+end
+
+local function number_arg(opt, v)
+  local n = tonumber(v)
+  if not n or n < 0 then usage_error("%s needs a non-negative number, got '%s'", opt,
+    tostring(v)) end
+  return n
+end
+
+--- Parse the command line (the arguments after `mcp`).
+-- @tparam {string,...} argv
+-- @treturn table `{ file =, args = {...}, http = {host =, port =} | nil, server =, watch =,
+--   stateless =, grace =, max_message =, request_timeout =, help = }`
+function M.parse(argv)
+  local o = { args = {}, grace = 5 }
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    local function value()
+      i = i + 1
+      local v = argv[i]
+      if v == nil then usage_error("option '%s' needs a value", a) end
+      return v
+    end
+    if a == "-h" or a == "--help" then
+      o.help = true
+    elseif a == "--http" then
+      local v = value()
+      local host, port = v:match("^(.*):(%d+)$")
+      if not host then host, port = "127.0.0.1", v:match("^(%d+)$") end
+      if host and host:match("^%[.*%]$") then host = host:sub(2, -2) end
+      port = tonumber(port)
+      if not port or port > 65535 or host == "" then
+        usage_error("--http needs [HOST:]PORT, got '%s'", v)
+      end
+      o.http = { host = host, port = port }
+    elseif a == "--stateless" then
+      o.stateless = true
+    elseif a == "--server" then
+      o.server = value()
+    elseif a == "--watch" then
+      o.watch = true
+    elseif a == "--grace" then
+      o.grace = number_arg(a, value())
+    elseif a == "--max-message" then
+      o.max_message = math.tointeger(number_arg(a, value()))
+      if not o.max_message or o.max_message < 1 then
+        usage_error("--max-message needs a positive integer")
+      end
+    elseif a == "--request-timeout" then
+      local t = number_arg(a, value())
+      o.request_timeout = t > 0 and t or false
+    elseif a == "--" then
+      i = i + 1
+      break
+    elseif a:sub(1, 1) == "-" and a ~= "-" then
+      usage_error("unknown option '%s'", a)
+    else
+      break
+    end
+    i = i + 1
+  end
+  o.file = argv[i]
+  for j = i + 1, #argv do o.args[#o.args + 1] = argv[j] end
+  if not o.file and not o.help then usage_error("no tools file given") end
+  if o.stateless and not o.http then usage_error("--stateless needs --http") end
+  return o
+end
+
+-- What the file returned -> { {name, server}, ... } in a stable order | nil, message
+local function servers_of(value, file)
+  local list = {}
+  if tool.is_server(value) then
+    list[1] = { value.name, value }
+  elseif type(value) == "table" and value[1] ~= nil then
+    for i, s in ipairs(value) do
+      if not tool.is_server(s) then
+        return nil, string.format("%s: item %d of the returned list is a %s, not a "
+          .. "claude.server", file, i, errors.typename(s))
+      end
+      list[i] = { s.name, s }
+    end
+  elseif type(value) == "table" and next(value) ~= nil then
+    for k, s in pairs(value) do
+      if type(k) ~= "string" or not tool.is_server(s) then
+        return nil, string.format("%s: the returned table maps '%s' to a %s (a table "
+          .. "name -> claude.server expected)", file, tostring(k), errors.typename(s))
+      end
+      list[#list + 1] = { k, s }
+    end
+    table.sort(list, function(a, b) return a[1] < b[1] end)
+  else
+    return nil, string.format("%s returned %s: it must return a claude.server, a list of "
+      .. "them, or a table name -> server", file, errors.typename(value))
+  end
+  local seen = {}
+  for _, e in ipairs(list) do
+    if seen[e[1]] then return nil, string.format("%s: two servers named '%s'", file, e[1]) end
+    seen[e[1]] = true
+  end
+  return list
+end
+
+--- Run a tools file and return its servers.
+-- @tparam string file
+-- @tparam {string,...} args
+-- @return `{ {name, server}, ... }` | nil, message
+function M.load(file, args)
+  local chunk, err = loadfile(file)
+  if not chunk then return nil, err end
+  local ok, value = xpcall(chunk, async.traceback, table.unpack(args))
+  if not ok then
+    return nil, string.format("%s failed: %s", file, errors.is(value) and value.message
+      or tostring(value))
+  end
+  return servers_of(value, file)
+end
+
+local function pick(list, name)
+  if name then
+    for _, e in ipairs(list) do
+      if e[1] == name then return e[2] end
+    end
+    local names = {}
+    for i, e in ipairs(list) do names[i] = e[1] end
+    return nil, string.format("no server named '%s' (the file has: %s)", name,
+      table.concat(names, ", "))
+  end
+  if #list > 1 then
+    local names = {}
+    for i, e in ipairs(list) do names[i] = e[1] end
+    return nil, string.format("the file returns %d servers (%s): stdio serves one, name it "
+      .. "with --server NAME, or serve them all with --http", #list, table.concat(names, ", "))
+  end
+  return list[1][2]
+end
+
+local function read_all(file)
+  local f = io.open(file, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+--- `--watch`: polls `file` (its content, so that editors that write a new file and rename
+-- it are seen), reloads it on a change and hands the new `{ {name, server}, ... }` to
+-- `apply`; a file that fails to load, or an `apply` that raises, keeps the previous tools
+-- and says why on stderr. For the transports (stdio here, HTTP in claude.mcp.http).
+-- @tparam string file
+-- @tparam {string,...} args the file's arguments
+-- @tparam function apply
+-- @return the watching task (cancel it to stop)
+function M.watch(file, args, apply)
+  local last = read_all(file)
+  return async.spawn(function()
+    while true do
+      async.sleep(0.3)
+      local now = read_all(file)
+      if now and now ~= last then
+        last = now
+        local list, err = M.load(file, args)
+        if list then
+          local ok, aerr = pcall(apply, list)
+          if ok then
+            io.stderr:write("claudelua mcp: reloaded ", file, "\n")
+          else
+            io.stderr:write("claudelua mcp: reloading ", file, ": ", tostring(aerr),
+              "; keeping the previous tools\n")
+          end
+        else
+          io.stderr:write("claudelua mcp: reloading ", file, " failed, keeping the previous "
+            .. "tools: ", tostring(err), "\n")
+        end
+      end
+    end
+  end)
+end
+
+local function serve_stdio(o, t, list)
+  local server, err = pick(list, o.server)
+  if not server then
+    t:close()
+    usage_error("%s", err)
+  end
+  t:serve(server)
+  local watcher
+  if o.watch then
+    watcher = M.watch(o.file, o.args, function(new)
+      local s, perr = pick(new, o.server or server.name)
+      if not s then error(perr, 0) end
+      server = s
+      t.conn:set_server(s)
+    end)
+  end
+  local function stop(signame)
+    return core.signal(signame, function() t:shutdown(o.grace, "server stopped (SIG"
+      .. signame:upper() .. ")") end, true)
+  end
+  local term, int = stop("term"), stop("int")
+  local ok, werr = pcall(t.wait, t)
+  if not ok then -- the main task was cancelled (SIGINT): drain, then go
+    t:shutdown(o.grace, "server interrupted")
+    pcall(t.wait, t)
+  end
+  if watcher then watcher:cancel("server stopped") end
+  term:close()
+  int:close()
+  if not ok and not errors.is(werr, "cancelled") then error(werr, 0) end
+end
+
+--- The command: `claudelua mcp` with the arguments after `mcp`.
+function M.main(...)
+  local o = M.parse({ ... })
+  if o.help then
+    io.stdout:write(M.USAGE)
+    return
+  end
+  rawset(_G, "arg", { [0] = o.file, table.unpack(o.args) })
+  local t
+  if not o.http then
+    -- before the tools file runs, so that nothing it prints reaches the protocol: the
+    -- transport reads and writes copies of fds 0 and 1, then fd 1 becomes stderr
+    local stdio = require "claude.mcp.stdio"
+    local err
+    t, err = stdio.open { max_message = o.max_message, grace = o.grace,
+      request_timeout = o.request_timeout }
+    if not t then error(err, 0) end
+    local ok, rerr = stdio.redirect_stdout()
+    if not ok then error(rerr, 0) end
+  end
+  local list, err = M.load(o.file, o.args)
+  if not list then
+    if t then t:close() end
+    error(errors.new("load", "mcp: " .. err, { traceback = false }), 0)
+  end
+  if o.http then
+    -- the Streamable HTTP transport (claude.mcp.http): serve(list, options) serves every
+    -- server of the list until stopped; with o.watch it reloads through M.load
+    local ok, http = pcall(require, "claude.mcp.http")
+    if not ok then
+      local why = tostring(http)
+      if why:find("module 'claude.mcp.http' not found", 1, true) then why = "not found" end
+      error(errors.new("unsupported", "mcp: --http: the Streamable HTTP transport "
+        .. "(claude.mcp.http) is not in this build: " .. why, { traceback = false }), 0)
+    end
+    return http.serve(list, o)
+  end
+  return serve_stdio(o, t, list)
+end
+
+return M

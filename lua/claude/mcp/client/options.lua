@@ -1,0 +1,128 @@
+--- The options of `claude.mcp.connect`: names, types, defaults. A bad
+-- option is a misuse, raised at the caller's line and naming the option.
+-- @module claude.mcp.client.options
+local errors = require "claude.errors"
+
+local M = {}
+
+local misuse = errors.misuse
+
+-- Option name -> expected Lua type(s).
+local TYPES = {
+  -- stdio
+  command = "string", args = "table", env = "table", cwd = "string", stderr = "function",
+  -- HTTP
+  url = "string", headers = "table", transport = "string",
+  -- both
+  name = "string", timeout = "number", connect_timeout = "number", max_retries = "number",
+  retry_delay = "number", max_retry_delay = "number", max_message_size = "number",
+  protocol_version = "string", client_info = "table",
+  on_notification = "function", on_sampling = "function", on_elicitation = "function",
+  roots = "table", on_roots = "function", on_state = "function", on_error = "function",
+}
+M.TYPES = TYPES
+
+local DEFAULTS = {
+  timeout = 60, connect_timeout = 30, max_retries = 3, retry_delay = 0.5, max_retry_delay = 30,
+}
+
+local TRANSPORTS = { streamable_http = "http", sse = "sse" }
+
+local function distance(a, b)
+  local prev, cur = {}, {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    cur[0] = i
+    for j = 1, #b do
+      local cost = a:byte(i) == b:byte(j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev, cur = cur, prev
+  end
+  return prev[#b]
+end
+
+-- The closest option name, when it is close for a name of this length.
+local function suggestion(key)
+  local best, best_d = nil, math.min(4, #key // 2 + 1)
+  for name in pairs(TYPES) do
+    local d = distance(key, name)
+    if d < best_d or (d == best_d and best and name < best) then best, best_d = name, d end
+  end
+  return best and (" (did you mean '" .. best .. "'?)") or ""
+end
+
+--- Checks `opts` and returns a copy with the defaults filled in, and the
+-- transport's kind (`"stdio"`, `"http"` or `"sse"`).
+function M.check(opts, fname)
+  if type(opts) ~= "table" then
+    misuse("bad argument #1 to '%s' (table expected, got %s)", fname, errors.typename(opts))
+  end
+  local o = {}
+  for key, value in pairs(opts) do
+    local want = type(key) == "string" and TYPES[key]
+    if not want then
+      misuse("unknown option '%s' to '%s'%s", tostring(key), fname,
+        type(key) == "string" and suggestion(key) or "")
+    end
+    if type(value) ~= want then
+      misuse("bad option '%s' to '%s' (%s expected, got %s)", key, fname, want,
+        errors.typename(value))
+    end
+    o[key] = value
+  end
+  for k, v in pairs(DEFAULTS) do
+    if o[k] == nil then o[k] = v end
+    if o[k] < 0 then misuse("bad option '%s' to '%s' (non-negative number expected)", k, fname) end
+  end
+  if math.type(o.max_retries) ~= "integer" then
+    misuse("bad option 'max_retries' to '%s' (integer expected)", fname)
+  end
+  if o.command and o.url then
+    misuse("bad options to '%s' ('command' and 'url' exclude each other)", fname)
+  end
+  local kind
+  if o.command then
+    kind = "stdio"
+    for _, k in ipairs { "headers", "transport" } do
+      if o[k] ~= nil then misuse("bad option '%s' to '%s' (only with 'url')", k, fname) end
+    end
+  elseif o.url then
+    if not o.url:find("^https?://") then
+      misuse("bad option 'url' to '%s' (an http:// or https:// URL expected, got '%s')", fname,
+        o.url)
+    end
+    kind = "http"
+    if o.transport then
+      kind = TRANSPORTS[o.transport]
+      if not kind then
+        misuse("bad option 'transport' to '%s' ('streamable_http' or 'sse' expected, got '%s')",
+          fname, o.transport)
+      end
+    end
+    for _, k in ipairs { "args", "env", "cwd", "stderr" } do
+      if o[k] ~= nil then misuse("bad option '%s' to '%s' (only with 'command')", k, fname) end
+    end
+  else
+    misuse("bad argument #1 to '%s' ('command' (stdio) or 'url' (HTTP) expected)", fname)
+  end
+  for i, a in ipairs(o.args or {}) do
+    if type(a) ~= "string" and type(a) ~= "number" then
+      misuse("bad option 'args' to '%s' (item %d: string expected, got %s)", fname, i,
+        errors.typename(a))
+    end
+  end
+  if o.roots then
+    for i, r in ipairs(o.roots) do
+      if type(r) ~= "string" and not (type(r) == "table" and type(r.uri) == "string") then
+        misuse("bad option 'roots' to '%s' (item %d: a URI or { uri = ..., name = ... } "
+          .. "expected)", fname, i)
+      end
+    end
+  end
+  o.name = o.name or (o.command and o.command:match("[^/]*$"))
+    or o.url:match("^%a[%w+.-]*://([^/?#]+)") or o.url
+  return o, kind
+end
+
+return M

@@ -1,0 +1,138 @@
+--- The HTTP+SSE transport of MCP 2024-11-05, for older servers: a GET opens
+-- an event stream whose first event, `endpoint`, names the URL to POST
+-- messages to; everything the server sends comes as `message` events on
+-- that stream. Messages sent before the endpoint is known wait for it. The
+-- stream's end is the connection's end. See claude.mcp.client.stdio for
+-- the `events` its owner gives.
+-- @module claude.mcp.client.sse
+local core = require "claude.core"
+local json = require "claude.json"
+local errors = require "claude.errors"
+
+local M = {}
+
+local Transport = {}
+Transport.__index = Transport
+Transport.__name = "claude.mcp.SseTransport"
+
+function Transport:__tostring()
+  return string.format("claude.mcp.SseTransport (%s)", self.url)
+end
+
+local function new_error(self, kind, what, fields)
+  return errors.new(kind, "MCP server '" .. self.name .. "' (" .. self.url .. "): " .. what,
+    fields)
+end
+
+-- The endpoint's URL: absolute, from the root of the server, or relative to the stream's.
+local function resolve(base, ref)
+  if ref:find("^%a[%w+.-]*://") then return ref end
+  local origin = base:match("^(%a[%w+.-]*://[^/?#]+)")
+  if ref:sub(1, 1) == "/" then return origin .. ref end
+  return (base:match("^(.*/)") or (origin .. "/")) .. ref
+end
+
+local function headers(self, extra)
+  local h = {}
+  for k, v in pairs(self.user_headers) do h[k] = v end
+  for k, v in pairs(extra) do h[k] = v end
+  return h
+end
+
+local function gone(self, err)
+  if self.closing or self.dead then return end
+  self.dead = true
+  self.events.closed(err)
+end
+
+local function post(self, msg, body)
+  local id = msg.method ~= nil and msg.id or nil
+  local req
+  req = core.http_request {
+    method = "POST", url = self.endpoint, body = body,
+    headers = headers(self, { ["Content-Type"] = "application/json" }),
+    on_done = function(ok, a, b)
+      self.active[req] = nil
+      if self.closing then return end
+      local err
+      if not ok then
+        err = new_error(self, b, a)
+      elseif a.status >= 400 then
+        err = new_error(self, a.status >= 500 and "connection" or "protocol", "HTTP "
+          .. a.status .. (a.body and a.body ~= "" and (": " .. a.body:sub(1, 200)) or ""),
+          { status = a.status, body = a.body })
+      end
+      if err then
+        if id ~= nil then self.events.failed(id, err) else self.events.problem(err) end
+      end
+    end,
+  }
+  if req then self.active[req] = true end
+end
+
+--- Opens the event stream.
+function M.open(opts, events)
+  local self = setmetatable({ url = opts.url, name = opts.name, events = events,
+    user_headers = opts.headers or {}, queue = {}, active = {}, closing = false,
+    dead = false }, Transport)
+  local status
+  local req
+  req = core.http_request {
+    method = "GET", url = self.url, max_event = opts.max_message_size,
+    headers = headers(self, { Accept = "text/event-stream" }),
+    on_headers = function(s) status = s end,
+    on_event = function(ev)
+      if ev.event == "endpoint" then
+        self.endpoint = resolve(self.url, ev.data)
+        local q = self.queue
+        self.queue = {}
+        for _, item in ipairs(q) do post(self, item[1], item[2]) end
+        return
+      end
+      if ev.event ~= "message" or ev.data == "" then return end
+      local value, err = json.decode(ev.data)
+      if value == nil then
+        return events.problem(new_error(self, "protocol", "an SSE event that is not JSON ("
+          .. err .. "): " .. ev.data:sub(1, 200)))
+      end
+      events.message(value)
+    end,
+    on_data = function() end,
+    on_done = function(ok, a, b)
+      self.active[req] = nil
+      if status and status >= 400 then
+        return gone(self, new_error(self, status >= 500 and "connection" or "protocol",
+          "HTTP " .. status .. " for the event stream", { status = status }))
+      end
+      if not ok then return gone(self, new_error(self, b, a)) end
+      gone(self, new_error(self, "connection", "the server ended the event stream"))
+    end,
+  }
+  self.active[req] = true
+  return self
+end
+
+--- Sends one message: a POST to the endpoint (queued until it is known).
+function Transport:send(msg)
+  if self.closing or self.dead then
+    return nil, new_error(self, "connection", "the event stream is closed")
+  end
+  local ok, body = pcall(json.encode, msg)
+  if not ok then return nil, new_error(self, "protocol", "cannot encode: " .. tostring(body)) end
+  if not self.endpoint then
+    self.queue[#self.queue + 1] = { msg, body }
+  else
+    post(self, msg, body)
+  end
+  return true
+end
+
+--- Ends the stream and every request.
+function Transport:close()
+  if self.closing then return end
+  self.closing = true
+  for req in pairs(self.active) do req:cancel() end
+  self.active = {}
+end
+
+return M

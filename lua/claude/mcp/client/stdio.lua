@@ -1,0 +1,114 @@
+--- The stdio transport of the MCP client: the server is a child process,
+-- messages are newline-delimited JSON on its stdin and stdout, its stderr is
+-- kept (the last lines go into the error when it dies).
+--
+-- A transport tells its owner what happens through `events`:
+-- `message(value)` for each decoded message, `problem(err)` for trouble that
+-- ends no call (a line that is not JSON), `lost(err)` when messages were lost
+-- and the calls in flight cannot know whether their answer was among them
+-- (a line over the size limit), and `closed(err)` once, when the transport is
+-- gone by itself (the server exited). `close()` ends it without `closed`.
+-- @module claude.mcp.client.stdio
+local process = require "claude.process"
+local errors = require "claude.errors"
+
+local M = {}
+
+local TAIL_LINES = 40
+
+local Transport = {}
+Transport.__index = Transport
+Transport.__name = "claude.mcp.StdioTransport"
+
+function Transport:__tostring()
+  return string.format("claude.mcp.StdioTransport (%s, pid %s)", self.command,
+    tostring(self.proc and self.proc.pid))
+end
+
+local function tail(self)
+  return table.concat(self.stderr_lines, "\n")
+end
+
+--- Starts the server process.
+-- @tparam table opts `command`, `args`, `env`, `cwd`, `stderr` (fn(line)),
+--   `max_message_size` (bytes)
+-- @tparam table events see the module
+-- @return the transport | nil, err, kind
+function M.open(opts, events)
+  local self = setmetatable({ command = opts.command, stderr_lines = {}, closing = false },
+    Transport)
+  local lines = self.stderr_lines
+  local user_stderr = opts.stderr
+  local proc, err, kind = process.spawn {
+    opts.command, args = opts.args, env = opts.env, cwd = opts.cwd, stdout = "json",
+    max_line = opts.max_message_size, eof_grace = 0.5,
+    stderr = function(line)
+      lines[#lines + 1] = line
+      if #lines > TAIL_LINES then table.remove(lines, 1) end
+      if user_stderr then user_stderr(line) end
+    end,
+    on_stdout = function(value, e, line, ekind)
+      if value ~= nil then return events.message(value) end
+      if not e then return end -- EOF: the exit tells the story
+      if ekind == "overflow" then
+        events.lost(errors.new("overflow", "the MCP server '" .. opts.name
+          .. "' sent a message over max_message_size (" .. e .. "); it was dropped"))
+      elseif ekind == "json" then
+        events.problem(errors.new("protocol", "the MCP server '" .. opts.name
+          .. "' wrote a line that is not JSON (" .. e .. "): " .. tostring(line):sub(1, 200),
+          { line = line }))
+      else
+        events.problem(errors.new("connection", "reading from the MCP server '" .. opts.name
+          .. "' failed: " .. e))
+      end
+    end,
+    on_exit = function(code, signal)
+      if self.closing then return end
+      local how = signal ~= 0 and ("was killed by signal " .. signal)
+        or ("exited with code " .. code)
+      events.closed(errors.new("connection", "the MCP server '" .. opts.name .. "' " .. how,
+        { exit_code = code, signal = signal, stderr_tail = tail(self) }))
+    end,
+  }
+  if not proc then
+    return nil, errors.new("connection", "cannot start the MCP server '" .. opts.name .. "' ("
+      .. tostring(opts.command) .. "): " .. errors.message(err), { cause = err, code = kind }),
+      "connection"
+  end
+  self.proc = proc
+  self.pid = proc.pid
+  return self
+end
+
+--- Writes one message.
+-- @return true | nil, err
+function Transport:send(msg)
+  local proc = self.proc
+  if proc.finished or self.closing then
+    return nil, errors.new("connection", "the MCP server process is not running")
+  end
+  local ok, err = proc:write_json(msg)
+  if not ok then
+    return nil, errors.new("connection", "cannot write to the MCP server: "
+      .. errors.message(err))
+  end
+  return true
+end
+
+--- The last lines the server wrote on stderr.
+function Transport:stderr_tail()
+  return tail(self)
+end
+
+--- Ends the server as the MCP spec asks: its stdin closed, then SIGTERM and
+-- SIGKILL each after a grace period. Waits when it can (in a task, or
+-- outside the loop); from inside a callback the ladder goes on by itself.
+function Transport:close()
+  if self.closing then return end
+  self.closing = true
+  local proc = self.proc
+  local ok = pcall(proc.close, proc, { eof_grace = 2, term_grace = 2, kill_grace = 2 })
+  if not ok then proc:kill(2) end
+end
+
+return M

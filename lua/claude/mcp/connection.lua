@@ -1,0 +1,357 @@
+--- One MCP client connection to a `claude.server`: the whole server side of the protocol,
+-- whatever carries the messages (stdio, one Streamable HTTP session, a test).
+--
+--     local connection = require "claude.mcp.connection"
+--     local conn = connection.new{
+--       server = srv,                         -- a claude.server
+--       send = function(msg, related_id) end, -- one JSON-RPC message (a table) out
+--       send_result = nil,                    -- optional fast path, see below
+--       stateless = false,                    -- no initialize needed, no requests to the client
+--       on_close = function(reason) end,
+--     }
+--     conn:receive(msg)                  -- one decoded JSON-RPC message, or a batch (a list)
+--     conn:receive_invalid(err, line)    -- a line/body that is not JSON: -32700, id null
+--     conn:receive_oversized(err)        -- a message over the transport's limit: -32600, id null
+--     conn:close(reason)                 -- cancels the calls in flight, drops their answers,
+--                                        -- fails the pending requests to the client
+--     conn.initialized, conn.protocol_version, conn.client_info, conn.client_capabilities,
+--     conn.log_level, conn.closed
+--     conn:pending()                     -- requests being served
+--     conn:set_server(srv)               -- serve another server from now on (--watch)
+--
+-- `send(msg, related_id)`: `related_id` is the id of the inbound request the message belongs
+-- to (its answer, its progress and log notifications, the requests to the client made while
+-- serving it), or nil for messages of no request (list_changed, resources/updated, and the
+-- answer to a message without a valid id). A transport that routes answers per request (a
+-- Streamable HTTP POST) uses it; stdio ignores it. `send` returns true, or nil, err.
+--
+-- `send_result(id, result, related_id)`, when given, sends a `tools/call` answer: `result` is
+-- the CallToolResult table, or a string standing for `{content = {{type = "text", text =
+-- result}}}` (the tool returned a string or a number), so that a transport able to write
+-- the envelope itself (stdio: `stream:write_pieces`) builds no table. Without it the
+-- connection builds the response and calls `send`.
+--
+-- Server-level changes reach every live connection of the server: `server:add(item)` and
+-- `server:remove(name)` send `notifications/{tools,resources,prompts}/list_changed`
+-- (unless the server was made with `list_changed = false`), `server:resource_updated(uri)` sends
+-- `notifications/resources/updated` to the connections subscribed to `uri`.
+--
+-- Before `initialize` only `initialize` and `ping` are served; any other request gets an
+-- error at once (-32600), so a client probing with a method of a later protocol falls back
+-- without a timeout. Requests to the client (`ctx.sample`, `ctx.elicit`, `ctx.roots`,
+-- `ctx.request`) go through a `claude.rpc` peer and wait in the tool's task.
+-- @module claude.mcp.connection
+local core = require "claude.core"
+local json = require "claude.json"
+local rpc = require "claude.rpc"
+local errors = require "claude.errors"
+local router_mod = require "claude.mcp.router"
+local content = require "claude.mcp.content"
+local tool = require "claude.mcp.tool"
+
+local M = {}
+
+local rpc_error, null, jobject = core.jsonrpc_error, json.null, json.object
+local type, fmt = type, string.format
+local misuse, typename = errors.misuse, content.typename
+
+-- Severity of each MCP log level (logging/setLevel filters below it).
+local SEVERITY = {}
+for i, l in ipairs(core.LOG_LEVELS) do SEVERITY[l] = i end
+
+-- Which client capability each request to the client needs.
+local NEEDS = { ["sampling/createMessage"] = "sampling", ["elicitation/create"] = "elicitation",
+  ["roots/list"] = "roots" }
+
+local INVALID_REQUEST, PARSE_ERROR = -32600, -32700
+
+local listen -- (self, server)
+
+local Conn = { __name = "claude.mcp.Connection" }
+Conn.__index = Conn
+Conn.__tostring = function(c)
+  return fmt("claude.mcp.Connection (%s, %s)", c._server.name,
+    c.closed and "closed" or c.initialized and ("protocol " .. c.protocol_version)
+      or "not initialized")
+end
+
+local function valid_id(id)
+  local t = type(id)
+  return t == "string" or t == "number"
+end
+
+local function out(self, msg, related)
+  if self.closed then return nil end
+  return self._send(msg, related)
+end
+
+-- notifications from a request's ctx (progress, log), filtered by the log level
+local function notify(self, _, msg, ctx)
+  if msg.method == "notifications/message" then
+    local level = self.log_level
+    if level and SEVERITY[msg.params.level] < SEVERITY[level] then return end
+  end
+  return out(self, msg, ctx and ctx.request_id)
+end
+
+-- A request to the client from a tool's task: waits for the answer.
+local function client_request(self, ctx, method, params, timeout)
+  if self.closed then return errors.fail("closed", "the client connection is closed") end
+  if self.stateless then
+    return errors.fail("unsupported", fmt("'%s': a stateless server cannot send requests "
+      .. "to the client", method))
+  end
+  local need = NEEDS[method]
+  local caps = self.client_capabilities
+  if need and not (type(caps) == "table" and caps[need] ~= nil and caps[need] ~= null) then
+    return errors.fail("unsupported", fmt("'%s': the client does not support %s", method,
+      need))
+  end
+  -- the peer sends synchronously inside request(): the message is sent with this id
+  self._related = ctx.request_id
+  local r, err, kind = self._peer:request(method, params, timeout)
+  return r, err, kind
+end
+
+--- Make a connection (see the top of this file).
+-- @tparam table opts `server`, `send`, `send_result`, `stateless`, `on_close`,
+--   `request_timeout` (seconds a request to the client may take; default 60, false: none)
+-- @treturn claude.mcp.Connection
+-- @function new
+M.new = errors.public(function(opts)
+  errors.check(opts, 1, "new", "table")
+  for k in pairs(opts) do
+    if k ~= "server" and k ~= "send" and k ~= "send_result" and k ~= "stateless"
+      and k ~= "on_close" and k ~= "request_timeout" then
+      misuse("bad field '%s' to 'new' (unknown option)", tostring(k))
+    end
+  end
+  if not tool.is_server(opts.server) then
+    misuse("bad field 'server' to 'new' (claude.Server expected, got %s)",
+      typename(opts.server))
+  end
+  for _, f in ipairs { "send", "send_result", "on_close" } do
+    local v = opts[f]
+    if (v ~= nil or f == "send") and type(v) ~= "function" then
+      misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(v))
+    end
+  end
+  local self = setmetatable({
+    stateless = opts.stateless and true or false,
+    initialized = opts.stateless and true or false,
+    closed = false, subscriptions = {},
+    _server = opts.server, _key = opts.server.name, _send = opts.send,
+    _send_result = opts.send_result, _on_close = opts.on_close, _related = nil,
+  }, Conn)
+  self._router = router_mod.new({ [self._key] = opts.server }, {
+    ack = false,
+    notify = function(name, msg, ctx) return notify(self, name, msg, ctx) end,
+    request = function(ctx, method, params, timeout)
+      return client_request(self, ctx, method, params, timeout)
+    end,
+  })
+  self._peer = rpc.new {
+    codec = rpc.jsonrpc, name = "client",
+    timeout = opts.request_timeout == nil and 60 or opts.request_timeout,
+    send = function(msg)
+      local related = self._related
+      self._related = nil
+      local ok, err = out(self, msg, related)
+      if ok == nil and not self.closed then return nil, err end
+      return true
+    end,
+  }
+  -- answers of the router: a tool call's (tag = id, result, id) or a whole response
+  local send_result = opts.send_result
+  self._reply = function(tag, response, id)
+    if self.closed then return end
+    if id == nil then return self._send(response, tag) end
+    if send_result then return send_result(id, response, tag) end
+    if type(response) == "string" then response = content.text_result(response) end
+    return self._send({ jsonrpc = "2.0", id = id, result = response }, tag)
+  end
+  listen(self, opts.server)
+  return self
+end)
+
+-- Which notification a change of each list makes (the lists claude.mcp.tool names).
+local CHANGED = { tools = "notifications/tools/list_changed",
+  resources = "notifications/resources/list_changed",
+  resource_templates = "notifications/resources/list_changed",
+  prompts = "notifications/prompts/list_changed" }
+
+-- Registers the connection with the server: list changes (server._watchers, shared with the
+-- sessions serving it) and resource updates (server._subscribers). Both are weak-keyed.
+listen = function(self, server)
+  server._watchers[self] = function(_, what) self:server_event("list_changed", CHANGED[what]) end
+  server._subscribers[self] = function(uri) self:server_event("updated", uri) end
+end
+
+local function unlisten(self, server)
+  server._watchers[self] = nil
+  server._subscribers[self] = nil
+end
+
+-- The few methods the connection keeps state for; everything else is the router's.
+local function initialize(self, msg, id)
+  local response
+  self._router:handle_async(self._key, msg, function(_, r) response = r end)
+  local result = response.result
+  if result then
+    local params = msg.params
+    self.initialized = true
+    self.protocol_version = result.protocolVersion
+    self.client_info = params and params.clientInfo
+    self.client_capabilities = params and params.capabilities
+  end
+  return out(self, response, id)
+end
+
+local function set_level(self, msg, id)
+  local response
+  self._router:handle_async(self._key, msg, function(_, r) response = r end)
+  if response.result then self.log_level = msg.params.level end
+  return out(self, response, id)
+end
+
+local function subscribe(self, msg, id, on)
+  local params = msg.params
+  local uri = type(params) == "table" and params.uri
+  if type(uri) ~= "string" then
+    return out(self, rpc_error(id, -32602, "Invalid params: 'uri' must be a string"), id)
+  end
+  self.subscriptions[uri] = on or nil
+  return out(self, { jsonrpc = "2.0", id = id, result = jobject() }, id)
+end
+
+local function receive_one(self, msg)
+  if type(msg) ~= "table" then
+    return out(self, rpc_error(null, INVALID_REQUEST, "Invalid Request: a JSON-RPC message "
+      .. "must be an object, got " .. typename(msg)))
+  end
+  local method, id = msg.method, msg.id
+  if method == nil then
+    -- an answer to one of our requests
+    if id ~= nil and (msg.result ~= nil or msg.error ~= nil) then
+      self._peer:receive(msg)
+      return true
+    end
+  elseif id ~= nil and valid_id(id) then
+    if method == "initialize" then return initialize(self, msg, id) end
+    if not self.initialized and method ~= "ping" then
+      return out(self, rpc_error(id, INVALID_REQUEST, fmt("Invalid Request: '%s' before "
+        .. "'initialize' (the server is not initialized)", tostring(method))), id)
+    end
+    if method == "logging/setLevel" then return set_level(self, msg, id) end
+    if self._server.subscribe then
+      if method == "resources/subscribe" then return subscribe(self, msg, id, true) end
+      if method == "resources/unsubscribe" then return subscribe(self, msg, id, false) end
+    end
+    return self._router:handle_async(self._key, msg, self._reply, id)
+  end
+  -- notifications (cancellation among them) and invalid messages: the router decides
+  return self._router:handle_async(self._key, msg, self._reply, valid_id(id) and id or nil)
+end
+
+--- Handle one decoded JSON-RPC message from the client (or a batch: a list of them, each
+-- handled as if it came alone). Never raises for bad input: it is answered.
+-- @param msg
+function Conn:receive(msg)
+  if self.closed then return end
+  if type(msg) == "table" and msg[1] ~= nil and msg.jsonrpc == nil then
+    for i = 1, #msg do receive_one(self, msg[i]) end
+    return
+  end
+  if type(msg) == "table" and #msg == 0 and json.is_array(msg) then
+    out(self, rpc_error(null, INVALID_REQUEST, "Invalid Request: an empty batch"))
+    return
+  end
+  receive_one(self, msg)
+end
+
+--- A line or body that is not JSON: answered with -32700 (id null); the connection goes on.
+-- @param err the decoder's error (a claude error or a string)
+-- @tparam[opt] string line the text, unused but for the transport's logs
+function Conn:receive_invalid(err, line) -- luacheck: no unused args
+  if self.closed then return end
+  local text = errors.is(err) and err.message or tostring(err)
+  out(self, rpc_error(null, PARSE_ERROR, "Parse error: " .. text))
+end
+
+--- A message over the transport's size limit: answered with -32600 (id null); the
+-- connection goes on.
+-- @param err what the transport says (a claude error or a string)
+function Conn:receive_oversized(err)
+  if self.closed then return end
+  local text = errors.is(err) and err.message or tostring(err)
+  out(self, rpc_error(null, INVALID_REQUEST, "Invalid Request: message too large: " .. text))
+end
+
+--- Serve another server from now on (the tools file was reloaded): calls in flight finish
+-- on the old one; the client is told the lists changed.
+-- @tparam claude.Server server
+function Conn:set_server(server)
+  if not tool.is_server(server) then
+    misuse("bad argument #1 to 'set_server' (claude.Server expected, got %s)",
+      typename(server))
+  end
+  local old = self._server
+  if old == server then return end
+  unlisten(self, old)
+  self._router:set_server(self._key, nil)
+  self._server, self._key = server, server.name
+  self._router:set_server(self._key, server)
+  listen(self, server)
+  if self.initialized and server.list_changed ~= false then
+    for _, m in ipairs { "notifications/tools/list_changed",
+      "notifications/resources/list_changed", "notifications/prompts/list_changed" } do
+      out(self, { jsonrpc = "2.0", method = m })
+    end
+  end
+end
+
+--- Called for the server's changes (`server:add`, `server:remove`,
+-- `server:resource_updated`).
+-- @tparam string what `"list_changed"` or `"updated"`
+-- @param arg the notification's method, or the uri
+function Conn:server_event(what, arg)
+  if self.closed or not self.initialized or self.stateless then return end
+  if what == "list_changed" then
+    if arg and self._server.list_changed ~= false then
+      out(self, { jsonrpc = "2.0", method = arg })
+    end
+  elseif what == "updated" then
+    if self.subscriptions[arg] then
+      out(self, { jsonrpc = "2.0", method = "notifications/resources/updated",
+        params = { uri = arg } })
+    end
+  end
+end
+
+--- Requests being served (tool calls, reads, prompts, completions in their tasks).
+-- @treturn integer
+function Conn:pending()
+  return self._router:pending()
+end
+
+--- Close the connection: calls in flight are cancelled and their answers dropped, pending
+-- requests to the client fail with `closed`, the server forgets it. Idempotent.
+-- @tparam[opt] string reason
+function Conn:close(reason)
+  if self.closed then return end
+  reason = reason or "connection closed"
+  self.closed = true
+  unlisten(self, self._server)
+  self._router:cancel_all(reason)
+  self._peer:close(reason)
+  if self._on_close then self._on_close(reason) end
+end
+
+--- The server served.
+-- @treturn claude.Server
+function Conn:server()
+  return self._server
+end
+
+M.Connection = Conn
+return M

@@ -1,0 +1,111 @@
+-- A small stdio MCP server that misbehaves on request, for the client's
+-- specs: run as `claudelua spec/support/fake_mcp_server.lua [mode]`.
+-- Modes: "bad_version" (answers initialize with a version nobody speaks),
+-- "paged" (tools/list in pages of one). Tools: echo, exit (dies mid-call,
+-- exit code 3, after a line on stderr), garbage (a line that is not JSON,
+-- then the answer), huge (an answer of 100 000 bytes), unknown_id (answers
+-- another id), never (no answer), fail (a JSON-RPC error), is_error (an
+-- isError result), cancelled (the request ids cancelled so far), sample
+-- (asks the client for sampling, then answers with its text), roots (asks
+-- for roots), progress (two progress notifications, then the answer).
+local json = require "claude.json"
+
+local mode = arg[1] or ""
+local cancelled = {}
+local next_id = 0
+
+local function send(msg)
+  io.stdout:write(json.encode(msg), "\n")
+  io.stdout:flush()
+end
+
+local function result(id, r) send { jsonrpc = "2.0", id = id, result = r } end
+local function text(id, s) result(id, { content = { { type = "text", text = s } } }) end
+
+-- A request to the client; waits for its answer (notifications meanwhile are dropped).
+local function ask(method, params)
+  next_id = next_id + 1
+  local id = "s" .. next_id
+  send { jsonrpc = "2.0", id = id, method = method, params = params }
+  for line in io.stdin:lines() do
+    local msg = json.decode(line)
+    if msg.id == id then return msg.result, msg.error end
+  end
+end
+
+local TOOLS = { "echo", "exit", "garbage", "huge", "unknown_id", "never", "fail", "is_error",
+  "cancelled", "sample", "roots", "progress" }
+
+local tools = {}
+function tools.echo(id, args) text(id, "echo: " .. tostring(args.message)) end
+function tools.exit()
+  io.stderr:write("fake server: dying on purpose\n")
+  os.exit(3)
+end
+function tools.garbage(id)
+  io.stdout:write("this is not JSON\n")
+  text(id, "after garbage")
+end
+function tools.huge(id) text(id, string.rep("x", 100000)) end
+function tools.unknown_id(id) text(id + 1000, "lost") end
+function tools.never() end
+function tools.fail(id)
+  send { jsonrpc = "2.0", id = id, error = { code = -32001, message = "it broke",
+    data = { why = "on purpose" } } }
+end
+function tools.is_error(id)
+  result(id, { content = { { type = "text", text = "tool failed" } }, isError = true })
+end
+function tools.cancelled(id) text(id, table.concat(cancelled, ",")) end
+function tools.sample(id)
+  local r, err = ask("sampling/createMessage", { messages = { { role = "user",
+    content = { type = "text", text = "hello" } } }, maxTokens = 10 })
+  text(id, r and r.content.text or ("error " .. tostring(err and err.code)))
+end
+function tools.roots(id)
+  local r, err = ask("roots/list", {})
+  text(id, r and json.encode(r.roots) or ("error " .. tostring(err and err.code)))
+end
+function tools.progress(id, _, meta)
+  local token = meta and meta.progressToken
+  for i = 1, 2 do
+    send { jsonrpc = "2.0", method = "notifications/progress",
+      params = { progressToken = token, progress = i, total = 2, message = "step " .. i } }
+  end
+  text(id, "done")
+end
+
+local function list_tools(id, params)
+  local list = {}
+  for i, name in ipairs(TOOLS) do
+    list[i] = { name = name, inputSchema = { type = "object" } }
+  end
+  if mode ~= "paged" then return result(id, { tools = list }) end
+  local at = tonumber(params and params.cursor or "1")
+  result(id, { tools = { list[at] }, nextCursor = at < #list and tostring(at + 1) or nil })
+end
+
+for line in io.stdin:lines() do
+  local msg = json.decode(line)
+  local id, method, params = msg.id, msg.method, msg.params
+  if method == "initialize" then
+    result(id, { protocolVersion = mode == "bad_version" and "1999-01-01"
+      or params.protocolVersion, capabilities = { tools = json.object() },
+      serverInfo = { name = "fake", version = "0.1" }, instructions = "be kind" })
+  elseif method == "notifications/cancelled" then
+    cancelled[#cancelled + 1] = tostring(params.requestId)
+  elseif method == "tools/list" then
+    list_tools(id, params)
+  elseif method == "tools/call" then
+    local fn = tools[params.name]
+    if fn then
+      fn(id, params.arguments or {}, params._meta)
+    else
+      send { jsonrpc = "2.0", id = id, error = { code = -32602, message = "no tool" } }
+    end
+  elseif method == "ping" then
+    result(id, json.object())
+  elseif id ~= nil and method ~= nil then
+    send { jsonrpc = "2.0", id = id, error = { code = -32601, message = "Method not found" } }
+  end
+end
