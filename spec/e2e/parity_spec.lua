@@ -98,27 +98,47 @@ describe("parity with the official SDKs, on the real CLI", function()
 
   it("prompts of an external server are slash commands; an in-process server's are not",
     function()
-    local mock <close> = e2e.start { turns = { { content = { text("got: {{last_user_text}}") } } } }
+    local mock <close> = e2e.start { turns = { { content = { text("got: {{last_user_text}}") } },
+      { content = { text("got: {{last_user_text}}") } } } }
     local asked = false
-    local notes = claude.server("notes", {
-      claude.tool("add", "Add", { a = "number", b = "number" }, function(a) return a.a + a.b end),
-      claude.prompt { name = "review", description = "Review", get = function()
-        asked = true
-        return "Review it."
-      end },
-    })
+    local function notes_server(on_get)
+      return claude.server("notes", {
+        claude.tool("add", "Add", { a = "number", b = "number" }, function(a) return a.a + a.b end),
+        claude.prompt { name = "review", description = "Review", arguments = { "topic" },
+          get = function(args)
+            if on_get then on_get() end
+            return "Review " .. args.topic .. " please."
+          end },
+      })
+    end
+    -- the workaround: the same server served by `claudelua mcp` from a file
+    local file = harness.tempfile([[
+      local claude = require "claude"
+      return claude.server("notes", {
+        claude.prompt { name = "review", description = "Review", arguments = { "topic" },
+          get = function(args) return "Review " .. args.topic .. " please." end },
+      })
+    ]], ".lua")
+    local host = harness.claudelua
+    if host:sub(1, 1) ~= "/" then host = harness.root .. "/" .. host end
     local everything = harness.root .. "/node_modules/.bin/mcp-server-everything"
-    local s <close> = assert(claude.connect(mock:options { mcp_servers = { notes = notes,
-      everything = { command = everything, args = {} } } }))
+    local s <close> = assert(claude.connect(mock:options { mcp_servers = {
+      notes = notes_server(function() asked = true end),
+      everything = { command = everything, args = {} },
+      served = { command = host, args = { "mcp", file } } } }))
     -- the CLI runs prompts/get and sends the prompt's text as the user's message
     local msgs = turn(s, "/mcp__everything__simple-prompt")
     assert.equal("got: This is a simple prompt without arguments.", last(msgs, "result").result)
     local init = last(msgs, "system", "init")
     assert.is_true(has(init.slash_commands, "mcp__everything__simple-prompt"))
     assert.is_true(has(init.slash_commands, "mcp__everything__args-prompt"))
-    for _, c in ipairs(init.slash_commands) do assert.is_nil(c:find("notes", 1, true)) end
+    assert.is_true(has(init.slash_commands, "mcp__served__review"))
+    assert.is_false(has(init.slash_commands, "mcp__notes__review"))
     assert.equal("connected", status_of(s, "notes"))
+    msgs = turn(s, "/mcp__served__review parsers")
+    assert.equal("got: Review parsers please.", last(msgs, "result").result)
     assert.is_false(asked)
+    os.remove(file)
   end)
 
   it("answers control requests as the CLI does", function()
