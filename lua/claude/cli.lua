@@ -36,7 +36,7 @@ local OPTION_TYPES = {
   skills = "string|table", task_budget = "number|table", resume_session_at = "string",
   resume_drops_turn = "string", enable_file_checkpointing = "boolean",
   session_store = "table", session_store_flush = "string", load_timeout_ms = "number",
-  agent = "string", tool_budget = "table|boolean",
+  agent = "string", tool_budget = "table|boolean", forward_subagent_text = "boolean",
 }
 M.OPTION_TYPES = OPTION_TYPES
 
@@ -318,8 +318,10 @@ function M.agents_wire(agents)
 end
 
 --- Fields of initialize that come from options: the preset system
--- prompt's `exclude_dynamic_sections` and a `skills` list (the CLI then
--- loads only those skills into the system prompt).
+-- prompt's `exclude_dynamic_sections`, a `skills` list (the CLI then
+-- loads only those skills into the system prompt) and
+-- `forward_subagent_text` (subagents' text and thinking blocks are sent
+-- as messages too, not only their tool calls).
 function M.initialize_fields(options)
   local out = {}
   local sp = options.system_prompt
@@ -329,6 +331,7 @@ function M.initialize_fields(options)
   if type(options.skills) == "table" then
     out.skills = json.array { table.unpack(options.skills) }
   end
+  if options.forward_subagent_text then out.forwardSubagentText = true end
   return out
 end
 

@@ -96,6 +96,51 @@ describe("parity with the official SDKs, on the real CLI", function()
     assert.equal("connected", status_of(s2, "everything"))
   end)
 
+  it("prompts of an external server are slash commands; an in-process server's are not",
+    function()
+    local mock <close> = e2e.start { turns = { { content = { text("got: {{last_user_text}}") } },
+      { content = { text("got: {{last_user_text}}") } } } }
+    local asked = false
+    local function notes_server(on_get)
+      return claude.server("notes", {
+        claude.tool("add", "Add", { a = "number", b = "number" }, function(a) return a.a + a.b end),
+        claude.prompt { name = "review", description = "Review", arguments = { "topic" },
+          get = function(args)
+            if on_get then on_get() end
+            return "Review " .. args.topic .. " please."
+          end },
+      })
+    end
+    -- the workaround: the same server served by `claudelua mcp` from a file
+    local file = harness.tempfile([[
+      local claude = require "claude"
+      return claude.server("notes", {
+        claude.prompt { name = "review", description = "Review", arguments = { "topic" },
+          get = function(args) return "Review " .. args.topic .. " please." end },
+      })
+    ]], ".lua")
+    local host = harness.claudelua
+    if host:sub(1, 1) ~= "/" then host = harness.root .. "/" .. host end
+    local everything = harness.root .. "/node_modules/.bin/mcp-server-everything"
+    local s <close> = assert(claude.connect(mock:options { mcp_servers = {
+      notes = notes_server(function() asked = true end),
+      everything = { command = everything, args = {} },
+      served = { command = host, args = { "mcp", file } } } }))
+    -- the CLI runs prompts/get and sends the prompt's text as the user's message
+    local msgs = turn(s, "/mcp__everything__simple-prompt")
+    assert.equal("got: This is a simple prompt without arguments.", last(msgs, "result").result)
+    local init = last(msgs, "system", "init")
+    assert.is_true(has(init.slash_commands, "mcp__everything__simple-prompt"))
+    assert.is_true(has(init.slash_commands, "mcp__everything__args-prompt"))
+    assert.is_true(has(init.slash_commands, "mcp__served__review"))
+    assert.is_false(has(init.slash_commands, "mcp__notes__review"))
+    assert.equal("connected", status_of(s, "notes"))
+    msgs = turn(s, "/mcp__served__review parsers")
+    assert.equal("got: Review parsers please.", last(msgs, "result").result)
+    assert.is_false(asked)
+    os.remove(file)
+  end)
+
   it("answers control requests as the CLI does", function()
     local mock <close> = e2e.start { turns = { { content = { text("ok") } },
       { content = { text("ok") } }, { content = { text("ok") } }, { content = { text("ok") } } } }
@@ -190,6 +235,66 @@ describe("parity with the official SDKs, on the real CLI", function()
       if msg.type == "result" then result = msg end
     end
     assert.equal("three: gamma", result.result)
+    assert.equal(3, mock:requests()[3].n_messages) -- alpha, one: alpha, gamma
+  end)
+
+  it("task_budget reaches the API as output_config.task_budget, with its beta", function()
+    local mock <close> = e2e.start({ turns = {
+      { content = { use("Bash", { command = "echo 7", description = "seven" }) } },
+      { content = { text("ok") } },
+    } }, { log_bodies = true })
+    local msgs = harness.collect(claude.query("hi", mock:options {
+      task_budget = { total = 20000 }, allowed_tools = { "Bash" } }))
+    assert.equal("ok", last(msgs, "result").result)
+    local reqs = mock:requests()
+    assert.equal(2, #reqs)
+    for _, r in ipairs(reqs) do -- every request of the turn carries it
+      assert.same({ type = "tokens", total = 20000 }, r.body.output_config.task_budget)
+      assert.is_true(has(r.betas, "task-budgets-2026-03-13"))
+    end
+    mock:stop()
+    local mock2 <close> = e2e.start({ turns = { { content = { text("ok") } } } },
+      { log_bodies = true })
+    harness.collect(claude.query("hi", mock2:options()))
+    local r = mock2:requests()[1]
+    assert.is_nil(r.body.output_config)
+    assert.is_false(has(r.betas, "task-budgets-2026-03-13"))
+  end)
+
+  it("resume_drops_turn: drops the named turn, and refuses a turn that is not the next",
+    function()
+    local mock <close> = e2e.start { turns = {
+      { content = { text("one: {{last_user_text}}") } },
+      { content = { text("two: {{last_user_text}}") } },
+      { content = { text("three: {{last_user_text}}") } },
+    } }
+    local id
+    do
+      local s <close> = assert(claude.connect(mock:options()))
+      turn(s, "alpha")
+      turn(s, "beta")
+      id = s.session_id
+    end
+    -- alpha, one: alpha, beta, two: beta
+    local saved = assert(claude.sessions.get_messages(id,
+      { config_dir = mock.dir .. "/home/.claude" }))
+    assert.equal("beta", claude.text(saved[3]))
+    -- the named turn is not the one after the kept message: refused as an error result,
+    -- before any request (a ProcessError in the Python SDK; here the CLI's result)
+    local msgs = harness.collect(claude.query("gamma", mock:options { resume = id,
+      resume_session_at = saved[2].uuid, resume_drops_turn = saved[1].uuid }))
+    local refused = last(msgs, "result")
+    assert.equal("error_during_execution", refused.subtype)
+    assert.is_true(refused.is_error)
+    local words = "Resume rejected by --resume-drops-turn: resuming at " .. saved[2].uuid
+    assert.equal(words, refused.errors[1]:sub(1, #words))
+    assert.matches("range does not start with the declared turn prompt", refused.errors[1], 1,
+      true)
+    assert.equal(2, #mock:requests())
+    -- the turn that follows: resumed without it
+    msgs = harness.collect(claude.query("gamma", mock:options { resume = id,
+      resume_session_at = saved[2].uuid, resume_drops_turn = saved[3].uuid }))
+    assert.equal("three: gamma", last(msgs, "result").result)
     assert.equal(3, mock:requests()[3].n_messages) -- alpha, one: alpha, gamma
   end)
 

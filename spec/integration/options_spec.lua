@@ -129,6 +129,12 @@ describe("options", function()
       assert.is_nil(init_request({ skills = "all" }).skills)
     end)
 
+    it("carries forward_subagent_text as forwardSubagentText, only when true", function()
+      assert.is_true(init_request({ forward_subagent_text = true }).forwardSubagentText)
+      assert.is_nil(init_request({ forward_subagent_text = false }).forwardSubagentText)
+      assert.is_nil(init_request({}).forwardSubagentText)
+    end)
+
     it("sends a matcher's on_failure as onFailure", function()
       local req = init_request { hooks = {
         PreToolUse = { { matcher = "Bash", hooks = { function() end }, on_failure = "block" } },
@@ -223,6 +229,8 @@ describe("options", function()
       { { session_store = { append = f }, session_store_flush = "later" },
         "'batched' or 'eager' expected" },
       { { agent = true }, "bad option 'agent' %(string expected" },
+      { { forward_subagent_text = "yes" },
+        "bad option 'forward_subagent_text' %(boolean expected" },
       { { system_prompt = { type = "preset", exclude_dynamic = true } },
         "system_prompt: unknown field 'exclude_dynamic'" },
       { { system_prompt = { type = "preset", exclude_dynamic_sections = "yes" } },

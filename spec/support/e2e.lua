@@ -37,8 +37,9 @@ local Mock = {}
 Mock.__index = Mock
 
 --- Starts the mock with `scenario` ({ turns = {...} }); returns a mock whose
--- `options(extra)` gives session options pointing the CLI at it.
-function M.start(scenario)
+-- `options(extra)` gives session options pointing the CLI at it. With
+-- `how.log_bodies`, each request record also holds the JSON body (`body`).
+function M.start(scenario, how)
   local dir = mkdtemp()
   local self = setmetatable({ dir = dir, log = dir .. "/mock.jsonl" }, Mock)
   local f = assert(io.open(dir .. "/scenario.json", "wb"))
@@ -47,7 +48,7 @@ function M.start(scenario)
   os.execute("mkdir -p " .. dir .. "/home/.claude " .. dir .. "/work")
   self.proc = assert(process.spawn { "node", args = { M.root .. "/spec/support/mock_api.mjs",
     "--scenario", dir .. "/scenario.json", "--port-file", dir .. "/port",
-    "--log", self.log } })
+    "--log", self.log, how and how.log_bodies and "--log-bodies" or nil } })
   local line = assert(self.proc:read_line(20), "the mock API did not start")
   self.port = assert(tonumber(line:match("PORT (%d+)")), "unexpected mock output: " .. line)
   return self

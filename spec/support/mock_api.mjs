@@ -406,6 +406,7 @@ async function handleMessages(req, res, body, path) {
       text: toolResultText(b),
     })),
     user_agent: req.headers['user-agent'],
+    betas: String(req.headers['anthropic-beta'] ?? '').split(',').map((b) => b.trim()).filter(Boolean),
     retry_count: Number(req.headers['x-stainless-retry-count'] ?? 0),
   };
   if (picked.exhausted) rec.exhausted = true;

@@ -1,0 +1,217 @@
+--- Reading saved sessions: `list`, `get_info` and `get_messages` of
+-- `claude.sessions` (see there).
+-- @module claude.sessions.read
+local core = require "claude.core"
+local json = require "claude.json"
+local errors = require "claude.errors"
+local files = require "claude.sessions.files"
+
+local HEAD, is_uuid, misuse, check_opts, set = files.HEAD, files.is_uuid, files.misuse,
+  files.check_opts, files.set
+local candidate_dirs, read_all, find_file, not_found = files.candidate_dirs, files.read_all,
+  files.find_file, files.not_found
+local string_field, first_prompt, truthy = files.string_field, files.first_prompt, files.truthy
+
+local M = {}
+-- Epoch milliseconds of an ISO 8601 UTC time ("2026-11-24T01:02:03.456Z").
+local function iso_ms(s)
+  local y, mo, d, h, mi, sec, frac = s:match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)%.?(%d*)")
+  if not y then return nil end
+  y, mo = tonumber(y), tonumber(mo)
+  -- days from the civil date (Howard Hinnant's algorithm)
+  if mo <= 2 then y = y - 1 end
+  local era = y // 400
+  local yoe = y - era * 400
+  local doy = (153 * (mo + (mo > 2 and -3 or 9)) + 2) // 5 + tonumber(d) - 1
+  local doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+  local days = era * 146097 + doe - 719468
+  local ms = frac ~= "" and tonumber((frac .. "00"):sub(1, 3)) or 0
+  return ((days * 24 + tonumber(h)) * 60 + tonumber(mi)) * 60000 + tonumber(sec) * 1000 + ms
+end
+
+local function read_lite(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local size = f:seek("end")
+  if size == 0 then f:close() return nil end
+  f:seek("set", 0)
+  local head = f:read(HEAD)
+  local tail = head
+  if size > HEAD then
+    f:seek("set", size - HEAD)
+    tail = f:read(HEAD)
+  end
+  f:close()
+  return head, tail
+end
+
+-- The summary of one transcript, or nil (a subagent's, or one with no
+-- prompt at all).
+local function info_of(id, path, st, project_path)
+  local head, tail = read_lite(path)
+  if not head then return nil end
+  local first_line = head:match("^[^\n]*")
+  if first_line:find('"isSidechain":true', 1, true) then return nil end
+  local title = string_field(tail, "customTitle", true) or string_field(head, "customTitle", true)
+    or string_field(tail, "aiTitle", true) or string_field(head, "aiTitle", true)
+  local prompt = first_prompt(head)
+  local summary = title or string_field(tail, "lastPrompt", true)
+    or string_field(tail, "summary", true) or prompt
+  if not summary then return nil end
+  local tag
+  for line in tail:gmatch("[^\n]+") do
+    if line:sub(1, 13) == '{"type":"tag"' then tag = string_field(line, "tag", true) end
+  end
+  local stamp = string_field(head, "timestamp")
+  return {
+    session_id = id, summary = summary, last_modified = st.mtime, file_size = st.size,
+    custom_title = title, first_prompt = prompt,
+    git_branch = string_field(tail, "gitBranch", true) or string_field(head, "gitBranch"),
+    cwd = string_field(head, "cwd") or project_path,
+    tag = tag ~= "" and tag or nil,
+    created_at = stamp and iso_ms(stamp),
+  }
+end
+
+--- The saved sessions, newest first: tables with `session_id`, `summary`
+-- (the title, else the last or first prompt), `last_modified` and
+-- `created_at` (epoch ms), `file_size`, `custom_title`, `first_prompt`,
+-- `git_branch`, `cwd` and `tag`.
+-- @tparam[opt] table opts `directory`/`cwd`, `config_dir`, `include_worktrees`,
+-- `limit`, `offset`
+M.list = errors.public(function(opts)
+  opts = check_opts("list", opts, set("directory", "cwd", "config_dir", "include_worktrees",
+    "limit", "offset"))
+  local by_id = {}
+  for _, c in ipairs(candidate_dirs(opts)) do
+    for _, name in ipairs(core.scandir(c[1]) or {}) do
+      local id = name:match("^(.*)%.jsonl$")
+      if is_uuid(id) then
+        local path = c[1] .. "/" .. name
+        local st = core.stat(path)
+        local info = st and st.type == "file" and info_of(id, path, st, c[2])
+        if info and (not by_id[id] or by_id[id].last_modified < info.last_modified) then
+          by_id[id] = info
+        end
+      end
+    end
+  end
+  local out = {}
+  for _, info in pairs(by_id) do out[#out + 1] = info end
+  table.sort(out, function(a, b)
+    if a.last_modified ~= b.last_modified then return a.last_modified > b.last_modified end
+    return a.session_id < b.session_id
+  end)
+  local offset, limit = opts.offset or 0, opts.limit
+  if offset > 0 or (limit and limit > 0) then
+    local page = {}
+    for i = offset + 1, limit and limit > 0 and math.min(#out, offset + limit) or #out do
+      page[#page + 1] = out[i]
+    end
+    out = page
+  end
+  return out
+end)
+
+--- One session's summary (as in `list`), or nil, err (`not_found`).
+M.get_info = errors.public(function(session_id, opts)
+  if type(session_id) ~= "string" then misuse("get_info", "session id string expected") end
+  opts = check_opts("get_info", opts, set("directory", "cwd", "config_dir", "include_worktrees"))
+  if not is_uuid(session_id) then return not_found(session_id, opts) end
+  for _, c in ipairs(candidate_dirs(opts)) do
+    local path = c[1] .. "/" .. session_id .. ".jsonl"
+    local st = core.stat(path)
+    local info = st and st.type == "file" and info_of(session_id, path, st, c[2])
+    if info then return info end
+  end
+  return not_found(session_id, opts)
+end)
+
+local CHAIN_TYPES = set("user", "assistant", "progress", "system", "attachment")
+
+local function entries_of(text)
+  local out = {}
+  for line in text:gmatch("[^\n]+") do
+    local e = json.decode(line)
+    if type(e) == "table" and CHAIN_TYPES[e.type] and type(e.uuid) == "string" then
+      out[#out + 1] = e
+    end
+  end
+  return out
+end
+
+-- The conversation as the CLI resumes it: from the newest main-chain leaf
+-- back to the root along parentUuid, in order.
+local function chain(entries)
+  local by_uuid, index, parents = {}, {}, {}
+  for i, e in ipairs(entries) do
+    by_uuid[e.uuid], index[e.uuid] = e, i
+    if type(e.parentUuid) == "string" then parents[e.parentUuid] = true end
+  end
+  local leaves = {}
+  for _, e in ipairs(entries) do
+    if not parents[e.uuid] then
+      local cur, seen = e, {}
+      while cur and not seen[cur.uuid] do
+        seen[cur.uuid] = true
+        if cur.type == "user" or cur.type == "assistant" then
+          leaves[#leaves + 1] = cur
+          break
+        end
+        cur = type(cur.parentUuid) == "string" and by_uuid[cur.parentUuid] or nil
+      end
+    end
+  end
+  local best, best_main
+  for _, leaf in ipairs(leaves) do
+    local main = not truthy(leaf.isSidechain) and not truthy(leaf.teamName)
+      and not truthy(leaf.isMeta)
+    if main and (not best_main or index[leaf.uuid] > index[best_main.uuid]) then
+      best_main = leaf
+    end
+    if not best or index[leaf.uuid] > index[best.uuid] then best = leaf end
+  end
+  local out, seen = {}, {}
+  local cur = best_main or best
+  while cur and not seen[cur.uuid] do
+    seen[cur.uuid] = true
+    table.insert(out, 1, cur)
+    cur = type(cur.parentUuid) == "string" and by_uuid[cur.parentUuid] or nil
+  end
+  return out
+end
+
+--- The user and assistant messages of a saved session, in order: tables
+-- `{ type, uuid, session_id, message, parent_tool_use_id }` (`message` is
+-- the API message, as in a live session). Returns nil, err (`not_found`).
+-- @tparam[opt] table opts `directory`/`cwd`, `config_dir`, `limit`, `offset`
+M.get_messages = errors.public(function(session_id, opts)
+  if type(session_id) ~= "string" then misuse("get_messages", "session id string expected") end
+  opts = check_opts("get_messages", opts, set("directory", "cwd", "config_dir",
+    "include_worktrees", "limit", "offset"))
+  if not is_uuid(session_id) then return not_found(session_id, opts) end
+  local path = find_file(session_id, opts)
+  local text = path and read_all(path)
+  if not text then return not_found(session_id, opts) end
+  local out = {}
+  for _, e in ipairs(chain(entries_of(text))) do
+    if (e.type == "user" or e.type == "assistant") and not truthy(e.isMeta)
+      and not truthy(e.isSidechain) and not truthy(e.teamName) then
+      out[#out + 1] = { type = e.type, uuid = e.uuid, session_id = e.sessionId or "",
+        message = e.message, parent_tool_use_id = json.null }
+    end
+  end
+  local offset, limit = opts.offset or 0, opts.limit
+  if offset > 0 or (limit and limit > 0) then
+    local page = {}
+    for i = offset + 1, limit and limit > 0 and math.min(#out, offset + limit) or #out do
+      page[#page + 1] = out[i]
+    end
+    out = page
+  end
+  return out
+end)
+
+-- Appends one JSON line to an existing, non-empty transcript. `line` is
+
+return M
