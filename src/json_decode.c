@@ -1,5 +1,7 @@
 /*
  * json_decode.c -- JSON text to Lua values, in one pass.
+ * (Over ~600 lines on purpose: the scanner, the string cache and the frame
+ * stack are one hot loop whose helpers must stay static inline together.)
  *
  * The elements of an array wait on the Lua stack until their number is
  * known; an object is created with the size the last object of its shape had.

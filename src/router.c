@@ -1,5 +1,7 @@
 /*
  * router.c -- the protocol half of the in-process MCP router.
+ * (Over ~600 lines: the whole MCP server protocol, every method and error,
+ * in one place, which is the point of this file.)
  *
  * core.mcp_dispatch(server, message) reads one JSON-RPC message the CLI sent
  * to a claude.Server (lua/claude/tool.lua) and says what to do with it:

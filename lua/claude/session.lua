@@ -8,6 +8,10 @@
 -- `mcp_message` requests to in-process servers skip the peer and go straight
 -- to the router (the tool-call hot path). Everything else goes to the message
 -- queue. The CLI is a `claude.process`, stopped by its one escalation ladder.
+--
+-- Longer than our ~600-line rule: the session's state (its process, peer,
+-- inbox, prompts, mirror) is shared by every handler and method here; the
+-- next split moves the method block at the end (stop_task ... mirror) out.
 -- @module claude.session
 local core = require "claude.core"
 local async = require "claude.async"

@@ -1,4 +1,6 @@
 --- The tool DSL: tools, resources, resource templates, prompts, and servers that hold them.
+-- (Over ~600 lines: the five constructors and the server share one set of field
+-- checks and one misuse path; apart, each would need the others' internals.)
 --
 --     local add = tool.tool("add", "Add two numbers", { a = "number", b = "number" },
 --       function(args) return args.a + args.b end)
