@@ -29,7 +29,9 @@ local MODULES = {
     spawn_budgeted = true },
   ["claude.process"] = {}, ["claude.queue"] = {}, ["claude.errors"] = {},
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
-  ["claude.schema"] = {}, ["claude.tool"] = {},
+  ["claude.schema"] = {}, ["claude.tool"] = {}, ["claude.mcp"] = {}, ["claude.guard"] = {},
+  ["claude.sessions"] = {}, ["claude.http.client"] = {}, ["claude.http.server"] = {},
+  ["claude.rpc"] = {},
 }
 
 local fake_options, fake = testing.fake_cli("cli:expect_initialize()")
