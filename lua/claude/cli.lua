@@ -40,30 +40,7 @@ local OPTION_TYPES = {
 }
 M.OPTION_TYPES = OPTION_TYPES
 
-local function distance(a, b)
-  local prev, cur = {}, {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    cur[0] = i
-    for j = 1, #b do
-      local cost = a:byte(i) == b:byte(j) and 0 or 1
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-    end
-    prev, cur = cur, prev
-  end
-  return prev[#b]
-end
-
--- The closest option name, if it is close for a name of this length (no guess for 'x');
--- ties go to the first in alphabetical order, so the message is always the same.
-local function suggestion(key)
-  local best, best_d = nil, math.min(4, #key // 2 + 1)
-  for name in pairs(OPTION_TYPES) do
-    local d = distance(key, name)
-    if d < best_d or (d == best_d and best and name < best) then best, best_d = name, d end
-  end
-  return best and (" (did you mean '" .. best .. "'?)") or ""
-end
+local function suggestion(key) return errors.suggestion(key, OPTION_TYPES) end
 
 --- Checks option names and types; a misuse (see `claude.errors`) names the first bad one.
 function M.check_options(options)

@@ -174,5 +174,35 @@ function M.check(v, n, fname, expected, optional)
   return v
 end
 
+local function distance(a, b)
+  local prev, cur = {}, {}
+  for j = 0, #b do prev[j] = j end
+  for i = 1, #a do
+    cur[0] = i
+    for j = 1, #b do
+      local cost = a:byte(i) == b:byte(j) and 0 or 1
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
+    end
+    prev, cur = cur, prev
+  end
+  return prev[#b]
+end
+
+--- For a misuse message about an unknown name: `" (did you mean 'x'?)"` with
+-- the closest of the keys of `names`, when it is close for a name of this
+-- length (no guess for 'x'), else `""`. Ties go to the first in alphabetical
+-- order, so the message is always the same.
+-- @tparam string key the unknown name
+-- @tparam table names a set (name -> anything)
+-- @treturn string
+function M.suggestion(key, names)
+  local best, best_d = nil, math.min(4, #key // 2 + 1)
+  for name in pairs(names) do
+    local d = distance(key, name)
+    if d < best_d or (d == best_d and best and name < best) then best, best_d = name, d end
+  end
+  return best and (" (did you mean '" .. best .. "'?)") or ""
+end
+
 M.Error = Error
 return M

@@ -28,29 +28,7 @@ local DEFAULTS = {
 
 local TRANSPORTS = { streamable_http = "http", sse = "sse" }
 
-local function distance(a, b)
-  local prev, cur = {}, {}
-  for j = 0, #b do prev[j] = j end
-  for i = 1, #a do
-    cur[0] = i
-    for j = 1, #b do
-      local cost = a:byte(i) == b:byte(j) and 0 or 1
-      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost)
-    end
-    prev, cur = cur, prev
-  end
-  return prev[#b]
-end
-
--- The closest option name, when it is close for a name of this length.
-local function suggestion(key)
-  local best, best_d = nil, math.min(4, #key // 2 + 1)
-  for name in pairs(TYPES) do
-    local d = distance(key, name)
-    if d < best_d or (d == best_d and best and name < best) then best, best_d = name, d end
-  end
-  return best and (" (did you mean '" .. best .. "'?)") or ""
-end
+local function suggestion(key) return errors.suggestion(key, TYPES) end
 
 --- Checks `opts` and returns a copy with the defaults filled in, and the
 -- transport's kind (`"stdio"`, `"http"` or `"sse"`).
