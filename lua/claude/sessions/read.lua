@@ -73,6 +73,17 @@ local function info_of(id, path, st, project_path)
   }
 end
 
+-- The page `opts.offset` (default 0) and `opts.limit` (default all) ask for.
+local function page(list, opts)
+  local offset, limit = opts.offset or 0, opts.limit
+  if offset == 0 and not (limit and limit > 0) then return list end
+  local out = {}
+  for i = offset + 1, limit and limit > 0 and math.min(#list, offset + limit) or #list do
+    out[#out + 1] = list[i]
+  end
+  return out
+end
+
 --- The saved sessions, newest first: tables with `session_id`, `summary`
 -- (the title, else the last or first prompt), `last_modified` and
 -- `created_at` (epoch ms), `file_size`, `custom_title`, `first_prompt`,
@@ -102,15 +113,7 @@ M.list = errors.public(function(opts)
     if a.last_modified ~= b.last_modified then return a.last_modified > b.last_modified end
     return a.session_id < b.session_id
   end)
-  local offset, limit = opts.offset or 0, opts.limit
-  if offset > 0 or (limit and limit > 0) then
-    local page = {}
-    for i = offset + 1, limit and limit > 0 and math.min(#out, offset + limit) or #out do
-      page[#page + 1] = out[i]
-    end
-    out = page
-  end
-  return out
+  return page(out, opts)
 end)
 
 --- One session's summary (as in `list`), or nil, err (`not_found`).
@@ -201,15 +204,7 @@ M.get_messages = errors.public(function(session_id, opts)
         message = e.message, parent_tool_use_id = json.null }
     end
   end
-  local offset, limit = opts.offset or 0, opts.limit
-  if offset > 0 or (limit and limit > 0) then
-    local page = {}
-    for i = offset + 1, limit and limit > 0 and math.min(#out, offset + limit) or #out do
-      page[#page + 1] = out[i]
-    end
-    out = page
-  end
-  return out
+  return page(out, opts)
 end)
 
 -- Appends one JSON line to an existing, non-empty transcript. `line` is
