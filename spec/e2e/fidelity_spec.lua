@@ -10,8 +10,8 @@ local harness = require "support.harness"
 
 local T = 30
 
-local function text(t) return { type = "text", text = t } end
-local function use(name, input) return { type = "tool_use", name = name, input = input } end
+local text = e2e.text
+local use = e2e.use
 
 local function last(msgs, type_)
   for i = #msgs, 1, -1 do

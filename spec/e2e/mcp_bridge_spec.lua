@@ -10,8 +10,8 @@ local NODE = harness.root .. "/node_modules/.bin/node"
 local EVERYTHING = harness.root .. "/node_modules/@modelcontextprotocol/server-everything/dist/"
   .. "index.js"
 
-local function text(t) return { type = "text", text = t } end
-local function use(name, input) return { type = "tool_use", name = name, input = input } end
+local text = e2e.text
+local use = e2e.use
 
 local function run(prompt, options)
   return harness.last_of(harness.collect(claude.query(prompt, options)), "result")

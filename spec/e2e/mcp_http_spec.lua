@@ -11,7 +11,7 @@ local mcp_http = require "support.mcp_http"
 local root = harness.root
 local TOOLS = root .. "/spec/support/mcp_http_tools.lua"
 
-local function use(name, input) return { type = "tool_use", name = name, input = input } end
+local use = e2e.use
 
 describe("claudelua mcp --http with real MCP clients", function()
   it("serves the TypeScript SDK's Streamable HTTP client", function()
@@ -45,16 +45,8 @@ describe("claudelua mcp --http with real MCP clients", function()
     local messages = harness.collect(claude.query("15 + 27?", mock:options {
       mcp_servers = { calc = { type = "http", url = url } },
       allowed_tools = { "mcp__calc__add", "mcp__calc__count" } }))
-    local init = harness.of_type(messages, "system", "init")[1]
-    local status
-    for _, s in ipairs(init.mcp_servers) do
-      if s.name == "calc" then status = s.status end
-    end
-    assert.equal("connected", status)
-    local results = {}
-    for _, req in ipairs(mock:requests()) do
-      for _, r in ipairs(req.tool_results or {}) do results[#results + 1] = r end
-    end
+    assert.equal("connected", e2e.server_status(messages).calc)
+    local results = mock:tool_results()
     assert.equal(2, #results)
     assert.matches("42", json.encode(results[1]))
     assert.matches("counted 2", json.encode(results[2]))

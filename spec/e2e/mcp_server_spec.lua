@@ -11,8 +11,8 @@ local root = harness.root
 local claudelua = harness.claudelua:sub(1, 1) == "/" and harness.claudelua
   or root .. "/" .. harness.claudelua
 
-local function text(t) return { type = "text", text = t } end
-local function use(name, input) return { type = "tool_use", name = name, input = input } end
+local text = e2e.text
+local use = e2e.use
 
 local TOOLS = [[
 local claude = require "claude"
@@ -42,16 +42,8 @@ describe("claudelua mcp with real MCP clients", function()
     local messages = harness.collect(claude.query("15 + 27?", mock:options {
       mcp_servers = { calc = { type = "stdio", command = claudelua, args = { "mcp", file } } },
       allowed_tools = { "mcp__calc__add", "mcp__calc__shout" } }))
-    local init = harness.of_type(messages, "system", "init")[1]
-    local status
-    for _, s in ipairs(init.mcp_servers) do
-      if s.name == "calc" then status = s.status end
-    end
-    assert.equal("connected", status)
-    local results = {}
-    for _, req in ipairs(mock:requests()) do
-      for _, r in ipairs(req.tool_results or {}) do results[#results + 1] = r end
-    end
+    assert.equal("connected", e2e.server_status(messages).calc)
+    local results = mock:tool_results()
     assert.equal(2, #results)
     assert.matches("42", json.encode(results[1]))
     assert.matches("LUA", json.encode(results[2]))

@@ -13,8 +13,8 @@ local harness = require "support.harness"
 
 local T = 30
 
-local function text(t) return { type = "text", text = t } end
-local function use(name, input) return { type = "tool_use", name = name, input = input } end
+local text = e2e.text
+local use = e2e.use
 
 local function find(msgs, type_, subtype, from)
   for i = from or 1, #msgs do

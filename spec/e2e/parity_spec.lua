@@ -10,8 +10,8 @@ local harness = require "support.harness"
 
 local T = 30
 
-local function text(t) return { type = "text", text = t } end
-local function use(name, input) return { type = "tool_use", name = name, input = input } end
+local text = e2e.text
+local use = e2e.use
 
 local function turn(s, prompt)
   assert(s:send(prompt))
@@ -80,12 +80,7 @@ describe("parity with the official SDKs, on the real CLI", function()
       mcp_servers = { everything = { type = "stdio", command = everything, args = {},
         env = {} } } }))
     local msgs = turn(s, "hi")
-    local init = last(msgs, "system", "init")
-    local seen
-    for _, srv in ipairs(init.mcp_servers) do
-      if srv.name == "everything" then seen = srv.status end
-    end
-    assert.equal("connected", seen)
+    assert.equal("connected", e2e.server_status(msgs).everything)
     assert.equal("connected", status_of(s, "everything"))
     s:close()
     -- mcp_servers as JSON text goes to --mcp-config as it is

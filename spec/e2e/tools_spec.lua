@@ -3,8 +3,8 @@ local claude = require "claude"
 local e2e = require "support.e2e"
 local harness = require "support.harness"
 
-local function text(t) return { type = "text", text = t } end
-local function use(name, input) return { type = "tool_use", name = name, input = input } end
+local text = e2e.text
+local use = e2e.use
 
 -- Runs one query to its end; returns the messages.
 local function run(prompt, options)
@@ -13,15 +13,6 @@ end
 
 local function last_result(messages)
   return harness.last_of(messages, "result")
-end
-
--- The tool results the model received, in order (from the mock's log).
-local function tool_results(mock)
-  local out = {}
-  for _, req in ipairs(mock:requests()) do
-    for _, r in ipairs(req.tool_results or {}) do out[#out + 1] = r end
-  end
-  return out
 end
 
 describe("in-process tools with the real CLI", function()
@@ -86,7 +77,7 @@ describe("in-process tools with the real CLI", function()
     s:send("divide")
     local messages = {}
     for msg in s:receive(60) do messages[#messages + 1] = msg end
-    local results = tool_results(mock)
+    local results = mock:tool_results()
     assert.equal(3, #results)
     assert.is_true(results[1].is_error)
     assert.matches("division by zero", results[1].text)
@@ -188,14 +179,9 @@ describe("in-process tools with the real CLI", function()
       mcp_servers = { calc = calc, text = textsrv,
         everything = { type = "stdio", command = everything, args = { "stdio" } } },
       allowed_tools = allowed })
-    local init
-    for _, m in ipairs(messages) do
-      if m.type == "system" and m.subtype == "init" then init = m break end
-    end
-    local status = {}
-    for _, srv in ipairs(init.mcp_servers) do status[srv.name] = srv.status end
-    assert.same({ calc = "connected", text = "connected", everything = "connected" }, status)
-    local results = tool_results(mock)
+    assert.same({ calc = "connected", text = "connected", everything = "connected" },
+      e2e.server_status(messages))
+    local results = mock:tool_results()
     assert.equal("5", results[1].text)
     assert.equal("LUA", results[2].text)
     assert.equal("Echo: hi", last_result(messages).result)
@@ -219,7 +205,7 @@ describe("in-process tools with the real CLI", function()
     })
     run("go", mock:options { mcp_servers = { notes = notes },
       allowed_tools = { "ListMcpResourcesTool", "ReadMcpResourceTool" } })
-    local results = tool_results(mock)
+    local results = mock:tool_results()
     assert.equal(2, #results)
     assert.is_false(results[1].is_error)
     local listed = claude.json.decode(results[1].text)

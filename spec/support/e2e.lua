@@ -36,6 +36,24 @@ local mkdtemp = require("support.harness").tempdir
 local Mock = {}
 Mock.__index = Mock
 
+--- A text block of a scripted turn.
+function M.text(t) return { type = "text", text = t } end
+
+--- A tool_use block of a scripted turn.
+function M.use(name, input) return { type = "tool_use", name = name, input = input } end
+
+--- The status of each MCP server the CLI's init message lists, by name.
+function M.server_status(messages)
+  local status = {}
+  for _, m in ipairs(messages) do
+    if m.type == "system" and m.subtype == "init" then
+      for _, srv in ipairs(m.mcp_servers) do status[srv.name] = srv.status end
+      break
+    end
+  end
+  return status
+end
+
 --- Starts the mock with `scenario` ({ turns = {...} }); returns a mock whose
 -- `options(extra)` gives session options pointing the CLI at it. With
 -- `how.log_bodies`, each request record also holds the JSON body (`body`).
@@ -95,6 +113,15 @@ end
 --- The requests the mock served.
 function Mock:requests()
   return self:records("request")
+end
+
+--- The tool results the model received, in order (from the mock's log).
+function Mock:tool_results()
+  local out = {}
+  for _, req in ipairs(self:requests()) do
+    for _, r in ipairs(req.tool_results or {}) do out[#out + 1] = r end
+  end
+  return out
 end
 
 --- Stops the mock and removes its files.
