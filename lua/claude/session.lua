@@ -9,9 +9,8 @@
 -- to the router (the tool-call hot path). Everything else goes to the message
 -- queue. The CLI is a `claude.process`, stopped by its one escalation ladder.
 --
--- Longer than our ~600-line rule: the session's state (its process, peer,
--- inbox, prompts, mirror) is shared by every handler and method here; the
--- next split moves the method block at the end (stop_task ... mirror) out.
+-- The thin control requests (interrupt, set_model, mcp_*, ...) are in
+-- claude.session_requests.
 -- @module claude.session
 local core = require "claude.core"
 local async = require "claude.async"
@@ -191,6 +190,7 @@ local function on_system(self, msg)
 end
 
 local function on_result(self, msg)
+  if self.mirror then self.mirror:flush() end -- the turn's transcript goes to the store
   self.results = self.results + 1
   self.last_result = msg
   if msg.session_id then self.session_id = msg.session_id end
@@ -226,6 +226,10 @@ local ON_MESSAGE = {
   keep_alive = function() end,
   system = on_system,
   result = on_result,
+  -- the session mirror (options.session_store): to the store, never to the iterators
+  transcript_mirror = function(self, msg)
+    if self.mirror then self.mirror:enqueue(msg) end
+  end,
 }
 
 -- A line that does not decode but names a control request or the answer to one fails only
@@ -354,6 +358,22 @@ local function initialize_request(self)
   return request
 end
 
+local LIST_CHANGED = { tools = "tools", resources = "resources",
+  resource_templates = "resources", prompts = "prompts" }
+
+--- Makes `server:add(...)` / `server:remove(...)` on the session's in-process servers
+-- send the CLI `notifications/<list>/list_changed` (through `mcp_message`); CLI 2.1.330
+-- then lists the server anew and the next turn sees the change.
+local function watch_servers(self, sdk)
+  for name, server in pairs(sdk) do
+    server._watchers[self] = function(_, what)
+      if self.closed or self.error or self.stdin_closed or self.exited then return end
+      self.peer:notify("mcp_message", { server_name = name, message = { jsonrpc = "2.0",
+        method = "notifications/" .. LIST_CHANGED[what] .. "/list_changed" } })
+    end
+  end
+end
+
 --- Starts the CLI. Raises for bad options; returns nil, err when the CLI
 -- cannot be found or started.
 function M.open(options)
@@ -426,7 +446,7 @@ function M.open(options)
       end,
     })
   end
-  M.watch_servers(self, sdk)
+  watch_servers(self, sdk)
   if options.session_store then self.mirror = require("claude.session_store").new(options, env) end
   if options.cwd then
     local ok = os.rename(options.cwd, options.cwd)
@@ -529,6 +549,28 @@ function M.user_message(prompt)
     type(prompt))
 end
 
+--- `msg` with the options of `send` applied (a copy when they change it).
+local function with_send_options(msg, opts)
+  if type(opts) ~= "table" then
+    errors.misuse("bad argument #2 to 'send' (table expected, got %s)", type(opts))
+  end
+  for k, v in pairs(opts) do
+    if k ~= "session_id" then
+      errors.misuse("bad argument #2 to 'send' (unknown option '%s')", tostring(k))
+    end
+    if type(v) ~= "string" then
+      errors.misuse("bad argument #2 to 'send' (session_id: string expected, got %s)", type(v))
+    end
+  end
+  if opts.session_id then
+    local copy = {}
+    for k, v in pairs(msg) do copy[k] = v end
+    copy.session_id = opts.session_id
+    msg = copy
+  end
+  return msg
+end
+
 --- Sends a user message (a string, content blocks, or a message table).
 -- `opts.session_id` sets the message's `session_id` (as the Python SDK's
 -- `query(prompt, session_id)` does; default "default").
@@ -536,7 +578,7 @@ end
 -- @return true | nil, err, kind
 Session.send = errors.public(function(self, prompt, opts)
   local msg = M.user_message(prompt)
-  if opts ~= nil then msg = M.with_send_options(msg, opts) end
+  if opts ~= nil then msg = with_send_options(msg, opts) end
   local ok, err, kind = write(self, msg)
   if ok then self.prompts = self.prompts + 1 end
   return ok, err, kind
@@ -578,61 +620,11 @@ function Session:messages(timeout)
   return iterate(self, timeout, false)
 end
 
---- Interrupts the current turn (the CLI ends it with an error result).
-function Session:interrupt(timeout)
-  return self:control("interrupt", nil, timeout)
-end
-
-function Session:set_model(model, timeout)
-  return self:control("set_model", { model = model or json.null }, timeout)
-end
-
-function Session:set_permission_mode(mode, timeout)
-  return self:control("set_permission_mode", { mode = mode }, timeout)
-end
-
-function Session:set_max_thinking_tokens(n, timeout)
-  return self:control("set_max_thinking_tokens", { max_thinking_tokens = n or json.null }, timeout)
-end
-
-function Session:mcp_status(timeout)
-  return self:control("mcp_status", nil, timeout)
-end
-
-function Session:mcp_set_servers(servers, timeout)
-  return self:control("mcp_set_servers", { servers = servers }, timeout)
-end
-
-function Session:mcp_toggle(name, enabled, timeout)
-  return self:control("mcp_toggle", { serverName = name, enabled = enabled }, timeout)
-end
-
-function Session:mcp_reconnect(name, timeout)
-  return self:control("mcp_reconnect", { serverName = name }, timeout)
-end
-
-function Session:rewind_files(user_message_id, dry_run, timeout)
-  return self:control("rewind_files", { user_message_id = user_message_id,
-    dry_run = dry_run or nil }, timeout)
-end
-
-function Session:get_context_usage(timeout)
-  return self:control("get_context_usage", nil, timeout)
-end
-
 --- The CLI's answer to initialize (commands, agents, models, account...).
 function Session:server_info()
   return self.server_info_table
 end
 Session.get_server_info = Session.server_info
-
---- Makes the CLI pick up tools added to an in-process server since the
--- start: it drops and re-adds the server, which runs a new handshake.
-function Session:refresh_server(name, timeout)
-  local ok, err = self:mcp_set_servers(json.object(), timeout)
-  if not ok then return nil, err end
-  return self:mcp_set_servers({ [name] = { type = "sdk", name = name } }, timeout)
-end
 
 --- Ends the session with `err`: pending waits and the message iterator see
 -- it, and the CLI is stopped.
@@ -698,101 +690,6 @@ Session.__gc = function(self)
   if self.proc and not self.closed then self.proc.raw:close() end
 end
 
----------------------------------------------------------------------------------------------
--- Added for parity with the Python SDK 0.2.143 / TypeScript SDK: thin control requests and
--- the list_changed notifications of in-process servers.
----------------------------------------------------------------------------------------------
-
---- `msg` with the options of `send` applied (a copy when they change it).
-function M.with_send_options(msg, opts)
-  if type(opts) ~= "table" then
-    errors.misuse("bad argument #2 to 'send' (table expected, got %s)", type(opts))
-  end
-  for k, v in pairs(opts) do
-    if k ~= "session_id" then
-      errors.misuse("bad argument #2 to 'send' (unknown option '%s')", tostring(k))
-    end
-    if type(v) ~= "string" then
-      errors.misuse("bad argument #2 to 'send' (session_id: string expected, got %s)", type(v))
-    end
-  end
-  if opts.session_id then
-    local copy = {}
-    for k, v in pairs(msg) do copy[k] = v end
-    copy.session_id = opts.session_id
-    msg = copy
-  end
-  return msg
-end
-
--- The session mirror (options.session_store): transcript_mirror messages go to the store,
--- never to the iterators; each result hands what is pending over.
-ON_MESSAGE.transcript_mirror = function(self, msg)
-  if self.mirror then self.mirror:enqueue(msg) end
-end
-do
-  local on_turn_result = ON_MESSAGE.result
-  ON_MESSAGE.result = function(self, msg)
-    if self.mirror then self.mirror:flush() end
-    return on_turn_result(self, msg)
-  end
-end
-
-local LIST_CHANGED = { tools = "tools", resources = "resources",
-  resource_templates = "resources", prompts = "prompts" }
-
---- Makes `server:add(...)` / `server:remove(...)` on the session's in-process servers
--- send the CLI `notifications/<list>/list_changed` (through `mcp_message`); CLI 2.1.330
--- then lists the server anew and the next turn sees the change.
-function M.watch_servers(self, sdk)
-  for name, server in pairs(sdk) do
-    server._watchers[self] = function(_, what)
-      if self.closed or self.error or self.stdin_closed or self.exited then return end
-      self.peer:notify("mcp_message", { server_name = name, message = { jsonrpc = "2.0",
-        method = "notifications/" .. LIST_CHANGED[what] .. "/list_changed" } })
-    end
-  end
-end
-
---- Stops a background task (a subagent, a background shell); a
--- `task_notification` with status `stopped` follows.
-function Session:stop_task(task_id, timeout)
-  return self:control("stop_task", { task_id = task_id }, timeout)
-end
-
---- Reloads the plugins (and their commands, agents, MCP servers) from disk.
-function Session:reload_plugins(timeout)
-  return self:control("reload_plugins", nil, timeout)
-end
-
---- Reads a resource of an MCP server the CLI is connected to.
--- @return `{ contents = {...} }` | nil, err
-function Session:read_mcp_resource(server_name, uri, timeout)
-  return self:control("mcp_read_resource", { serverName = server_name, uri = uri }, timeout)
-end
-
---- Gives the CLI new values of environment variables (refreshed tokens:
--- the CLI applies CLAUDE_CODE_SESSION_ACCESS_TOKEN and CLAUDE_CODE_OAUTH_TOKEN),
--- as its `update_environment_variables` stdin message, and waits for the answer.
--- @function Session:update_environment_variables
--- @return true | nil, err, kind
-Session.update_environment_variables = errors.public(function(self, variables, timeout)
-  if type(variables) ~= "table" then
-    errors.misuse("bad argument #1 to 'update_environment_variables' (table expected, got %s)",
-      type(variables))
-  end
-  for k, v in pairs(variables) do
-    if type(k) ~= "string" or type(v) ~= "string" then
-      errors.misuse("bad argument #1 to 'update_environment_variables' (entry '%s' must be a "
-        .. "string)", tostring(k))
-    end
-  end
-  local r, err, kind = self.peer:request("update_environment_variables",
-    { variables = json.object(variables) }, timeout)
-  if r == nil then return nil, err, kind end
-  return true
-end)
-
 --- Closes every session still open (the host does this when the script
 -- ends, so no CLI is left behind even without `<close>`).
 function M.close_all()
@@ -800,6 +697,8 @@ function M.close_all()
   for s in pairs(open_sessions) do list[#list + 1] = s end
   for _, s in ipairs(list) do s:close() end
 end
+
+for name, method in pairs(require "claude.session_requests") do Session[name] = method end
 
 M.Session = Session
 return M
