@@ -98,12 +98,17 @@ local busted_it = it
 describe("claudelua mcp --http with OAuth", function()
   local url, base, stderr, as
 
-  -- Each case gets its own server (and authorization server), started and stopped inside it.
-  local function it(name, fn)
+  -- Each case gets its own server (and authorization server), started and stopped inside it;
+  -- `args` go before the tools file.
+  local function it(name, fn, args)
     busted_it(name, function()
       as = start_introspection()
+      local argv = {}
+      for _, a in ipairs(args or {}) do argv[#argv + 1] = a end
+      argv[#argv + 1] = TOOLS
+      argv[#argv + 1] = as.url
       local server
-      server, url, stderr = mcp_http.start { TOOLS, as.url }
+      server, url, stderr = mcp_http.start(argv)
       base = url:match("^(http://[^/]+)")
       local ok, err = pcall(fn)
       server:signal("term")
@@ -309,6 +314,31 @@ describe("claudelua mcp --http with OAuth", function()
     assert.equal(200, (request { method = "DELETE", url = url,
       headers = bearer("alice-SECRET-2", { ["mcp-session-id"] = sid }) }))
   end)
+
+  it("ends a GET stream when the token that opened it expires; resuming needs a fresh one",
+    function()
+      local sid = initialize(url, "short-SECRET-13")
+      local stream = assert(http.stream { url = url, timeout = 30, headers = bearer(
+        "short-SECRET-13", { ["mcp-session-id"] = sid, accept = "text/event-stream" }) })
+      local last
+      for event in stream:events() do last = event.id or last end
+      stream:close()
+      assert.matches("^0%-%d+$", last) -- the priming event: the stream was open
+      -- the token is past its exp now: refused, also for resuming
+      local status, headers = request { url = url, headers = bearer("short-SECRET-13",
+        { ["mcp-session-id"] = sid, accept = "text/event-stream", ["last-event-id"] = last }) }
+      assert.equal(401, status)
+      assert.matches('error_description="the access token expired"',
+        headers["www-authenticate"])
+    end, { "--session-timeout", "2" }) -- the sweep runs every half second
+
+  it("checks every request of a stateless server", function()
+    local status, who = whoami(url, nil, "alice-SECRET-1")
+    assert.equal(200, status)
+    assert.equal("alice", who.subject)
+    assert.equal(401, (whoami(url, nil, "expired-SECRET-4")))
+    assert.equal(401, (request { url = url, body = rpc(1, "tools/list") }))
+  end, { "--stateless" })
 
   it("checks tokens by introspection (RFC 7662) with client credentials and a cache",
     function()

@@ -9,6 +9,7 @@ local json = require "claude.json"
 
 local introspection_url = ...
 local NOW = os.time()
+local SHORT_EXP
 
 local TOKENS = {
   ["alice-SECRET-1"] = { sub = "alice", iss = "https://as.example",
@@ -35,6 +36,10 @@ local function verify(token, request)
     return { sub = "slow", scope = "notes:read", path = request.path }
   end
   if token == "string-SECRET-12" then return "yes" end
+  if token == "short-SECRET-13" then -- three seconds to live, from its first use
+    SHORT_EXP = SHORT_EXP or os.time() + 3
+    return { sub = "frank", scope = "notes:read", exp = SHORT_EXP }
+  end
   local c = TOKENS[token]
   if not c then return nil, "unknown token '" .. token .. "'" end
   local copy = {}

@@ -499,7 +499,13 @@ local function authenticated(self, ep, a, req, res)
   if not info then
     return fail(res, principal, -32000, message, www and { ["www-authenticate"] = www })
   end
-  return dispatch(self, ep, req, res, { info = info, principal = principal })
+  -- as core.http_listen does for the other requests: a bug of ours is a 500, not a hang
+  local ok, err = xpcall(dispatch, async.traceback, self, ep, req, res,
+    { info = info, principal = principal })
+  if not ok then
+    if res:state() == "new" then fail(res, 500, -32603, "Internal error") end
+    error(err, 0)
+  end
 end
 
 local function handle(self, req, res)
