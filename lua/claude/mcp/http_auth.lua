@@ -229,7 +229,7 @@ M.introspection = errors.public(function(o)
     local http = require "claude.http.client"
     local resp, err = http.request { method = "POST", url = url, headers = headers,
       body = "token=" .. form_escape(token) .. "&token_type_hint=access_token" .. form_auth,
-      timeout = timeout }
+      timeout = timeout, max_body = 1024 * 1024 }
     local status = resp and resp.status or err.status
     local doc = json.decode(resp and resp.body or err.body or "")
     if type(doc) == "table" and doc.active == false then
@@ -336,6 +336,12 @@ local function quoted(s)
   return (s:gsub("[^ !#-Z%[%]^-~]", "?"))
 end
 
+-- A JSON array of the strings of `t`, a copy (json.array marks the table it is given, and
+-- `t` is the user's).
+local function json_list(t)
+  return json.array(table.move(t, 1, #t, 1, {}))
+end
+
 --- What an endpoint serves for its `auth`: the verifier and the fixed parts of its answers.
 -- @tparam table spec the checked `auth` option
 -- @tparam string resource the endpoint's resource identifier (its public URL)
@@ -348,8 +354,8 @@ function M.endpoint(spec, resource)
     or supported and concat(supported, " ") or nil
   local doc = {
     resource = resource,
-    authorization_servers = json.array(spec.authorization_servers or { spec.issuer }),
-    scopes_supported = supported and json.array(supported) or nil,
+    authorization_servers = json_list(spec.authorization_servers or { spec.issuer }),
+    scopes_supported = supported and json_list(supported) or nil,
     bearer_methods_supported = json.array { "header" },
     resource_name = spec.resource_name,
     resource_documentation = spec.resource_documentation,
