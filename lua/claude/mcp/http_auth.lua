@@ -12,7 +12,7 @@
 -- `--introspection-url`/`--jwks-url` flags of `claudelua mcp`) given `auth` serves only
 -- requests that carry `Authorization: Bearer TOKEN` with a token its verifier accepts:
 --
--- * `verify(token, request)`: a function (it may wait: it runs in the request's task) that
+-- * `verify(token, request)`: a function (it may wait: it runs in a task of the request) that
 --   returns the token's claims, or `nil, err [, kind]` (kinds `unavailable`, `timeout`,
 --   `connection`, `tls`, `http` mean "cannot tell now": 503; any other: 401);
 -- * `introspection_url` (+ `client_id`, `client_secret`): RFC 7662 token introspection
