@@ -6,16 +6,17 @@ local harness = require "support.harness"
 
 local M = {}
 
---- Spawn the server. `args` go after `--http 127.0.0.1:0` (options, then the tools file).
+--- Spawn the server. `args` go after `--http 127.0.0.1:0` (options, then the tools file);
+-- `env`, when given, is added to the environment.
 -- @return the process (close it with <close>), the URL of the first server, the stderr lines
-function M.start(args)
+function M.start(args, env)
   local lines, ready, url = {}, async.event(), nil
   local argv = { "mcp", "--http", "127.0.0.1:0" }
   for _, a in ipairs(args) do argv[#argv + 1] = a end
   -- harness.claudelua is relative to the root, or absolute (ctest gives CLAUDELUA_BUILD)
   local exe = harness.claudelua:sub(1, 1) == "/" and harness.claudelua
     or harness.root .. "/" .. harness.claudelua
-  local p = assert(process.spawn { exe, args = argv,
+  local p = assert(process.spawn { exe, args = argv, env = env,
     stderr = function(line)
       lines[#lines + 1] = line
       url = url or line:match("serving (http://%S+)")

@@ -32,6 +32,10 @@ local MODULES = {
   ["claude.schema"] = {}, ["claude.tool"] = {}, ["claude.mcp"] = {}, ["claude.guard"] = {},
   ["claude.sessions"] = {}, ["claude.http.client"] = {}, ["claude.http.server"] = {},
   ["claude.rpc"] = {},
+  ["claude.mcp.http"] = { serve = true }, -- the command's, claude.mcp.cli
+  -- the transport's side of the checks
+  ["claude.mcp.http_auth"] = { check = true, endpoint = true, authenticate = true,
+    serve_metadata = true, redact = true },
 }
 
 local fake_options, fake = testing.fake_cli("cli:expect_initialize()")

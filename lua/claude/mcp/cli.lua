@@ -13,6 +13,8 @@ local tool = require "claude.mcp.tool"
 
 local M = {}
 
+local AUTH_FLAGS, LIST_FLAGS, auth_option
+
 M.USAGE = [[
 usage: claudelua mcp [options] tools.lua [args]
 
@@ -30,6 +32,20 @@ Options:
   --allowed-hosts LIST    HTTP only: the Host names accepted (comma-separated); by default,
                           on a loopback HOST, localhost, 127.0.0.1 and [::1]
   --session-timeout SECONDS  HTTP only: end a session idle this long (default 1800; 0: never)
+
+OAuth (HTTP only; for the servers without an auth option of their own, see docs/oauth.md):
+  --introspection-url URL    accept the bearer tokens this RFC 7662 endpoint says are
+                             active; --client-id ID (and the secret in the environment
+                             variable CLAUDELUA_MCP_CLIENT_SECRET) authenticate us to it
+  --jwks-url URL --issuer URL  accept JWTs signed by these keys, from this issuer
+  --authorization-server URL  the issuer clients get tokens from (repeatable; the
+                             protected resource metadata names it; default: --issuer)
+  --resource URL             the server's public URL (default: the URL served)
+  --required-scopes LIST     scopes every request's token must have (comma-separated)
+  --scopes-supported LIST    scopes the metadata offers (default: the required ones)
+  --audience LIST            the accepted token audiences (default: the resource)
+  --no-auth                  serve a HOST other hosts can reach without authentication, on
+                             purpose (refused otherwise)
   --server NAME           stdio: serve the server named NAME (needed when the file returns
                           several)
   --watch                 reload tools.lua when it changes; clients stay connected and are
@@ -51,6 +67,50 @@ server ends at stdin EOF.
 local function usage_error(fmt, ...)
   error(errors.new("usage", "mcp: " .. string.format(fmt, ...)
     .. " (claudelua mcp --help for usage)", { traceback = false }), 0)
+end
+
+-- The OAuth flags -> the fields of the `auth` option (claude.mcp.http_auth).
+AUTH_FLAGS = { ["--introspection-url"] = "introspection_url", ["--client-id"] = "client_id",
+  ["--jwks-url"] = "jwks_url", ["--issuer"] = "issuer",
+  ["--authorization-server"] = "authorization_servers", ["--resource"] = "resource",
+  ["--required-scopes"] = "required_scopes", ["--scopes-supported"] = "scopes_supported",
+  ["--audience"] = "audience" }
+LIST_FLAGS = { authorization_servers = true, required_scopes = true, scopes_supported = true,
+  audience = true }
+
+-- The transport's `auth` from the flags: a table, false (--no-auth) or nil.
+auth_option = function(o)
+  local f = o.auth_flags
+  o.auth_flags = nil
+  if o.no_auth then
+    if f then usage_error("--no-auth and the OAuth options exclude each other") end
+    return false
+  end
+  if not f then return nil end
+  if not o.http then usage_error("the OAuth options need --http") end
+  if not (f.introspection_url or f.jwks_url) then
+    usage_error("the OAuth options need --introspection-url or --jwks-url")
+  end
+  if f.introspection_url then
+    f.client_secret = os.getenv("CLAUDELUA_MCP_CLIENT_SECRET")
+    if f.client_secret and not f.client_id then
+      usage_error("CLAUDELUA_MCP_CLIENT_SECRET is set but --client-id is not")
+    end
+  end
+  if f.audience and #f.audience == 1 then f.audience = f.audience[1] end
+  local ok, err = pcall(require("claude.mcp.http_auth").check, f, "mcp")
+  if not ok then
+    -- "bad field 'auth.jwks_url' to 'mcp' (...)" -> the flag's name
+    local field, why = tostring(err):match("'auth%.([%w_]+)' to 'mcp' %((.*)%)$")
+    if field then
+      for flag, key in pairs(AUTH_FLAGS) do
+        if key == field then field = flag end
+      end
+      usage_error("%s: %s", field, why)
+    end
+    usage_error("%s", tostring(err))
+  end
+  return f
 end
 
 local function number_arg(opt, v)
@@ -94,6 +154,18 @@ function M.parse(argv)
       local list = {}
       for item in value():gmatch("[^,%s]+") do list[#list + 1] = item end
       o[a:sub(3):gsub("%-", "_")] = list
+    elseif AUTH_FLAGS[a] then
+      local key, v = AUTH_FLAGS[a], value()
+      o.auth_flags = o.auth_flags or {}
+      if LIST_FLAGS[key] then
+        local list = o.auth_flags[key] or {}
+        for item in v:gmatch("[^,%s]+") do list[#list + 1] = item end
+        o.auth_flags[key] = list
+      else
+        o.auth_flags[key] = v
+      end
+    elseif a == "--no-auth" then
+      o.no_auth = true
     elseif a == "--session-timeout" then
       local t = number_arg(a, value())
       o.session_timeout = t > 0 and t or false
@@ -125,9 +197,10 @@ function M.parse(argv)
   for j = i + 1, #argv do o.args[#o.args + 1] = argv[j] end
   if not o.file and not o.help then usage_error("no tools file given") end
   if o.stateless and not o.http then usage_error("--stateless needs --http") end
-  for _, k in ipairs { "allowed_origins", "allowed_hosts", "session_timeout" } do
+  for _, k in ipairs { "allowed_origins", "allowed_hosts", "session_timeout", "no_auth" } do
     if o[k] ~= nil and not o.http then usage_error("--%s needs --http", k:gsub("_", "-")) end
   end
+  o.auth = auth_option(o)
   return o
 end
 
@@ -241,8 +314,21 @@ function M.watch(file, args, apply)
   end)
 end
 
+-- OAuth protects a server others reach over the network; stdio is a pipe from the one
+-- client that started us. A server that asks for it is refused rather than served open.
+local function no_auth_over_stdio(server)
+  if server.auth then
+    return nil, string.format("server '%s' has an auth option: OAuth is for HTTP "
+      .. "(claudelua mcp --http [HOST:]PORT); over stdio the client that starts the server "
+      .. "is the only one that reaches it (set auth = false to serve it over stdio)",
+      server.name)
+  end
+  return server
+end
+
 local function serve_stdio(o, t, list)
   local server, err = pick(list, o.server)
+  if server then server, err = no_auth_over_stdio(server) end
   if not server then
     t:close()
     usage_error("%s", err)
@@ -252,6 +338,7 @@ local function serve_stdio(o, t, list)
   if o.watch then
     watcher = M.watch(o.file, o.args, function(new)
       local s, perr = pick(new, o.server or server.name)
+      if s then s, perr = no_auth_over_stdio(s) end
       if not s then error(perr, 0) end
       server = s
       t.conn:set_server(s)

@@ -9,7 +9,8 @@
 --       stateless = false,                    -- no initialize needed, no requests to the client
 --       on_close = function(reason) end,
 --     }
---     conn:receive(msg)                  -- one decoded JSON-RPC message, or a batch (a list)
+--     conn:receive(msg, auth)            -- one decoded JSON-RPC message, or a batch (a list);
+--                                        -- auth: the request's verified token (ctx.auth)
 --     conn:receive_invalid(err, line)    -- a line/body that is not JSON: -32700, id null
 --     conn:receive_oversized(err)        -- a message over the transport's limit: -32600, id null
 --     conn:close(reason)                 -- cancels the calls in flight, drops their answers,
@@ -230,7 +231,7 @@ local function subscribe(self, msg, id, on)
   return out(self, { jsonrpc = "2.0", id = id, result = jobject() }, id)
 end
 
-local function receive_one(self, msg)
+local function receive_one(self, msg, auth)
   if type(msg) ~= "table" then
     return out(self, rpc_error(null, INVALID_REQUEST, "Invalid Request: a JSON-RPC message "
       .. "must be an object, got " .. typename(msg)))
@@ -253,26 +254,29 @@ local function receive_one(self, msg)
       if method == "resources/subscribe" then return subscribe(self, msg, id, true) end
       if method == "resources/unsubscribe" then return subscribe(self, msg, id, false) end
     end
-    return self._router:handle_async(self._key, msg, self._reply, id)
+    return self._router:handle_async(self._key, msg, self._reply, id, auth)
   end
   -- notifications (cancellation among them) and invalid messages: the router decides
-  return self._router:handle_async(self._key, msg, self._reply, valid_id(id) and id or nil)
+  return self._router:handle_async(self._key, msg, self._reply, valid_id(id) and id or nil,
+    auth)
 end
 
 --- Handle one decoded JSON-RPC message from the client (or a batch: a list of them, each
 -- handled as if it came alone). Never raises for bad input: it is answered.
 -- @param msg
-function Conn:receive(msg)
+-- @tparam[opt] table auth what the transport verified of the request's bearer token
+--   (`claude.mcp.http_auth`): the requests' `ctx.auth`
+function Conn:receive(msg, auth)
   if self.closed then return end
   if type(msg) == "table" and msg[1] ~= nil and msg.jsonrpc == nil then
-    for i = 1, #msg do receive_one(self, msg[i]) end
+    for i = 1, #msg do receive_one(self, msg[i], auth) end
     return
   end
   if type(msg) == "table" and #msg == 0 and json.is_array(msg) then
     out(self, rpc_error(null, INVALID_REQUEST, "Invalid Request: an empty batch"))
     return
   end
-  receive_one(self, msg)
+  receive_one(self, msg, auth)
 end
 
 --- A line or body that is not JSON: answered with -32700 (id null); the connection goes on.

@@ -11,7 +11,13 @@
 -- on the session's GET stream. A POST is answered with JSON when its requests are answered
 -- before anything else is said, and becomes an event stream (`text/event-stream`) as soon as
 -- something else is (progress, a log, a request to the client): the common call costs no
--- stream. Streams keep their events for `Last-Event-ID`. See docs/mcp-server.md.
+-- stream. Streams keep their events for `Last-Event-ID`.
+--
+-- A server with an `auth` option (or a transport given one) serves only requests with a
+-- bearer token its verifier accepts (`claude.mcp.http_auth`): the check runs in a task of
+-- the request, a session belongs to the subject that opened it, and the protected resource
+-- metadata is served at `/.well-known/oauth-protected-resource/mcp`. See docs/mcp-server.md
+-- and docs/oauth.md.
 -- @module claude.mcp.http
 local core = require "claude.core"
 local async = require "claude.async"
@@ -20,6 +26,8 @@ local errors = require "claude.errors"
 local connection = require "claude.mcp.connection"
 local sse = require "claude.mcp.sse"
 local guard = require "claude.mcp.http_guard"
+local tool = require "claude.mcp.tool"
+local auth = require "claude.mcp.http_auth"
 
 local M = {}
 
@@ -38,6 +46,8 @@ M.DEFAULTS = { host = "127.0.0.1", port = 0, path = "/mcp", max_body = 16 * 1024
 local MAX_KEPT = 64
 
 local ALLOW_STATEFUL, ALLOW_STATELESS = "GET, POST, DELETE", "POST"
+
+local check_exposure, uses_auth -- (o, servers)
 
 local Transport = { __name = "claude.mcp.HttpTransport" }
 Transport.__index = Transport
@@ -239,9 +249,9 @@ local function close_session(self, session, reason)
   session.streams = {}
 end
 
-local function new_session(self, ep, stateless)
+local function new_session(self, ep, stateless, who)
   local session = { transport = self, ep = ep, posts = {}, streams = {}, kept = {}, nstreams = 0,
-    last = core.now(), stateless = stateless }
+    last = core.now(), stateless = stateless, principal = who and who.principal }
   if not stateless then
     session.id = new_session_id(self)
     session.standalone = sse.new(0, self.opts.history, self.opts.retry)
@@ -271,15 +281,17 @@ local function check_version(res, headers)
   return true
 end
 
--- The session a request names (Mcp-Session-Id), or nil after answering 400 or 404.
-local function find_session(self, ep, req, res)
+-- The session a request names (Mcp-Session-Id), or nil after answering 400 or 404. A
+-- session opened with a token belongs to its subject: another subject's token gets the
+-- answer of an unknown session (404), which says nothing of whether the id exists.
+local function find_session(self, ep, req, res, who)
   local sid = req.headers["mcp-session-id"]
   if not sid then
     fail(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required")
     return nil
   end
   local session = self.sessions[sid]
-  if not session or session.ep ~= ep then
+  if not session or session.ep ~= ep or session.principal ~= (who and who.principal) then
     fail(res, 404, -32001, "Session not found")
     return nil
   end
@@ -294,7 +306,7 @@ local function valid_message(m)
   return m.id ~= nil and (m.result ~= nil or m.error ~= nil)
 end
 
-local function post(self, ep, req, res)
+local function post(self, ep, req, res, who)
   local headers = req.headers
   if not (accepts(headers.accept, "application/json")
       and accepts(headers.accept, "text/event-stream")) then
@@ -328,7 +340,7 @@ local function post(self, ep, req, res)
   local session
   if self.stateless then
     if not check_version(res, headers) then return end
-    session = new_session(self, ep, true)
+    session = new_session(self, ep, true, who)
   elseif init then
     if #list > 1 then
       return fail(res, 400, -32600, "Invalid Request: initialize must be sent alone")
@@ -337,15 +349,15 @@ local function post(self, ep, req, res)
       return fail(res, 400, -32600, "Invalid Request: initialize must not carry Mcp-Session-Id "
         .. "(the session is already initialized)")
     end
-    session = new_session(self, ep, false)
+    session = new_session(self, ep, false, who)
   else
-    session = find_session(self, ep, req, res)
+    session = find_session(self, ep, req, res, who)
     if not session then return end
   end
-  local conn = session.conn
+  local conn, info = session.conn, who and who.info
   if #ids == 0 then -- notifications and answers only
     res:respond(202, { ["mcp-session-id"] = session.id })
-    conn:receive(batch and list or list[1])
+    conn:receive(batch and list or list[1], info)
     if session.stateless then conn:close("request answered") end
     return
   end
@@ -357,14 +369,14 @@ local function post(self, ep, req, res)
   end
   res.on_close = function() post_closed(ex) end
   if init then self.sessions[session.id] = session end
-  conn:receive(batch and list or list[1])
+  conn:receive(batch and list or list[1], info)
   if init and not conn.initialized then -- initialize failed: no session
     self.sessions[session.id] = nil
     conn:close("initialize failed")
   end
 end
 
-local function get(self, ep, req, res)
+local function get(self, ep, req, res, who)
   if self.stateless then
     return fail(res, 405, -32000, "Method Not Allowed: a stateless server has no GET stream",
       { allow = ALLOW_STATELESS })
@@ -372,7 +384,7 @@ local function get(self, ep, req, res)
   if not accepts(req.headers.accept, "text/event-stream") then
     return fail(res, 406, -32000, "Not Acceptable: Accept must include text/event-stream")
   end
-  local session = find_session(self, ep, req, res)
+  local session = find_session(self, ep, req, res, who)
   if not session then return end
   local last = req.headers["last-event-id"]
   local stream, after, prime
@@ -392,6 +404,9 @@ local function get(self, ep, req, res)
     return fail(res, 409, -32000, "Conflict: the stream is already open")
   end
   if not stream:attach(res, sse_headers(session), prime, after) then return end
+  -- a stream opened with a token ends when the token does (sweep); the client comes back
+  -- with Last-Event-ID and a fresh token
+  stream.expires_at = who and who.info.expires_at
   if stream.number == 0 then stream.delivered = stream.seq end
   if stream.done then -- every answer was sent: the replay completes the stream
     stream:detach(true)
@@ -401,20 +416,104 @@ local function get(self, ep, req, res)
   res.on_close = function() if stream.res == res then stream.res = nil end end
 end
 
-local function delete(self, ep, req, res)
+local function delete(self, ep, req, res, who)
   if self.stateless then
     return fail(res, 405, -32000, "Method Not Allowed: a stateless server has no sessions",
       { allow = ALLOW_STATELESS })
   end
-  local session = find_session(self, ep, req, res)
+  local session = find_session(self, ep, req, res, who)
   if not session then return end
   session.conn:close("session deleted by the client")
   res:respond(200, { ["mcp-session-id"] = session.id })
 end
 
+---------------------------------------------------------------------------------------------
+-- Authorization (claude.mcp.http_auth)
+---------------------------------------------------------------------------------------------
+
+local function log(self, msg)
+  local f = self.opts.log
+  if f then return f(msg) end
+  io.stderr:write("claude.mcp.http: ", msg, "\n")
+end
+
+-- The `auth` of an endpoint: its server's option, else the transport's; false or nil: none.
+local function auth_spec(self, ep)
+  local spec = ep.server.auth
+  if spec == nil then spec = self.opts.auth end
+  return spec or nil
+end
+
+-- The resource identifier of the endpoint at `path`: `auth.resource` (the public URL of
+-- the transport's base path) or the URL served, with the endpoint's part of the path.
+local function resource_of(self, spec, path)
+  local base = spec.resource or self:url()
+  return (base:gsub("/$", "")) .. path:sub(#self.opts.path + 1)
+end
+
+-- What the endpoint at `path` checks (made once per `auth` table and path), or nil.
+local function auth_of(self, ep, path)
+  local spec = auth_spec(self, ep)
+  if not spec then return nil end
+  local a = self.auth[path]
+  if a and a.spec == spec then return a end
+  a = auth.endpoint(spec, resource_of(self, spec, path))
+  self.auth[path] = a
+  return a
+end
+
+-- GET /.well-known/oauth-protected-resource[PATH]: the metadata of the endpoint at PATH
+-- (the transport's base path when none), or of the endpoint whose resource has that path
+-- (a `resource` behind a proxy that serves it elsewhere).
+local function metadata(self, path, req, res)
+  local rest = path:sub(#auth.WELL_KNOWN + 1)
+  if rest == "" then rest = self.opts.path end
+  local ep = self.endpoints[rest]
+  local a = ep and auth_of(self, ep, rest)
+  if not a then
+    for p, e in pairs(self.endpoints) do
+      local x = auth_of(self, e, p)
+      if x and x.metadata_url:match("^[^:/]+://[^/]+(.*)$") == path then a = x end
+    end
+  end
+  if not a then
+    return fail(res, 404, -32000, fmt("Not Found: no protected resource at %s", rest))
+  end
+  return auth.serve_metadata(a, res, req.method)
+end
+
+local function dispatch(self, ep, req, res, who)
+  local m = req.method
+  if m == "POST" then return post(self, ep, req, res, who) end
+  if m == "GET" then return get(self, ep, req, res, who) end
+  if m == "DELETE" then return delete(self, ep, req, res, who) end
+  fail(res, 405, -32000, fmt("Method Not Allowed: %s", m),
+    { allow = self.stateless and ALLOW_STATELESS or ALLOW_STATEFUL })
+end
+
+-- A request to an endpoint with auth, in a task of its own (the verifier may wait).
+local function authenticated(self, ep, a, req, res)
+  local info, principal, www, message = auth.authenticate(a, req,
+    function(msg) log(self, msg) end)
+  if res:state() ~= "new" then return end -- the client left while its token was checked
+  if not info then
+    return fail(res, principal, -32000, message, www and { ["www-authenticate"] = www })
+  end
+  -- as core.http_listen does for the other requests: a bug of ours is a 500, not a hang
+  local ok, err = xpcall(dispatch, async.traceback, self, ep, req, res,
+    { info = info, principal = principal })
+  if not ok then
+    if res:state() == "new" then fail(res, 500, -32603, "Internal error") end
+    error(err, 0)
+  end
+end
+
 local function handle(self, req, res)
   local path = req.path
   if #path > 1 and path:sub(-1) == "/" then path = path:sub(1, -2) end
+  if path:sub(1, #auth.WELL_KNOWN) == auth.WELL_KNOWN then
+    return metadata(self, path, req, res)
+  end
   local ep = self.endpoints[path]
   if not ep then
     return fail(res, 404, -32000, fmt("Not Found: no MCP server at %s (try %s)", path,
@@ -422,24 +521,64 @@ local function handle(self, req, res)
   end
   local why = guard.forbidden(self.guard, req.headers)
   if why then return fail(res, 403, -32000, why) end
-  local m = req.method
-  if m == "POST" then return post(self, ep, req, res) end
-  if m == "GET" then return get(self, ep, req, res) end
-  if m == "DELETE" then return delete(self, ep, req, res) end
-  fail(res, 405, -32000, fmt("Method Not Allowed: %s", m),
-    { allow = self.stateless and ALLOW_STATELESS or ALLOW_STATEFUL })
+  local a = auth_of(self, ep, path)
+  if a then
+    async.spawn(authenticated, self, ep, a, req, res)
+    return
+  end
+  return dispatch(self, ep, req, res, nil)
 end
 
--- Closes sessions idle for longer than session_timeout: nothing in flight, no stream open.
+-- A GET stream opened with a token that has expired since: ended (the client resumes it
+-- with a fresh token).
+local function expire_stream(st, clock)
+  local exp = st.expires_at
+  if exp and st.res and exp <= clock then st:detach(true) end
+end
+
+-- Refuses (misuse) to serve a server without auth on an address other hosts can reach,
+-- unless the transport's `auth = false` says that is meant: Redis's "protected mode".
+check_exposure = function(o, servers)
+  local exposed, wildcard = not guard.is_loopback(o.host),
+    core.address_class(o.host) == "unspecified"
+  for _, e in ipairs(servers) do
+    local spec = e[2].auth
+    if spec == nil then spec = o.auth end
+    if spec == nil and exposed then
+      errors.misuse("bad field 'auth' to 'listen' (server '%s' has no auth and %s is not a "
+        .. "loopback address: anyone who reaches it could call its tools; give it an auth "
+        .. "option, or auth = false (claudelua mcp --no-auth) to serve it without on purpose)",
+        e[1], o.host)
+    end
+    if spec and spec.resource == nil and wildcard then
+      errors.misuse("bad field 'auth.resource' to 'listen' (server '%s': needed when "
+        .. "listening on %s: the public URL of the server, e.g. https://mcp.example.com/mcp)",
+        e[1], o.host)
+    end
+  end
+end
+
+uses_auth = function(o, servers)
+  if o.auth then return true end
+  for _, e in ipairs(servers) do
+    if e[2].auth then return true end
+  end
+  return false
+end
+
+-- Closes sessions idle for longer than session_timeout: nothing in flight, no stream open;
+-- ends the streams whose token expired.
 local function sweep(self)
-  local now, limit = core.now(), self.opts.session_timeout
+  local now, limit, clock = core.now(), self.opts.session_timeout, os.time()
   local idle = {}
   for _, s in pairs(self.sessions) do
+    expire_stream(s.standalone, clock)
+    for _, st in pairs(s.streams) do expire_stream(st, clock) end
     local busy = s.standalone.res ~= nil or next(s.posts) ~= nil
     if not busy then
       for _, st in pairs(s.streams) do if st.res then busy = true end end
     end
-    if not busy and now - s.last > limit then idle[#idle + 1] = s end
+    if limit and not busy and now - s.last > limit then idle[#idle + 1] = s end
   end
   for _, s in ipairs(idle) do
     s.conn:close("session expired")
@@ -461,9 +600,14 @@ end
 --   on by default when `host` is loopback), `dns_rebinding_protection` (force it on or off),
 --   `history` (events kept per stream for Last-Event-ID, 1000), `retry` (milliseconds, the
 --   SSE `retry` of priming events, 1000), `request_timeout` (requests to the client),
---   `log` (a function given a line when a session expires)
+--   `log` (a function given a line when a session expires or a token cannot be checked;
+--   default: stderr), `auth` (the servers' OAuth bearer checks, for those without an `auth`
+--   option of their own: see claude.mcp.http_auth; `false`: none, on purpose)
 -- @return the transport (`:url()`, `:port()`, `:close()`), or nil, err, code
-function M.listen(servers, opts)
+-- @raise a misuse for bad options, and for a `host` that is not loopback with a server
+--   that has no `auth` while the transport's `auth` is not given (`auth = false` says so)
+-- @function listen
+M.listen = errors.public(function(servers, opts)
   opts = opts or {}
   local o = {}
   for k, v in pairs(M.DEFAULTS) do o[k] = v end
@@ -471,8 +615,15 @@ function M.listen(servers, opts)
   if type(servers) ~= "table" or #servers == 0 then
     errors.misuse("bad argument #1 to 'listen' ({ {name, server}, ... } expected)")
   end
+  auth.check(o.auth, "listen")
+  for _, e in ipairs(servers) do
+    if type(e) ~= "table" or type(e[1]) ~= "string" or not tool.is_server(e[2]) then
+      errors.misuse("bad argument #1 to 'listen' ({ {name, server}, ... } expected)")
+    end
+  end
+  check_exposure(o, servers)
   local self = setmetatable({ opts = o, sessions = {}, endpoints = {}, stateless = o.stateless
-    and true or false, closed = false }, Transport)
+    and true or false, closed = false, auth = {} }, Transport)
   local base = o.path
   for i, e in ipairs(servers) do
     local ep = { name = e[1], server = e[2] }
@@ -484,9 +635,11 @@ function M.listen(servers, opts)
     on_request = function(req, res) return handle(self, req, res) end }
   if not srv then return nil, errors.new("connection", err, { code = code }), code end
   self.http = srv
-  if o.session_timeout and not self.stateless then
+  if not self.stateless then
+    -- idle sessions, and streams whose token expired (within 10 s when auth is on)
     self.timer = core.timer()
-    local every = math.min(o.session_timeout / 4, 30)
+    local every = math.min(o.session_timeout and o.session_timeout / 4 or 30, 30,
+      uses_auth(o, servers) and 10 or 30)
     local function tick()
       sweep(self)
       self.timer:start(every, tick)
@@ -494,7 +647,7 @@ function M.listen(servers, opts)
     self.timer:start(every, tick)
   end
   return self
-end
+end)
 
 --- The port the transport listens on.
 function Transport:port()
@@ -534,6 +687,7 @@ Transport.__close = Transport.close
 -- changed); calls in flight finish on the old one. Servers that are gone keep serving.
 -- @tparam table servers `{ {name, server}, ... }`
 function Transport:set_servers(servers)
+  check_exposure(self.opts, servers)
   local by_name = {}
   for _, e in ipairs(servers) do by_name[e[1]] = e[2] end
   for _, ep in pairs(self.endpoints) do
@@ -549,18 +703,33 @@ end
 -- @tparam table servers `{ {name, server}, ... }`
 -- @tparam table o the parsed command line (claude.mcp.cli)
 function M.serve(servers, o)
-  local t, err = M.listen(servers, {
+  local ok, t, err = pcall(M.listen, servers, {
     host = o.http.host, port = o.http.port, stateless = o.stateless,
     max_body = o.max_message, request_timeout = o.request_timeout,
     session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
-    allowed_origins = o.allowed_origins,
+    allowed_origins = o.allowed_origins, auth = o.auth,
     log = function(msg) io.stderr:write("claudelua mcp: ", msg, "\n") end,
   })
+  if not ok then -- a server without auth on a public address, say: the command's mistake
+    error(errors.new("usage", "mcp: " .. tostring(t):gsub("^[^\n]-:%d+: ", ""),
+      { traceback = false }), 0)
+  end
   if not t then error(err, 0) end
   local names = {}
   for i, e in ipairs(servers) do names[i] = e[1] end
   io.stderr:write(fmt("claudelua mcp: serving %s (%s) and %s/NAME for %s\n", t:url(),
     servers[1][1], t:url(), table.concat(names, ", ")))
+  for i, e in ipairs(servers) do
+    local path = i == 1 and t.opts.path or t.opts.path .. "/" .. e[1]
+    local a = auth_of(t, t.endpoints[path], path)
+    if a then
+      io.stderr:write(fmt("claudelua mcp: %s needs an OAuth bearer token (resource %s, "
+        .. "metadata %s)\n", e[1], a.resource, a.metadata_url))
+    elseif not guard.is_loopback(o.http.host) then
+      io.stderr:write(fmt("claudelua mcp: WARNING: %s is served to anyone who reaches %s, "
+        .. "without authentication (--no-auth)\n", e[1], o.http.host))
+    end
+  end
   io.stderr:flush()
   local stop = async.event()
   local function on(signame)

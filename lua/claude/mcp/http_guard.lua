@@ -37,6 +37,11 @@ local function is_loopback(host)
   return host == "localhost" or core.address_class(host) == "loopback"
 end
 
+--- Whether `host` (a bind address or a name) is loopback: 127.0.0.0/8, ::1, localhost.
+-- @tparam string host
+-- @treturn boolean
+M.is_loopback = is_loopback
+
 --- The checks for a transport's options.
 -- @tparam table o `host`, `allowed_hosts`, `allowed_origins`, `dns_rebinding_protection`
 function M.new(o)

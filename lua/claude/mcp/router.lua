@@ -157,10 +157,10 @@ Ctx.__index = function(ctx, k)
   return f
 end
 
-local function new_ctx(self, name, server, id, meta)
+local function new_ctx(self, name, server, id, meta, auth)
   return setmetatable({
     request_id = id, server = name, state = server.state, cancelled = false,
-    tool_use_id = meta and meta["claudecode/toolUseId"] or nil,
+    tool_use_id = meta and meta["claudecode/toolUseId"] or nil, auth = auth,
     _router = self, _token = meta and meta.progressToken or nil,
   }, Ctx)
 end
@@ -414,8 +414,9 @@ end
 -- @param message the decoded JSON-RPC message (or its JSON text)
 -- @tparam function reply
 -- @param tag any value, handed back to `reply` (the control request id)
+-- @tparam[opt] table auth the verified token of the request (`ctx.auth`; claude.mcp.http)
 -- @return the request's context while its task runs (to cancel it), else nil
-function Router:handle_async(name, message, reply, tag)
+function Router:handle_async(name, message, reply, tag, auth)
   local server = self._servers[name]
   if not server then return reply(tag, M.unknown_server(name, message)) end
   -- mcp_dispatch raises only for a server that is not a table: no pcall here
@@ -427,7 +428,7 @@ function Router:handle_async(name, message, reply, tag)
     return nil
   end
   if op == "call" then -- tool, arguments, meta, id
-    local ctx = new_ctx(self, name, server, d, c)
+    local ctx = new_ctx(self, name, server, d, c, auth)
     return start_call(self, name, server, a, b, ctx, d, reply, tag)
   end
   if op == "cancel" then -- request_id, reason
@@ -436,14 +437,14 @@ function Router:handle_async(name, message, reply, tag)
     return nil
   end
   if op == "complete" then -- completion, argument, context, id
-    local ctx = new_ctx(self, name, server, d, nil)
+    local ctx = new_ctx(self, name, server, d, nil, auth)
     return start(self, name, ctx, d, run_request, self, name, ctx, d, reply, tag,
       complete, a, b, c, ctx)
   end
   local id = op == "read" and d or c
   local meta = type(message) == "table" and type(message.params) == "table"
     and message.params._meta
-  local ctx = new_ctx(self, name, server, id, type(meta) == "table" and meta or nil)
+  local ctx = new_ctx(self, name, server, id, type(meta) == "table" and meta or nil, auth)
   if op == "read" then -- resource, uri, params, id
     return start(self, name, ctx, id, run_request, self, name, ctx, id, reply, tag,
       read_resource, a, b, c, ctx)

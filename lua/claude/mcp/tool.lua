@@ -529,7 +529,7 @@ local function remove(s, what, key)
 end
 
 local SERVER_OPTIONS = set { "version", "state", "instructions", "subscribe", "list_changed",
-  "page_size", "budget" }
+  "page_size", "budget", "auth" }
 
 local function server(name, items, opts)
   if type(name) ~= "string" or not name:find(NAME) then
@@ -564,7 +564,10 @@ local function server(name, items, opts)
     revision = 0, _lists = {}, _watchers = setmetatable({}, { __mode = "k" }),
     _subscribers = setmetatable({}, { __mode = "k" }),
     budget = budget.check(opts.budget, "server '" .. name .. "'"),
+    -- OAuth bearer checks when served over HTTP (claude.mcp.http_auth, loaded only then)
+    auth = opts.auth,
   }, Server)
+  if opts.auth ~= nil then require("claude.mcp.http_auth").check(opts.auth, "server") end
   items = items or {}
   local n = #items
   for k in pairs(items) do
@@ -587,7 +590,8 @@ end
 --   subscribe = false, list_changed = nil, page_size = 100}`: `subscribe` offers resource
 --   subscriptions (`server:resource_updated(uri)` notifies the subscribers), `list_changed`
 --   announces tools, resources and prompts added or removed while serving (default; false:
---   never)
+--   never), `auth` the OAuth bearer checks of `claudelua mcp --http` (claude.mcp.http_auth;
+--   false: none, on purpose; an in-process session ignores it, stdio refuses it)
 -- @treturn claude.Server
 M.server = public(server)
 

@@ -1,0 +1,597 @@
+--- OAuth bearer checks of the Streamable HTTP transport: the resource server's half of MCP
+-- authorization (specification 2025-06-18 and 2025-11-25; RFC 6750, RFC 9728, RFC 7662,
+-- RFC 8707).
+--
+--     claude.server("notes", tools, { auth = {
+--       verify = function(token, request) return claims | nil, err end,
+--       authorization_servers = { "https://as.example" },
+--       required_scopes = { "notes:read" },
+--     } })
+--
+-- A server (or the whole transport: `claude.mcp.http.listen(servers, { auth = ... })`, the
+-- `--introspection-url`/`--jwks-url` flags of `claudelua mcp`) given `auth` serves only
+-- requests that carry `Authorization: Bearer TOKEN` with a token its verifier accepts:
+--
+-- * `verify(token, request)`: a function (it may wait: it runs in a task of the request) that
+--   returns the token's claims, or `nil, err [, kind]` (kinds `unavailable`, `timeout`,
+--   `connection`, `tls`, `http` mean "cannot tell now": 503; any other: 401);
+-- * `introspection_url` (+ `client_id`, `client_secret`): RFC 7662 token introspection
+--   at the authorization server (`M.introspection`);
+-- * `jwks_url` (+ `issuer`, `audience`, `algorithms`): a signed JWT checked against the
+--   authorization server's keys (`claude.oauth.jwks`).
+--
+-- Then the transport checks what every verifier leaves to it: `exp` (an expired token is
+-- refused even inside a live session), `nbf`, the audience (`aud` must name this resource
+-- or a resource above it: RFC 8707), and `required_scopes` (403 `insufficient_scope`).
+-- Each refusal is a `WWW-Authenticate: Bearer` challenge naming the protected resource
+-- metadata (RFC 9728), which is served at `/.well-known/oauth-protected-resource<path>`.
+--
+-- The token itself is never written anywhere: not in an answer, not in a log line, not in
+-- `ctx.auth` (MCP forbids passing it on); a verifier's error text is searched for it and
+-- the token replaced before that text is used. See docs/oauth.md.
+-- @module claude.mcp.http_auth
+local core = require "claude.core"
+local async = require "claude.async"
+local json = require "claude.json"
+local errors = require "claude.errors"
+
+local M = {}
+
+local type, fmt, concat = type, string.format, table.concat
+local misuse, typename = errors.misuse, errors.typename
+
+--- The well-known prefix of the protected resource metadata (RFC 9728 section 3).
+M.WELL_KNOWN = "/.well-known/oauth-protected-resource"
+
+--- The longest `Authorization` header accepted (bytes): a larger one gets 431.
+M.MAX_AUTHORIZATION = 16384
+
+--- Seconds a verifier may take before the request gets 503.
+M.VERIFY_TIMEOUT = 30
+
+-- Seconds a token may be used before its `nbf` (clocks differ a little); none after `exp`.
+local NBF_LEEWAY = 60
+
+-- The kinds of a verifier's failure that mean "cannot tell now" (503), not "bad token".
+local UNAVAILABLE = { unavailable = true, timeout = true, connection = true, tls = true,
+  http = true, ENOSYS = true }
+
+---------------------------------------------------------------------------------------------
+-- The option
+---------------------------------------------------------------------------------------------
+
+local FIELDS = {
+  verify = "function", introspection_url = "string", jwks_url = "string",
+  client_id = "string", client_secret = "string", client_auth = "string",
+  issuer = "string", audience = "audience", algorithms = "list",
+  resource = "string", authorization_servers = "list", scopes_supported = "list",
+  required_scopes = "list", resource_name = "string", resource_documentation = "string",
+  timeout = "number", cache = "number",
+}
+
+local function http_url(v)
+  return type(v) == "string" and v:match("^[hH][tT][tT][pP][sS]?://[^/?#%s]+[^#%s]*$") ~= nil
+end
+
+local function list_of_strings(v)
+  if type(v) ~= "table" then return false end
+  local n = #v
+  for k, s in pairs(v) do
+    if math.type(k) ~= "integer" or k < 1 or k > n or type(s) ~= "string" or s == "" then
+      return false
+    end
+  end
+  return true
+end
+
+-- OAuth scope tokens (RFC 6749 section 3.3): no space, no quote, no backslash.
+local function valid_scope(s)
+  return s:find("^[!#-Z%[%]^-~]+$") ~= nil
+end
+
+--- Check an `auth` option: raises a misuse naming the field (call it under a public
+-- function). `false` and `nil` are "no auth".
+-- @param spec the option's value
+-- @tparam string fname the public function's name, for the message
+-- @return spec
+function M.check(spec, fname)
+  if spec == nil or spec == false then return spec end
+  local function bad(field, msg, ...)
+    misuse("bad field '%s' to '%s' (%s)", "auth" .. (field and "." .. field or ""), fname,
+      msg:format(...))
+  end
+  if type(spec) ~= "table" then bad(nil, "table or false expected, got %s", typename(spec)) end
+  for k, v in pairs(spec) do
+    local want = FIELDS[k]
+    if not want then bad(tostring(k), "unknown field") end
+    if want == "list" then
+      if not list_of_strings(v) then bad(k, "a list of strings expected, got %s", typename(v)) end
+    elseif want == "audience" then
+      if v ~= false and type(v) ~= "string" and not list_of_strings(v) then
+        bad(k, "a string, a list of strings or false expected, got %s", typename(v))
+      end
+    elseif type(v) ~= want then
+      bad(k, "%s expected, got %s", want, typename(v))
+    end
+  end
+  local forms = (spec.verify and 1 or 0) + (spec.introspection_url and 1 or 0)
+    + (spec.jwks_url and 1 or 0)
+  if forms ~= 1 then
+    bad(nil, "exactly one of 'verify', 'introspection_url' and 'jwks_url' expected, got %d",
+      forms)
+  end
+  for _, f in ipairs { "introspection_url", "jwks_url", "resource", "resource_documentation" } do
+    if spec[f] ~= nil and not http_url(spec[f]) then
+      bad(f, "an http(s) URL without a fragment expected, got '%s'", spec[f])
+    end
+  end
+  for _, as in ipairs(spec.authorization_servers or {}) do
+    if not http_url(as) then
+      bad("authorization_servers", "an http(s) URL expected, got '%s'", as)
+    end
+  end
+  for _, f in ipairs { "scopes_supported", "required_scopes" } do
+    for _, s in ipairs(spec[f] or {}) do
+      if not valid_scope(s) then bad(f, "'%s' is not a scope token", s) end
+    end
+  end
+  if spec.client_auth ~= nil and spec.client_auth ~= "basic" and spec.client_auth ~= "post" then
+    bad("client_auth", "'basic' or 'post' expected, got '%s'", spec.client_auth)
+  end
+  if (spec.client_secret ~= nil or spec.client_auth ~= nil) and not spec.client_id then
+    bad("client_id", "needed with client_secret and client_auth")
+  end
+  if spec.client_id and not spec.introspection_url then
+    bad("client_id", "only with introspection_url")
+  end
+  if spec.cache ~= nil and not spec.introspection_url then
+    bad("cache", "only with introspection_url")
+  end
+  for _, f in ipairs { "issuer", "algorithms" } do
+    if spec[f] ~= nil and not spec.jwks_url then bad(f, "only with jwks_url") end
+  end
+  if spec.jwks_url and not spec.issuer then bad("issuer", "needed with jwks_url") end
+  if not spec.jwks_url and not (spec.authorization_servers and spec.authorization_servers[1])
+  then
+    bad("authorization_servers", "needed: the URLs of the authorization servers clients get "
+      .. "tokens from (the protected resource metadata names them)")
+  end
+  for _, f in ipairs { "timeout", "cache" } do
+    if spec[f] ~= nil and (spec[f] < 0 or spec[f] ~= spec[f]) then
+      bad(f, "non-negative number expected")
+    end
+  end
+  if spec.jwks_url then
+    local ok, why = pcall(require, "claude.oauth.jwks")
+    if not ok then
+      bad("jwks_url", "unsupported in this build: JWT verification needs claude.oauth.jwks (%s)",
+        tostring(why):match("^[^\n]*"))
+    end
+  end
+  return spec
+end
+
+---------------------------------------------------------------------------------------------
+-- Token introspection (RFC 7662)
+---------------------------------------------------------------------------------------------
+
+-- application/x-www-form-urlencoded (WHATWG URL): a space is "+"
+local function form_escape(s)
+  return (s:gsub("[^%w%-%._~ ]", function(c) return fmt("%%%02X", c:byte()) end)
+    :gsub(" ", "+"))
+end
+
+local function unavailable(msg, ...)
+  return errors.fail("unavailable", msg:format(...))
+end
+
+--- A verifier that asks the authorization server about each token (RFC 7662): `POST
+-- introspection_url` with `token=...`, authenticated with `client_id`/`client_secret`
+-- (HTTP Basic, or in the form with `client_auth = "post"`) when given. An `active: false`
+-- answer is an invalid token (also when it comes with an error status, as the TypeScript
+-- SDK's demo server sends it); anything else that is not an answer is `unavailable`. With
+-- `cache = seconds`, an active answer is reused for that long (never past its `exp`):
+-- fewer round trips, at the price of a revocation seen that much later.
+-- @tparam table o `introspection_url`, `client_id`, `client_secret`, `client_auth`,
+--   `timeout` (seconds, default 10), `cache` (seconds, default 0: ask every time)
+-- @treturn function `verify(token) -> claims | nil, err, kind`
+-- @function introspection
+M.introspection = errors.public(function(o)
+  errors.check(o, 1, "introspection", "table")
+  if not http_url(o.introspection_url) then
+    misuse("bad field 'introspection_url' to 'introspection' (an http(s) URL expected, got %s)",
+      typename(o.introspection_url))
+  end
+  local url, timeout, ttl = o.introspection_url, o.timeout or 10, o.cache or 0
+  local headers = { ["content-type"] = "application/x-www-form-urlencoded",
+    accept = "application/json" }
+  local form_auth = ""
+  if o.client_id then
+    if o.client_auth == "post" then
+      form_auth = "&client_id=" .. form_escape(o.client_id)
+        .. (o.client_secret and "&client_secret=" .. form_escape(o.client_secret) or "")
+    else -- RFC 6749 section 2.3.1: both form-encoded, then Basic
+      headers.authorization = "Basic " .. require("claude.mcp.content").base64(
+        form_escape(o.client_id) .. ":" .. form_escape(o.client_secret or ""))
+    end
+  end
+  local cache, ncache = {}, 0
+  return function(token)
+    local key
+    if ttl > 0 then
+      key = core.sha256(token)
+      local hit = cache[key]
+      if hit then
+        if hit.until_ > os.time() then return hit.claims end
+        cache[key], ncache = nil, ncache - 1
+      end
+    end
+    local http = require "claude.http.client"
+    local resp, err = http.request { method = "POST", url = url, headers = headers,
+      body = "token=" .. form_escape(token) .. "&token_type_hint=access_token" .. form_auth,
+      timeout = timeout, max_body = 1024 * 1024 }
+    local status = resp and resp.status or err.status
+    local doc = json.decode(resp and resp.body or err.body or "")
+    if type(doc) == "table" and doc.active == false then
+      return errors.fail("invalid_token", "the access token is not active (expired, revoked "
+        .. "or unknown to the authorization server)")
+    end
+    if not resp then
+      if err.kind == "http" then
+        return unavailable("the introspection endpoint answered HTTP %d", status)
+      end
+      return unavailable("the introspection endpoint could not be reached (%s)", err.kind)
+    end
+    if type(doc) ~= "table" or doc.active ~= true then
+      return unavailable("the introspection endpoint's answer (HTTP %d) is not an "
+        .. "introspection response", status)
+    end
+    doc.active = nil
+    if key then
+      local exp = math.type(doc.exp) and doc.exp or math.huge
+      if ncache >= 10000 then cache, ncache = {}, 0 end -- a flood of tokens: start again
+      cache[key], ncache = { claims = doc, until_ = math.min(os.time() + ttl, exp) }, ncache + 1
+    end
+    return doc
+  end
+end)
+
+---------------------------------------------------------------------------------------------
+-- Verifiers, compiled once per `auth` table
+---------------------------------------------------------------------------------------------
+
+local compiled = setmetatable({}, { __mode = "k" })
+
+local function verifier_of(spec)
+  local v = compiled[spec]
+  if v then return v end
+  if spec.verify then
+    v = spec.verify
+  elseif spec.introspection_url then
+    v = M.introspection { introspection_url = spec.introspection_url,
+      client_id = spec.client_id, client_secret = spec.client_secret,
+      client_auth = spec.client_auth, timeout = spec.timeout, cache = spec.cache }
+  else
+    local jwks = require "claude.oauth.jwks"
+    v = jwks.verifier { jwks_url = spec.jwks_url, issuer = spec.issuer,
+      audience = spec.audience or nil, algorithms = spec.algorithms }
+  end
+  compiled[spec] = v
+  return v
+end
+
+---------------------------------------------------------------------------------------------
+-- Resources
+---------------------------------------------------------------------------------------------
+
+-- "https://h/a/b/" -> "https://h/a/b" (one trailing slash and a fragment do not count)
+local function comparable(uri)
+  return (uri:gsub("#.*$", ""):gsub("/$", ""))
+end
+
+-- scheme and host lower-cased: they are case-insensitive
+local function normalized(uri)
+  local origin, rest = uri:match("^([^:/]+://[^/?#]+)(.*)$")
+  if not origin then return comparable(uri) end
+  return comparable(origin:lower() .. rest)
+end
+
+--- The URL of the protected resource metadata of `resource` (RFC 9728 section 3.1: the
+-- well-known prefix between the host and the path).
+-- @tparam string resource
+-- @treturn string
+function M.metadata_url(resource)
+  local origin, path = resource:match("^([^:/]+://[^/?#]+)([^?#]*)")
+  path = path:gsub("/$", "")
+  return origin .. M.WELL_KNOWN .. path
+end
+
+-- Whether the token's audience (a string or a list) names the resource: exactly one of
+-- `accepted` when the option gives them, else the resource or a resource above it (a token
+-- for https://h/mcp serves https://h/mcp/files too).
+local function audience_ok(aud, resource, accepted)
+  if accepted == false or aud == nil then return true end
+  local list = type(aud) == "table" and aud or { aud }
+  local want = normalized(resource)
+  for _, a in ipairs(list) do
+    if type(a) == "string" then
+      if accepted then
+        for _, x in ipairs(type(accepted) == "table" and accepted or { accepted }) do
+          if a == x then return true end
+        end
+      else
+        local n = normalized(a)
+        if n == want or (want:sub(1, #n + 1) == n .. "/" and n:find("^[^:/]+://[^/]+")) then
+          return true
+        end
+      end
+    end
+  end
+  return false
+end
+
+local function quoted(s)
+  -- the characters RFC 6750 allows in an auth-param value: no quote, no backslash, no
+  -- control character
+  return (s:gsub("[^ !#-Z%[%]^-~]", "?"))
+end
+
+-- A JSON array of the strings of `t`, a copy (json.array marks the table it is given, and
+-- `t` is the user's).
+local function json_list(t)
+  return json.array(table.move(t, 1, #t, 1, {}))
+end
+
+--- What an endpoint serves for its `auth`: the verifier and the fixed parts of its answers.
+-- @tparam table spec the checked `auth` option
+-- @tparam string resource the endpoint's resource identifier (its public URL)
+-- @treturn table
+function M.endpoint(spec, resource)
+  local required = spec.required_scopes or {}
+  local supported = spec.scopes_supported
+  if not supported and #required > 0 then supported = required end
+  local challenge_scope = #required > 0 and concat(required, " ")
+    or supported and concat(supported, " ") or nil
+  local doc = {
+    resource = resource,
+    authorization_servers = json_list(spec.authorization_servers or { spec.issuer }),
+    scopes_supported = supported and json_list(supported) or nil,
+    bearer_methods_supported = json.array { "header" },
+    resource_name = spec.resource_name,
+    resource_documentation = spec.resource_documentation,
+  }
+  local prm = M.metadata_url(resource)
+  return {
+    spec = spec, resource = resource, verify = verifier_of(spec), required = required,
+    metadata = json.encode(doc), metadata_url = prm,
+    scope = challenge_scope and quoted(challenge_scope),
+    audience = spec.audience, timeout = spec.timeout or M.VERIFY_TIMEOUT,
+  }
+end
+
+---------------------------------------------------------------------------------------------
+-- Checking a request
+---------------------------------------------------------------------------------------------
+
+--- `text` with every occurrence of `token` replaced by `[token]`: for a verifier's error
+-- text, which may quote what it was given.
+-- @tparam string text
+-- @tparam[opt] string token
+-- @treturn string
+function M.redact(text, token)
+  text = tostring(text)
+  if not token or #token < 4 then return text end
+  local out, i = {}, 1
+  while true do
+    local s, e = text:find(token, i, true)
+    if not s then break end
+    out[#out + 1] = text:sub(i, s - 1)
+    out[#out + 1] = "[token]"
+    i = e + 1
+  end
+  out[#out + 1] = text:sub(i)
+  return concat(out)
+end
+
+-- `WWW-Authenticate` for a refusal: the MCP specification's examples, in their order.
+local function challenge(ep, err, description, scope)
+  scope = scope or ep.scope
+  if not err then
+    return fmt('Bearer resource_metadata="%s"%s', ep.metadata_url,
+      scope and fmt(', scope="%s"', scope) or "")
+  end
+  return fmt('Bearer error="%s", error_description="%s"%s, resource_metadata="%s"', err,
+    quoted(description), scope and fmt(', scope="%s"', scope) or "", ep.metadata_url)
+end
+
+-- A refusal: status, WWW-Authenticate (or nil), message of the JSON-RPC error body.
+local function refuse(status, ep, err, description, message, scope)
+  return nil, status, ep and challenge(ep, err, description, scope), message
+end
+
+-- The scopes of a token's claims: `scope` (RFC 7662, RFC 9068: space-separated), `scp`
+-- (a list or a string, as some servers send), or `scopes` (a list a verify function made).
+local function scopes_of(claims)
+  local s = claims.scopes or claims.scope or claims.scp
+  local list = {}
+  if type(s) == "string" then
+    for item in s:gmatch("%S+") do list[#list + 1] = item end
+  elseif type(s) == "table" then
+    for _, item in ipairs(s) do
+      if type(item) == "string" then list[#list + 1] = item end
+    end
+  end
+  return list
+end
+
+local AuthInfo = { __name = "claude.mcp.AuthInfo" }
+AuthInfo.__index = {
+  --- Whether the token was granted `scope`.
+  has_scope = function(self, scope)
+    for _, s in ipairs(self.scopes) do
+      if s == scope then return true end
+    end
+    return false
+  end,
+}
+AuthInfo.__tostring = function(a)
+  return fmt("claude.mcp.AuthInfo (%s, %s)", tostring(a.subject or a.client_id),
+    concat(a.scopes, " "))
+end
+
+local function string_or_nil(v)
+  return type(v) == "string" and v or nil
+end
+
+-- claims -> what ctx.auth holds (no token: MCP forbids passing it on)
+local function auth_info(claims, resource)
+  return setmetatable({
+    subject = string_or_nil(claims.sub),
+    client_id = string_or_nil(claims.client_id) or string_or_nil(claims.azp)
+      or string_or_nil(claims.cid),
+    scopes = scopes_of(claims),
+    expires_at = type(claims.exp) == "number" and claims.exp or nil,
+    issuer = string_or_nil(claims.iss),
+    resource = resource,
+    claims = claims,
+  }, AuthInfo)
+end
+
+-- Who a session belongs to: the subject (or the client, for a token of no user) at its
+-- issuer. nil: the token says nobody, and the session cannot be bound.
+local function principal(info)
+  local who = info.subject and "sub:" .. info.subject
+    or info.client_id and "client:" .. info.client_id
+  if not who then return nil end
+  return (info.issuer or "") .. "\n" .. who
+end
+
+-- The token of `Authorization: Bearer TOKEN` | nil, why (no header, another scheme) |
+-- false, description (a malformed header)
+local function bearer(value)
+  if value == nil then return nil, "no Authorization header" end
+  local scheme, rest = value:match("^%s*(%S+)%s*(.-)%s*$")
+  if not scheme or scheme:lower() ~= "bearer" then
+    return nil, "the Authorization header is not a Bearer token"
+  end
+  -- RFC 6750 section 2.1: b68token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
+  if rest == "" or not rest:find("^[%w%-%._~%+/]+=*$") then
+    return false, "the Authorization header is not 'Bearer' and one token"
+  end
+  return rest
+end
+
+-- Runs the verifier in a task of its own, bounded by `ep.timeout`.
+-- -> true, claims, err, kind | false, error (raised, or timed out)
+local function run_verify(ep, token, request)
+  local task = async.spawn_observed(ep.verify, token, request)
+  local ok, claims, err, kind = task:join(ep.timeout > 0 and ep.timeout or nil)
+  if not ok and not task:done() then task:cancel("the request ended") end
+  return ok, claims, err, kind
+end
+
+--- Check a request's bearer token (inside the request's task: the verifier may wait).
+-- @tparam table ep from `endpoint`
+-- @tparam table req the HTTP request (`headers`, `query`, `method`, `path`, ...)
+-- @tparam function log gets a line for what the operator must see (never the token)
+-- @return the request's `ctx.auth` (a `claude.mcp.AuthInfo`) and its principal, or nil,
+--   status, WWW-Authenticate (or nil), message
+function M.authenticate(ep, req, log)
+  local value = req.headers.authorization
+  if value and #value > M.MAX_AUTHORIZATION then
+    return refuse(431, nil, nil, nil, fmt("Request Header Fields Too Large: the Authorization "
+      .. "header is over %d bytes", M.MAX_AUTHORIZATION))
+  end
+  local q = req.query
+  if q and (("&" .. q):find("&access_token=", 1, true)) then
+    -- MCP: tokens only in the header (a URL ends up in logs and histories)
+    return refuse(400, ep, "invalid_request", "access tokens are not accepted in the URL",
+      "Bad Request: an access token in the query string is refused; send it in the "
+      .. "Authorization header")
+  end
+  local token, why = bearer(value)
+  if token == false then
+    return refuse(400, ep, "invalid_request", why, "Bad Request: " .. why)
+  end
+  if not token then
+    return refuse(401, ep, nil, nil, "Unauthorized: " .. why .. " (this server needs "
+      .. "an OAuth access token: Authorization: Bearer TOKEN)")
+  end
+  local request = { method = req.method, path = req.path, headers = req.headers,
+    remote_address = req.remote_address, resource = ep.resource }
+  local ok, claims, err, kind = run_verify(ep, token, request)
+  if not ok then
+    if errors.is(claims, "timeout") then
+      log(fmt("auth: verifying a token took over %g s", ep.timeout))
+      return refuse(503, nil, nil, nil, "Service Unavailable: the access token could not be "
+        .. "verified in time")
+    end
+    log("auth: the token verifier raised an error: " .. M.redact(errors.message(claims), token))
+    return refuse(500, nil, nil, nil, "Internal Server Error: the access token could not be "
+      .. "verified")
+  end
+  if claims == nil or claims == false then
+    local text = M.redact(errors.message(err == nil and "the access token is not valid"
+      or err), token)
+    kind = kind or (errors.is(err) and err.kind)
+    if UNAVAILABLE[kind] then
+      log("auth: cannot verify tokens now: " .. text)
+      return refuse(503, nil, nil, nil, "Service Unavailable: the access token cannot be "
+        .. "verified now")
+    end
+    text = text:sub(1, 200)
+    return refuse(401, ep, "invalid_token", text, "Unauthorized: " .. text)
+  end
+  if type(claims) ~= "table" then
+    log(fmt("auth: the token verifier returned a %s (a table of claims expected)",
+      typename(claims)))
+    return refuse(500, nil, nil, nil, "Internal Server Error: the access token could not be "
+      .. "verified")
+  end
+  local now = os.time()
+  if type(claims.exp) == "number" and claims.exp <= now then
+    return refuse(401, ep, "invalid_token", "the access token expired",
+      "Unauthorized: the access token expired")
+  end
+  if type(claims.nbf) == "number" and claims.nbf > now + NBF_LEEWAY then
+    return refuse(401, ep, "invalid_token", "the access token is not valid yet",
+      "Unauthorized: the access token is not valid yet")
+  end
+  if not audience_ok(claims.aud, ep.resource, ep.audience) then
+    return refuse(401, ep, "invalid_token", "the access token was not issued for this resource",
+      "Unauthorized: the access token was not issued for this resource (" .. ep.resource .. ")")
+  end
+  local info = auth_info(claims, ep.resource)
+  local missing = {}
+  for _, s in ipairs(ep.required) do
+    if not info:has_scope(s) then missing[#missing + 1] = s end
+  end
+  if #missing > 0 then
+    return refuse(403, ep, "insufficient_scope", "the access token lacks scope "
+      .. concat(missing, " "), "Forbidden: the access token lacks the scope "
+      .. concat(missing, " "))
+  end
+  return info, principal(info)
+end
+
+--- Serve the protected resource metadata document (RFC 9728): GET (and a CORS preflight,
+-- so that browser clients can read it); no token needed.
+-- @tparam table ep from `endpoint`
+-- @param res the HTTP response
+-- @tparam string method the request's method
+function M.serve_metadata(ep, res, method)
+  if method == "GET" or method == "HEAD" then
+    return res:respond(200, { ["content-type"] = "application/json",
+      ["access-control-allow-origin"] = "*", ["cache-control"] = "max-age=3600" }, ep.metadata)
+  end
+  if method == "OPTIONS" then
+    return res:respond(204, { ["access-control-allow-origin"] = "*",
+      ["access-control-allow-methods"] = "GET, OPTIONS",
+      ["access-control-allow-headers"] = "mcp-protocol-version", allow = "GET, OPTIONS" })
+  end
+  res:respond(405, { allow = "GET, OPTIONS", ["content-type"] = "application/json" },
+    json.encode { error = "method_not_allowed", error_description = "GET the metadata" })
+end
+
+M.AuthInfo = AuthInfo
+return M
