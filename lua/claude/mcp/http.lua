@@ -86,13 +86,9 @@ end
 -- Sessions
 ---------------------------------------------------------------------------------------------
 
-local function new_session_id(self)
-  local f = self.urandom
-  if not f then
-    f = assert(io.open("/dev/urandom", "rb"))
-    self.urandom = f
-  end
-  local bytes = assert(f:read(16), "reading /dev/urandom")
+-- 128 bits from libcrypto's CSPRNG: a session id is the only secret of an open server.
+local function new_session_id()
+  local bytes = assert(core.random_bytes(16))
   return (bytes:gsub(".", function(c) return fmt("%02x", c:byte()) end))
 end
 
@@ -253,7 +249,7 @@ local function new_session(self, ep, stateless, who)
   local session = { transport = self, ep = ep, posts = {}, streams = {}, kept = {}, nstreams = 0,
     last = core.now(), stateless = stateless, principal = who and who.principal }
   if not stateless then
-    session.id = new_session_id(self)
+    session.id = new_session_id()
     session.standalone = sse.new(0, self.opts.history, self.opts.retry)
     session.standalone.delivered = 0
   end
@@ -678,7 +674,6 @@ function Transport:close(reason)
   for _, s in pairs(self.sessions) do list[#list + 1] = s end
   for _, s in ipairs(list) do s.conn:close(reason or "server closed") end
   self.http:close()
-  if self.urandom then self.urandom:close() end
 end
 Transport.__close = Transport.close
 

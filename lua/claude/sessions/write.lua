@@ -105,9 +105,7 @@ M.delete = errors.public(function(session_id, opts)
 end)
 
 local function uuid4()
-  local f = assert(io.open("/dev/urandom", "rb"))
-  local b = { f:read(16):byte(1, 16) }
-  f:close()
+  local b = { assert(core.random_bytes(16)):byte(1, 16) }
   b[7] = (b[7] & 0x0f) | 0x40
   b[9] = (b[9] & 0x3f) | 0x80
   return string.format("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
