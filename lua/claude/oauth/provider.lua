@@ -120,10 +120,10 @@ function Provider:load()
   self.loaded = true
   local store = self.auth.store
   if not store then return end
-  local ok, rec = pcall(store.load, self.key)
-  if not ok then
+  local ok, rec, err = pcall(store.load, self.key)
+  if not ok or (rec == nil and err ~= nil) then
     self.report(errors.new("auth", "the token store could not load '" .. self.key .. "': "
-      .. errors.message(rec)))
+      .. errors.message(ok and err or rec)))
   elseif type(rec) == "table" then
     self.record = copy(rec)
   end
@@ -132,10 +132,10 @@ end
 function Provider:save()
   local store = self.auth.store
   if not store then return end
-  local ok, err = pcall(store.save, self.key, self.record and copy(self.record) or nil)
-  if not ok then
+  local ok, done, err = pcall(store.save, self.key, self.record and copy(self.record) or nil)
+  if not ok or (done == nil and err ~= nil) then
     self.report(errors.new("auth", "the token store could not save '" .. self.key .. "': "
-      .. errors.message(err)))
+      .. errors.message(ok and err or done)))
   end
 end
 
