@@ -221,6 +221,21 @@ describe("claude.mcp.connect with auth (OAuth client)", function()
     assert.equal(2, #log.authorize)
   end))
 
+  it("leaves the time spent authorizing out of a call's timeout, and only that",
+    case(function()
+      local _fake <close>, u = fake()
+      local c <close> = assert(claude.mcp.connect { url = u, timeout = 0.5,
+        connect_timeout = 0.5, auth = auth { on_authorize = function(target)
+          claude.sleep(1.5) -- a person signing in, slower than the timeout
+          return follow(target)
+        end } })
+      assert.equal("ok echo", text(assert(c:call_tool("echo"))))
+      local r, err, kind = c:call_tool("slow")
+      assert.is_nil(r)
+      assert.equal("timeout", kind)
+      assert.matches("request 'tools/call' timed out after 0.5 s", err.message)
+    end))
+
   it("without auth, a 401 is an error of kind auth that says what to do", case(function()
     local _fake <close>, u = fake()
     local c, err, kind = claude.mcp.connect { url = u, timeout = T, max_retries = 0 }
@@ -402,6 +417,42 @@ describe("claude.mcp.connect with auth (OAuth client)", function()
       assert.matches("^" .. _fake.base:gsub("%p", "%%%0") .. "/as/authorize%?", opened)
       assert.same({ lb.redirect_uri }, log.register[1].redirect_uris)
     end))
+
+    it("runs the example: signs in through $BROWSER, then reuses the stored tokens",
+      case(function()
+        local _fake <close>, u, log = fake()
+        local dir = harness.tempdir()
+        local browser = dir .. "/browser"
+        local f = assert(io.open(browser, "w"))
+        f:write('#!/bin/sh\nexec curl -sSfL -o /dev/null "$1"\n') -- follows the redirect
+        f:close()
+        os.execute("chmod +x " .. harness.quote(browser))
+        local function example()
+          local proc = assert(claude.process.spawn { harness.claudelua, args = {
+            harness.root .. "/examples/mcp_oauth_client.lua", u, dir .. "/tokens.json",
+            "echo" }, env = { BROWSER = browser, OAUTH_PORT = "0" }, stderr = "collect" })
+          local out = {}
+          for line in proc:lines(3 * T) do out[#out + 1] = line end
+          local code = proc:wait(T)
+          local stderr = proc:stderr()
+          proc:close()
+          assert.equal(0, code, stderr)
+          assert_no_secret(log, stderr)
+          return table.concat(out, "\n"), stderr
+        end
+        local out, stderr = example()
+        assert.matches("connected to oauth-fake 1", out, 1, true)
+        assert.matches("tool: echo", out, 1, true)
+        assert.matches("echo: ok echo", out, 1, true)
+        assert.matches("to authorize, open this URL in a browser", stderr, 1, true)
+        assert.equal(384, core.stat(dir .. "/tokens.json").mode)
+        assert.equal(1, #log.authorize)
+        out, stderr = example()
+        assert.matches("echo: ok echo", out, 1, true)
+        assert.equal("", stderr)
+        assert.equal(1, #log.authorize)
+        os.execute("rm -rf " .. harness.quote(dir))
+      end))
 
     it("gives up after its timeout", case(function()
       local lb = assert(oauth.loopback { open_browser = function() end, timeout = 0.2 })

@@ -40,7 +40,7 @@ end
 function M.start(cfg)
   cfg = cfg or {}
   local log = { authorize = {}, token = {}, register = {}, mcp = {}, secrets = {},
-    unauthorized = 0 }
+    unauthorized = 0, release = require("claude.async").event() }
   local codes, tokens, refresh, clients = {}, {}, {}, {}
   if cfg.client_id then
     clients[cfg.client_id] = { secret = cfg.client_secret }
@@ -203,6 +203,7 @@ function M.start(cfg)
         { name = "echo", inputSchema = { type = "object" } },
         { name = "admin", inputSchema = { type = "object" } } } } }
     elseif msg.method == "tools/call" then
+      if msg.params.name == "slow" then log.release:wait(10) end -- until the spec lets go
       if msg.params.name == "admin" then
         local need = cfg.admin_scope or "admin"
         if not words(t.scope)[need] then
@@ -272,6 +273,7 @@ function M.start(cfg)
     for _, r in pairs(refresh) do r.revoked = true end
   end
   function fake.close()
+    log.release:set()
     for _, s in ipairs(streams) do s:finish() end
     srv:close()
   end

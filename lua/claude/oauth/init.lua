@@ -19,8 +19,8 @@ local M = {}
 -- returns the redirect the browser brings back.
 -- @tparam[opt] table opts `port` (default 0: a free port, chosen at once),
 --   `path` ("/callback"), `host` ("127.0.0.1"), `open_browser` (true:
---   xdg-open or open; false: the URL is printed to stderr only; or a
---   function(url)), `timeout` (seconds to wait for the browser, 300)
+--   $BROWSER, xdg-open or open; false: the URL is printed to stderr only; or
+--   a function(url)), `timeout` (seconds to wait for the browser, 300)
 -- @return `{ redirect_uri = ..., on_authorize = function(url) }`, for `auth`
 --   | nil, err, kind when no port could be had
 -- @function loopback

@@ -23,11 +23,13 @@ end
 
 local HTML = { ["content-type"] = "text/html; charset=utf-8", ["cache-control"] = "no-store" }
 
--- Opens the browser on `target` (xdg-open, or open on macOS), in a task of
--- its own; false when neither is found.
+-- Opens the browser on `target` ($BROWSER, else xdg-open, else open on
+-- macOS), in a task of its own; false when none is found.
 local function open_browser(target)
   local process = require "claude.process"
-  for _, cmd in ipairs { "xdg-open", "open" } do
+  local chosen = os.getenv("BROWSER")
+  chosen = chosen and chosen:match("^[^:]+") -- a list, as Python's webbrowser reads it
+  for _, cmd in ipairs { chosen or "xdg-open", "xdg-open", "open" } do
     if process.which(cmd) then
       local p = process.spawn { cmd, args = { target }, stdin = "ignore", stdout = "ignore",
         stderr = "ignore" }
@@ -79,9 +81,9 @@ end
 --- A loopback redirect listener.
 -- @tparam[opt] table opts `port` (default 0: a free port, chosen now so that
 --   the redirect URI is known), `path` ("/callback"), `host` ("127.0.0.1"),
---   `open_browser` (true: xdg-open or open; false: the URL is only printed to
---   stderr; a function(url) opens it another way), `timeout` (seconds to wait
---   for the browser, default 300)
+--   `open_browser` (true: $BROWSER, xdg-open or open; false: the URL is only
+--   printed to stderr; a function(url) opens it another way), `timeout`
+--   (seconds to wait for the browser, default 300)
 -- @return `{ redirect_uri = ..., on_authorize = function(authorization_url) }`
 --   | nil, err, kind when no port could be had
 function M.new(opts)
