@@ -31,7 +31,7 @@ local MODULES = {
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
   ["claude.schema"] = {}, ["claude.tool"] = {}, ["claude.mcp"] = {}, ["claude.guard"] = {},
   ["claude.sessions"] = {}, ["claude.http.client"] = {}, ["claude.http.server"] = {},
-  ["claude.rpc"] = {},
+  ["claude.rpc"] = {}, ["claude.oauth"] = {},
 }
 
 local fake_options, fake = testing.fake_cli("cli:expect_initialize()")
