@@ -236,6 +236,29 @@ describe("claude.mcp.connect with auth (OAuth client)", function()
       assert.matches("request 'tools/call' timed out after 0.5 s", err.message)
     end))
 
+  it("closing the client ends an authorization that waits for a person", case(function()
+    local _fake <close>, u = fake()
+    local waiting = require("claude.async").event()
+    local first = true
+    local c = assert(claude.mcp.connect { url = u, timeout = T, auth = auth {
+      on_authorize = function(target)
+        if first then
+          first = false
+          return follow(target)
+        end
+        waiting:set()
+        claude.sleep(3 * T) -- nobody comes
+      end } })
+    _fake.revoke_all()
+    local call = claude.spawn(function() return c:call_tool("echo") end)
+    assert(waiting:wait(T))
+    c:close()
+    local ok, r, err, kind = call:join(T)
+    assert.is_true(ok)
+    assert.is_nil(r)
+    assert.equal("closed", kind, tostring(err))
+  end))
+
   it("without auth, a 401 is an error of kind auth that says what to do", case(function()
     local _fake <close>, u = fake()
     local c, err, kind = claude.mcp.connect { url = u, timeout = T, max_retries = 0 }

@@ -166,13 +166,17 @@ end
 -- The same as peer:request otherwise.
 local function timed_by_auth(provider, peer, method, params, timeout)
   local start, spent = core.now(), provider:authorizing_seconds()
-  local id, timed_out
+  local id, answered, timed_out = nil, false, false
   local timer = core.timer()
   local r = pack(pcall(async.await, function(done)
     local serr
-    id, serr = peer:start(method, params, done)
+    id, serr = peer:start(method, params, function(...)
+      answered = true -- also by the cancellation below
+      return done(...)
+    end)
     if not id then return done(nil, serr) end
     local function check()
+      if answered then return end -- the answer came in the same turn of the loop
       local left = timeout - (core.now() - start - (provider:authorizing_seconds() - spent))
       if left > 0 then return timer:start(left, check) end
       timed_out = true

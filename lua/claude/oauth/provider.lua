@@ -206,12 +206,13 @@ end
 -- Runs fn as the one authorization under way, or waits for the one that
 -- is: returns true, ok, err when it ran fn; false, ok, err when it joined.
 function Provider:run(fn)
-  local f = self.flight
-  if f then
+  while self.flight do
+    local f = self.flight
     f.done:wait()
-    return false, f.ok, f.err
+    -- one cancelled with its task (its client closed) is no answer: run anew
+    if not f.cancelled then return false, f.ok, f.err end
   end
-  f = { done = async.event() }
+  local f = { done = async.event() }
   self.flight = f
   self.started = core.now()
   local ok, a, b = pcall(fn)
@@ -220,7 +221,7 @@ function Provider:run(fn)
   self.flight = nil
   if not ok then
     if errors.is(a, "cancelled") then
-      f.ok, f.err = false, a
+      f.ok, f.err, f.cancelled = false, a, true
       f.done:set()
       error(a, 0)
     end
