@@ -201,6 +201,28 @@ describe("claude.mcp.connect with auth (OAuth client)", function()
     assert.equal(_fake.base .. "/as/token", seen.token_endpoint)
   end))
 
+  it("gets tokens with an assertion the application brings (jwt_bearer grant)",
+    case(function()
+      local _fake <close>, u, log = fake { client_id = "xaa", client_secret = "xaa-secret",
+        expires_in = 5 }
+      local asked = {}
+      local c <close> = assert(claude.mcp.connect { url = u, timeout = T, auth = {
+        grant = "jwt_bearer", client_id = "xaa", client_secret = "xaa-secret", scope = "read",
+        assertion = function(ctx)
+          asked[#asked + 1] = ctx
+          return "an-id-jag"
+        end } })
+      assert(c:list_tools()) -- the token expires within the margin: a new assertion
+      assert.equal("urn:ietf:params:oauth:grant-type:jwt-bearer", log.token[1].grant_type)
+      assert.equal("client_secret_basic", log.token[1].auth_method)
+      assert.equal(u, log.token[1].resource)
+      assert.truthy(#asked >= 2)
+      assert.equal(_fake.base .. "/as", asked[1].issuer)
+      assert.equal(u, asked[1].resource)
+      assert.equal("read", asked[1].scope)
+      assert.equal(0, #log.authorize)
+    end))
+
   it("uses pre-registered credentials with client_secret_post when that is all the server takes",
     case(function()
       local _fake <close>, u, log = fake { client_id = "pre", client_secret = "pre-secret",
@@ -492,6 +514,8 @@ describe("claude.mcp.connect's auth option (misuse)", function()
     { { redirect_uri = "http://127.0.0.1/cb" }, "'auth.on_authorize' is needed" },
     { { on_authorize = print, redirect_uri = "not a uri" }, "bad field 'auth.redirect_uri'" },
     { { grant = "password" }, "bad field 'auth.grant'" },
+    { { grant = "jwt_bearer", client_id = "x", client_secret = "y" },
+      "'auth.assertion' goes with the jwt_bearer grant" },
     { { grant = "client_credentials", client_id = "x" }, "needs 'auth.client_id' and" },
     { { client_secret = "x", on_authorize = print, redirect_uri = "http://127.0.0.1/cb" },
       "'auth.client_secret' to 'connect' %(only with 'auth.client_id'%)" },

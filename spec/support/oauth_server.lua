@@ -159,6 +159,12 @@ function M.start(cfg)
           return oauth_error(res, 400, "invalid_grant", "the refresh token is not valid")
         end
         return res:respond(200, JSON, json.encode(issue(client_id, r.scope, r.resource, true)))
+      elseif form.grant_type == "urn:ietf:params:oauth:grant-type:jwt-bearer" then
+        if form.assertion ~= "an-id-jag" then
+          return oauth_error(res, 400, "invalid_grant", "not the assertion expected")
+        end
+        return res:respond(200, JSON, json.encode(issue(client_id, form.scope, form.resource,
+          false)))
       elseif form.grant_type == "client_credentials" then
         return res:respond(200, JSON, json.encode(issue(client_id, form.scope, form.resource,
           false)))

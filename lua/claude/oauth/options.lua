@@ -15,10 +15,12 @@ local TYPES = {
   grant = "string", scope = "string", store = "table",
   -- private_key_jwt: a function that returns a signed client assertion
   client_assertion = "function", token_endpoint_auth_method = "string",
+  -- the jwt_bearer grant (RFC 7523 section 2.1): a function that returns the grant
+  assertion = "function",
 }
 M.TYPES = TYPES
 
-local GRANTS = { authorization_code = true, client_credentials = true }
+local GRANTS = { authorization_code = true, client_credentials = true, jwt_bearer = true }
 
 --- Checks an `auth` table; returns a copy with `grant` filled in.
 -- @tparam table auth
@@ -42,8 +44,8 @@ function M.check(auth, fname)
   end
   o.grant = o.grant or "authorization_code"
   if not GRANTS[o.grant] then
-    misuse("bad field 'auth.grant' to '%s' ('authorization_code' or 'client_credentials' "
-      .. "expected, got '%s')", fname, o.grant)
+    misuse("bad field 'auth.grant' to '%s' ('authorization_code', 'client_credentials' or "
+      .. "'jwt_bearer' expected, got '%s')", fname, o.grant)
   end
   if o.grant == "authorization_code" then
     for _, k in ipairs { "on_authorize", "redirect_uri" } do
@@ -58,9 +60,13 @@ function M.check(auth, fname)
     end
   else
     if o.client_id == nil or (o.client_secret == nil and o.client_assertion == nil) then
-      misuse("bad option 'auth' to '%s' (the client_credentials grant needs 'auth.client_id' "
-        .. "and 'auth.client_secret' or 'auth.client_assertion')", fname)
+      misuse("bad option 'auth' to '%s' (the %s grant needs 'auth.client_id' and "
+        .. "'auth.client_secret' or 'auth.client_assertion')", fname, o.grant)
     end
+  end
+  if (o.grant == "jwt_bearer") ~= (o.assertion ~= nil) then
+    misuse("bad option 'auth' to '%s' ('auth.assertion' goes with the jwt_bearer grant, "
+      .. "and only with it)", fname)
   end
   for _, k in ipairs { "client_secret", "client_assertion", "token_endpoint_auth_method" } do
     if o[k] ~= nil and o.client_id == nil then

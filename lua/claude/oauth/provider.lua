@@ -8,8 +8,9 @@
 -- * After a 401: `challenge()` discovers the authorization server (once;
 --   again when a challenge names other metadata), refreshes the token if
 --   it can, else authorizes anew (authorization code with PKCE, `state` and
---   the resource indicator; or client credentials), and says whether to
---   send the request again. A request is sent again once after a 401.
+--   the resource indicator; or, without a person, client credentials or a
+--   JWT bearer assertion the application brings), and says whether to send
+--   the request again. A request is sent again once after a 401.
 -- * After a 403 `insufficient_scope`: authorizes anew for the scopes held
 --   and those the challenge asks for (step-up), at most twice per request,
 --   and not at all when the token already has them.
@@ -179,7 +180,8 @@ function Provider:expiring()
   if not (r and r.access_token and r.expires_at) or self.stale == r.access_token then
     return false
   end
-  if not r.refresh_token and self.auth.grant ~= "client_credentials" then return false end
+  -- without a refresh token, only a grant that needs no person renews a token
+  if not r.refresh_token and self.auth.grant == "authorization_code" then return false end
   return os.time() >= r.expires_at - M.REFRESH_MARGIN
 end
 
@@ -391,10 +393,10 @@ end
 function Provider:renew()
   local d, err, kind = self:discover(self.hint)
   if not d then return nil, err, kind end
-  if self.auth.grant == "client_credentials" then
-    return self:client_credentials(d, self.record.scope)
+  if self.record.refresh_token or self.auth.grant == "authorization_code" then
+    return self:refresh(d)
   end
-  return self:refresh(d)
+  return self:without_person(d, self.record.scope)
 end
 
 function Provider:refresh(d)
@@ -414,12 +416,31 @@ function Provider:refresh(d)
   return true
 end
 
-function Provider:client_credentials(d, scope)
+M.JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+-- The grants without a person: client credentials, or an assertion the
+-- application gets elsewhere (jwt_bearer, RFC 7523 section 2.1: an ID-JAG
+-- from the enterprise's identity provider, say).
+function Provider:without_person(d, scope)
   local client, err, kind = self:client(d, scope)
   if not client then return nil, err, kind end
+  local fields, what = { grant_type = "client_credentials", scope = scope },
+    "the client credentials request"
+  if self.auth.grant == "jwt_bearer" then
+    local ok, assertion, why = pcall(self.auth.assertion, { client_id = client.client_id,
+      issuer = d.issuer, resource = d.resource, token_endpoint = d.meta.token_endpoint,
+      scope = scope })
+    if not ok or type(assertion) ~= "string" or assertion == "" then
+      if not ok and errors.is(assertion, "cancelled") then error(assertion, 0) end
+      return fail("auth", "auth.assertion gave no assertion: " .. tostring(ok
+        and (why ~= nil and errors.message(why) or ("it returned " .. type(assertion)))
+        or errors.message(assertion)))
+    end
+    fields = { grant_type = M.JWT_BEARER, assertion = assertion, scope = scope }
+    what = "the JWT bearer grant"
+  end
   local tokens
-  tokens, err, kind = token.request(d, client, { grant_type = "client_credentials",
-    scope = scope }, "the client credentials request")
+  tokens, err, kind = token.request(d, client, fields, what)
   if not tokens then return nil, err, kind end
   self:keep(d, client, tokens, scope)
   return true
@@ -427,7 +448,7 @@ end
 
 -- A new authorization: client credentials, or the authorization code flow.
 function Provider:authorize(d, scope)
-  if self.auth.grant == "client_credentials" then return self:client_credentials(d, scope) end
+  if self.auth.grant ~= "authorization_code" then return self:without_person(d, scope) end
   local meta = d.meta
   if not meta.defaults then
     -- without metadata that promises S256 the MCP specification forbids going on

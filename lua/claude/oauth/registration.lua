@@ -35,7 +35,7 @@ end
 local function wanted_method(meta, grant)
   local supported = meta.token_endpoint_auth_methods_supported
   if type(supported) ~= "table" then return nil end -- the server's default (RFC 7591)
-  local order = grant == "client_credentials"
+  local order = grant ~= "authorization_code"
     and { "client_secret_basic", "client_secret_post" }
     or { "none", "client_secret_basic", "client_secret_post" }
   for _, m in ipairs(order) do
@@ -58,7 +58,7 @@ function M.register(d, o)
       d.meta.client_id_metadata_document_supported == true
         and " or auth.client_metadata_url" or ""))
   end
-  local interactive = o.grant ~= "client_credentials"
+  local interactive = o.grant == "authorization_code"
   local body = {
     client_name = o.client_name or "claudelua",
     grant_types = interactive and { "authorization_code", "refresh_token" }
