@@ -263,7 +263,7 @@ end
 function M.discover(server, hint, headers)
   headers = headers or {}
   headers.Accept = "application/json"
-  local tried, seen = {}, {}
+  local seen = {}
   local candidates = {}
   if type(hint.resource_metadata) == "string" and hint.resource_metadata ~= "" then
     candidates[1] = hint.resource_metadata
@@ -273,7 +273,6 @@ function M.discover(server, hint, headers)
   for _, u in ipairs(candidates) do
     if not seen[u] then
       seen[u] = true
-      tried[#tried + 1] = u
       local doc, err, kind = get(u, "the protected resource metadata", headers)
       if doc == nil then return nil, err, kind end
       if doc then
@@ -320,7 +319,7 @@ function M.discover(server, hint, headers)
       defaults = true }
   end
   return { resource = url.canonical(server), issuer = meta.issuer, meta = meta, legacy = true,
-    metadata_url = meta.defaults and nil or murl_or_err, tried = tried }
+    metadata_url = meta.defaults and nil or murl_or_err }
 end
 
 return M
