@@ -1,9 +1,15 @@
 /*
  * fs.c -- the few synchronous file-system calls the Lua side needs beyond
  * the io library: listing a directory, stat, realpath, mkdir, rmdir (the
- * CLI's session transcripts). Each returns nil, message, code on failure.
+ * CLI's session transcripts), and a private file written whole or not at all
+ * (OAuth tokens). Each returns nil, message, code on failure.
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core.h"
 
@@ -27,8 +33,8 @@ static int l_scandir(lua_State *L) {
   return 1;
 }
 
-/* core.stat(path) -> { type = "file"|"directory"|"other", size, mtime (ms) },
- * or nil, err, code */
+/* core.stat(path) -> { type = "file"|"directory"|"other", size, mtime (ms),
+ * mode (the permission bits) }, or nil, err, code */
 static int l_stat(lua_State *L) {
   const char *path = luaL_checkstring(L, 1);
   uv_fs_t req;
@@ -38,8 +44,10 @@ static int l_stat(lua_State *L) {
     return claude_push_uv_error(L, err);
   }
   uv_stat_t *st = &req.statbuf;
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   unsigned long long fmt = st->st_mode & S_IFMT;
+  lua_pushinteger(L, (lua_Integer)(st->st_mode & 07777));
+  lua_setfield(L, -2, "mode");
   lua_pushstring(L, fmt == S_IFREG ? "file" : fmt == S_IFDIR ? "directory" : "other");
   lua_setfield(L, -2, "type");
   lua_pushinteger(L, (lua_Integer)st->st_size);
@@ -101,9 +109,51 @@ static int l_mkdir(lua_State *L) {
   return 1;
 }
 
+/* Writes all of buf to fd; 0, or -1 with errno set. */
+static int write_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, buf, len);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    buf += n;
+    len -= (size_t)n;
+  }
+  return 0;
+}
+
+/* core.write_private(path, data) -> true, or nil, err, code: path holds data,
+ * readable and writable by its owner only (0600), replaced atomically: the
+ * data goes to a new file beside it (mkstemp makes it 0600 from the start,
+ * so no other user ever sees it readable), is synced, then renamed over
+ * path. A reader sees the old file or the new one, never half of one. */
+static int l_write_private(lua_State *L) {
+  size_t plen, len;
+  const char *path = luaL_checklstring(L, 1, &plen);
+  const char *data = luaL_checklstring(L, 2, &len);
+  char tmp[PATH_MAX + 8];
+  int fd, err = 0;
+  if (strlen(path) != plen) return luaL_argerror(L, 1, "path contains a NUL byte");
+  if (plen >= PATH_MAX) return claude_push_uv_error(L, UV_ENAMETOOLONG);
+  memcpy(tmp, path, plen);
+  memcpy(tmp + plen, ".XXXXXX", 8);
+  fd = mkstemp(tmp);
+  if (fd < 0) return claude_push_uv_error(L, uv_translate_sys_error(errno));
+  if (fchmod(fd, 0600) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) err = errno;
+  if (close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && rename(tmp, path) != 0) err = errno;
+  if (err != 0) {
+    unlink(tmp);
+    return claude_push_uv_error(L, uv_translate_sys_error(err));
+  }
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 static const luaL_Reg fs_functions[] = {
   {"scandir", l_scandir}, {"stat", l_stat}, {"realpath", l_realpath}, {"is_symlink", l_is_symlink}, {"rmdir", l_rmdir},
-  {"mkdir", l_mkdir}, {NULL, NULL}};
+  {"mkdir", l_mkdir}, {"write_private", l_write_private}, {NULL, NULL}};
 
 void claude_open_fs(lua_State *L) {
   luaL_setfuncs(L, fs_functions, 0);

@@ -20,8 +20,9 @@
 -- construct the schema engine does not implement), `remote` (the peer of a JSON-RPC
 -- connection answered with an error: `code`, `remote_message` and `data` are fields),
 -- `guard` (an input guard refused a value: `rule` names the rule), `encode` (a value that
--- cannot be written as JSON: NaN, a function, a mixed table), and system error names
--- such as `ENOENT`.
+-- cannot be written as JSON: NaN, a function, a mixed table), `auth` (an authorization
+-- failed: claude.oauth; `oauth_error` holds the OAuth error code when a server sent one),
+-- and system error names such as `ENOENT`.
 -- @module claude.errors
 local M = {}
 

@@ -28,6 +28,7 @@ local lazy = {
   testing = "claude.testing",
   guard = "claude.guard",
   mcp = "claude.mcp",
+  oauth = "claude.oauth",
 }
 
 -- Functions of submodules, also loaded on first use: the tool DSL.

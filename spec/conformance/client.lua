@@ -46,6 +46,53 @@ scenarios["sse-retry"] = function()
   end
 end
 
+---------------------------------------------------------------------------------------------
+-- Authorization (auth/*): the suite's resource and authorization servers;
+-- MCP_CONFORMANCE_CONTEXT holds pre-registered credentials when a scenario
+-- has them.
+---------------------------------------------------------------------------------------------
+
+local http = require "claude.http.client"
+local json = require "claude.json"
+
+local context = json.decode(os.getenv("MCP_CONFORMANCE_CONTEXT") or "{}") or {}
+
+-- What a browser would do: the suite's authorization server redirects at
+-- once, and the redirect (Location) is the answer; the library checks it.
+local function follow_once(authorization_url)
+  local resp, err = http.request { url = authorization_url, timeout = 10 }
+  if not resp then return nil, err end
+  return resp.headers.location
+end
+
+local function authorized(auth)
+  auth = auth or {}
+  auth.client_id = auth.client_id or context.client_id
+  auth.client_secret = auth.client_secret or context.client_secret
+  if auth.grant ~= "client_credentials" then
+    auth.client_name = "claudelua conformance client"
+    auth.redirect_uri = "http://127.0.0.1:3000/callback"
+    auth.on_authorize = follow_once
+  end
+  local c <close> = connect { auth = auth }
+  for _, t in ipairs(assert(c:list_tools())) do
+    assert(c:call_tool(t.name, {}))
+  end
+end
+
+local auth_scenarios = {
+  ["auth/basic-cimd"] = function()
+    authorized { client_metadata_url = "https://conformance-test.local/client-metadata.json" }
+  end,
+  ["auth/client-credentials-basic"] = function()
+    authorized { grant = "client_credentials" }
+  end,
+}
+
+if scenario:find("^auth/") then
+  scenarios[scenario] = auth_scenarios[scenario] or authorized
+end
+
 local run = scenarios[scenario]
 if not run then
   io.stderr:write("unknown scenario: ", scenario, "\n")

@@ -31,7 +31,7 @@ local MODULES = {
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
   ["claude.schema"] = {}, ["claude.tool"] = {}, ["claude.mcp"] = {}, ["claude.guard"] = {},
   ["claude.sessions"] = {}, ["claude.http.client"] = {}, ["claude.http.server"] = {},
-  ["claude.rpc"] = {},
+  ["claude.rpc"] = {}, ["claude.oauth"] = {},
   ["claude.mcp.http"] = { serve = true }, -- the command's, claude.mcp.cli
   -- the transport's side of the checks
   ["claude.mcp.http_auth"] = { check = true, endpoint = true, authenticate = true,

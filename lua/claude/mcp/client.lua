@@ -11,8 +11,9 @@
 -- `timeout`, `connection` (the server went away, or could not be reached:
 -- a call whose outcome is unknown is never replayed), `protocol` (the server
 -- broke the protocol), `remote` (the server answered with a JSON-RPC error:
--- `err.code`, `err.data`), `overflow`, `closed`. A tool's `isError` result is
--- a result, not a failure. See docs/mcp-client.md.
+-- `err.code`, `err.data`), `auth` (the server wants authorization and it
+-- could not be had: see claude.oauth), `overflow`, `closed`. A tool's
+-- `isError` result is a result, not a failure. See docs/mcp-client.md.
 -- @module claude.mcp.client
 local core = require "claude.core"
 local async = require "claude.async"
@@ -25,6 +26,7 @@ local inbound = require "claude.mcp.client.inbound"
 local M = {}
 
 local misuse, public = errors.misuse, errors.public
+local pack = table.pack
 local jobject = json.object
 
 local SUPPORTED = {}
@@ -137,7 +139,7 @@ local function open_connection(self, kind)
     end,
   }
   local mod = require(transports[kind])
-  local t, err, ekind = mod.open(self.opts, events)
+  local t, err, ekind = mod.open(self.opts, events, self.provider)
   if not t then return nil, err, ekind end
   conn.transport = t
   conn.peer = rpc.new {
@@ -159,12 +161,58 @@ local function close_connection(conn, reason)
   conn.transport:close()
 end
 
+-- With OAuth a request's clock stops while an authorization runs (a person
+-- may be signing in in a browser): its timeout counts the rest of the time.
+-- The same as peer:request otherwise.
+local function timed_by_auth(provider, peer, method, params, timeout)
+  local start, spent = core.now(), provider:authorizing_seconds()
+  local id, answered, timed_out = nil, false, false
+  local timer = core.timer()
+  local r = pack(pcall(async.await, function(done)
+    local serr
+    id, serr = peer:start(method, params, function(...)
+      answered = true -- also by the cancellation below
+      return done(...)
+    end)
+    if not id then return done(nil, serr) end
+    local function check()
+      if answered then return end -- the answer came in the same turn of the loop
+      local left = timeout - (core.now() - start - (provider:authorizing_seconds() - spent))
+      if left > 0 then return timer:start(left, check) end
+      timed_out = true
+      peer:cancel(id, "timed out") -- the server is told, as for any timeout
+    end
+    timer:start(timeout, check)
+    return function() timer:stop() end
+  end))
+  timer:close()
+  if not r[1] then -- the waiting task was cancelled
+    if id and errors.is(r[2], "cancelled") then peer:cancel(id, errors.message(r[2])) end
+    error(r[2], 0)
+  end
+  if timed_out then
+    return errors.fail("timeout", string.format("request '%s' timed out after %g s", method,
+      timeout))
+  end
+  local result, err = r[3], r[4]
+  if err then return nil, err, err.kind end
+  return result
+end
+
+-- A request on a peer, with the client's timeout rules.
+local function peer_request(self, peer, method, params, timeout)
+  if self.provider and timeout then
+    return timed_by_auth(self.provider, peer, method, params, timeout)
+  end
+  return peer:request(method, params, timeout)
+end
+
 -- The handshake on a new connection.
 local function initialize(self, conn)
   set_state(self, "initializing")
   local o = self.opts
   local offered = o.protocol_version or M.PROTOCOL_VERSION
-  local r, err, kind = conn.peer:request("initialize", {
+  local r, err, kind = peer_request(self, conn.peer, "initialize", {
     protocolVersion = offered, capabilities = capabilities_of(o),
     clientInfo = o.client_info or { name = "claudelua", version = core.version },
   }, o.connect_timeout)
@@ -273,9 +321,16 @@ local function connect(opts)
     progress = {}, reconnects = 0, closed = false, error = false,
     ready = async.event(), conn = nil, next_token = 0,
   }, Client)
+  if o.auth then
+    self.provider = require("claude.oauth.provider").new(o.auth, o.url, { name = o.name,
+      report = function(e) report(self, e) end,
+      protocol_version = function()
+        return self.protocol_version or o.protocol_version or M.PROTOCOL_VERSION
+      end })
+  end
   set_state(self, "connecting")
   local ok, err, ekind = attempt(self)
-  if not ok and kind == "http" and o.transport == nil and err.status
+  if not ok and kind == "http" and o.transport == nil and ekind ~= "auth" and err.status
     and err.status >= 400 and err.status < 500 and err.status ~= 401 then
     -- an older server: the HTTP+SSE transport of 2024-11-05
     self.transport_kind = "sse"
@@ -304,7 +359,8 @@ end
 --   Streamable HTTP, falling back to HTTP+SSE for a server that refuses
 --   it); both: `name`, `timeout` (seconds per call, default 60),
 --   `connect_timeout` (30), `max_retries` (3), `retry_delay` (0.5),
---   `max_retry_delay` (30), `max_message_size` (bytes), `protocol_version`,
+--   `max_retry_delay` (30), `max_message_size` (bytes), `auth` (OAuth for
+--   an HTTP server, see claude.oauth), `protocol_version`,
 --   `client_info`, `on_notification`, `on_sampling`, `on_elicitation`,
 --   `roots`, `on_roots`, `on_state`, `on_error`. See docs/mcp-client.md.
 -- @return the client | nil, err, kind
@@ -347,7 +403,7 @@ end
 local function request(self, method, params, timeout)
   local peer, err, kind = peer_of(self, timeout or nil)
   if not peer then return nil, err, kind end
-  return peer:request(method, params, timeout)
+  return peer_request(self, peer, method, params, timeout)
 end
 
 local function check_self(self, fname)

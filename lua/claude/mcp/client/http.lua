@@ -7,6 +7,12 @@
 -- request; a 404 for the session ends the connection (the client's
 -- lifecycle then starts a new session); `close` DELETEs the session.
 --
+-- With OAuth (`auth`, claude.oauth.provider) every request carries the
+-- provider's `Authorization` header; a 401, or a 403 `insufficient_scope`,
+-- is handed to the provider, which authorizes in a task of its own, and the
+-- request is sent again. A request made while an authorization is under way
+-- (or its token is about to expire) waits for it in a task first.
+--
 -- The transport runs on callbacks of `core.http_request` (libcurl on the
 -- loop, SSE parsed in C); see claude.mcp.client.stdio for the `events` its
 -- owner gives.
@@ -33,16 +39,20 @@ function Transport:__tostring()
 end
 
 --- Makes the transport; nothing is sent until the first message.
-function M.open(opts, events)
+-- @tparam table opts the client's options
+-- @tparam table events the owner's callbacks
+-- @param[opt] provider a claude.oauth.provider
+function M.open(opts, events, provider)
   return setmetatable({ url = opts.url, name = opts.name, user_headers = opts.headers or {},
-    max = opts.max_message_size, events = events, session_id = nil,
-    protocol_version = nil, active = {}, timers = {}, closing = false }, Transport)
+    max = opts.max_message_size, events = events, session_id = nil, provider = provider,
+    protocol_version = nil, active = {}, timers = {}, tasks = {}, closing = false }, Transport)
 end
 
 local function headers(self, accept, extra)
   local h = {}
   for k, v in pairs(self.user_headers) do h[k] = v end
   h.Accept = accept
+  h.Authorization = self.provider and self.provider:header() or nil
   if self.session_id then h["Mcp-Session-Id"] = self.session_id end
   if self.protocol_version then h["MCP-Protocol-Version"] = self.protocol_version end
   for k, v in pairs(extra or {}) do h[k] = v end
@@ -127,14 +137,41 @@ local function track(self, req)
   return req
 end
 
+-- Runs fn in a task the transport's close cancels (an authorization may
+-- wait for a person); an error it raises is reported, not lost.
+local function in_task(self, fn)
+  local task
+  task = async.spawn(function()
+    local ok, err = pcall(fn)
+    if task then self.tasks[task] = nil end
+    if not ok and not self.closing and not errors.is(err, "cancelled") then
+      self.events.problem(new_error(self, "auth", "the authorization failed: "
+        .. errors.message(err)))
+    end
+  end)
+  if not task:done() then self.tasks[task] = true end
+end
+
+-- A 401, or a 403 with a Bearer challenge: the provider authorizes (its
+-- decision, in a task), then `again()` sends the request anew, or
+-- `failed(err)` ends it.
+local function reauthorize(self, status, hdrs, sent, attempt, again, failed)
+  in_task(self, function()
+    local retry, err = self.provider:challenge(status, hdrs, sent, attempt)
+    if self.closing then return end
+    if retry then return again() end
+    failed(err)
+  end)
+end
+
 open_get = function(self, stream)
   local req
   local extra = stream.last_id and { ["Last-Event-ID"] = stream.last_id } or nil
+  local h = headers(self, "text/event-stream", extra)
   req = core.http_request {
-    method = "GET", url = self.url, headers = headers(self, "text/event-stream", extra),
-    max_event = self.max,
-    on_headers = function(status)
-      stream.status = status
+    method = "GET", url = self.url, headers = h, max_event = self.max,
+    on_headers = function(status, hdrs)
+      stream.status, stream.headers = status, hdrs
     end,
     on_event = function(ev) on_event(self, stream, ev) end,
     on_data = function() end,
@@ -142,6 +179,16 @@ open_get = function(self, stream)
       self.active[req] = nil
       if self.closing then return end
       local status = stream.status
+      if status and self.provider and self.provider:wants(status, stream.headers) then
+        stream.attempt = stream.attempt or {}
+        return reauthorize(self, status, stream.headers, h.Authorization, stream.attempt,
+          function() open_get(self, stream) end,
+          function(err)
+            if next(stream.waiting) then return fail_waiting(self, stream, err) end
+            self.events.problem(err)
+          end)
+      end
+      if status and status < 300 then stream.attempt = nil end
       if status == 404 and self.session_id then return session_gone(self) end
       if status == 405 and stream.standalone then return end -- the server offers none
       if ok and status and status >= 400 then
@@ -163,24 +210,30 @@ local function post_failed(self, id, status, body)
     end
   end
   local kind = status >= 500 and "connection" or "protocol"
-  local err = new_error(self, kind, "HTTP " .. status .. (body and body ~= ""
-    and (": " .. body:sub(1, 200)) or ""), { status = status, body = body })
+  local what = "HTTP " .. status .. (body and body ~= "" and (": " .. body:sub(1, 200)) or "")
+  if status == 401 and not self.provider then
+    kind = "auth"
+    what = what .. " (the server requires authorization: give claude.mcp.connect an 'auth' "
+      .. "option, see claude.oauth)"
+  end
+  local err = new_error(self, kind, what, { status = status, body = body })
   if id ~= nil then self.events.failed(id, err) else self.events.problem(err) end
 end
 
-local function post(self, msg, body)
+local function post(self, msg, body, attempt)
   local id = msg.method ~= nil and msg.id or nil
   local stream = { waiting = {}, attempts = 0 }
   if id ~= nil then stream.waiting[id] = true end
   local status, hdrs, is_sse
   local req
+  local h = headers(self, "application/json, text/event-stream",
+    { ["Content-Type"] = "application/json" })
   req = core.http_request {
     method = "POST", url = self.url, body = body, max_body = self.max, max_event = self.max,
-    headers = headers(self, "application/json, text/event-stream",
-      { ["Content-Type"] = "application/json" }),
-    on_headers = function(s, h, mode)
-      status, hdrs, is_sse = s, h, mode == "sse"
-      local sid = h["mcp-session-id"]
+    headers = h,
+    on_headers = function(s, got, mode)
+      status, hdrs, is_sse = s, got, mode == "sse"
+      local sid = got["mcp-session-id"]
       if sid and s < 300 and msg.method == "initialize" then self.session_id = sid end
     end,
     on_event = function(ev) on_event(self, stream, ev) end,
@@ -196,6 +249,13 @@ local function post(self, msg, body)
         if is_sse then return stream_ended(self, stream, err) end
         if id ~= nil then self.events.failed(id, err) else self.events.problem(err) end
         return
+      end
+      if self.provider and self.provider:wants(status, hdrs) then
+        return reauthorize(self, status, hdrs, h.Authorization, attempt,
+          function() post(self, msg, body, attempt) end,
+          function(err)
+            if id ~= nil then self.events.failed(id, err) else self.events.problem(err) end
+          end)
       end
       if status == 404 and self.session_id then return session_gone(self) end
       if status >= 400 then return post_failed(self, id, status, a.body) end
@@ -225,7 +285,15 @@ function Transport:send(msg)
   if self.closing then return nil, new_error(self, "closed", "the transport is closed") end
   local ok, body = pcall(json.encode, msg)
   if not ok then return nil, new_error(self, "protocol", "cannot encode: " .. tostring(body)) end
-  post(self, msg, body)
+  local provider = self.provider
+  if provider and not provider:ready() then
+    in_task(self, function()
+      provider:prepare()
+      if not self.closing then post(self, msg, body, {}) end
+    end)
+  else
+    post(self, msg, body, {})
+  end
   return true
 end
 
@@ -247,6 +315,10 @@ function Transport:close()
   self.active = {}
   for t in pairs(self.timers) do t:close() end
   self.timers = {}
+  for task in pairs(self.tasks) do
+    if task ~= async.current() then task:cancel("the MCP client was closed") end
+  end
+  self.tasks = {}
   if not self.session_id then return end
   local req
   local finished = false

@@ -12,7 +12,7 @@ local TYPES = {
   -- stdio
   command = "string", args = "table", env = "table", cwd = "string", stderr = "function",
   -- HTTP
-  url = "string", headers = "table", transport = "string",
+  url = "string", headers = "table", transport = "string", auth = "table",
   -- both
   name = "string", timeout = "number", connect_timeout = "number", max_retries = "number",
   retry_delay = "number", max_retry_delay = "number", max_message_size = "number",
@@ -62,7 +62,7 @@ function M.check(opts, fname)
   local kind
   if o.command then
     kind = "stdio"
-    for _, k in ipairs { "headers", "transport" } do
+    for _, k in ipairs { "headers", "transport", "auth" } do
       if o[k] ~= nil then misuse("bad option '%s' to '%s' (only with 'url')", k, fname) end
     end
   elseif o.url then
@@ -95,6 +95,15 @@ function M.check(opts, fname)
       if type(r) ~= "string" and not (type(r) == "table" and type(r.uri) == "string") then
         misuse("bad option 'roots' to '%s' (item %d: a URI or { uri = ..., name = ... } "
           .. "expected)", fname, i)
+      end
+    end
+  end
+  if o.auth then
+    o.auth = require("claude.oauth.options").check(o.auth, fname)
+    for k in pairs(o.headers or {}) do
+      if type(k) == "string" and k:lower() == "authorization" then
+        misuse("bad options to '%s' ('auth' and an Authorization header exclude each other)",
+          fname)
       end
     end
   end

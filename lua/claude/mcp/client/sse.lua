@@ -4,8 +4,14 @@
 -- that stream. Messages sent before the endpoint is known wait for it. The
 -- stream's end is the connection's end. See claude.mcp.client.stdio for
 -- the `events` its owner gives.
+--
+-- With OAuth (claude.oauth.provider) the stream and every POST carry the
+-- provider's `Authorization` header; a 401 (or a 403 `insufficient_scope`)
+-- is handed to the provider and the request made again, as in
+-- claude.mcp.client.http.
 -- @module claude.mcp.client.sse
 local core = require "claude.core"
+local async = require "claude.async"
 local json = require "claude.json"
 local errors = require "claude.errors"
 
@@ -36,7 +42,34 @@ local function headers(self, extra)
   local h = {}
   for k, v in pairs(self.user_headers) do h[k] = v end
   for k, v in pairs(extra) do h[k] = v end
+  h.Authorization = self.provider and self.provider:header() or nil
   return h
+end
+
+-- Runs fn in a task the transport's close cancels (an authorization may
+-- wait for a person).
+local function in_task(self, fn)
+  local task
+  task = async.spawn(function()
+    local ok, err = pcall(fn)
+    if task then self.tasks[task] = nil end
+    if not ok and not self.closing and not errors.is(err, "cancelled") then
+      self.events.problem(new_error(self, "auth", "the authorization failed: "
+        .. errors.message(err)))
+    end
+  end)
+  if not task:done() then self.tasks[task] = true end
+end
+
+-- A 401 or a 403 with a Bearer challenge: the provider authorizes, then
+-- `again()`, or `failed(err)`.
+local function reauthorize(self, status, hdrs, sent, attempt, again, failed)
+  in_task(self, function()
+    local retry, err = self.provider:challenge(status, hdrs, sent, attempt)
+    if self.closing then return end
+    if retry then return again() end
+    failed(err)
+  end)
 end
 
 local function gone(self, err)
@@ -45,16 +78,23 @@ local function gone(self, err)
   self.events.closed(err)
 end
 
-local function post(self, msg, body)
+local function post(self, msg, body, attempt)
   local id = msg.method ~= nil and msg.id or nil
   local req
+  local h = headers(self, { ["Content-Type"] = "application/json" })
   req = core.http_request {
-    method = "POST", url = self.endpoint, body = body,
-    headers = headers(self, { ["Content-Type"] = "application/json" }),
+    method = "POST", url = self.endpoint, body = body, headers = h,
     on_done = function(ok, a, b)
       self.active[req] = nil
       if self.closing then return end
       local err
+      if ok and self.provider and self.provider:wants(a.status, a.headers) then
+        return reauthorize(self, a.status, a.headers, h.Authorization, attempt,
+          function() post(self, msg, body, attempt) end,
+          function(e)
+            if id ~= nil then self.events.failed(id, e) else self.events.problem(e) end
+          end)
+      end
       if not ok then
         err = new_error(self, b, a)
       elseif a.status >= 400 then
@@ -70,23 +110,21 @@ local function post(self, msg, body)
   if req then self.active[req] = true end
 end
 
---- Opens the event stream.
-function M.open(opts, events)
-  local self = setmetatable({ url = opts.url, name = opts.name, events = events,
-    user_headers = opts.headers or {}, queue = {}, active = {}, closing = false,
-    dead = false }, Transport)
-  local status
+-- Opens (or, after an authorization, opens again) the event stream.
+local function open_stream(self, attempt)
+  local events = self.events
+  local status, hdrs
   local req
+  local h = headers(self, { Accept = "text/event-stream" })
   req = core.http_request {
-    method = "GET", url = self.url, max_event = opts.max_message_size,
-    headers = headers(self, { Accept = "text/event-stream" }),
-    on_headers = function(s) status = s end,
+    method = "GET", url = self.url, max_event = self.max, headers = h,
+    on_headers = function(s, hh) status, hdrs = s, hh end,
     on_event = function(ev)
       if ev.event == "endpoint" then
         self.endpoint = resolve(self.url, ev.data)
         local q = self.queue
         self.queue = {}
-        for _, item in ipairs(q) do post(self, item[1], item[2]) end
+        for _, item in ipairs(q) do post(self, item[1], item[2], {}) end
         return
       end
       if ev.event ~= "message" or ev.data == "" then return end
@@ -100,6 +138,16 @@ function M.open(opts, events)
     on_data = function() end,
     on_done = function(ok, a, b)
       self.active[req] = nil
+      if self.closing then return end
+      if status and self.provider and self.provider:wants(status, hdrs) then
+        return reauthorize(self, status, hdrs, h.Authorization, attempt,
+          function() open_stream(self, attempt) end, function(e) gone(self, e) end)
+      end
+      if status == 401 and not self.provider then
+        return gone(self, new_error(self, "auth", "HTTP 401 for the event stream (the server "
+          .. "requires authorization: give claude.mcp.connect an 'auth' option, see "
+          .. "claude.oauth)", { status = status }))
+      end
       if status and status >= 400 then
         return gone(self, new_error(self, status >= 500 and "connection" or "protocol",
           "HTTP " .. status .. " for the event stream", { status = status }))
@@ -108,7 +156,25 @@ function M.open(opts, events)
       gone(self, new_error(self, "connection", "the server ended the event stream"))
     end,
   }
-  self.active[req] = true
+  if req then self.active[req] = true end
+end
+
+--- Opens the event stream.
+-- @tparam table opts the client's options
+-- @tparam table events the owner's callbacks
+-- @param[opt] provider a claude.oauth.provider
+function M.open(opts, events, provider)
+  local self = setmetatable({ url = opts.url, name = opts.name, events = events,
+    user_headers = opts.headers or {}, queue = {}, active = {}, tasks = {}, closing = false,
+    dead = false, provider = provider, max = opts.max_message_size }, Transport)
+  if provider and not provider:ready() then
+    in_task(self, function()
+      provider:prepare()
+      if not self.closing then open_stream(self, {}) end
+    end)
+  else
+    open_stream(self, {})
+  end
   return self
 end
 
@@ -121,8 +187,13 @@ function Transport:send(msg)
   if not ok then return nil, new_error(self, "protocol", "cannot encode: " .. tostring(body)) end
   if not self.endpoint then
     self.queue[#self.queue + 1] = { msg, body }
+  elseif self.provider and not self.provider:ready() then
+    in_task(self, function()
+      self.provider:prepare()
+      if not self.closing then post(self, msg, body, {}) end
+    end)
   else
-    post(self, msg, body)
+    post(self, msg, body, {})
   end
   return true
 end
@@ -133,6 +204,10 @@ function Transport:close()
   self.closing = true
   for req in pairs(self.active) do req:cancel() end
   self.active = {}
+  for task in pairs(self.tasks) do
+    if task ~= async.current() then task:cancel("the MCP client was closed") end
+  end
+  self.tasks = {}
 end
 
 return M

@@ -1,0 +1,98 @@
+--- How the client authenticates itself at the token endpoint: one function
+-- per method, each adding its fields to the form or its header to the
+-- request, so that a method is added by adding a function.
+--
+-- * `client_secret_basic`: HTTP Basic with the form-encoded client ID and
+--   secret (RFC 6749 section 2.3.1);
+-- * `client_secret_post`: `client_id` and `client_secret` in the form;
+-- * `none`: `client_id` only (a public client, PKCE protects the code);
+-- * `private_key_jwt`: a signed assertion (RFC 7523 section 2.2) made by the
+--   application's `auth.client_assertion(ctx)` (for example with
+--   claude.oauth.jwt), `ctx` being `{ client_id, audience (the issuer),
+--   token_endpoint, algorithms (the server's
+--   token_endpoint_auth_signing_alg_values_supported, or nil) }`.
+-- @module claude.oauth.client_auth
+local errors = require "claude.errors"
+local url = require "claude.oauth.url"
+
+local M = {}
+
+M.ASSERTION_TYPE = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+
+local function no_secret(method)
+  return errors.fail("auth", method .. " needs a client secret, and the client has none")
+end
+
+--- Method name -> function(client, form, headers, ctx) -> true | nil, err, "auth".
+M.methods = {
+  client_secret_basic = function(client, _, headers)
+    if not client.client_secret then return no_secret("client_secret_basic") end
+    headers.Authorization = "Basic " .. url.base64(url.encode(client.client_id) .. ":"
+      .. url.encode(client.client_secret))
+    return true
+  end,
+  client_secret_post = function(client, form)
+    if not client.client_secret then return no_secret("client_secret_post") end
+    form.client_id, form.client_secret = client.client_id, client.client_secret
+    return true
+  end,
+  none = function(client, form)
+    form.client_id = client.client_id
+    return true
+  end,
+  private_key_jwt = function(client, form, _, ctx)
+    local ok, assertion, why = pcall(client.assertion, ctx)
+    if not ok or type(assertion) ~= "string" or assertion == "" then
+      -- the reason, not the value: an assertion is a credential
+      return errors.fail("auth", "auth.client_assertion gave no assertion: "
+        .. tostring(ok and (why or "it returned " .. type(assertion)) or errors.message(assertion)))
+    end
+    form.client_id = client.client_id
+    form.client_assertion_type = M.ASSERTION_TYPE
+    form.client_assertion = assertion
+    return true
+  end,
+}
+
+local function includes(list, v)
+  for _, x in ipairs(list) do if x == v then return true end end
+  return false
+end
+
+--- Chooses the method for a client at a server: an assertion function means
+-- `private_key_jwt`; else the method the client was registered with (or
+-- was told to use) when the server takes it; else the safest the server
+-- lists that the client can do. A server that lists nothing takes
+-- `client_secret_basic` (RFC 8414's default).
+-- @tparam table client `client_id`, `client_secret`, `token_endpoint_auth_method`, `assertion`
+-- @tparam table meta the authorization server's metadata
+-- @treturn string the method's name
+function M.select(client, meta)
+  if client.assertion then return "private_key_jwt" end
+  local supported = meta.token_endpoint_auth_methods_supported
+  if type(supported) ~= "table" or supported[1] == nil then supported = nil end
+  local given = client.token_endpoint_auth_method
+  if given and M.methods[given] and (supported == nil or includes(supported, given)) then
+    return given
+  end
+  local secret = client.client_secret ~= nil
+  if supported == nil then return secret and "client_secret_basic" or "none" end
+  if secret and includes(supported, "client_secret_basic") then return "client_secret_basic" end
+  if secret and includes(supported, "client_secret_post") then return "client_secret_post" end
+  if includes(supported, "none") then return "none" end
+  return secret and "client_secret_post" or "none"
+end
+
+--- Adds the client's authentication to a token request.
+-- @tparam table client
+-- @tparam table meta the authorization server's metadata
+-- @tparam table form the request's fields (changed)
+-- @tparam table headers the request's headers (changed)
+-- @tparam table ctx for an assertion function
+-- @return true | nil, err, "auth"
+function M.apply(client, meta, form, headers, ctx)
+  local method = M.select(client, meta)
+  return M.methods[method](client, form, headers, ctx)
+end
+
+return M

@@ -1,0 +1,511 @@
+--- The OAuth client of one MCP server: it holds the tokens, and the HTTP
+-- transports ask it for the `Authorization` header and report the 401s and
+-- 403s they get.
+--
+-- * Before a request: `ready()` says whether the header can be had at once;
+--   if not, `prepare()` (in a task) reads the store the first time, waits
+--   for an authorization under way, and refreshes a token about to expire.
+-- * After a 401: `challenge()` discovers the authorization server (once;
+--   again when a challenge names other metadata), refreshes the token if
+--   it can, else authorizes anew (authorization code with PKCE, `state` and
+--   the resource indicator; or, without a person, client credentials or a
+--   JWT bearer assertion the application brings), and says whether to send
+--   the request again. A request is sent again once after a 401.
+-- * After a 403 `insufficient_scope`: authorizes anew for the scopes held
+--   and those the challenge asks for (step-up), at most twice per request,
+--   and not at all when the token already has them.
+--
+-- One authorization runs at a time: requests that meet one under way wait
+-- for it and use its token. The time spent authorizing is counted
+-- (`authorizing_seconds`) so that the client's call timeouts can leave it
+-- out: a person may be signing in.
+-- @module claude.oauth.provider
+local core = require "claude.core"
+local async = require "claude.async"
+local errors = require "claude.errors"
+local url = require "claude.oauth.url"
+local discovery = require "claude.oauth.discovery"
+local registration = require "claude.oauth.registration"
+local pkce = require "claude.oauth.pkce"
+local redirect = require "claude.oauth.redirect"
+local token = require "claude.oauth.token"
+
+local M = {}
+
+local fail = errors.fail
+
+M.REFRESH_MARGIN = 30  -- seconds before expiry when a token is refreshed before use
+M.STEP_UP_LIMIT = 2    -- step-up authorizations for one request
+local MAX_ROUNDS = 6   -- challenges answered for one request, whatever they were
+
+local Provider = {}
+Provider.__index = Provider
+Provider.__name = "claude.oauth.Provider"
+
+function Provider:__tostring()
+  return "claude.oauth.Provider (" .. self.key .. ")"
+end
+
+--- Makes the provider of one client.
+-- @tparam table auth the checked `auth` option
+-- @tparam string server_url the MCP endpoint
+-- @tparam table opts `name` (the server's, for messages), `report` (a
+--   function for problems that fail nothing: a store that cannot save),
+--   `protocol_version` (a function giving the version to announce)
+function M.new(auth, server_url, opts)
+  local server = assert(url.parse(server_url))
+  return setmetatable({ auth = auth, server = server, key = url.canonical(server),
+    name = opts.name or server.authority, report = opts.report or function() end,
+    protocol_version = opts.protocol_version or function() return nil end,
+    loaded = false, record = nil, discovery = nil, hint = {}, flight = nil, spent = 0,
+    started = nil, stale = nil }, Provider)
+end
+
+local function includes(list, v)
+  if type(list) ~= "table" then return false end
+  for _, x in ipairs(list) do if x == v then return true end end
+  return false
+end
+
+local function words(s)
+  local out = {}
+  for w in (s or ""):gmatch("%S+") do out[#out + 1] = w end
+  return out
+end
+
+-- The scopes of `a` and then those of `b` not in `a`, one blank between.
+local function union(a, b)
+  local out, seen = {}, {}
+  for _, list in ipairs { words(a), words(b) } do
+    for _, w in ipairs(list) do
+      if not seen[w] then
+        seen[w] = true
+        out[#out + 1] = w
+      end
+    end
+  end
+  return out[1] and table.concat(out, " ") or nil
+end
+
+local function covers(held, wanted)
+  local have = {}
+  for _, w in ipairs(words(held)) do have[w] = true end
+  for _, w in ipairs(words(wanted)) do if not have[w] then return false end end
+  return true
+end
+
+-- An error of this server's authorization, its message prefixed once.
+local function wrap(self, err)
+  if not errors.is(err) then err = errors.new("auth", tostring(err)) end
+  if not err.server then
+    err.server = self.name
+    err.message = string.format("authorizing with the MCP server '%s' (%s) failed: %s",
+      self.name, self.key, err.message)
+  end
+  err.kind = "auth"
+  return err
+end
+
+---------------------------------------------------------------------------------------------
+-- The store
+---------------------------------------------------------------------------------------------
+
+local function copy(t)
+  local out = {}
+  for k, v in pairs(t) do out[k] = type(v) == "table" and copy(v) or v end
+  return out
+end
+
+function Provider:load()
+  if self.loaded then return end
+  self.loaded = true
+  local store = self.auth.store
+  if not store then return end
+  local ok, rec, err = pcall(store.load, self.key)
+  if not ok or (rec == nil and err ~= nil) then
+    self.report(errors.new("auth", "the token store could not load '" .. self.key .. "': "
+      .. errors.message(ok and err or rec)))
+  elseif type(rec) == "table" then
+    self.record = copy(rec)
+  end
+end
+
+function Provider:save()
+  local store = self.auth.store
+  if not store then return end
+  local ok, done, err = pcall(store.save, self.key, self.record and copy(self.record) or nil)
+  if not ok or (done == nil and err ~= nil) then
+    self.report(errors.new("auth", "the token store could not save '" .. self.key .. "': "
+      .. errors.message(ok and err or done)))
+  end
+end
+
+-- Keeps new tokens (and a client registered for them) and saves them.
+function Provider:keep(d, client, tokens, requested)
+  local r = self.record or {}
+  r.access_token, r.token_type = tokens.access_token, tokens.token_type
+  r.refresh_token, r.expires_at = tokens.refresh_token, tokens.expires_at
+  -- the scope granted when the server says it, else the one asked for
+  r.scope = tokens.scope or requested
+  r.scope_granted = tokens.scope ~= nil or nil
+  r.issuer = d.issuer
+  if client.registered then r.client = client end
+  self.record = r
+  self.stale = nil
+  self:save()
+end
+
+-- Forgets the tokens (revoked, refused); a registered client stays.
+function Provider:drop_tokens()
+  local r = self.record
+  if not r then return end
+  r.access_token, r.refresh_token, r.expires_at, r.scope, r.scope_granted = nil, nil, nil, nil, nil
+  self:save()
+end
+
+---------------------------------------------------------------------------------------------
+-- What the transports ask
+---------------------------------------------------------------------------------------------
+
+--- The `Authorization` header value for the next request, or nil.
+function Provider:header()
+  local r = self.record
+  if r and r.access_token then return "Bearer " .. r.access_token end
+  return nil
+end
+
+-- A token that expires within the margin and can be renewed without a person.
+function Provider:expiring()
+  local r = self.record
+  if not (r and r.access_token and r.expires_at) or self.stale == r.access_token then
+    return false
+  end
+  -- without a refresh token, only a grant that needs no person renews a token
+  if not r.refresh_token and self.auth.grant == "authorization_code" then return false end
+  return os.time() >= r.expires_at - M.REFRESH_MARGIN
+end
+
+--- Is an answer of this status an authorization matter: a 401, or a 403
+-- whose Bearer challenge says `insufficient_scope`?
+-- @tparam integer status
+-- @tparam[opt] table headers the response's headers (lower-case names)
+function Provider:wants(status, headers) -- luacheck: ignore 212/self
+  if status == 401 then return true end
+  return status == 403 and headers ~= nil
+    and discovery.bearer(headers["www-authenticate"]).error == "insufficient_scope"
+end
+
+--- True when `header()` can be used at once (no wait is needed first).
+function Provider:ready()
+  return self.loaded and self.flight == nil and not self:expiring()
+end
+
+--- Seconds spent in authorizations so far, the one under way included.
+function Provider:authorizing_seconds()
+  return self.spent + (self.started and (core.now() - self.started) or 0)
+end
+
+-- Runs fn as the one authorization under way, or waits for the one that
+-- is: returns true, ok, err when it ran fn; false, ok, err when it joined.
+function Provider:run(fn)
+  while self.flight do
+    local f = self.flight
+    f.done:wait()
+    -- one cancelled with its task (its client closed) is no answer: run anew
+    if not f.cancelled then return false, f.ok, f.err end
+  end
+  local f = { done = async.event() }
+  self.flight = f
+  self.started = core.now()
+  local ok, a, b = pcall(fn)
+  self.spent = self.spent + (core.now() - self.started)
+  self.started = nil
+  self.flight = nil
+  if not ok then
+    if errors.is(a, "cancelled") then
+      f.ok, f.err, f.cancelled = false, a, true
+      f.done:set()
+      error(a, 0)
+    end
+    f.ok, f.err = false, wrap(self, a)
+  elseif not a then
+    f.ok, f.err = false, wrap(self, b)
+  else
+    f.ok = true
+  end
+  f.done:set()
+  return true, f.ok, f.err
+end
+
+--- Before a request that `ready()` said must wait (in a task): reads the
+-- store, waits for an authorization under way, renews a token about to
+-- expire. Never fails: a token that could not be renewed is sent all the
+-- same, and the server's 401 leads to a new authorization.
+function Provider:prepare()
+  self:load()
+  if self.flight then self.flight.done:wait() end
+  if self:expiring() then
+    local stale = self.record.access_token
+    local _, ok = self:run(function() return self:renew() end)
+    if not ok and self.record and self.record.access_token == stale then self.stale = stale end
+  end
+end
+
+--- After a 401, or a 403 with a Bearer challenge (in a task).
+-- @tparam integer status
+-- @tparam table headers the response's headers (lower-case names)
+-- @param sent the `Authorization` value the request carried (or nil)
+-- @tparam table attempt one table per request, the same for each of its sends
+-- @return true to send the request again | false when the answer is not an
+--   authorization matter | nil, err, "auth"
+function Provider:challenge(status, headers, sent, attempt)
+  self:load()
+  local params = discovery.bearer(headers and headers["www-authenticate"])
+  attempt.rounds = (attempt.rounds or 0) + 1
+  if attempt.rounds > MAX_ROUNDS then
+    return nil, wrap(self, errors.new("auth", "the server kept refusing the request (HTTP "
+      .. status .. ") after " .. MAX_ROUNDS .. " authorizations")), "auth"
+  end
+  local current = self:header()
+  local renewed = current ~= nil and current ~= sent -- another request renewed it meanwhile
+  local fn
+  if status == 401 then
+    if renewed then return true end
+    if attempt.unauthorized then
+      return nil, wrap(self, errors.new("auth", "the server refused the token it was just "
+        .. "given (HTTP 401" .. (params.error and (", " .. params.error) or "") .. ")")), "auth"
+    end
+    fn = function() return self:reauthorize(params, sent) end
+  elseif status == 403 and params.error == "insufficient_scope" then
+    if renewed then return true end
+    attempt.step_ups = (attempt.step_ups or 0) + 1
+    if attempt.step_ups > M.STEP_UP_LIMIT then
+      return nil, wrap(self, errors.new("auth", string.format("the server still wants "
+        .. "scope '%s' after %d step-up authorizations (HTTP 403 insufficient_scope)",
+        tostring(params.scope), M.STEP_UP_LIMIT))), "auth"
+    end
+    fn = function() return self:step_up(params) end
+  else
+    return false
+  end
+  local ran, ok, err = self:run(fn)
+  if ran and status == 401 then attempt.unauthorized = true end
+  if ok then return true end
+  return nil, err, "auth"
+end
+
+---------------------------------------------------------------------------------------------
+-- The flows
+---------------------------------------------------------------------------------------------
+
+-- The discovery, kept until a challenge names other resource metadata.
+function Provider:discover(params)
+  local d = self.discovery
+  local named = params.resource_metadata
+  if d and (named == nil or named == d.resource_metadata_url) then return d end
+  local err, kind
+  d, err, kind = discovery.discover(self.server, params,
+    { ["MCP-Protocol-Version"] = self.protocol_version() })
+  if not d then return nil, err, kind end
+  local r = self.record
+  if r and r.issuer and not discovery.same_issuer(r.issuer, d.issuer) then
+    -- credentials of another authorization server are never shown to this one
+    self.record = nil
+    self:save()
+  end
+  self.discovery = d
+  return d
+end
+
+-- The scope to ask for: the challenge's, else the resource's
+-- scopes_supported, else auth.scope; with offline_access when the
+-- authorization server offers it (a refresh token then comes).
+function Provider:select_scope(d, challenged)
+  local scope = challenged ~= "" and challenged or nil
+  if not scope and d.scopes_supported and d.scopes_supported[1] then
+    scope = table.concat(d.scopes_supported, " ")
+  end
+  scope = scope or self.auth.scope
+  if scope and self.auth.grant == "authorization_code"
+    and includes(d.meta.scopes_supported, "offline_access") then
+    scope = union(scope, "offline_access")
+  end
+  return scope
+end
+
+-- The client to present: pre-registered, a client ID metadata document, the
+-- one registered before (with this issuer), or (unless `known` is asked for:
+-- a refresh token belongs to the client it was issued to) a new registration.
+function Provider:client(d, scope, known)
+  local a = self.auth
+  if a.client_id then
+    return { client_id = a.client_id, client_secret = a.client_secret,
+      assertion = a.client_assertion, token_endpoint_auth_method = a.token_endpoint_auth_method }
+  end
+  local doc = registration.metadata_document(d.meta, a.client_metadata_url)
+  if doc then return doc end
+  local r = self.record
+  local c = r and r.client
+  if c and c.client_id and not (c.client_secret_expires_at and c.client_secret_expires_at > 0
+      and os.time() >= c.client_secret_expires_at) then
+    return c
+  end
+  if known then return fail("auth", "the client the tokens were issued to is not known") end
+  local err, kind
+  c, err, kind = registration.register(d, { client_name = a.client_name,
+    redirect_uri = a.redirect_uri, grant = a.grant, scope = scope })
+  if not c then return nil, err, kind end
+  self.record = self.record or {}
+  self.record.client, self.record.issuer = c, d.issuer
+  self:save()
+  return c
+end
+
+-- A token refused: a refresh when there is a refresh token for it, else
+-- (or when the refresh fails) a new authorization.
+function Provider:reauthorize(params, sent)
+  self.hint = params
+  local d, err, kind = self:discover(params)
+  if not d then return nil, err, kind end
+  local r = self.record
+  if r and r.refresh_token and (sent == nil or sent == self:header()) then
+    if self:refresh(d) then return true end
+  end
+  return self:authorize(d, self:select_scope(d, params.scope))
+end
+
+-- A 403 insufficient_scope: a new authorization for more scopes.
+function Provider:step_up(params)
+  local d, err, kind = self:discover(params)
+  if not d then return nil, err, kind end
+  local r = self.record or {}
+  if r.scope_granted and params.scope and covers(r.scope, params.scope) then
+    return fail("auth", string.format("the server wants scope '%s', which the token "
+      .. "already has (HTTP 403 insufficient_scope): authorizing again would not help",
+      params.scope))
+  end
+  local scope = union(r.scope, params.scope)
+  if not scope then scope = self:select_scope(d, nil) end
+  return self:authorize(d, scope)
+end
+
+-- A token about to expire: a refresh, or new client credentials.
+function Provider:renew()
+  local d, err, kind = self:discover(self.hint)
+  if not d then return nil, err, kind end
+  if self.record.refresh_token or self.auth.grant == "authorization_code" then
+    return self:refresh(d)
+  end
+  return self:without_person(d, self.record.scope)
+end
+
+function Provider:refresh(d)
+  local r = self.record
+  local client, err, kind = self:client(d, r.scope, true)
+  if not client then return nil, err, kind end
+  local tokens
+  tokens, err, kind = token.request(d, client, { grant_type = "refresh_token",
+    refresh_token = r.refresh_token }, "the token refresh")
+  if not tokens then
+    -- revoked or expired (invalid_grant), or refused: the tokens are of no more use
+    if err.status then self:drop_tokens() end
+    return nil, err, kind
+  end
+  tokens.refresh_token = tokens.refresh_token or r.refresh_token
+  self:keep(d, client, tokens, r.scope)
+  return true
+end
+
+M.JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+
+-- The grants without a person: client credentials, or an assertion the
+-- application gets elsewhere (jwt_bearer, RFC 7523 section 2.1: an ID-JAG
+-- from the enterprise's identity provider, say).
+function Provider:without_person(d, scope)
+  local client, err, kind = self:client(d, scope)
+  if not client then return nil, err, kind end
+  local fields, what = { grant_type = "client_credentials", scope = scope },
+    "the client credentials request"
+  if self.auth.grant == "jwt_bearer" then
+    local ok, assertion, why = pcall(self.auth.assertion, { client_id = client.client_id,
+      issuer = d.issuer, resource = d.resource, token_endpoint = d.meta.token_endpoint,
+      scope = scope })
+    if not ok or type(assertion) ~= "string" or assertion == "" then
+      if not ok and errors.is(assertion, "cancelled") then error(assertion, 0) end
+      return fail("auth", "auth.assertion gave no assertion: " .. tostring(ok
+        and (why ~= nil and errors.message(why) or ("it returned " .. type(assertion)))
+        or errors.message(assertion)))
+    end
+    fields = { grant_type = M.JWT_BEARER, assertion = assertion, scope = scope }
+    what = "the JWT bearer grant"
+  end
+  local tokens
+  tokens, err, kind = token.request(d, client, fields, what)
+  if not tokens then return nil, err, kind end
+  self:keep(d, client, tokens, scope)
+  return true
+end
+
+-- A new authorization: client credentials, or the authorization code flow.
+function Provider:authorize(d, scope)
+  if self.auth.grant ~= "authorization_code" then return self:without_person(d, scope) end
+  local meta = d.meta
+  if not meta.defaults then
+    -- without metadata that promises S256 the MCP specification forbids going on
+    if not includes(meta.code_challenge_methods_supported, "S256") then
+      return fail("auth", string.format("the authorization server '%s' does not list S256 "
+        .. "in code_challenge_methods_supported: PKCE cannot be relied on, so no "
+        .. "authorization is attempted", d.issuer))
+    end
+    if type(meta.authorization_endpoint) ~= "string" then
+      return fail("auth", string.format("the authorization server '%s' names no "
+        .. "authorization_endpoint", d.issuer))
+    end
+  end
+  local client, err, kind = self:client(d, scope)
+  if not client then return nil, err, kind end
+  local verifier, state, challenge
+  verifier, err, kind = pkce.verifier()
+  if not verifier then return nil, err, kind end
+  state, err, kind = pkce.state()
+  if not state then return nil, err, kind end
+  challenge, err, kind = pkce.challenge(verifier)
+  if not challenge then return nil, err, kind end
+  local a = self.auth
+  local fields = { response_type = "code", client_id = client.client_id,
+    redirect_uri = a.redirect_uri, code_challenge = challenge, code_challenge_method = "S256",
+    state = state, scope = scope, resource = d.resource }
+  -- OpenID providers grant offline_access only with consent asked for
+  if includes(words(scope), "offline_access") then fields.prompt = "consent" end
+  local target = url.with_query(meta.authorization_endpoint, fields)
+  local ok, answer, why = pcall(a.on_authorize, target)
+  if not ok then
+    if errors.is(answer, "cancelled") then error(answer, 0) end
+    return fail("auth", "auth.on_authorize raised: " .. errors.message(answer))
+  end
+  if answer == nil then
+    return fail("auth", "auth.on_authorize gave no code" .. (why ~= nil
+      and (": " .. errors.message(why)) or ""))
+  end
+  local code
+  code, err, kind = redirect.code(answer, { state = state, redirect_uri = a.redirect_uri,
+    issuer = not meta.defaults and meta.issuer or nil,
+    iss_required = meta.authorization_response_iss_parameter_supported == true })
+  if not code then return nil, err, kind end
+  local tokens
+  tokens, err, kind = token.request(d, client, { grant_type = "authorization_code",
+    code = code, redirect_uri = a.redirect_uri, code_verifier = verifier },
+    "the authorization code exchange")
+  if not tokens then
+    if err.oauth_error == "invalid_client" and client.registered and self.record then
+      self.record.client = nil -- registered again next time
+      self:save()
+    end
+    return nil, err, kind
+  end
+  self:keep(d, client, tokens, scope)
+  return true
+end
+
+M.Provider = Provider
+return M

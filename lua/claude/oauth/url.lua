@@ -1,0 +1,134 @@
+--- URLs as OAuth needs them: strict parsing, origins, the loopback test,
+-- form and query encoding, base64url. Nothing here guesses: a URL that reads
+-- two ways (blanks, backslashes, user information) is refused.
+-- @module claude.oauth.url
+local content = require "claude.mcp.content"
+
+local M = {}
+
+local DEFAULT_PORTS = { http = 80, https = 443 }
+
+--- Parses an absolute URL.
+-- @tparam string s
+-- @treturn table `{ scheme, host (lower case, IPv6 without brackets), port
+--   (number or nil), authority (host[:port] as a URL writes it), path ("" when
+--   none), query (nil when none), fragment (nil when none) }`, or nil and why
+function M.parse(s)
+  if type(s) ~= "string" then return nil, "not a string" end
+  if s:find("[%s%c\\]") then return nil, "blanks, control characters or backslashes" end
+  local scheme, rest = s:match("^(%a[%w+.-]*)://(.*)$")
+  if not scheme then return nil, "not an absolute URL" end
+  local authority, tail = rest:match("^([^/?#]*)(.*)$")
+  if authority:find("@", 1, true) then return nil, "user information in the URL" end
+  local host, port
+  if authority:sub(1, 1) == "[" then
+    host, port = authority:match("^%[([%x:.]+)%](.*)$")
+    if not host then return nil, "a malformed IPv6 host" end
+  else
+    host, port = authority:match("^([^:]*)(.*)$")
+  end
+  if port ~= "" then
+    port = port:match("^:(%d+)$")
+    if not port or tonumber(port) > 65535 then return nil, "a malformed port" end
+    port = tonumber(port)
+  else
+    port = nil
+  end
+  host = host:lower()
+  if host == "" then return nil, "no host" end
+  if host:find("%", 1, true) then return nil, "a percent sign in the host" end
+  local fragment
+  local hash = tail:find("#", 1, true)
+  if hash then tail, fragment = tail:sub(1, hash - 1), tail:sub(hash + 1) end
+  local path, query = tail, nil
+  local q = tail:find("?", 1, true)
+  if q then path, query = tail:sub(1, q - 1), tail:sub(q + 1) end
+  scheme = scheme:lower()
+  if port == DEFAULT_PORTS[scheme] then port = nil end
+  local shown = host:find(":", 1, true) and ("[" .. host .. "]") or host
+  return { scheme = scheme, host = host, port = port,
+    authority = port and (shown .. ":" .. port) or shown,
+    path = path, query = query, fragment = fragment }
+end
+
+--- `scheme://authority` of a parsed URL (the default port left out).
+function M.origin(u)
+  return u.scheme .. "://" .. u.authority
+end
+
+--- The URL without its fragment, with the scheme and host in lower case and
+-- the default port left out: a canonical resource identifier (RFC 8707).
+function M.canonical(u)
+  return M.origin(u) .. u.path .. (u.query and ("?" .. u.query) or "")
+end
+
+--- Is `host` (as `parse` gives it) the loopback interface? `localhost`,
+-- 127.0.0.0/8 and ::1, decided from the name alone: nothing is resolved.
+function M.is_loopback(host)
+  if host == "localhost" or host == "::1" then return true end
+  local a, b, c, d = host:match("^(%d+)%.(%d+)%.(%d+)%.(%d+)$")
+  if a and tonumber(a) == 127 and tonumber(b) < 256 and tonumber(c) < 256
+    and tonumber(d) < 256 then
+    return true
+  end
+  return false
+end
+
+--- Percent-encodes everything but the unreserved characters (RFC 3986).
+function M.encode(s)
+  return (tostring(s):gsub("[^%w%-%._~]", function(c)
+    return string.format("%%%02X", c:byte())
+  end))
+end
+
+--- Decodes a form or query component (`+` is a blank).
+function M.decode(s)
+  return (s:gsub("+", " "):gsub("%%(%x%x)", function(h)
+    return string.char(tonumber(h, 16))
+  end))
+end
+
+--- Encodes a table of string fields as `application/x-www-form-urlencoded`
+-- (names sorted, so that the text is always the same); nil fields are left
+-- out.
+function M.form(fields)
+  local names = {}
+  for k in pairs(fields) do names[#names + 1] = k end
+  table.sort(names)
+  local out = {}
+  for i, k in ipairs(names) do out[i] = M.encode(k) .. "=" .. M.encode(fields[k]) end
+  return table.concat(out, "&")
+end
+
+--- Parses a query string into name -> value.
+-- @return the table, and the name of the first parameter that came twice (a
+--   response with a repeated parameter is not to be trusted), if any
+function M.params(query)
+  local out, repeated = {}, nil
+  for pair in (query or ""):gmatch("[^&]+") do
+    local k, v = pair:match("^([^=]*)=?(.*)$")
+    k, v = M.decode(k), M.decode(v)
+    if out[k] ~= nil and not repeated then repeated = k end
+    out[k] = v
+  end
+  return out, repeated
+end
+
+--- `url` with the fields added to its query (existing parameters kept).
+function M.with_query(url, fields)
+  local hash = url:find("#", 1, true)
+  if hash then url = url:sub(1, hash - 1) end
+  local extra = M.form(fields)
+  if extra == "" then return url end
+  return url .. (url:find("?", 1, true) and "&" or "?") .. extra
+end
+
+--- base64url without padding (RFC 4648 section 5), for PKCE and state.
+function M.base64url(bytes)
+  return (content.base64(bytes):gsub("[+/=]", { ["+"] = "-", ["/"] = "_", ["="] = "" }))
+end
+
+--- Standard base64 (HTTP Basic credentials).
+M.base64 = content.base64
+
+return M
