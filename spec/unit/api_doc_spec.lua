@@ -31,7 +31,7 @@ local MODULES = {
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
   ["claude.schema"] = {}, ["claude.tool"] = {}, ["claude.mcp"] = {}, ["claude.guard"] = {},
   ["claude.sessions"] = {}, ["claude.http.client"] = {}, ["claude.http.server"] = {},
-  ["claude.rpc"] = {},
+  ["claude.rpc"] = {}, ["claude.oauth.jwt"] = {}, ["claude.oauth.jwks"] = {},
 }
 
 local fake_options, fake = testing.fake_cli("cli:expect_initialize()")
@@ -46,6 +46,8 @@ local CLASSES = {
   server = getmetatable(claude.server("api_doc", {})).__index,
   fake = getmetatable(fake).__index,
   log = getmetatable(testing.read_log(log_path)).__index,
+  key = getmetatable(require("claude.oauth.jwt").secret(string.rep("k", 32))).__index,
+  keyset = require("claude.oauth.jwks").KeySet,
 }
 fake:cleanup()
 os.remove(log_path)
