@@ -63,6 +63,11 @@ local function is_key(v)
   return typename(v) == KEY_MT
 end
 
+-- Keys read from PEM text given to sign and verify, by the text, for as long
+-- as they live: OpenSSL's decoders take some 0.5 ms, ten times a signature
+-- check. (Keys `key` returns are the caller's, who may close them: not here.)
+local pem_keys = setmetatable({}, { __mode = "v" })
+
 -- source -> Key | nil, err, "key". `strings`: "pem" (PEM or DER) or
 -- "secret" (PEM when it contains -----BEGIN, else an HMAC secret).
 local function to_key(source, strings, passphrase)
@@ -72,6 +77,12 @@ local function to_key(source, strings, passphrase)
     if strings == "secret" and not source:find("-----BEGIN ", 1, true) then
       if source == "" then return errors.fail("key", "an empty HMAC secret") end
       k, msg, kind = core.key_from_secret(source)
+    elseif strings == "secret" then
+      k = pem_keys[source]
+      if not k then
+        k, msg, kind = core.key_from_pem(source)
+        pem_keys[source] = k
+      end
     else
       k, msg, kind = core.key_from_pem(source, passphrase)
     end
