@@ -144,8 +144,10 @@ local BY_ALG = {
 function M.generate(opts)
   errors.check(opts, 1, "generate", "table")
   for k in pairs(opts) do
-    if not GENERATE[k] then misuse("unknown field '%s' to 'generate'%s", tostring(k),
-      errors.suggestion(tostring(k), GENERATE)) end
+    if not GENERATE[k] then
+      misuse("unknown field '%s' to 'generate'%s", tostring(k),
+        errors.suggestion(tostring(k), GENERATE))
+    end
   end
   local kty, arg = opts.kty, nil
   if opts.alg ~= nil then
@@ -164,8 +166,9 @@ function M.generate(opts)
     misuse("bad field 'kty' to 'generate' (RSA, EC, OKP or oct expected)")
   end
   local ok, k, err, kind = pcall(core.key_generate, kty, arg)
-  if not ok then misuse("bad option to 'generate' (%s)", (tostring(k):gsub("^.-%((.*)%)$",
-    "%1"))) end
+  if not ok then -- core's argument error: its parenthesised reason
+    misuse("bad option to 'generate' (%s)", (tostring(k):gsub("^.-%((.*)%)$", "%1")))
+  end
   if not k then return errors.fail(kind, err) end
   return k
 end
@@ -202,8 +205,9 @@ local function b64(s) return core.base64url_encode(s) end
 -- A JSON object's text: an empty table is `{}`, a list is refused.
 local function encode_object(t, what, fname)
   if next(t) == nil then return "{}" end
-  if json.is_array(t) then misuse("bad %s to '%s' (a JSON object expected, got a list)", what,
-    fname) end
+  if json.is_array(t) then
+    misuse("bad %s to '%s' (a JSON object expected, got a list)", what, fname)
+  end
   local ok, s = pcall(json.encode, t)
   if not ok then misuse("bad %s to '%s' (%s)", what, fname, tostring(s)) end
   return s
@@ -233,8 +237,9 @@ local function sign(claims, opts, fname)
   end
   local fits, why = key:supports(alg)
   if not fits then misuse("bad field 'key' to '%s' (%s)", fname, why) end
-  if not key:info().private then misuse("bad field 'key' to '%s' (signing needs a private key)",
-    fname) end
+  if not key:info().private then
+    misuse("bad field 'key' to '%s' (signing needs a private key)", fname)
+  end
   local header = { alg = alg, typ = "JWT" }
   if opts.header ~= nil then
     if type(opts.header) ~= "table" then
@@ -367,8 +372,9 @@ local function check_options(opts, fname)
     end
   end
   local kt = type(opts.keys)
-  if opts.keys == nil then misuse("bad field 'keys' to '%s' (keys to verify with expected)",
-    fname) end
+  if opts.keys == nil then
+    misuse("bad field 'keys' to '%s' (keys to verify with expected)", fname)
+  end
   if kt ~= "string" and kt ~= "table" and not is_key(opts.keys) then
     misuse("bad field 'keys' to '%s' (a key, JWK, JWK set, key set, PEM text or secret expected, "
       .. "got %s)", fname, typename(opts.keys))
