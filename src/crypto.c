@@ -1,14 +1,10 @@
 /*
- * crypto.c -- the little cryptography OAuth needs, from OpenSSL's libcrypto:
- * random bytes (state, PKCE verifiers) and SHA-256 (PKCE challenges).
- * libcrypto is loaded on the first call, not linked (see dynlib.h): its
- * headers at build time, its functions through the table below.
+ * crypto.c -- libcrypto (OpenSSL 3) for claude.core: loading it on the first
+ * call (it is not linked, see dynlib.h), its errors as Lua values, and the
+ * two primitives OAuth's PKCE needs: random bytes (state, verifiers) and
+ * SHA-256 (challenges). Keys and signatures are key.c, key_jwk.c and jws.c.
  */
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
-
-#include "core.h"
+#include "crypto.h"
 #include "dynlib.h"
 
 #ifndef CLAUDE_CRYPTO_SONAME
@@ -17,31 +13,20 @@
 
 #define RANDOM_MAX (1 << 20)
 
-#define CRYPTO_FUNCTIONS(X) \
-  X(ERR_error_string_n)     \
-  X(ERR_get_error)          \
-  X(EVP_Digest)             \
-  X(EVP_sha256)             \
-  X(RAND_bytes)
+claude_crypto_api claude_crypto;
 
-static struct {
-#define CRYPTO_MEMBER(name) __typeof__(name) *name;
-  CRYPTO_FUNCTIONS(CRYPTO_MEMBER)
-#undef CRYPTO_MEMBER
-} api;
 static const char *const names[] = {
 #define CRYPTO_NAME(name) #name,
-  CRYPTO_FUNCTIONS(CRYPTO_NAME)
+  CLAUDE_CRYPTO_FUNCTIONS(CRYPTO_NAME)
 #undef CRYPTO_NAME
 };
-static claude_dynlib lib = CLAUDE_DYNLIB_INIT(CLAUDE_CRYPTO_SONAME, names, api);
+static claude_dynlib lib = CLAUDE_DYNLIB_INIT(CLAUDE_CRYPTO_SONAME, names, claude_crypto);
 
 static void open_once(void) {
   claude_dynlib_open(&lib);
 }
 
-/* Loads libcrypto, or pushes nil, message, "ENOSYS" and returns 3. */
-static int load(lua_State *L) {
+int claude_crypto_load(lua_State *L) {
   char why[256];
   if (claude_dynlib_load(&lib, open_once, why, sizeof why) == 0) return 0;
   luaL_pushfail(L);
@@ -50,17 +35,42 @@ static int load(lua_State *L) {
   return 3;
 }
 
-/* OpenSSL's reason for the failure just seen, after `what`. */
-static void push_openssl_error(lua_State *L, const char *what) {
+void claude_crypto_push_error(lua_State *L, const char *what) {
   char reason[256];
-  unsigned long e = api.ERR_get_error();
+  unsigned long e = claude_crypto.ERR_get_error();
   if (e == 0) {
     lua_pushstring(L, what);
     return;
   }
-  api.ERR_error_string_n(e, reason, sizeof reason);
-  while (api.ERR_get_error() != 0) {} /* the rest of the queue is about the same failure */
+  claude_crypto.ERR_error_string_n(e, reason, sizeof reason);
+  claude_crypto.ERR_clear_error(); /* the rest of the queue is about the same failure */
   lua_pushfstring(L, "%s: %s", what, reason);
+}
+
+int claude_crypto_fail(lua_State *L, const char *what, const char *kind) {
+  luaL_pushfail(L);
+  claude_crypto_push_error(L, what);
+  lua_pushstring(L, kind);
+  return 3;
+}
+
+/* the protected part of claude_crypto_push_owned */
+static int push_lstring(lua_State *L) {
+  const char *data = (const char *)lua_touserdata(L, 1);
+  size_t len = (size_t)lua_tointeger(L, 2);
+  lua_pushlstring(L, data, len);
+  return 1;
+}
+
+void claude_crypto_push_owned(lua_State *L, unsigned char *data, size_t len, int wipe) {
+  int status;
+  lua_pushcfunction(L, push_lstring);
+  lua_pushlightuserdata(L, data);
+  lua_pushinteger(L, (lua_Integer)len);
+  status = lua_pcall(L, 2, 1, 0);
+  if (wipe) claude_crypto.OPENSSL_cleanse(data, len);
+  claude_crypto.CRYPTO_free(data, __FILE__, __LINE__);
+  if (status != LUA_OK) lua_error(L);
 }
 
 /* core.random_bytes(n) -> n bytes from the CSPRNG | nil, message, "crypto" |
@@ -71,13 +81,10 @@ static int l_random_bytes(lua_State *L) {
   unsigned char *p;
   int nret;
   luaL_argcheck(L, n >= 0 && n <= RANDOM_MAX, 1, "size out of range (0 to 1 MiB)");
-  if ((nret = load(L)) != 0) return nret;
+  if ((nret = claude_crypto_load(L)) != 0) return nret;
   p = (unsigned char *)luaL_buffinitsize(L, &b, (size_t)n);
-  if (n > 0 && api.RAND_bytes(p, (int)n) != 1) {
-    luaL_pushfail(L);
-    push_openssl_error(L, "the random number generator failed");
-    lua_pushliteral(L, "crypto");
-    return 3;
+  if (n > 0 && claude_crypto.RAND_bytes(p, (int)n) != 1) {
+    return claude_crypto_fail(L, "the random number generator failed", "crypto");
   }
   luaL_pushresultsize(&b, (size_t)n);
   return 1;
@@ -91,9 +98,9 @@ static int l_sha256(lua_State *L) {
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int mdlen = 0;
   int nret;
-  if ((nret = load(L)) != 0) return nret;
-  if (api.EVP_Digest(s, len, md, &mdlen, api.EVP_sha256(), NULL) != 1) {
-    push_openssl_error(L, "SHA-256 failed");
+  if ((nret = claude_crypto_load(L)) != 0) return nret;
+  if (claude_crypto.EVP_Digest(s, len, md, &mdlen, claude_crypto.EVP_sha256(), NULL) != 1) {
+    claude_crypto_push_error(L, "SHA-256 failed");
     return lua_error(L);
   }
   lua_pushlstring(L, (const char *)md, mdlen);
@@ -103,7 +110,10 @@ static int l_sha256(lua_State *L) {
 static const luaL_Reg crypto_functions[] = {
   {"random_bytes", l_random_bytes}, {"sha256", l_sha256}, {NULL, NULL}};
 
-/* Adds the functions to the module table on top of the stack. */
+/* Adds the functions to the module table on top of the stack, with those
+ * of base64.c and key.c. */
 void claude_open_crypto(lua_State *L) {
   luaL_setfuncs(L, crypto_functions, 0);
+  claude_open_base64(L);
+  claude_open_key(L);
 }

@@ -31,7 +31,8 @@ local MODULES = {
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
   ["claude.schema"] = {}, ["claude.tool"] = {}, ["claude.mcp"] = {}, ["claude.guard"] = {},
   ["claude.sessions"] = {}, ["claude.http.client"] = {}, ["claude.http.server"] = {},
-  ["claude.rpc"] = {}, ["claude.oauth"] = {},
+  ["claude.rpc"] = {}, ["claude.oauth"] = {}, ["claude.oauth.jwt"] = {},
+  ["claude.oauth.jwks"] = {},
   ["claude.mcp.http"] = { serve = true }, -- the command's, claude.mcp.cli
   -- the transport's side of the checks
   ["claude.mcp.http_auth"] = { check = true, endpoint = true, authenticate = true,
@@ -50,6 +51,8 @@ local CLASSES = {
   server = getmetatable(claude.server("api_doc", {})).__index,
   fake = getmetatable(fake).__index,
   log = getmetatable(testing.read_log(log_path)).__index,
+  key = getmetatable(require("claude.oauth.jwt").secret(string.rep("k", 32))).__index,
+  keyset = require("claude.oauth.jwks").KeySet,
 }
 fake:cleanup()
 os.remove(log_path)

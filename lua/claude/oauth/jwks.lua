@@ -1,0 +1,459 @@
+--- JWK sets (RFC 7517 section 5): keys chosen by a token's `kid` and `alg`,
+-- given as a table or fetched from an authorization server's `jwks_uri`
+-- and cached; and `verifier`, the token check an HTTP MCP server takes as
+-- its `auth.verify` callback.
+--
+--     local jwks = require "claude.oauth.jwks"
+--     local verify = jwks.verifier{ jwks_url = "https://auth.example/.well-known/jwks.json",
+--       issuer = "https://auth.example", audience = "https://mcp.example/mcp" }
+--     local claims, err, kind = verify(token)     -- kind "auth" or "connection"
+--
+-- A fetched set is fetched on first use, again once `cache_ttl` has passed,
+-- and at once when a token names a `kid` the set lacks (a rotated key), but
+-- not more often than once per `cooldown` seconds, so that tokens with
+-- made-up kids cannot make the server hammer the authorization server.
+-- Tasks that need the set while it is being fetched wait for that one fetch.
+-- When a refetch fails the keys already fetched stay in use. Fetching waits
+-- (in a task, other tasks run meanwhile).
+--
+-- Errors: `nil, err, "auth"` for tokens no key verifies and for a document
+-- that is not a usable JWK set; `"connection"` when it could not be fetched
+-- (refused, timeout, TLS, an HTTP error status); `"key"` for key material
+-- given in a table that cannot be read.
+-- @module claude.oauth.jwks
+local core = require "claude.core"
+local json = require "claude.json"
+local errors = require "claude.errors"
+local async = require "claude.async"
+local jwt = require "claude.oauth.jwt"
+
+local M = {}
+
+local type, ipairs, pairs, tostring = type, ipairs, pairs, tostring
+local misuse, typename = errors.misuse, errors.typename
+
+local MAX_KEYS = 100
+local DEFAULTS = { cache_ttl = 300, cooldown = 30, timeout = 10, max_size = 256 * 1024 }
+
+local function auth(reason, message)
+  return errors.fail("auth", message, { reason = reason })
+end
+
+local function quoted(v)
+  if type(v) == "string" and #v <= 40 and v:match("^[%w%-_.:+/]+$") then return "'" .. v .. "'" end
+  return nil
+end
+
+local KeySet = {}
+KeySet.__index = KeySet
+KeySet.__name = "claude.oauth.KeySet"
+
+function KeySet:__tostring()
+  if self.url then
+    return string.format("claude.oauth.KeySet (%s, %s)", self.url,
+      self.entries and (#self.entries .. " keys") or "not fetched")
+  end
+  return string.format("claude.oauth.KeySet (%d keys)", #self.entries)
+end
+
+-- The metadata members of a JWK the set uses for choosing (RFC 7517 4).
+local function metadata(e, jwk)
+  if type(jwk.kid) == "string" then e.kid = jwk.kid end
+  if type(jwk.alg) == "string" then e.alg = jwk.alg end
+  if type(jwk.use) == "string" then e.use = jwk.use end
+  if type(jwk.key_ops) == "table" then
+    e.ops = {}
+    for _, op in ipairs(jwk.key_ops) do e.ops[op] = true end
+  end
+  return e
+end
+
+-- One member of a key set -> entry, or nil, message, kind.
+local function entry_of(item)
+  if typename(item) == "claude.core.Key" then return { key = item } end
+  if type(item) ~= "table" then
+    return nil, "a JWK table or a claude.core.Key expected, got " .. typename(item), "key"
+  end
+  local key, err, kind = core.key_from_jwk(item)
+  if not key then return nil, err, kind end
+  return metadata({ key = key }, item)
+end
+
+-- The entries of a list of JWKs. `lenient` (a fetched set): keys that
+-- cannot be used are left out, their reasons kept by kid; else the first
+-- such key fails the whole set, but for keys that are not for signatures.
+local function entries_of(list, lenient)
+  local entries, skipped = {}, {}
+  for i, item in ipairs(list) do
+    local use = type(item) == "table" and item.use
+    if use == nil or use == "sig" then
+      local e, err, kind = entry_of(item)
+      if e then
+        entries[#entries + 1] = e
+      else
+        local kid = type(item) == "table" and type(item.kid) == "string" and item.kid
+        if lenient or err:match("^unsupported") then
+          if kid then skipped[kid] = err end
+        else
+          local name = quoted(kid)
+          return nil, errors.new(kind, "key #" .. i .. (name and " (kid " .. name .. ")" or "")
+            .. ": " .. err), kind
+        end
+      end
+    end
+  end
+  return entries, skipped
+end
+
+-- A list from a JWKS `{ keys = {...} }`, a list of keys, or one JWK.
+local function members(source)
+  if type(source) == "table" and source.kty ~= nil then return { source } end
+  if typename(source) == "claude.core.Key" then return { source } end
+  if type(source) ~= "table" then return nil end
+  local list = source.keys
+  if list == nil then list = source end
+  if type(list) ~= "table" or (next(list) ~= nil and list[1] == nil) then return nil end
+  return list
+end
+
+local function new_local(source)
+  local list = members(source)
+  if not list then
+    misuse("a JWK set { keys = {...} }, a list of keys or a JWK expected, got %s", typename(source))
+  end
+  local entries, skipped, kind = entries_of(list, false)
+  if not entries then return nil, skipped, kind end
+  return setmetatable({ entries = entries, skipped = skipped }, KeySet)
+end
+
+--- A key set from a table: a JWKS `{ keys = { jwk, ... } }`, a list of
+-- JWKs and `claude.core.Key`s, or one JWK. Keys marked for encryption
+-- (`use = "enc"`) and key types JWS has no use for are left out; any other
+-- key that cannot be read fails the set.
+-- @tparam table source
+-- @return a key set, or nil, err, "key"
+function M.new(source)
+  return new_local(source)
+end
+
+-- For claude.oauth.jwt (a JWKS given as `keys` to verify).
+function M._local(source)
+  return new_local(source)
+end
+
+local function usable(e, alg)
+  if e.use ~= nil and e.use ~= "sig" then return false end
+  if e.ops ~= nil and not e.ops.verify then return false end
+  if e.alg ~= nil and e.alg ~= alg then return false end
+  return (e.key:supports(alg))
+end
+
+-- The entries that may verify a token with this header, and whether one
+-- had its kid.
+local function choose(entries, header)
+  local found, kid_seen = {}, false
+  local kid, alg = header.kid, header.alg
+  for _, e in ipairs(entries) do
+    if kid == nil or e.kid == kid then
+      kid_seen = kid_seen or kid ~= nil
+      if usable(e, alg) then found[#found + 1] = e.key end
+    end
+  end
+  return found, kid_seen
+end
+
+--- The keys that may have signed a token with this (decoded, unverified)
+-- header: those with its `kid` (any, when it has none) that allow its `alg`.
+-- A fetched set is fetched first when needed (see the module).
+-- @tparam table header
+-- @return a list of `claude.core.Key` (maybe empty), or nil, err, kind
+function KeySet:select(header)
+  if type(header) ~= "table" then
+    errors.argerror(1, "select", "table expected, got %s", typename(header))
+  end
+  if self.url then
+    local ok, err, kind = self:_ensure(false)
+    if not ok and not self.entries then return nil, err, kind end
+  end
+  local found, kid_seen = choose(self.entries, header)
+  local kid = header.kid
+  if self.url and #found == 0 and type(kid) == "string" and not kid_seen
+    and not self.skipped[kid] then
+    local ok, err, kind = self:_ensure(true) -- a key rotated in since the last fetch?
+    if not ok then return nil, err, kind end
+    found = choose(self.entries, header)
+  end
+  if #found > 0 then return found end
+  if kid_seen then
+    return auth("key", "the key with the token's kid " .. (quoted(kid) and quoted(kid) .. " " or "")
+      .. "cannot verify " .. tostring(header.alg))
+  end
+  local why = type(kid) == "string" and self.skipped[kid]
+  if why then
+    return auth("key", "the key set's key " .. (quoted(kid) or "with the token's kid")
+      .. " cannot be used: " .. why)
+  end
+  return {}
+end
+
+--- Adds a key to the set (a local set or a fetched one's current keys).
+-- @param key a `claude.core.Key`, PEM text or JWK table
+-- @tparam[opt] table meta `{ kid =, alg =, use = }`
+-- @return the set, or nil, err, "key"
+function KeySet:add(key, meta)
+  if meta ~= nil and type(meta) ~= "table" then
+    errors.argerror(2, "add", "table expected, got %s", typename(meta))
+  end
+  local k, err, kind = jwt._to_key(key, "pem")
+  if not k then return nil, err, kind end
+  local e = { key = k }
+  if type(key) == "table" then metadata(e, key) end
+  if meta then metadata(e, meta) end
+  self.entries = self.entries or {}
+  self.entries[#self.entries + 1] = e
+  return self
+end
+
+--- The keys of the set: `{ key = Key, kid =, alg =, use = }` each (a
+-- fetched set: as last fetched, nothing before the first fetch).
+-- @treturn table
+function KeySet:keys()
+  local out = {}
+  for i, e in ipairs(self.entries or {}) do
+    out[i] = { key = e.key, kid = e.kid, alg = e.alg, use = e.use }
+  end
+  return out
+end
+
+--- The public JWK set document of the set's asymmetric keys (with their
+-- kid, alg and use), for serving as a `jwks_uri` or a client's `jwks`.
+-- @treturn table `{ keys = { jwk, ... } }`
+function KeySet:jwks()
+  local keys = json.array()
+  for _, e in ipairs(self.entries or {}) do
+    if e.key:info().kty ~= "oct" then
+      local j = e.key:jwk()
+      j.kid, j.alg, j.use = e.kid, e.alg, e.use
+      keys[#keys + 1] = j
+    end
+  end
+  return { keys = keys }
+end
+
+---------------------------------------------------------------------------------------------
+-- Fetched sets
+---------------------------------------------------------------------------------------------
+
+local function loopback(host)
+  if host == "localhost" or host == "[::1]" then return true end
+  local a, b, c, d = host:match("^(%d+)%.(%d+)%.(%d+)%.(%d+)$")
+  return a == "127" and tonumber(b) < 256 and tonumber(c) < 256 and tonumber(d) < 256
+end
+
+local function check_url(url, field, fname)
+  if type(url) ~= "string" then
+    misuse("bad field '%s' to '%s' (a URL expected, got %s)", field, fname, typename(url))
+  end
+  local scheme, authority = url:match("^(%a[%w+.-]*)://([^/?#]*)")
+  if not scheme or url:find("[%s%c]") then
+    misuse("bad field '%s' to '%s' (not an absolute URL)", field, fname)
+  end
+  if authority:find("@", 1, true) then
+    misuse("bad field '%s' to '%s' (user information in the URL)", field, fname)
+  end
+  local host = authority:lower():match("^(%[[^]]*%])") or authority:lower():match("^([^:]*)")
+  scheme = scheme:lower()
+  if scheme ~= "https" and not (scheme == "http" and loopback(host)) then
+    misuse("bad field '%s' to '%s' (https required; http only for a loopback host)", field, fname)
+  end
+  return url
+end
+
+-- Downloads and reads the set: true, or nil, err, kind.
+function KeySet:_download()
+  local http = require "claude.http.client"
+  local headers = { accept = "application/jwk-set+json, application/json" }
+  for k, v in pairs(self.headers) do headers[k] = v end
+  local resp, err = http.request { url = self.url, timeout = self.timeout, headers = headers,
+    max_body = self.max_size }
+  local where = "the JWK set " .. self.url
+  if not resp then
+    if err.kind == "overflow" then
+      return auth("key", where .. " is larger than " .. self.max_size .. " bytes")
+    end
+    return errors.fail("connection", where .. " could not be fetched: " .. errors.message(err),
+      { cause = err })
+  end
+  if resp.status ~= 200 then
+    local redirect = resp.status >= 300 and resp.status < 400
+    return errors.fail("connection", where .. " could not be fetched: HTTP " .. resp.status
+      .. (redirect and " (redirects are not followed)" or ""))
+  end
+  local doc = json.decode(resp.body)
+  local list = type(doc) == "table" and doc.keys
+  if type(list) ~= "table" or (next(list) ~= nil and list[1] == nil) then
+    return auth("key", where .. " is not a JWK set ({\"keys\": [...]})")
+  end
+  if #doc.keys > MAX_KEYS then
+    return auth("key", where .. " has more than " .. MAX_KEYS .. " keys")
+  end
+  local entries, skipped = entries_of(doc.keys, true)
+  self.entries, self.skipped, self.fetched_at = entries, skipped, core.now()
+  return true
+end
+
+-- Fetches the set, or waits for the fetch under way: true, or nil, err, kind.
+function KeySet:_fetch()
+  local running = self.fetching
+  if running then
+    running.done:wait()
+    return table.unpack(running.result, 1, 3)
+  end
+  running = { done = async.event() }
+  self.fetching = running
+  self.attempted_at = core.now()
+  self.fetches = self.fetches + 1
+  local ok, a, b, c = pcall(self._download, self)
+  if not ok then -- cancelled while waiting: the waiters get a failure, the error goes on
+    b = errors.new("connection", "the fetch of the JWK set " .. self.url .. " was cancelled")
+    c = b.kind
+  end
+  running.result = { ok and a or nil, b, c }
+  if not (ok and a) then self.failure = running.result end
+  self.fetching = nil
+  running.done:set()
+  if not ok then error(a, 0) end
+  return a, b, c
+end
+
+-- Fetches when the set is due: never fetched, older than cache_ttl, or
+-- (`kid_miss`) lacking a token's kid; but not twice within cooldown.
+-- true, or nil, err, kind.
+function KeySet:_ensure(kid_miss)
+  if self.fetching then return self:_fetch() end
+  local now = core.now()
+  if self.entries and not kid_miss and now - self.fetched_at < self.cache_ttl then return true end
+  if now - self.attempted_at < self.cooldown then
+    if self.entries then return true end
+    return table.unpack(self.failure, 1, 3)
+  end
+  return self:_fetch()
+end
+
+--- Fetches the set now (waiting for a fetch already under way).
+-- @return true, or nil, err, kind ("connection", "auth")
+function KeySet:refresh()
+  if not self.url then return true end
+  return self:_fetch()
+end
+
+local REMOTE = { cache_ttl = true, cooldown = true, timeout = true, max_size = true,
+  headers = true }
+
+local function remote(url, opts, fname)
+  check_url(url, "url", fname)
+  opts = opts or {}
+  local self = setmetatable({ url = url, skipped = {}, fetched_at = -math.huge,
+    attempted_at = -math.huge, fetches = 0, headers = {} }, KeySet)
+  for k, default in pairs(DEFAULTS) do
+    local v = opts[k]
+    if v == nil then v = default end
+    if type(v) ~= "number" or v < 0 then
+      misuse("bad field '%s' to '%s' (a number >= 0 expected)", k, fname)
+    end
+    self[k] = v
+  end
+  if opts.headers ~= nil then
+    if type(opts.headers) ~= "table" then
+      misuse("bad field 'headers' to '%s' (table expected, got %s)", fname, typename(opts.headers))
+    end
+    self.headers = opts.headers
+  end
+  self.max_size = math.tointeger(self.max_size) or math.floor(self.max_size)
+  return self
+end
+
+--- A key set fetched from `url` (https; http only for a loopback host) on
+-- first use and cached (see the module).
+-- @tparam string url the `jwks_uri`
+-- @tparam[opt] table opts `{ cache_ttl = 300, cooldown = 30 (seconds between
+--   refetches for an unknown kid), timeout = 10, max_size = 262144 (bytes),
+--   headers = {} }`
+-- @return a key set
+function M.remote(url, opts)
+  if opts ~= nil then
+    errors.check(opts, 2, "remote", "table")
+    for k in pairs(opts) do
+      if not REMOTE[k] then
+        misuse("unknown field '%s' to 'remote'%s", tostring(k), errors.suggestion(tostring(k),
+          REMOTE))
+      end
+    end
+  end
+  return remote(url, opts, "remote")
+end
+
+local VERIFIER = { jwks_url = true, keys = true, issuer = true, audience = true, subject = true,
+  algorithms = true, leeway = true, now = true, required_claims = true, max_age = true,
+  typ = true, max_size = true, cache_ttl = true, cooldown = true, timeout = true,
+  jwks_max_size = true, headers = true }
+local FOR_JWT = { "issuer", "audience", "subject", "algorithms", "leeway", "now",
+  "required_claims", "max_age", "typ", "max_size" }
+
+--- A token check for an HTTP MCP server's `auth.verify`: `verify(token) ->
+-- claims | nil, err, kind`. It may wait (fetching keys), so it runs in a task.
+-- @tparam table opts `{ jwks_url = | keys = (a table, key or key set),
+--   audience = (required: this server's resource URL or a list),
+--   issuer =, algorithms =, leeway =, required_claims =, max_age =, typ =,
+--   subject =, now =, max_size = (of a token) }` as for
+--   `claude.oauth.jwt.verify`, and for a fetched set `cache_ttl`,
+--   `cooldown`, `timeout`, `jwks_max_size`, `headers` (see `remote`)
+-- @return the function `verify(token)`, and the key set it uses
+function M.verifier(opts)
+  errors.check(opts, 1, "verifier", "table")
+  for k in pairs(opts) do
+    if not VERIFIER[k] then
+      misuse("unknown field '%s' to 'verifier'%s", tostring(k), errors.suggestion(tostring(k),
+        VERIFIER))
+    end
+  end
+  if (opts.jwks_url == nil) == (opts.keys == nil) then
+    misuse("bad argument #1 to 'verifier' (one of jwks_url and keys expected)")
+  end
+  if opts.audience == nil then
+    -- RFC 8707 / MCP authorization: a server accepts only tokens meant for it
+    misuse("bad field 'audience' to 'verifier' (the audience this server accepts is required)")
+  end
+  local set
+  if opts.jwks_url ~= nil then
+    set = remote(opts.jwks_url, { cache_ttl = opts.cache_ttl, cooldown = opts.cooldown,
+      timeout = opts.timeout, max_size = opts.jwks_max_size, headers = opts.headers }, "verifier")
+  elseif type(opts.keys) == "table" and getmetatable(opts.keys) == KeySet then
+    set = opts.keys
+  else
+    local err
+    set, err = new_local(opts.keys)
+    if not set then misuse("bad field 'keys' to 'verifier' (%s)", errors.message(err)) end
+  end
+  local jopts = { keys = set }
+  for _, k in ipairs(FOR_JWT) do jopts[k] = opts[k] end
+  local o = jwt._check_options(jopts, "verifier")
+  local verify = jwt._verify
+  return function(token)
+    if type(token) ~= "string" or token == "" then return auth("malformed", "no bearer token") end
+    local claims, err, kind = verify(token, o)
+    if not claims then return nil, err, kind end
+    return claims
+  end, set
+end
+
+M.KeySet = KeySet
+
+for name, f in pairs(M) do
+  if type(f) == "function" and not name:match("^_") then M[name] = errors.public(f) end
+end
+for _, name in ipairs { "select", "add", "keys", "jwks", "refresh" } do
+  KeySet[name] = errors.public(KeySet[name])
+end
+
+return M
