@@ -493,17 +493,4 @@ describe("claudelua mcp: OAuth on the command line", function()
     assert.equal(1, code)
     assert.matches("%-%-issuer: needed with jwks_url", err)
   end)
-
-  if pcall(require, "claude.oauth.jwks") then
-    pending("--jwks-url without claude.oauth.jwks: it is built in here "
-      .. "(spec/integration/mcp_http_jwks_spec.lua serves JWTs)")
-  else
-    it("says --jwks-url is unsupported where claude.oauth.jwks is not built in", function()
-      local code, err = run { "--http", "0", "--jwks-url", "https://as.example/jwks",
-        "--issuer", "https://as.example", harness.root .. "/spec/support/mcp_http_tools.lua" }
-      assert.equal(1, code)
-      assert.matches("%-%-jwks%-url: unsupported in this build: JWT verification needs "
-        .. "claude.oauth.jwks", err)
-    end)
-  end
 end)

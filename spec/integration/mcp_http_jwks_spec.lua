@@ -1,19 +1,12 @@
 -- `claudelua mcp --http --jwks-url URL --issuer ISS`: JWT access tokens checked against the
 -- authorization server's keys (claude.oauth.jwks), tokens signed by jose
--- (spec/support/jwt_mint.mjs), the key set served from this process. Skipped only where
--- claude.oauth.jwks is not built in (spec/integration/mcp_http_auth_spec.lua then checks that
--- --jwks-url says "unsupported").
+-- (spec/support/jwt_mint.mjs), the key set served from this process.
 local json = require "claude.json"
 local process = require "claude.process"
 local http = require "claude.http.client"
 local http_server = require "claude.http.server"
 local harness = require "support.harness"
 local mcp_http = require "support.mcp_http"
-
-if not pcall(require, "claude.oauth.jwks") then
-  pending("JWT access tokens: claude.oauth.jwks is not built in")
-  return
-end
 
 local ISSUER = "https://as.example"
 local root = harness.root

@@ -61,16 +61,6 @@ describe("claude.mcp.http_auth", function()
       assert.is_false(claude.server("s", {}, { auth = false }).auth)
       assert.is_nil(claude.server("s", {}).auth)
     end)
-
-    if not pcall(require, "claude.oauth.jwks") then
-      it("says jwks_url is unsupported without claude.oauth.jwks", function()
-        local ok, err = pcall(claude.server, "s", {}, { auth = { jwks_url = "https://as/j",
-          issuer = "https://as" } })
-        assert.is_false(ok)
-        assert.matches("bad field 'auth.jwks_url' to 'server' %(unsupported in this build: "
-          .. "JWT verification needs claude.oauth.jwks", err)
-      end)
-    end
   end)
 
   it("derives the metadata URL of a resource (RFC 9728 section 3.1)", function()

@@ -161,13 +161,6 @@ function M.check(spec, fname)
       bad(f, "non-negative number expected")
     end
   end
-  if spec.jwks_url then
-    local ok, why = pcall(require, "claude.oauth.jwks")
-    if not ok then
-      bad("jwks_url", "unsupported in this build: JWT verification needs claude.oauth.jwks (%s)",
-        tostring(why):match("^[^\n]*"))
-    end
-  end
   return spec
 end
 
@@ -262,8 +255,30 @@ end)
 
 local compiled = setmetatable({}, { __mode = "k" })
 
-local function verifier_of(spec)
-  local v = compiled[spec]
+-- The audiences a JWT may name for `resource`: the resource and each resource above it on
+-- its origin, with and without a trailing slash (the rule audience_ok applies to other
+-- verifiers' claims; a JWT access token must carry `aud`, RFC 9068).
+local function audiences_of(resource)
+  local origin, path = resource:match("^([^:/]+://[^/?#]+)([^?#]*)")
+  if not origin then return { resource } end
+  local list = { origin, origin .. "/" }
+  local prefix = origin
+  for segment in path:gmatch("[^/]+") do
+    prefix = prefix .. "/" .. segment
+    list[#list + 1] = prefix
+    list[#list + 1] = prefix .. "/"
+  end
+  return list
+end
+
+-- One verifier per option and resource (an introspection cache, a fetched key set).
+local function verifier_of(spec, resource)
+  local per_resource = compiled[spec]
+  if not per_resource then
+    per_resource = {}
+    compiled[spec] = per_resource
+  end
+  local v = per_resource[resource]
   if v then return v end
   if spec.verify then
     v = spec.verify
@@ -274,9 +289,9 @@ local function verifier_of(spec)
   else
     local jwks = require "claude.oauth.jwks"
     v = jwks.verifier { jwks_url = spec.jwks_url, issuer = spec.issuer,
-      audience = spec.audience or nil, algorithms = spec.algorithms }
+      audience = spec.audience or audiences_of(resource), algorithms = spec.algorithms }
   end
-  compiled[spec] = v
+  per_resource[resource] = v
   return v
 end
 
@@ -362,7 +377,7 @@ function M.endpoint(spec, resource)
   }
   local prm = M.metadata_url(resource)
   return {
-    spec = spec, resource = resource, verify = verifier_of(spec), required = required,
+    spec = spec, resource = resource, verify = verifier_of(spec, resource), required = required,
     metadata = json.encode(doc), metadata_url = prm,
     scope = challenge_scope and quoted(challenge_scope),
     audience = spec.audience, timeout = spec.timeout or M.VERIFY_TIMEOUT,
