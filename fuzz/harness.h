@@ -46,7 +46,8 @@ static void fuzz_check(lua_State *L, const char *name, const uint8_t *data, size
   lua_getfield(L, LUA_REGISTRYINDEX, "claude.fuzz.check");
   lua_pushlstring(L, (const char *)data, size);
   if (lua_pcall(L, 1, 0, 0) != LUA_OK) {
-    fprintf(stderr, "%s: %s\n", name, lua_tostring(L, -1));
+    /* an error object (claude.errors) has a __tostring */
+    fprintf(stderr, "%s: %s\n", name, luaL_tolstring(L, -1, NULL));
     abort();
   }
 }

@@ -447,6 +447,19 @@ describe("jwt.verify", function()
         key_ops = { "verify" } }) } }, now = NOW }))
     end)
 
+    it("takes a list of claude.core.Key values, secrets among them (found by the jwt fuzz target)",
+      function()
+        local secret = jwt.secret(string.rep("s", 32))
+        local list = { secret, keys.ES256:public(), keys.Ed:public() }
+        for _, key in ipairs { secret, keys.ES256, keys.Ed } do
+          local t = jwt.sign({ exp = NOW + 1 }, { key = key })
+          assert.truthy(jwt.verify(t, { keys = list, now = NOW }))
+        end
+        local t = jwt.sign({ exp = NOW + 1 }, { key = keys.ES384 })
+        assert.equal("no key for ES384", refused("key", jwt.verify(t, { keys = list, now = NOW }))
+          .message)
+      end)
+
     it("uses a single key whatever the token's kid", function()
       local t = jwt.sign({ exp = NOW + 1 }, { key = keys.Ed, kid = "anything" })
       assert.truthy(jwt.verify(t, { keys = keys.Ed:public(), now = NOW }))

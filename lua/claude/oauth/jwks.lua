@@ -85,7 +85,7 @@ end
 local function entries_of(list, lenient)
   local entries, skipped = {}, {}
   for i, item in ipairs(list) do
-    local use = type(item) == "table" and item.use
+    local use = type(item) == "table" and item.use or nil -- a claude.core.Key has none
     if use == nil or use == "sig" then
       local e, err, kind = entry_of(item)
       if e then
