@@ -8,7 +8,8 @@
 --    once more after the token is revoked at the authorization server.
 --  * JWTs: the demo server issues opaque tokens, so an authorization server scripted here
 --    (this process, claude.http.server) verifies the client's private_key_jwt assertion
---    and mints RFC 9068 access tokens with claude.oauth.jwt; `--jwks-url` checks them.
+--    and mints RFC 9068 access tokens with claude.oauth.jwt; `--jwks-url` checks them;
+--    examples/mcp_machine_client.lua does the same from a key file.
 -- No token reaches the server's stderr.
 local claude = require "claude"
 local process = require "claude.process"
@@ -175,9 +176,24 @@ describe("claude.mcp.connect with auth against claudelua mcp --http", function()
       local header = jwt.decode(seen[1].client_assertion)
       assert.same({ alg = "ES256", kid = "machine-1", typ = "JWT" }, header)
 
+      -- examples/mcp_machine_client.lua does the same from a key file
+      local pem_file = harness.tempfile(client_key:pem(true), ".pem")
+      local ex <close> = assert(process.spawn { harness.claudelua, args = {
+        root .. "/examples/mcp_machine_client.lua", url, "machine", pem_file, "whoami" },
+        stderr = "collect" })
+      local out = {}
+      for line in ex:lines(60) do out[#out + 1] = line end
+      assert.equal(0, ex:wait(10), ex:stderr())
+      os.remove(pem_file)
+      assert.matches("^connected to notes", out[1])
+      assert.equal("tool: whoami", out[2])
+      local answer = json.decode(assert(out[3]:match("^whoami: (.*)$")))
+      assert.equal("machine", answer.subject)
+      assert.equal(2, #issued)
+
       server:signal("term")
       assert.equal(0, server:wait(10))
       srv:close()
-      assert_no_token(stderr, { issued[1], seen[1].client_assertion })
+      assert_no_token(stderr, { issued[1], issued[2], seen[1].client_assertion })
     end))
 end)
