@@ -90,6 +90,18 @@ describe("auth.private_key (private_key_jwt signed by the library)", function()
       assert.equal("ed-2025", log.assertion_header.kid)
     end))
 
+  it("signs with the algorithm a JWK names", case(function()
+    local key = assert(jwt.generate { kty = "OKP", crv = "Ed25519" })
+    local jwk = key:jwk(true)
+    jwk.alg = "Ed25519"
+    local _fake <close>, u, log = fake { client_id = "machine", client_key = key:public(),
+      signing_algs = { "EdDSA", "Ed25519" } }
+    local c <close> = assert(claude.mcp.connect { url = u, timeout = T, auth = {
+      grant = "client_credentials", client_id = "machine", private_key = jwk } })
+    assert(c:list_tools())
+    assert.equal("Ed25519", log.assertion_header.alg)
+  end))
+
   it("authenticates the authorization code exchange with private_key_alg and _kid",
     case(function()
       local key = assert(jwt.generate { alg = "ES384" })
@@ -318,6 +330,12 @@ describe("misuse of auth.private_key and claude.oauth.id_jag", function()
       .. "to 'connect' %(RS256 needs an RSA key, not an EC P%-256 key%)" },
     { with { private_key = key, private_key_alg = "none" }, "bad field 'auth.private_key_alg' "
       .. "to 'connect' %(unknown algorithm%)" },
+    { with { private_key = (function()
+        local j = key:jwk(true)
+        j.alg = "PS256"
+        return j
+      end)() }, "bad field 'auth.private_key' to 'connect' %(its JWK's alg: PS256 needs an "
+      .. "RSA key" },
     { with { private_key = key, token_endpoint_auth_method = "client_secret_basic" },
       "%('private_key_jwt' with 'auth.private_key', got 'client_secret_basic'%)" },
     { with { client_secret = "s", private_key_kid = "k1" },

@@ -26,8 +26,8 @@ M.TYPES = TYPES
 local GRANTS = { authorization_code = true, client_credentials = true, jwt_bearer = true }
 
 --- Checks `auth.private_key` and its companions, and reads the key once:
--- `o.private_key` becomes a claude.core.Key, `o.private_key_kid` the JWK's
--- `kid` when the key was a JWK that has one and no kid was given. A key
+-- `o.private_key` becomes a claude.core.Key; a JWK's `kid` and `alg` stand
+-- for `private_key_kid` and `private_key_alg` when those are not given. A key
 -- that cannot be read, a public key, an HMAC secret (that would be
 -- client_secret_jwt) and an algorithm the key cannot sign with are misuses.
 -- @tparam table o the copy being checked (changed)
@@ -59,14 +59,20 @@ function M.check_private_key(o, fname)
     misuse("bad field 'auth.private_key' to '%s' (a public key: signing needs the private "
       .. "one)", fname)
   end
-  local alg = o.private_key_alg
+  local alg, field = o.private_key_alg, "auth.private_key_alg"
+  if alg == nil and type(source) == "table" and type(source.alg) == "string" then
+    -- a JWK that names its algorithm is meant for that one alone (RFC 7517 section 4.4)
+    alg, field = source.alg, "auth.private_key"
+    o.private_key_alg = alg
+  end
   if alg ~= nil then
     local fits, why = false, "unknown algorithm"
     for _, a in ipairs(jwt.algorithms) do
       if a == alg then fits, why = key:supports(alg) end
     end
     if not fits then
-      misuse("bad field 'auth.private_key_alg' to '%s' (%s)", fname, why)
+      misuse("bad field '%s' to '%s' (%s%s)", field, fname,
+        field == "auth.private_key" and "its JWK's alg: " or "", why)
     end
   end
   if o.private_key_kid == nil and type(source) == "table" and type(source.kid) == "string" then
