@@ -219,6 +219,16 @@ describe("cross-app access (claude.oauth.id_jag and the jwt_bearer grant)", func
       assert.equal(0, #log.authorize)
     end))
 
+  it("takes the ID-JAG's typ as the media type it is (application/, any case)",
+    case(function()
+      local _fake <close>, u, log = fake { client_id = "xaa", client_secret = "xaa-secret",
+        idp = idp { typ = "application/OAuth-ID-JAG+JWT" } }
+      local c <close> = assert(claude.mcp.connect { url = u, timeout = T,
+        auth = xaa(_fake.base) })
+      assert(c:list_tools())
+      assert.equal(1, #log.token)
+    end))
+
   describe("bad input: an auth error naming the step, without the tokens", function()
     local function refused(cfg, extra, id_token)
       cfg.client_id, cfg.client_secret = "xaa", "xaa-secret"

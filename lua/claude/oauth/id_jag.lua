@@ -44,6 +44,7 @@ local METHODS = { client_secret_basic = true, client_secret_post = true, none = 
 
 -- A value of the identity provider's quoted only when short and plain.
 local function quoted(v)
+  if v == nil then return "(none given)" end
   if type(v) == "string" and #v <= 60 and v:match("^[%w%-_.:+/]+$") then
     return "'" .. v .. "'"
   end
