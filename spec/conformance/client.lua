@@ -54,6 +54,7 @@ end
 
 local http = require "claude.http.client"
 local json = require "claude.json"
+local oauth = require "claude.oauth"
 
 local context = json.decode(os.getenv("MCP_CONFORMANCE_CONTEXT") or "{}") or {}
 
@@ -69,7 +70,7 @@ local function authorized(auth)
   auth = auth or {}
   auth.client_id = auth.client_id or context.client_id
   auth.client_secret = auth.client_secret or context.client_secret
-  if auth.grant ~= "client_credentials" then
+  if auth.grant == "authorization_code" or auth.grant == nil then
     auth.client_name = "claudelua conformance client"
     auth.redirect_uri = "http://127.0.0.1:3000/callback"
     auth.on_authorize = follow_once
@@ -86,6 +87,18 @@ local auth_scenarios = {
   end,
   ["auth/client-credentials-basic"] = function()
     authorized { grant = "client_credentials" }
+  end,
+  -- SEP-1046: private_key_jwt with the scenario's ES256 key; the library signs the
+  -- assertion for the issuer, the algorithm taken from the server's metadata
+  ["auth/client-credentials-jwt"] = function()
+    authorized { grant = "client_credentials", private_key = context.private_key_pem }
+  end,
+  -- SEP-990: the ID token exchanged at the identity provider for an ID-JAG, which the JWT
+  -- bearer grant turns into an access token (client_secret_basic at the server)
+  ["auth/cross-app-access-complete-flow"] = function()
+    authorized { grant = "jwt_bearer", assertion = oauth.id_jag {
+      idp_token_endpoint = context.idp_token_endpoint, id_token = context.idp_id_token,
+      client_id = context.idp_client_id } }
   end,
 }
 

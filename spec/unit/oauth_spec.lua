@@ -259,7 +259,39 @@ describe("token endpoint authentication", function()
         "client_secret_post" }))
     assert.equal("private_key_jwt", choose({ client_id = "c", assertion = print },
       { "private_key_jwt" }))
+    assert.equal("private_key_jwt", choose({ client_id = "c", private_key = {} }, nil))
   end)
+
+  it("chooses the algorithm of a client assertion from the key and the server's list",
+    function()
+      local jwt = require "claude.oauth.jwt"
+      local ec, ed = jwt.generate { alg = "ES256" }, jwt.generate { alg = "EdDSA" }
+      local rows = { -- key, private_key_alg, the server's list, the algorithm or the error
+        { ec, nil, nil, "ES256" },
+        { ec, nil, {}, "ES256" },
+        { ed, nil, nil, "EdDSA" },
+        { ec, nil, { "none", "HS256", "RS256", "ES256" }, "ES256" },
+        { ed, nil, { "ES256", "Ed25519", "EdDSA" }, "Ed25519" },
+        { ec, "ES256", nil, "ES256" },
+        { ec, "ES256", { "ES256", "RS256" }, "ES256" },
+        { ec, "ES256", { "RS256" }, "signed with RS256, not with ES256 %(auth.private_key_alg%)" },
+        { ec, nil, { "RS256", "PS256" }, "the private key %(EC P%-256%) signs with ES256; the "
+          .. "authorization server 'https://as' takes client assertions signed with RS256, "
+          .. "PS256 only" },
+        { ed, nil, { "ES256", "<script>" }, "signs with EdDSA, Ed25519; .* signed with ES256 "
+          .. "only" },
+      }
+      for i, row in ipairs(rows) do
+        local alg, err, kind = client_auth.signing_alg(row[1], row[2], row[3], "https://as")
+        if row[4]:find("^%u%w+$") then
+          assert.equal(row[4], alg, "row " .. i)
+        else
+          assert.is_nil(alg, "row " .. i)
+          assert.equal("auth", kind)
+          assert.matches(row[4], err.message, nil, false, "row " .. i)
+        end
+      end
+    end)
 
   it("form-encodes Basic credentials (RFC 6749 section 2.3.1)", function()
     local form, headers = {}, {}

@@ -39,6 +39,26 @@ M.file_store = errors.public(function(path)
   return require("claude.oauth.store").file(path)
 end)
 
+--- Cross-app access (SEP-990, Enterprise-Managed Authorization): the
+-- function for `auth.assertion` (with `grant = "jwt_bearer"`) that gets an
+-- ID-JAG from the enterprise's identity provider, exchanging the user's ID
+-- token for it (RFC 8693) with the authorization server's issuer as the
+-- audience and the MCP server as the resource.
+--
+--     auth = { grant = "jwt_bearer", client_id = "my-app", client_secret = s,
+--       assertion = oauth.id_jag { idp_token_endpoint = "https://idp.example/token",
+--         id_token = function() return sso.id_token() end,
+--         client_id = "my-app-at-idp", client_secret = idp_secret } }
+-- @tparam table opts `idp_token_endpoint`, `id_token` (a string, or a
+--   function returning one, called for each exchange), `client_id`,
+--   `client_secret` (the client at the identity provider), `token_endpoint_auth_method`
+--   (`client_secret_basic`, the default with a secret, `client_secret_post`, or `none`)
+-- @return `function(ctx) -> ID-JAG | nil, err, "auth"`
+-- @function id_jag
+M.id_jag = errors.public(function(opts)
+  return require("claude.oauth.id_jag").new(opts, "id_jag")
+end)
+
 --- A token store in memory (tokens last as long as the store).
 -- @return `{ load = function(key), save = function(key, record) }`
 function M.memory_store()

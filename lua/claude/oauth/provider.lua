@@ -340,7 +340,9 @@ function Provider:client(d, scope, known)
   local a = self.auth
   if a.client_id then
     return { client_id = a.client_id, client_secret = a.client_secret,
-      assertion = a.client_assertion, token_endpoint_auth_method = a.token_endpoint_auth_method }
+      assertion = a.client_assertion, token_endpoint_auth_method = a.token_endpoint_auth_method,
+      private_key = a.private_key, private_key_alg = a.private_key_alg,
+      private_key_kid = a.private_key_kid }
   end
   local doc = registration.metadata_document(d.meta, a.client_metadata_url)
   if doc then return doc end
@@ -427,14 +429,18 @@ function Provider:without_person(d, scope)
   local fields, what = { grant_type = "client_credentials", scope = scope },
     "the client credentials request"
   if self.auth.grant == "jwt_bearer" then
+    -- the issuer as its metadata spells it: an ID-JAG's audience must be exactly that
     local ok, assertion, why = pcall(self.auth.assertion, { client_id = client.client_id,
-      issuer = d.issuer, resource = d.resource, token_endpoint = d.meta.token_endpoint,
-      scope = scope })
+      issuer = d.meta.issuer or d.issuer, resource = d.resource,
+      token_endpoint = d.meta.token_endpoint, scope = scope })
     if not ok or type(assertion) ~= "string" or assertion == "" then
       if not ok and errors.is(assertion, "cancelled") then error(assertion, 0) end
+      local cause = ok and why or assertion
+      -- the reason, never the value; an OAuth error code of a step behind it is kept
       return fail("auth", "auth.assertion gave no assertion: " .. tostring(ok
         and (why ~= nil and errors.message(why) or ("it returned " .. type(assertion)))
-        or errors.message(assertion)))
+        or errors.message(assertion)), errors.is(cause) and { oauth_error = cause.oauth_error }
+        or nil)
     end
     fields = { grant_type = M.JWT_BEARER, assertion = assertion, scope = scope }
     what = "the JWT bearer grant"
