@@ -12,12 +12,15 @@ local M = {}
 local FIELDS = { "run", "seconds", "instructions", "memory" }
 local KNOWN = { run = true, seconds = true, instructions = true, memory = true }
 
---- The defaults: none yet. A budgeted call costs about 17,000 instructions more than a
--- plain one (the budget, its task and the count hook, which Lua runs at every instruction
--- once set), a third of a tool call; until a watchdog arms the hook only after `run` has
--- elapsed, budgets are opt-in and the plain path stays as fast as it was. Applications set
--- their own defaults with the session option `tool_budget` or a server's `budget`.
-M.DEFAULTS = {}
+--- The defaults, for every tool call (a session's in-process servers, `claudelua mcp` over
+-- stdio and HTTP): `run` 1 s (one stretch holding the loop without yielding: a spinning tool)
+-- and `memory` 256 MiB (net, over the call). Neither bites a normal tool, and together they
+-- cost about 2% of a tool call (docs/budgets.md: the watchdog sets the count hook only once
+-- `run` has passed, the host's allocator keeps the memory limit). No `seconds` (a tool may
+-- wait as long as it likes) and no `instructions` (it needs the count hook, which doubles the
+-- cost of Lua code). `false` at the tool, the server or the session (`tool_budget`) turns
+-- them off.
+M.DEFAULTS = { run = 1, memory = 256 * 1024 * 1024 }
 
 --- Checks a `budget` option: a table of limits (each a positive number or false) or false.
 -- Raises a misuse naming `where` ("tool 'x'", "server 'y'", "option tool_budget").
