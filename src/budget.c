@@ -20,8 +20,8 @@
  *   memory   the state's allocator keeps a meter (meter.h) and refuses a
  *            growth past the limit: a compare per allocation.
  *   instructions  needs the count hook from the start: once one is set, Lua
- *            5.4's VM takes its hook path at every instruction (about twice
- *            as slow).
+ *            5.4's VM takes its hook path at every instruction (Lua code
+ *            about 1.5 times as slow).
  *
  * Which coroutines run: every resume through b:resume or core.resume (the
  * resume of claude's tasks) pushes a node naming its coroutine, on the C
