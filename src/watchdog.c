@@ -118,7 +118,7 @@ static void install_poke(void) {
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_poke;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
-  sigemptyset(&sa.sa_mask);
+  sigfillset(&sa.sa_mask);
   poke_installed = sigaction(SIG_POKE, &sa, &poke_old) == 0;
 }
 
@@ -299,7 +299,8 @@ int claude_watch_interest(claude_watch *w, int sig, int on) {
       memset(&sa, 0, sizeof sa);
       sa.sa_sigaction = on_interrupt;
       sa.sa_flags = SA_SIGINFO | SA_RESTART;
-      sigemptyset(&sa.sa_mask);
+      /* every signal blocked meanwhile, as libuv's handler expects: it takes a lock */
+      sigfillset(&sa.sa_mask);
       interrupt_old[sig] = cur;
       sigaction(sig, &sa, NULL);
     }
