@@ -250,6 +250,84 @@ describe("the default tool budgets (run 1 s, memory 256 MiB)", function()
   end
 end)
 
+-- `claudelua mcp` calls tools through the same router: the defaults hold over stdio and
+-- HTTP, and a server's or a tool's `budget` turns them off (there is no session there).
+describe("the default tool budgets in claudelua mcp", function()
+  local process = require "claude.process"
+  local json = require "claude.json"
+
+  -- servers "d" (spin: no budget; busy: budget = false) and "off" (budget = false: busy)
+  local TOOLS = [[
+    local claude = require "claude"
+    local function busy()
+      local t = claude.core.now() + 1.2
+      while claude.core.now() < t do end
+      return "done"
+    end
+    return {
+      claude.server("d", {
+        claude.tool("spin", "Spins", function() while true do end end),
+        claude.tool("busy", "Busy", busy, { budget = false }),
+      }),
+      claude.server("off", { claude.tool("busy", "Busy", busy) }, { budget = false }),
+    }
+  ]]
+
+  local function call(id, name)
+    return { jsonrpc = "2.0", id = id, method = "tools/call",
+      params = { name = name, arguments = json.object() } }
+  end
+
+  it("over stdio: run stops a spinning tool; a tool's budget = false lets a busy one finish",
+    function()
+      local path = harness.tempfile(TOOLS, ".lua")
+      local p <close> = assert(process.spawn { harness.claudelua,
+        args = { "mcp", "--server", "d", path }, stdout = "json", stderr = "collect" })
+      p:write_json { jsonrpc = "2.0", id = 0, method = "initialize", params = {
+        protocolVersion = "2025-06-18", capabilities = {},
+        clientInfo = { name = "spec", version = "1" } } }
+      assert.equal(0, p:read_line(T).id)
+      p:write_json(call(1, "spin"))
+      local r = p:read_line(T)
+      assert.equal(1, r.id)
+      assert.is_true(r.result.isError)
+      assert.matches("budget 'run' exceeded", r.result.content[1].text, 1, true)
+      p:write_json(call(2, "busy"))
+      r = p:read_line(T)
+      assert.same({ 2, "done" }, { r.id, r.result.content[1].text })
+      p:close_stdin()
+      assert.same({ 0, 0 }, { p:wait(T) })
+      os.remove(path)
+    end)
+
+  it("over HTTP: run stops a spinning tool; a server's budget = false lets a busy one finish",
+    function()
+      local mcp_http = require "support.mcp_http"
+      local path = harness.tempfile(TOOLS, ".lua")
+      local server <close>, url = mcp_http.start { "--stateless", path }
+      local function post(at, body)
+        local c <close> = assert(process.spawn { "curl", args = { "-s", "--max-time", "20",
+          "-H", "Content-Type: application/json",
+          "-H", "Accept: application/json, text/event-stream",
+          "--data-binary", json.encode(body), at }, stderr = "collect" })
+        local lines = {}
+        for line in c:lines(T) do lines[#lines + 1] = line end
+        c:wait(T)
+        -- a JSON answer, or the data line of an SSE one
+        local text = table.concat(lines, "\n")
+        return json.decode(text:match("^data: (.*)$") or text:match("\ndata: ([^\n]*)") or text)
+      end
+      local r = post(url .. "/d", call(1, "spin"))
+      assert.is_true(r.result.isError)
+      assert.matches("budget 'run' exceeded", r.result.content[1].text, 1, true)
+      r = post(url .. "/off", call(2, "busy"))
+      assert.equal("done", r.result.content[1].text)
+      assert.is_true(server:signal("term"))
+      assert.same({ 0, 0 }, { server:wait(T) })
+      os.remove(path)
+    end)
+end)
+
 -- Signals reach Lua that holds the loop (a tool with `run = false` that spins, a spin at
 -- the top level): SIGINT interrupts it as in lua.c and the host exits 130; `claudelua mcp`
 -- stops on SIGINT and SIGTERM. Readiness is a line the spinning code writes, never a delay.
