@@ -9,6 +9,11 @@
  * so no header is needed. Memory of small blocks is kept for reuse until the
  * state closes. Sanitizer builds use plain realloc/free, so that ASan still
  * sees every block.
+ *
+ * claude_alloc_metered_fn is the same under the state's memory meter
+ * (meter.h): tool budgets switch the state to it when the first one needs it,
+ * so that a budget's `memory` costs a compare per allocation here instead of
+ * a wrapper around us, and a state without budgets nothing.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +34,7 @@ typedef struct slab {
 } slab;
 
 struct claude_alloc {
+  claude_meter meter;
   block *free[NCLASS];
   slab *slabs;
   char *bump, *bump_end;
@@ -65,9 +71,8 @@ static void pool_put(claude_alloc *a, int c, void *p) {
 
 #endif
 
-/* lua_Alloc: osize is the block's size whenever ptr is not NULL. */
-void *claude_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize) {
-  claude_alloc *a = (claude_alloc *)ud;
+/* The allocation itself: osize is the block's size whenever ptr is not NULL. */
+static inline void *pool_alloc(claude_alloc *a, void *ptr, size_t osize, size_t nsize) {
 #ifdef CLAUDELUA_PLAIN_ALLOC
   (void)a;
   (void)osize;
@@ -107,8 +112,28 @@ void *claude_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize) {
 #endif
 }
 
+/* lua_Alloc: the pool. */
+void *claude_alloc_fn(void *ud, void *ptr, size_t osize, size_t nsize) {
+  return pool_alloc((claude_alloc *)ud, ptr, osize, nsize);
+}
+
+/* lua_Alloc: the pool, under the meter. */
+void *claude_alloc_metered_fn(void *ud, void *ptr, size_t osize, size_t nsize) {
+  claude_alloc *a = (claude_alloc *)ud;
+  long long delta;
+  void *r;
+  if (!claude_meter_admit(&a->meter, ptr, osize, nsize, &delta)) return NULL;
+  r = pool_alloc(a, ptr, osize, nsize);
+  if (r != NULL || nsize == 0) claude_meter_count(&a->meter, delta);
+  return r;
+}
+
+claude_meter *claude_alloc_meter(claude_alloc *a) { return &a->meter; }
+
 claude_alloc *claude_alloc_new(void) {
-  return (claude_alloc *)calloc(1, sizeof(claude_alloc));
+  claude_alloc *a = (claude_alloc *)calloc(1, sizeof(claude_alloc));
+  if (a != NULL) claude_meter_init(&a->meter);
+  return a;
 }
 
 /* After lua_close: gives the slabs back. */

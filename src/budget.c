@@ -1,5 +1,6 @@
 /*
- * budget.c -- running a coroutine under limits: core.budget{...}, b:resume.
+ * budget.c -- running coroutines under limits: core.budget{...}, b:resume;
+ * and core.resume, so that the state knows which coroutines it runs.
  *
  * A budget bounds what one call (a tool's coroutine) may take:
  *
@@ -9,30 +10,50 @@
  *   memory        net bytes allocated while it runs, over the whole call
  *
  * b:resume(co, ...) works like coroutine.resume, with the budget current
- * while co runs. A count hook on co (inherited by every coroutine created
- * while it runs) adds up instructions and looks at the clock; an allocator
- * wrapper, installed in the state once a budget with `memory` exists,
- * attributes allocations to the current budgets and refuses one that would
- * go over. Once a budget is exceeded it stays stopped: the hook fires at
- * every instruction, yields the thread where it can and raises an error where
- * it cannot (inside a C function such as table.sort's comparator), so a
- * pcall does not keep the call alive; growth is refused. The resumer then
- * sees `false, message, reason` and the coroutine is closed (its
- * to-be-closed variables run, under a small grace budget), never resumed
- * again. A timer can stop a waiting call the same way: b:stop("seconds").
+ * while co runs. A call that stays within its `run` and `memory` is not
+ * watched by anything that costs per instruction:
+ *
+ *   run      each resume publishes its deadline to the watchdog
+ *            (watchdog.c); only when it passes while the resume still runs
+ *            is a count hook set, from a signal handler on the state's
+ *            thread, on every coroutine being resumed inside the call.
+ *   memory   the state's allocator keeps a meter (meter.h) and refuses a
+ *            growth past the limit: a compare per allocation.
+ *   instructions  needs the count hook from the start: once one is set, Lua
+ *            5.4's VM takes its hook path at every instruction (Lua code
+ *            about 1.5 times as slow).
+ *
+ * Which coroutines run: every resume through b:resume or core.resume (the
+ * resume of claude's tasks) pushes a node naming its coroutine, on the C
+ * stack, while lua_resume runs; the watchdog and interrupts arm those. A
+ * coroutine the call makes itself (coroutine.wrap) is resumed by
+ * coroutine.resume, unseen; Lua copies the hook of its maker into it, so
+ * when a budgeted call makes one (the meter sees a LUA_TTHREAD allocation)
+ * the coroutine it runs in gets the count hook first: a call that makes
+ * coroutines pays for the hook, as every call did before the watchdog.
+ *
+ * Once a budget is exceeded it stays stopped: the hook fires at every
+ * instruction, yields the thread where it can and raises an error where it
+ * cannot (inside a C function such as table.sort's comparator), so a pcall
+ * does not keep the call alive; growth is refused. The resumer then sees
+ * `false, message, reason` and the coroutine is closed (its to-be-closed
+ * variables run, under a small grace budget), never resumed again. A timer
+ * can stop a waiting call the same way: b:stop("seconds").
  *
  * Budgets nest: a budgeted call may run another coroutine under its own
  * budget; both are current then, and the outer one's limits still hold.
- * Nothing runs when no budget is used: no hook is set, the allocator is the
- * state's own. Per lua_State: the state (current budgets, the allocator
- * being wrapped) hangs off the registry; no C globals. See docs/budgets.md.
+ * Per lua_State: the state (current budgets, the running chain, the meter,
+ * the watchdog) hangs off the registry; the only C globals are the signal
+ * handlers' (watchdog.c). See docs/budgets.md.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
+#include "meter.h"
 
-/* Instructions between two looks at the budget. */
+/* Instructions between two looks at the budget, when counting. */
 #define HOOK_PERIOD 1000
 /* The grace a stopped call's to-be-closed variables get, together. */
 #define CLOSE_RUN_NS ((uint64_t)100 * 1000 * 1000)
@@ -44,12 +65,37 @@
 
 typedef struct budget budget;
 
+/* A coroutine being resumed (b:resume, core.resume, a stopped call's
+ * closing): lives on the resumer's C stack while lua_resume runs. A signal
+ * handler on the state's thread reads the chain: a node is whole before it
+ * is linked. */
+typedef struct run_node {
+  lua_State *co;
+  struct run_node *outer;
+  unsigned char budgeted; /* inside a budgeted call: the watchdog arms it */
+  unsigned char counting; /* has the count hook for the whole resume */
+} run_node;
+
 /* One per lua_State, malloc'ed: it must outlive every allocation it sees. */
 typedef struct budget_state {
-  budget *current;   /* innermost budget being resumed, or NULL */
-  lua_Alloc orig;    /* the allocator wrapped, once wrapped */
+  budget *current;                /* innermost budget being resumed, or NULL */
+  run_node *volatile top;         /* innermost resume, or NULL */
+  lua_State *volatile interrupt;  /* where an interrupt waits to be raised */
+  int counting;                   /* current budgets with `instructions` */
+  int memories;                   /* current budgets with `memory` */
+  claude_meter *meter;            /* the host allocator's, own_meter, or NULL */
+  claude_meter own_meter;         /* kept by budget_alloc, our wrapper */
+  claude_meter *host_meter;       /* the host's metered allocator, not in use yet */
+  lua_Alloc host_fn;
+  void *host_ud;
+  lua_Alloc plain_fn;             /* the host's allocator without the meter */
+  void *plain_ud;
+  int swapping;                   /* the host's: metered only while a budget is current */
+  budget *limiter;                /* the budget the meter's room comes from */
+  lua_Alloc orig;                 /* the allocator wrapped, once wrapped */
   void *orig_ud;
   int wrapped;
+  claude_watch watch;
 } budget_state;
 
 /* The registry's handle on the state; its __gc puts the allocator back. */
@@ -68,9 +114,11 @@ struct budget {
   lua_Integer used_memory; /* net: frees while it runs count back */
   uint64_t slice_start;
   lua_Integer resumes;
+  long long mem_mark; /* the meter's count when this resume began */
   /* while running */
   budget *outer;
   lua_State *co;
+  run_node *node;
   int running;
   /* why it stopped, or NULL: one of REASONS, or the string given to stop */
   const char *stopped;
@@ -82,15 +130,65 @@ static const char STATE_KEY = 's';
 static const char R_RUN[] = "run", R_INSTRUCTIONS[] = "instructions", R_MEMORY[] = "memory",
                   R_OUTER[] = "outer";
 
-static void budget_hook(lua_State *L, lua_Debug *ar);
+static void run_hook(lua_State *L, lua_Debug *ar);
 
-/* ---- the per-state part -------------------------------------------------- */
+/* ---- the chain of resumes ------------------------------------------------- */
+
+static void push_node(budget_state *st, run_node *n) {
+  n->outer = st->top;
+  atomic_signal_fence(memory_order_seq_cst); /* whole before a handler sees it */
+  st->top = n;
+}
+
+/* An interrupt armed on a coroutine that returned before it ran another
+ * instruction goes to the resume that goes on. */
+static void pass_interrupt(budget_state *st) {
+  run_node *n = st->top;
+  if (n == NULL) {
+    st->interrupt = NULL;
+    return;
+  }
+  st->interrupt = n->co;
+  lua_sethook(n->co, run_hook, LUA_MASKCOUNT, 1);
+}
+
+static void pop_node(budget_state *st, run_node *n) {
+  st->top = n->outer;
+  atomic_signal_fence(memory_order_seq_cst);
+  if (st->interrupt == n->co) pass_interrupt(st);
+}
+
+/* Makes the hook fire at the next instruction of every coroutine from the
+ * innermost resume to `last` (included; NULL: all the budgeted ones). */
+static void arm(budget_state *st, run_node *last) {
+  run_node *n;
+  for (n = st->top; n != NULL; n = n->outer) {
+    if (last != NULL || n->budgeted) lua_sethook(n->co, run_hook, LUA_MASKCOUNT, 1);
+    if (n == last) break;
+  }
+}
+
+/* The watchdog's poke, in a signal handler on the state's thread: only
+ * lua_sethook, which lua.c's SIGINT handler also calls there. */
+static void watch_arm(void *ud, int what) {
+  budget_state *st = (budget_state *)ud;
+  run_node *n = st->top;
+  if ((what & CLAUDE_POKE_INTERRUPT) && n != NULL) {
+    st->interrupt = n->co;
+    lua_sethook(n->co, run_hook, LUA_MASKCOUNT, 1);
+  }
+  if ((what & CLAUDE_POKE_BUDGET) && claude_watch_due(&st->watch)) arm(st, NULL);
+}
+
+/* ---- the per-state part --------------------------------------------------- */
 
 static void *budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
+static void meter_event(claude_meter *m, int what);
 
-/* __gc of the sentinel, at lua_close: the state's allocator goes back to the
- * one wrapped, and the state is freed. If something wrapped the allocator
- * after us, ours must stay reachable: the state is kept (inert). */
+/* __gc of the sentinel, at lua_close: the watchdog stops, the state's
+ * allocator goes back to the one wrapped, and the state is freed. If
+ * something wrapped the allocator after us, ours must stay reachable: the
+ * state is kept (inert). */
 static int state_gc(lua_State *L) {
   sentinel *s = (sentinel *)lua_touserdata(L, 1);
   budget_state *st = s->st;
@@ -98,6 +196,13 @@ static int state_gc(lua_State *L) {
   if (st == NULL) return 0;
   s->st = NULL;
   st->current = NULL;
+  st->top = NULL;
+  st->interrupt = NULL;
+  claude_watch_close(&st->watch);
+  if (st->meter != NULL) {
+    st->meter->event = NULL;
+    st->meter->room = CLAUDE_METER_NO_LIMIT;
+  }
   if (!st->wrapped) {
     free(st);
   } else if (lua_getallocf(L, &ud) == budget_alloc && ud == st) {
@@ -125,6 +230,7 @@ static sentinel *get_sentinel(lua_State *L) {
   lua_setmetatable(L, -2);
   s->st = (budget_state *)calloc(1, sizeof *s->st);
   if (s->st == NULL) luaL_error(L, "budget: out of memory");
+  claude_watch_init(&s->st->watch, watch_arm, s->st);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &STATE_KEY);
   return s;
 }
@@ -138,47 +244,140 @@ static budget_state *hook_state(lua_State *L) {
   return st;
 }
 
-/* Marks b stopped for `why` (the first reason stays) and makes the hook of
- * its coroutine fire at the next instruction. */
-static void stop(budget *b, const char *why) {
-  if (b->stopped == NULL) b->stopped = why;
-  if (b->running && b->co != NULL) lua_sethook(b->co, budget_hook, LUA_MASKCOUNT, 1);
+claude_watch *claude_budget_watch(lua_State *L) {
+  budget_state *st = get_sentinel(L)->st;
+  return st != NULL ? &st->watch : NULL;
 }
 
-/* The allocator while budgets with `memory` exist: every block goes through
- * the wrapped allocator; while budgets are current, what they grow is added
- * up, and growth past a limit (or after it) is refused, which Lua raises as
- * a memory error. Frees and shrinks always go through. */
-static void *budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  budget_state *st = (budget_state *)ud;
-  budget *b = st->current;
-  lua_Integer delta;
-  void *r;
-  if (b == NULL) return st->orig(st->orig_ud, ptr, osize, nsize);
-  delta = (lua_Integer)nsize - (lua_Integer)(ptr != NULL ? osize : 0);
-  if (delta > 0) {
-    for (; b != NULL; b = b->outer) {
-      if (b->memory > 0 && (b->stopped == R_MEMORY || b->used_memory + delta > b->memory)) {
-        stop(b, R_MEMORY);
-        return NULL;
+void claude_budget_use_meter(lua_State *L, claude_meter *m, lua_Alloc metered, void *ud) {
+  budget_state *st = get_sentinel(L)->st;
+  if (st->meter != NULL) return;
+  st->host_meter = m;
+  st->host_fn = metered;
+  st->host_ud = ud;
+}
+
+/* Marks b stopped for `why` (the first reason stays) and makes the hook of
+ * every coroutine running inside its call fire at the next instruction. */
+static void stop(budget_state *st, budget *b, const char *why) {
+  if (b->stopped == NULL) b->stopped = why;
+  if (b->running && st != NULL) arm(st, b->node);
+}
+
+/* ---- memory --------------------------------------------------------------- */
+
+static long long add_sat(long long a, lua_Integer b) {
+  return a > 0 && b > LLONG_MAX - a ? LLONG_MAX : a + (long long)b;
+}
+
+/* Net bytes the state holds, as the meter counts them. */
+static long long meter_net(const claude_meter *m) { return m->base - m->room; }
+
+/* No budget is current: no limit. */
+static void no_limit(claude_meter *m) {
+  long long net = meter_net(m);
+  m->room = CLAUDE_METER_NO_LIMIT;
+  m->base = net + CLAUDE_METER_NO_LIMIT;
+}
+
+/* The meter's limit: the tightest of the current budgets with `memory`
+ * (one stopped for memory refuses every growth), as room to grow. */
+static void set_limit(budget_state *st) {
+  long long limit = LLONG_MAX, l, net;
+  claude_meter *m = st->meter;
+  budget *b;
+  st->limiter = NULL;
+  if (m == NULL) return;
+  if (st->memories > 0) {
+    for (b = st->current; b != NULL; b = b->outer) {
+      if (b->memory <= 0) continue;
+      l = b->stopped == R_MEMORY ? LLONG_MIN
+                                 : add_sat(b->mem_mark - (long long)b->used_memory, b->memory);
+      if (l < limit) {
+        limit = l;
+        st->limiter = b;
       }
     }
   }
+  net = meter_net(m);
+  if (limit <= net) {
+    m->room = 0;
+  } else {
+    /* limit > net: the difference is exact in unsigned arithmetic */
+    unsigned long long d = (unsigned long long)limit - (unsigned long long)net;
+    m->room = d < (unsigned long long)CLAUDE_METER_NO_LIMIT ? (long long)d
+                                                            : CLAUDE_METER_NO_LIMIT;
+  }
+  m->base = net + m->room; /* |net| stays far below 2^60: no overflow */
+}
+
+/* The allocator's news, on the thread that runs the state: a growth was
+ * refused (the budget it broke stops), or a coroutine is being made inside a
+ * budgeted call (it will copy its maker's hook: the innermost resume gets
+ * the count hook first, for the rest of its resume). */
+static void meter_event(claude_meter *m, int what) {
+  budget_state *st = (budget_state *)m->ud;
+  run_node *n;
+  if (st->current == NULL) return;
+  if (what == CLAUDE_METER_THREAD) {
+    n = st->top;
+    if (n != NULL && n->budgeted && !n->counting) {
+      n->counting = 1;
+      if (lua_gethook(n->co) != run_hook) lua_sethook(n->co, run_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+    }
+    return;
+  }
+  if (st->limiter != NULL) {
+    stop(st, st->limiter, R_MEMORY);
+    set_limit(st);
+  }
+}
+
+/* The allocator in a state whose own allocator keeps no meter: every block
+ * goes through the wrapped one, under our meter. */
+static void *budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
+  budget_state *st = (budget_state *)ud;
+  long long delta;
+  void *r;
+  if (!claude_meter_admit(&st->own_meter, ptr, osize, nsize, &delta)) return NULL;
   r = st->orig(st->orig_ud, ptr, osize, nsize);
-  if (r != NULL || nsize == 0)
-    for (b = st->current; b != NULL; b = b->outer) b->used_memory += delta;
+  if (r != NULL || nsize == 0) claude_meter_count(&st->own_meter, delta);
   return r;
 }
 
-/* Wraps the state's allocator (once). */
-static void wrap_allocator(lua_State *L, budget_state *st) {
-  if (st->wrapped) return;
-  st->orig = lua_getallocf(L, &st->orig_ud);
-  lua_setallocf(L, budget_alloc, st);
-  st->wrapped = 1;
+/* A meter for the state (once): the host allocator's metered variant, or
+ * ours around the state's allocator. The host's is swapped in only while a
+ * budget is current (meter_on, meter_off): the allocations of the loop, of
+ * the session, of everything between tool calls, are not counted at all. */
+static void need_meter(lua_State *L, budget_state *st) {
+  claude_meter *m;
+  if (st->meter != NULL) return;
+  if (st->host_meter != NULL) {
+    m = st->host_meter;
+    st->plain_fn = lua_getallocf(L, &st->plain_ud);
+    st->swapping = 1;
+  } else {
+    m = &st->own_meter;
+    st->orig = lua_getallocf(L, &st->orig_ud);
+    lua_setallocf(L, budget_alloc, st);
+    st->wrapped = 1;
+  }
+  claude_meter_init(m);
+  m->event = meter_event;
+  m->ud = st;
+  st->meter = m;
 }
 
-/* ---- the hook ------------------------------------------------------------ */
+/* Before the outermost budget becomes current, after it is not any more. */
+static void meter_on(lua_State *L, budget_state *st) {
+  if (st->swapping) lua_setallocf(L, st->host_fn, st->host_ud);
+}
+
+static void meter_off(lua_State *L, budget_state *st) {
+  if (st->swapping) lua_setallocf(L, st->plain_fn, st->plain_ud);
+}
+
+/* ---- the hook ------------------------------------------------------------- */
 
 static void push_stop_message(lua_State *L, const budget *b) {
   if (b->stopped == R_RUN)
@@ -194,17 +393,41 @@ static void push_stop_message(lua_State *L, const budget *b) {
     lua_pushfstring(L, "budget exceeded: %s", b->stopped);
 }
 
-/* Every HOOK_PERIOD instructions of a thread that runs under a budget (and
- * at every instruction once one is exceeded): counts, looks at the clock,
- * and stops the thread when a current budget is exceeded. A thread left
- * with the hook after its call ended takes it off. */
-static void budget_hook(lua_State *L, lua_Debug *ar) {
+/* After an arm found nothing to stop: the thread goes back to counting if it
+ * counts (its resume does, or it is a coroutine a call made, which we cannot
+ * tell apart), else the hook comes off. */
+static void settle(budget_state *st, lua_State *L) {
+  run_node *n;
+  for (n = st->top; n != NULL && n->co != L; n = n->outer) {
+  }
+  if (n != NULL ? !n->counting && !(n->budgeted && st->counting > 0) : st->current == NULL)
+    lua_sethook(L, NULL, 0, 0);
+  else
+    lua_sethook(L, run_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+}
+
+/* Every HOOK_PERIOD instructions of a thread that counts, and at the next
+ * instruction of one armed (the watchdog, an interrupt, a stop): raises an
+ * interrupt, counts, looks at the clock, and stops the thread when a current
+ * budget is exceeded. A thread left with the hook after its call ended takes
+ * it off. */
+static void run_hook(lua_State *L, lua_Debug *ar) {
   budget_state *st = hook_state(L);
   budget *b, *hit = NULL;
   uint64_t now = 0;
   int count = lua_gethookcount(L);
   (void)ar;
-  if (st == NULL || st->current == NULL) {
+  if (st == NULL) {
+    lua_sethook(L, NULL, 0, 0);
+    return;
+  }
+  if (st->interrupt == L) {
+    st->interrupt = NULL;
+    settle(st, L);
+    luaL_error(L, "interrupted");
+    return;
+  }
+  if (st->current == NULL) {
     lua_sethook(L, NULL, 0, 0);
     return;
   }
@@ -212,16 +435,19 @@ static void budget_hook(lua_State *L, lua_Debug *ar) {
     b->used_instructions += count;
     if (b->stopped == NULL) {
       if (b->instructions > 0 && b->used_instructions > b->instructions) {
-        stop(b, R_INSTRUCTIONS);
+        stop(st, b, R_INSTRUCTIONS);
       } else if (b->run_ns > 0) {
         if (now == 0) now = uv_hrtime();
-        if (now - b->slice_start > b->run_ns) stop(b, R_RUN);
+        if (now - b->slice_start > b->run_ns) stop(st, b, R_RUN);
       }
     }
     if (b->stopped != NULL && hit == NULL) hit = b;
   }
-  if (hit == NULL) return;
-  if (count != 1) lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
+  if (hit == NULL) {
+    if (count == 1) settle(st, L);
+    return;
+  }
+  if (lua_gethookcount(L) != 1) lua_sethook(L, run_hook, LUA_MASKCOUNT, 1);
   if (lua_isyieldable(L)) {
     lua_yield(L, 0);
     return;
@@ -230,10 +456,20 @@ static void budget_hook(lua_State *L, lua_Debug *ar) {
   lua_error(L);
 }
 
-/* ---- core.budget{...} and its methods ------------------------------------ */
+/* ---- core.budget{...} and its methods ------------------------------------- */
 
+/* The methods are closures over the metatable: a userdata is a budget when
+ * its metatable is that one (cheaper than luaL_checkudata's look-up of the
+ * metatable by name, on the tool-call path). */
 static budget *check_budget(lua_State *L, int idx) {
-  return (budget *)luaL_checkudata(L, idx, BUDGET_MT);
+  budget *b = (budget *)lua_touserdata(L, idx);
+  if (b != NULL && lua_getmetatable(L, idx)) {
+    int same = lua_rawequal(L, -1, lua_upvalueindex(1));
+    lua_pop(L, 1);
+    if (same) return b;
+  }
+  luaL_typeerror(L, idx, BUDGET_MT);
+  return NULL;
 }
 
 /* limits[name]: a positive number, or nil/false for none. */
@@ -262,6 +498,7 @@ static int l_budget(lua_State *L) {
   ins = limit_field(L, "instructions");
   mem = limit_field(L, "memory");
   s = get_sentinel(L);
+  if (s->st == NULL) return luaL_error(L, "budget: the state is closing");
   b = (budget *)lua_newuserdatauv(L, sizeof *b, 0);
   memset(b, 0, sizeof *b);
   b->sent = s;
@@ -269,26 +506,112 @@ static int l_budget(lua_State *L) {
   b->instructions = ins > 0 ? (ins < 9e18 ? (lua_Integer)ins : LUA_MAXINTEGER) : 0;
   b->memory = mem > 0 ? (mem < 9e18 ? (lua_Integer)mem : LUA_MAXINTEGER) : 0;
   luaL_setmetatable(L, BUDGET_MT);
-  if (b->memory > 0) wrap_allocator(L, s->st);
+  /* memory needs the meter; run needs its news of coroutines being made */
+  if (b->memory > 0 || b->run_ns > 0) need_meter(L, s->st);
   return 1;
+}
+
+/* Runs co (narg arguments already moved) with b current; returns
+ * lua_resume's status. */
+static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, int narg,
+                     int *nres) {
+  run_node node;
+  uint64_t now = 0, outer_deadline = 0;
+  int status, watched = 0;
+  int count = b->instructions > 0 || st->counting > 0;
+  lua_Hook h = lua_gethook(co);
+  if (h == run_hook && b->resumes == 0 && !count) {
+    lua_sethook(co, NULL, 0, 0); /* left by the last call of a pooled coroutine */
+    h = NULL;
+  }
+  node.co = co;
+  node.budgeted = 1;
+  node.counting = h == run_hook && lua_gethookcount(co) == HOOK_PERIOD;
+  if (b->run_ns > 0) {
+    now = uv_hrtime();
+    if (st->watch.failed) count = 1; /* no watchdog: the hook looks at the clock */
+  }
+  if (count && !node.counting) {
+    lua_sethook(co, run_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+    node.counting = 1;
+  }
+  b->outer = st->current;
+  b->co = co;
+  b->node = &node;
+  b->running = 1;
+  b->resumes++;
+  b->slice_start = now;
+  if (st->current == NULL) meter_on(L, st);
+  st->current = b;
+  if (b->instructions > 0) st->counting++;
+  if (st->meter != NULL) {
+    b->mem_mark = meter_net(st->meter);
+    if (b->memory > 0) st->memories++;
+    set_limit(st);
+  }
+  push_node(st, &node);
+  if (b->run_ns > 0 && !st->watch.failed) {
+    uint64_t d = now + b->run_ns;
+    outer_deadline = atomic_load_explicit(&st->watch.deadline, memory_order_relaxed);
+    if (outer_deadline == 0 || d < outer_deadline) {
+      claude_watch_deadline(&st->watch, d, b->run_ns);
+      watched = 1;
+      /* the thread could not be started: count after all */
+      if (st->watch.failed && !node.counting) {
+        lua_sethook(co, run_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+        node.counting = 1;
+      }
+    }
+  }
+  status = lua_resume(co, L, narg, nres);
+  if (watched) claude_watch_deadline(&st->watch, outer_deadline, 0);
+  pop_node(st, &node);
+  st->current = b->outer;
+  if (b->instructions > 0) st->counting--;
+  if (st->meter != NULL) {
+    b->used_memory += meter_net(st->meter) - b->mem_mark;
+    if (b->memory > 0) st->memories--;
+    if (st->current != NULL) set_limit(st);
+    else no_limit(st->meter);
+  }
+  if (st->current == NULL) meter_off(L, st);
+  b->outer = NULL;
+  b->co = NULL;
+  b->node = NULL;
+  b->running = 0;
+  return status;
 }
 
 /* Closes the suspended (or failed) coroutine co of the stopped budget b:
  * its to-be-closed variables run under one grace budget together, so that
- * a cleanup that spins or allocates without end is cut short too. */
+ * a cleanup that spins or allocates without end is cut short too (its
+ * instructions are counted, and the count hook looks at the clock). */
 static void close_under(lua_State *L, budget_state *st, budget *b, lua_State *co) {
   budget grace;
+  run_node node;
   memset(&grace, 0, sizeof grace);
   grace.sent = b->sent;
   grace.run_ns = CLOSE_RUN_NS;
   grace.instructions = CLOSE_INSTRUCTIONS;
-  grace.memory = st->wrapped ? CLOSE_MEMORY : 0;
+  grace.memory = st->meter != NULL ? CLOSE_MEMORY : 0;
   grace.outer = st->current;
   grace.co = co;
+  grace.node = &node;
   grace.running = 1;
+  node.co = co;
+  node.budgeted = 1;
+  node.counting = 1;
+  if (st->current == NULL) meter_on(L, st);
   st->current = &grace;
-  lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+  st->counting++;
+  lua_sethook(co, run_hook, LUA_MASKCOUNT, HOOK_PERIOD);
   grace.slice_start = uv_hrtime();
+  if (st->meter != NULL) {
+    grace.mem_mark = meter_net(st->meter);
+    st->memories++;
+    set_limit(st);
+  }
+  push_node(st, &node);
 #if LUA_VERSION_RELEASE_NUM >= 50406
   lua_closethread(co, L);
 #else
@@ -296,7 +619,15 @@ static void close_under(lua_State *L, budget_state *st, budget *b, lua_State *co
   lua_resetthread(co);
 #endif
   lua_settop(co, 0); /* an error object the closing left */
+  pop_node(st, &node);
   st->current = grace.outer;
+  st->counting--;
+  if (st->meter != NULL) {
+    st->memories--;
+    if (st->current != NULL) set_limit(st);
+    else no_limit(st->meter);
+  }
+  if (st->current == NULL) meter_off(L, st);
 }
 
 /* Returns false, message, reason for a stopped budget (3 results). */
@@ -312,8 +643,7 @@ static int push_stopped(lua_State *L, const budget *b) {
  * exceeded, or was stopped, co is closed and the result is false, a message
  * naming the budget, and its name ("run", "instructions", "memory", or what
  * b:stop was given; "outer" when the enclosing call's budget stopped). */
-static int b_resume(lua_State *L) {
-  budget *b = check_budget(L, 1);
+static int resume_budget(lua_State *L, budget *b) {
   lua_State *co = lua_tothread(L, 2);
   budget_state *st = b->sent->st;
   int narg = lua_gettop(L) - 2, status, nres;
@@ -321,7 +651,6 @@ static int b_resume(lua_State *L) {
   budget *o;
   luaL_argexpected(L, co != NULL, 2, "coroutine");
   if (st == NULL) return luaL_error(L, "budget: the state is closing");
-  if (b->running) return luaL_error(L, "budget: already running a coroutine");
   if (co == L || (lua_status(co) == LUA_OK && lua_getstack(co, 0, &ar) > 0)) {
     lua_pushboolean(L, 0);
     lua_pushliteral(L, "cannot resume non-suspended coroutine");
@@ -342,19 +671,7 @@ static int b_resume(lua_State *L) {
     return 2;
   }
   lua_xmove(L, co, narg);
-  if (lua_gethook(co) != budget_hook || lua_gethookcount(co) != HOOK_PERIOD)
-    lua_sethook(co, budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
-  b->outer = st->current;
-  b->co = co;
-  b->running = 1;
-  st->current = b;
-  b->resumes++;
-  if (b->run_ns > 0) b->slice_start = uv_hrtime();
-  status = lua_resume(co, L, narg, &nres);
-  st->current = b->outer;
-  b->outer = NULL;
-  b->co = NULL;
-  b->running = 0;
+  status = run_under(L, st, b, co, narg, &nres);
   if (b->stopped == NULL)
     for (o = st->current; o != NULL; o = o->outer)
       if (o->stopped != NULL) b->stopped = R_OUTER;
@@ -362,8 +679,8 @@ static int b_resume(lua_State *L) {
     if (status == LUA_OK || status == LUA_YIELD) lua_pop(co, nres);
     if (status != LUA_OK || lua_gettop(co) > 0) close_under(L, st, b, co);
     /* the thread that resumed co stops too when its own budget did */
-    if (b->stopped == R_OUTER && lua_gethook(L) == budget_hook)
-      lua_sethook(L, budget_hook, LUA_MASKCOUNT, 1);
+    if (b->stopped == R_OUTER && lua_gethook(L) == run_hook)
+      lua_sethook(L, run_hook, LUA_MASKCOUNT, 1);
     return push_stopped(L, b);
   }
   if (status == LUA_OK || status == LUA_YIELD) {
@@ -382,9 +699,33 @@ static int b_resume(lua_State *L) {
   return 2;
 }
 
+static int b_resume(lua_State *L) {
+  budget *b = check_budget(L, 1);
+  if (b->running) return luaL_error(L, "budget: already running a coroutine");
+  return resume_budget(L, b);
+}
+
+/* Starts b over for a new call: nothing used, not stopped. */
+static void reset(budget *b) {
+  b->used_instructions = 0;
+  b->used_memory = 0;
+  b->resumes = 0;
+  b->stopped = NULL;
+  b->custom[0] = '\0';
+}
+
+/* b:start(co, ...) -> as b:resume: the first resume of a new call, for a
+ * budget reused from call to call (b:reset(), then b:resume(co, ...)). */
+static int b_start(lua_State *L) {
+  budget *b = check_budget(L, 1);
+  if (b->running) return luaL_error(L, "budget: already running a coroutine");
+  reset(b);
+  return resume_budget(L, b);
+}
+
 /* b:stop([reason]) -> b: stops the budget (a wall-time timer's way), reason
- * "seconds" unless given. A running call stops at its next hook; a waiting
- * one when b:resume is next called for it (which closes it). */
+ * "seconds" unless given. A running call stops at its next instruction; a
+ * waiting one when b:resume is next called for it (which closes it). */
 static int b_stop(lua_State *L) {
   budget *b = check_budget(L, 1);
   size_t len;
@@ -393,8 +734,18 @@ static int b_stop(lua_State *L) {
     if (len >= sizeof b->custom) len = sizeof b->custom - 1;
     memcpy(b->custom, why, len);
     b->custom[len] = '\0';
-    stop(b, b->custom);
+    stop(b->sent->st, b, b->custom);
   }
+  lua_settop(L, 1);
+  return 1;
+}
+
+/* b:reset() -> b: a budget whose call ended (or that never ran one) starts
+ * over for a new call: nothing used, not stopped. Saves making one per call. */
+static int b_reset(lua_State *L) {
+  budget *b = check_budget(L, 1);
+  if (b->running) return luaL_error(L, "budget: cannot reset while it runs a coroutine");
+  reset(b);
   lua_settop(L, 1);
   return 1;
 }
@@ -408,8 +759,8 @@ static int b_stopped(lua_State *L) {
 }
 
 /* b:usage() -> {instructions, memory, resumes}: instructions counted (to
- * HOOK_PERIOD), net bytes allocated (counted once a memory budget exists in
- * the state), resumes. */
+ * HOOK_PERIOD, while the call counts), net bytes allocated (once the state
+ * has a meter), resumes. */
 static int b_usage(lua_State *L) {
   budget *b = check_budget(L, 1);
   lua_createtable(L, 0, 3);
@@ -431,27 +782,72 @@ static int b_tostring(lua_State *L) {
 }
 
 /* core.budget_current() -> the number of budgets current now (0 outside
- * budgeted calls), and whether the allocator is wrapped. */
+ * budgeted calls), and whether the state has a memory meter. */
 static int l_budget_current(lua_State *L) {
   budget_state *st = get_sentinel(L)->st;
   lua_Integer n = 0;
   budget *b;
   for (b = st ? st->current : NULL; b != NULL; b = b->outer) n++;
   lua_pushinteger(L, n);
-  lua_pushboolean(L, st != NULL && st->wrapped);
+  lua_pushboolean(L, st != NULL && st->meter != NULL);
+  return 2;
+}
+
+/* core.resume(co, ...) -> like coroutine.resume, and the state knows co
+ * runs (claude's tasks resume through it): the watchdog and interrupts can
+ * reach it. The sentinel is the upvalue. */
+static int l_resume(lua_State *L) {
+  budget_state *st = ((sentinel *)lua_touserdata(L, lua_upvalueindex(1)))->st;
+  lua_State *co = lua_tothread(L, 1);
+  int narg = lua_gettop(L) - 1, status, nres;
+  run_node node;
+  luaL_argexpected(L, co != NULL, 1, "thread");
+  if (!lua_checkstack(co, narg)) {
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "too many arguments to resume");
+    return 2;
+  }
+  lua_xmove(L, co, narg);
+  if (st != NULL) {
+    node.co = co;
+    node.budgeted = st->current != NULL;
+    node.counting = 0;
+    push_node(st, &node);
+  }
+  status = lua_resume(co, L, narg, &nres);
+  if (st != NULL) pop_node(st, &node);
+  if (status == LUA_OK || status == LUA_YIELD) {
+    if (!lua_checkstack(L, nres + 1)) {
+      lua_pop(co, nres);
+      lua_pushboolean(L, 0);
+      lua_pushliteral(L, "too many results to resume");
+      return 2;
+    }
+    lua_xmove(co, L, nres);
+    lua_pushboolean(L, 1);
+    lua_insert(L, -(nres + 1));
+    return nres + 1;
+  }
+  lua_xmove(co, L, 1); /* the error object (no-op when co is L) */
+  lua_pushboolean(L, 0);
+  lua_insert(L, -2);
   return 2;
 }
 
 static const luaL_Reg budget_methods[] = {
-  {"resume", b_resume}, {"stop", b_stop}, {"stopped", b_stopped}, {"usage", b_usage},
-  {NULL, NULL}};
+  {"resume", b_resume}, {"start", b_start}, {"stop", b_stop}, {"reset", b_reset},
+  {"stopped", b_stopped}, {"usage", b_usage}, {NULL, NULL}};
 
-/* Adds budget and budget_current to the module table on top of the stack. */
+/* Adds budget, budget_current and resume to the module table on top of the
+ * stack. */
 void claude_open_budget(lua_State *L) {
   if (luaL_newmetatable(L, BUDGET_MT)) {
-    lua_pushcfunction(L, b_tostring);
+    lua_pushvalue(L, -1);
+    lua_pushcclosure(L, b_tostring, 1);
     lua_setfield(L, -2, "__tostring");
-    luaL_newlib(L, budget_methods);
+    luaL_newlibtable(L, budget_methods);
+    lua_pushvalue(L, -2);
+    luaL_setfuncs(L, budget_methods, 1); /* the metatable: check_budget's upvalue */
     lua_setfield(L, -2, "__index");
   }
   lua_pop(L, 1);
@@ -459,4 +855,8 @@ void claude_open_budget(lua_State *L) {
   lua_setfield(L, -2, "budget");
   lua_pushcfunction(L, l_budget_current);
   lua_setfield(L, -2, "budget_current");
+  get_sentinel(L);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &STATE_KEY);
+  lua_pushcclosure(L, l_resume, 1);
+  lua_setfield(L, -2, "resume");
 }

@@ -291,6 +291,7 @@ static int handle_mcp(lua_State *L, char **argv, int argc) {
 static int pmain(lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);
   char **argv = (char **)lua_touserdata(L, 2);
+  claude_alloc *pool = (claude_alloc *)lua_touserdata(L, 3);
   int script = 0, code;
   int mcp = argc > 1 && strcmp(argv[1], "mcp") == 0;
   int args = mcp ? 0 : collectargs(argv, &script);
@@ -311,6 +312,8 @@ static int pmain(lua_State *L) {
     lua_pushboolean(L, 1);
     lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");
   }
+  /* tool budgets' memory limit kept by our allocator (alloc.c), no wrapper */
+  claude_budget_use_meter(L, claude_alloc_meter(pool), claude_alloc_metered_fn, pool);
   luaL_openlibs(L);
   replace_os_exit(L);
   open_claude(L, args & has_E);
@@ -398,7 +401,8 @@ int main(int argc, char **argv) {
   lua_pushcfunction(L, pmain);
   lua_pushinteger(L, argc);
   lua_pushlightuserdata(L, argv);
-  status = lua_pcall(L, 2, 1, 0);
+  lua_pushlightuserdata(L, pool);
+  status = lua_pcall(L, 3, 1, 0);
   code = status == LUA_OK ? (int)lua_tointeger(L, -1) : 1;
   if (status != LUA_OK) report(L, status);
   lua_close(L);

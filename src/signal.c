@@ -1,6 +1,9 @@
 /*
  * signal.c -- claude.core.Signal: a signal watched by the loop; the Lua
- * function runs from the loop, never from a signal handler.
+ * function runs from the loop, never from a signal handler. A watcher made
+ * to interrupt also stops the Lua that holds the loop when the signal comes
+ * (watchdog.c), so that the function gets to run: the claudelua host's
+ * SIGINT, `claudelua mcp`'s SIGTERM.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -17,7 +20,8 @@ typedef struct signal_obj {
   uv_signal_t handle;
   int cb_ref;
   int closed;
-  int name; /* index into signal_names */
+  int name;      /* index into signal_names */
+  int interrupt; /* registered with the state's watch (watchdog.c) */
 } signal_obj;
 
 static void signal_closed(uv_handle_t *h) {
@@ -28,6 +32,12 @@ static void signal_closed(uv_handle_t *h) {
 
 static void signal_teardown(claude_handle *h) {
   signal_obj *s = (signal_obj *)h;
+  if (s->interrupt) {
+    /* looked up again: at lua_close the budgets' state may be gone already */
+    claude_watch *w = claude_budget_watch(h->ctx->L);
+    s->interrupt = 0;
+    if (w != NULL) claude_watch_interest(w, signal_numbers[s->name], 0);
+  }
   claude_unref(h->ctx, &s->cb_ref);
   s->closed = 1;
   uv_close((uv_handle_t *)&s->handle, signal_closed);
@@ -39,15 +49,22 @@ static void signal_fired(uv_signal_t *h, int signum) {
   lua_State *L;
   if (ctx->closing || s->cb_ref == LUA_NOREF) return;
   L = claude_cb_state(ctx);
+  if (s->interrupt) {
+    claude_watch *w = claude_budget_watch(L);
+    if (w != NULL) claude_watch_seen(w, signum);
+  }
   lua_rawgeti(L, LUA_REGISTRYINDEX, s->cb_ref);
   lua_pushinteger(L, signum);
   claude_pcall(ctx, L, 1);
 }
 
 
-/* core.signal(name, fn [, unref]) -> claude.core.Signal; the loop watches the
- * signal, and fn runs from the loop (never from a signal handler). An unref'd
- * watcher does not keep the loop alive. */
+/* core.signal(name, fn [, unref [, interrupt]]) -> claude.core.Signal; the
+ * loop watches the signal, and fn runs from the loop (never from a signal
+ * handler). An unref'd watcher does not keep the loop alive. With interrupt,
+ * the signal also raises "interrupted" in the coroutine the state is running
+ * at that moment, if any (lua.c's SIGINT), and the same signal again before
+ * fn ran ends the process with status 128 + signal. */
 static int l_signal(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
   int name = luaL_checkoption(L, 1, NULL, signal_names), signum = signal_numbers[name];
@@ -71,6 +88,23 @@ static int l_signal(lua_State *L) {
   if (err != 0) return luaL_error(L, "uv_signal_start: %s", uv_strerror(err));
   claude_wake(ctx);
   if (lua_toboolean(L, 3)) uv_unref((uv_handle_t *)&s->handle);
+  if (lua_toboolean(L, 4)) {
+    /* after uv_signal_start: our handler goes in front of libuv's */
+    claude_watch *w = claude_budget_watch(L);
+    if (w == NULL || claude_watch_interest(w, signum, 1) != 0)
+      return luaL_error(L, "core.signal: cannot interrupt on SIG%s", signal_names[name]);
+    s->interrupt = 1;
+  }
+  return 1;
+}
+
+/* core.interrupted(name) -> whether signal `name`, watched with `interrupt`,
+ * arrived (its watcher may not have run yet: the interrupt ended the Lua that
+ * held the loop first). */
+static int l_interrupted(lua_State *L) {
+  int name = luaL_checkoption(L, 1, NULL, signal_names);
+  claude_watch *w = claude_budget_watch(L);
+  lua_pushboolean(L, w != NULL && claude_watch_received(w, signal_numbers[name]));
   return 1;
 }
 
@@ -103,4 +137,6 @@ void claude_open_signal(lua_State *L) {
   claude_new_class(L, MT_SIGNAL, signal_metamethods, signal_methods);
   lua_pushcfunction(L, l_signal);
   lua_setfield(L, -2, "signal");
+  lua_pushcfunction(L, l_interrupted);
+  lua_setfield(L, -2, "interrupted");
 }

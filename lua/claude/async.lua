@@ -11,6 +11,12 @@ local errors = require "claude.errors"
 local M = {}
 
 local blame = errors.blame
+-- coroutine.resume that tells the C core which coroutine runs, so that a budget's watchdog
+-- and an interrupting signal (SIGINT in the host) can reach a task that holds the loop
+local resume = core.resume
+-- a budget's methods, looked up once (b:start and b:resume on the tool-call path)
+local budget_methods = getmetatable(core.budget {}).__index
+local budget_start, budget_resume = budget_methods.start, budget_methods.resume
 
 local SUSPEND = setmetatable({}, { __name = "claude.suspend",
   __tostring = function() return "claude.suspend" end })
@@ -157,7 +163,7 @@ local function budget_stop(task, msg, reason)
   fail(task, err)
   local on = task.on_budget
   if on then
-    local ok, e = pcall(on, err)
+    local ok, e = pcall(on, err, task.on_budget_data)
     if not ok then report(e, task) end
   end
 end
@@ -194,20 +200,20 @@ end
 local function step(task, ...)
   local co = task.co
   local b = task.budget
-  if b then return settle_step(task, co, b:resume(co, ...)) end
-  return settle_step(task, co, coroutine.resume(co, ...))
+  if b then return settle_step(task, co, budget_resume(b, co, ...)) end
+  return settle_step(task, co, resume(co, ...))
 end
 
 local function new_task(observed)
   -- every field a task gets, made at once (no rehash while it runs)
   return setmetatable({ status = "running", observed = observed, co = false,
     result = false, values = false, finished = false, timer = false, abort = false,
-    budget = false, deadline = false }, Task)
+    budget = false, deadline = false, on_budget = false, on_budget_data = false }, Task)
 end
 
 local function launch(task, fn, ...)
   local co = take_coroutine(task)
-  settle_step(task, co, coroutine.resume(co, task, fn, ...))
+  settle_step(task, co, resume(co, task, fn, ...))
   return task
 end
 
@@ -232,7 +238,7 @@ function M.spawn_transient(fn, ...)
     task = new_task(true)
   end
   local co = take_coroutine(task)
-  local ok, yielded = coroutine.resume(co, task, fn, ...)
+  local ok, yielded = resume(co, task, fn, ...)
   if ok and yielded == DONE and task.result == NO_VALUES and not task.finished
     and not task.timer then
     -- the usual end, settled here: done at once, nothing returned, nobody waiting
@@ -247,27 +253,57 @@ function M.spawn_transient(fn, ...)
   return nil
 end
 
---- Runs `fn(...)` as an observed task under `budget` (a `core.budget`): every resume of
--- its coroutine goes through `budget:resume`, and after `seconds` (if given) the budget is
--- stopped (reason "seconds") and a waiting task ends. A task the budget stops fails with a
--- `budget` error (`reason` field) and `on_budget(err)` is called; its coroutine is closed,
--- never reused. Returns the task if it is still running, else nil.
+-- The wall-time budget of a waiting task: a timer that stops the budget and ends the wait.
+-- (Apart from spawn_budgeted, whose locals a closure would make it close at every return.)
+local function time_budget(task, budget, seconds)
+  local t = core.timer()
+  task.deadline = t
+  t:start(seconds, function()
+    budget:stop("seconds")
+    local abort = task.abort
+    if abort then abort(errors.new("budget", "budget exceeded: seconds")) end
+  end)
+end
+
+--- Runs `fn(...)` as an observed task under `budget` (a `core.budget`, started over for
+-- this call: `budget:start`): every resume of its coroutine goes through the budget, and
+-- after `seconds` (if given) the budget is stopped (reason "seconds") and a waiting task
+-- ends. A task the budget stops fails with a `budget` error (`reason` field) and its
+-- coroutine is closed, never reused.
+-- @return the task if it is still running (when the budget stops it later,
+--   `on_budget(err, task.on_budget_data)` is called: set that field as needed); else nil,
+--   and the `budget` error when the budget stopped it. A task that finished at once is
+--   reused, like spawn_transient's, and the caller may reuse `budget`.
 function M.spawn_budgeted(budget, seconds, on_budget, fn, ...)
-  local task = new_task(true)
-  task.budget, task.on_budget = budget, on_budget
-  local co = take_coroutine(task)
-  settle_step(task, co, budget:resume(co, task, fn, ...))
-  if task.status == "done" or task.status == "failed" then return nil end
-  if seconds then
-    local t = core.timer()
-    task.deadline = t
-    t:start(seconds, function()
-      budget:stop("seconds")
-      local abort = task.abort
-      if abort then abort(errors.new("budget", "budget exceeded: seconds")) end
-    end)
+  local n = #spare
+  local task = spare[n]
+  if task then
+    spare[n] = nil
+    task.status = "running"
+  else
+    task = new_task(true)
   end
-  return task
+  task.budget = budget
+  local co = take_coroutine(task)
+  local ok, yielded, reason = budget_start(budget, co, task, fn, ...)
+  if ok and yielded == DONE and task.result == NO_VALUES and not task.finished
+    and not task.timer then
+    release_coroutine(co) -- the usual end, as in spawn_transient
+    npending = npending - 1
+  else
+    settle_step(task, co, ok, yielded, reason)
+    if task.status == "failed" then
+      return nil, errors.is(task.error, "budget") and task.error or nil
+    end
+    if task.status ~= "done" then
+      task.on_budget = on_budget
+      if seconds then time_budget(task, budget, seconds) end
+      return task
+    end
+  end
+  task.co, task.values, task.result, task.budget = false, false, false, false
+  if #spare < MAX_SPARE then spare[#spare + 1] = task end
+  return nil
 end
 
 --- Starts `fn(...)` as a task and runs it until its first wait.

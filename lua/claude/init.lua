@@ -218,7 +218,10 @@ function M.run(timeout)
 end
 
 --- The `claudelua` host's entry: runs `chunk(...)` as the main task, with
--- SIGINT cancelling it, then waits for the tasks it left running.
+-- SIGINT cancelling it, then waits for the tasks it left running. SIGINT also interrupts
+-- Lua that holds the loop (a spinning tool, a loop at the top level): the coroutine
+-- running gets the error "interrupted", as in lua.c, so that the loop can cancel; a second
+-- SIGINT before the loop could ends the process (status 130).
 -- @return true | false, message, exit code
 function M._main(chunk, ...)
   local main
@@ -228,12 +231,14 @@ function M._main(chunk, ...)
     if interrupted then os.exit(130, true) end
     interrupted = true
     if main then main:cancel("interrupted") end
-  end, true)
+  end, true, true)
   main = async.spawn_observed(chunk, ...)
   if interrupted then main:cancel("interrupted") end
   local ok, err
   local pok, jok, jerr = pcall(main.join, main)
   if pok then ok, err = jok, jerr else ok, err = false, jok end
+  -- an interrupt that ended the main task before the loop ran the watcher
+  interrupted = interrupted or core.interrupted("int")
   if ok and not interrupted then
     -- like a program whose threads are still running: wait for them
     local rok, rerr = pcall(M.run)

@@ -1,7 +1,9 @@
 -- Tool budgets end to end against the fake CLI: a tool that spins, one that allocates
 -- without end, one that runs too many instructions and one that sleeps past its time are
 -- each answered with an isError result naming the budget, while other calls go on; the
--- levels (tool, server, session) and `false`.
+-- levels (tool, server, session) and `false`; the defaults (run 1 s, memory 256 MiB), what
+-- they leave alone, and how each level turns them off; SIGINT and SIGTERM reaching a tool
+-- that holds the loop in the claudelua host and in `claudelua mcp`.
 -- Run: busted spec/integration/budget_spec.lua
 local claude = require "claude"
 local core = require "claude.core"
@@ -144,34 +146,339 @@ describe("tool budgets against the fake CLI", function()
   end)
 end)
 
-describe("a spinning tool in the claudelua host", function()
-  it("two SIGINTs still stop the host (a run budget frees the loop)", function()
-    local process = require "claude.process"
-    local path = harness.tempfile([[
-      local claude = require "claude"
-      local testing = require "claude.testing"
-      local opts = testing.fake_cli([=[
+describe("the default tool budgets (run 1 s, memory 256 MiB)", function()
+  before_each(harness.before)
+  after_each(function()
+    testing.cleanup()
+    harness.after()
+  end)
+
+  local function busy(seconds)
+    local t = core.now() + seconds
+    while core.now() < t do end
+  end
+
+  it("stop a spinning tool that has no budget of its own, and the other call is answered",
+    function()
+      local server = claude.server("b", {
+        claude.tool("spin", "Spins", function() while true do end end),
+        claude.tool("add", "Adds", { a = "number", b = "number" },
+          function(a) return a.a + a.b end),
+      })
+      local msgs = converse([[
         cli:expect_initialize()
         cli:expect_user()
         cli:system_init()
         cli:mcp_connect("b")
-        cli:call_tool("b", "spin", {})
-        cli:sleep(60)
-      ]=])
-      opts.mcp_servers = { b = claude.server("b", {
-        claude.tool("spin", "Spins", function()
+        local id = cli:send_request("mcp_message", { server_name = "b", message = {
+          jsonrpc = "2.0", id = 50, method = "tools/call",
+          params = { name = "spin", arguments = {} } } })
+        local r = assert(cli:call_tool("b", "add", { a = 2, b = 3 }))
+        local spin = assert(cli:await_response(id)).mcp_response.result
+        cli:reply(r.content[1].text .. " " .. tostring(spin.isError) .. " "
+          .. spin.content[1].text)
+      ]], { mcp_servers = { b = server } })
+      assert.matches("^5 true Tool 'spin' was stopped: it held the event loop too long "
+        .. "without yielding %(budget 'run' exceeded%)%.$", msgs[#msgs].result)
+      assert.equal(0, core.budget_current())
+    end)
+
+  it("stop a tool that allocates without end", function()
+    local server = claude.server("b", {
+      claude.tool("hoard", "Allocates", function()
+        local t = {}
+        while true do
+          t[#t + 1] = string.rep("x", 1024 * 1024) .. #t
+          claude.sleep(0) -- yields: `run` never bites, however slow the build
+        end
+      end),
+      claude.tool("add", "Adds", { a = "number", b = "number" },
+        function(a) return a.a + a.b end),
+    })
+    local msgs = converse(string.format(CALLS, '"hoard", "add"'),
+      { mcp_servers = { b = server } })
+    local text = msgs[#msgs].result
+    assert.matches("hoard=error:Tool 'hoard' was stopped: it allocated more memory than its "
+      .. "budget %(budget 'memory' exceeded%)", text)
+    assert.matches("add=3", text, 1, true)
+    collectgarbage()
+  end)
+
+  it("leave alone a tool that waits longer than `run` in all", function()
+    local server = claude.server("b", {
+      claude.tool("naps", "Naps", function()
+        for _ = 1, 3 do claude.sleep(0.4) end -- 1.2 s, the loop free all along
+        return "rested"
+      end),
+    })
+    local msgs = converse(string.format(CALLS, '"naps"'), { mcp_servers = { b = server } })
+    assert.equal("naps=rested", msgs[#msgs].result)
+  end)
+
+  it("count `run` per stretch: 0.6 s busy, a yield, 0.6 s busy is not stopped", function()
+    local server = claude.server("b", {
+      claude.tool("twice", "Busy twice", function()
+        busy(0.6)
+        claude.sleep(0) -- gives the loop back: a new stretch
+        busy(0.6)
+        return "done"
+      end),
+    })
+    local msgs = converse(string.format(CALLS, '"twice"'), { mcp_servers = { b = server } })
+    assert.equal("twice=done", msgs[#msgs].result)
+  end)
+
+  -- { level, the server's options, the tool's options, the session's options }
+  local offs = {
+    { "the tool", nil, { budget = { run = false } }, nil },
+    { "the server", { budget = false }, nil, nil },
+    { "the session (tool_budget)", nil, nil, { tool_budget = false } },
+  }
+  for _, row in ipairs(offs) do
+    it("turn off with false at " .. row[1], function()
+      local server = claude.server("b", {
+        claude.tool("busy", "Busy", function()
+          busy(1.2)
+          return "done"
+        end, row[3]),
+      }, row[2])
+      local options = { mcp_servers = { b = server } }
+      for k, v in pairs(row[4] or {}) do options[k] = v end
+      local msgs = converse(string.format(CALLS, '"busy"'), options)
+      assert.equal("busy=done", msgs[#msgs].result)
+    end)
+  end
+end)
+
+-- `claudelua mcp` calls tools through the same router: the defaults hold over stdio and
+-- HTTP, and a server's or a tool's `budget` turns them off (there is no session there).
+describe("the default tool budgets in claudelua mcp", function()
+  local process = require "claude.process"
+  local json = require "claude.json"
+
+  -- servers "d" (spin: no budget; busy: budget = false) and "off" (budget = false: busy)
+  local TOOLS = [[
+    local claude = require "claude"
+    local function busy()
+      local t = claude.core.now() + 1.2
+      while claude.core.now() < t do end
+      return "done"
+    end
+    return {
+      claude.server("d", {
+        claude.tool("spin", "Spins", function() while true do end end),
+        claude.tool("busy", "Busy", busy, { budget = false }),
+      }),
+      claude.server("off", { claude.tool("busy", "Busy", busy) }, { budget = false }),
+    }
+  ]]
+
+  local function call(id, name)
+    return { jsonrpc = "2.0", id = id, method = "tools/call",
+      params = { name = name, arguments = json.object() } }
+  end
+
+  it("over stdio: run stops a spinning tool; a tool's budget = false lets a busy one finish",
+    function()
+      local path = harness.tempfile(TOOLS, ".lua")
+      local p <close> = assert(process.spawn { harness.claudelua,
+        args = { "mcp", "--server", "d", path }, stdout = "json", stderr = "collect" })
+      p:write_json { jsonrpc = "2.0", id = 0, method = "initialize", params = {
+        protocolVersion = "2025-06-18", capabilities = {},
+        clientInfo = { name = "spec", version = "1" } } }
+      assert.equal(0, p:read_line(T).id)
+      p:write_json(call(1, "spin"))
+      local r = p:read_line(T)
+      assert.equal(1, r.id)
+      assert.is_true(r.result.isError)
+      assert.matches("budget 'run' exceeded", r.result.content[1].text, 1, true)
+      p:write_json(call(2, "busy"))
+      r = p:read_line(T)
+      assert.same({ 2, "done" }, { r.id, r.result.content[1].text })
+      p:close_stdin()
+      assert.same({ 0, 0 }, { p:wait(T) })
+      os.remove(path)
+    end)
+
+  it("over HTTP: run stops a spinning tool; a server's budget = false lets a busy one finish",
+    function()
+      local mcp_http = require "support.mcp_http"
+      local path = harness.tempfile(TOOLS, ".lua")
+      local server <close>, url = mcp_http.start { "--stateless", path }
+      local function post(at, body)
+        local c <close> = assert(process.spawn { "curl", args = { "-s", "--max-time", "20",
+          "-H", "Content-Type: application/json",
+          "-H", "Accept: application/json, text/event-stream",
+          "--data-binary", json.encode(body), at }, stderr = "collect" })
+        local lines = {}
+        for line in c:lines(T) do lines[#lines + 1] = line end
+        c:wait(T)
+        -- a JSON answer, or the data line of an SSE one
+        local text = table.concat(lines, "\n")
+        return json.decode(text:match("^data: (.*)$") or text:match("\ndata: ([^\n]*)") or text)
+      end
+      local r = post(url .. "/d", call(1, "spin"))
+      assert.is_true(r.result.isError)
+      assert.matches("budget 'run' exceeded", r.result.content[1].text, 1, true)
+      r = post(url .. "/off", call(2, "busy"))
+      assert.equal("done", r.result.content[1].text)
+      assert.is_true(server:signal("term"))
+      assert.same({ 0, 0 }, { server:wait(T) })
+      os.remove(path)
+    end)
+end)
+
+-- Signals reach Lua that holds the loop (a tool with `run = false` that spins, a spin at
+-- the top level): SIGINT interrupts it as in lua.c and the host exits 130; `claudelua mcp`
+-- stops on SIGINT and SIGTERM. Readiness is a line the spinning code writes, never a delay.
+describe("signals and Lua that holds the loop in the claudelua host", function()
+  local process = require "claude.process"
+
+  local function host(script, stdout)
+    local path = harness.tempfile(script, ".lua")
+    local p = assert(process.spawn { harness.claudelua, args = { path }, stderr = "collect",
+      stdout = stdout })
+    return p, path
+  end
+
+  -- A session whose tool `spin` (budget `tool_budget`) writes "spinning" and spins.
+  local SESSION = [[
+    local claude = require "claude"
+    local testing = require "claude.testing"
+    local opts = testing.fake_cli([=[
+      cli:expect_initialize()
+      cli:expect_user()
+      cli:system_init()
+      cli:mcp_connect("b")
+      cli:call_tool("b", "spin", {})
+      cli:drain()
+    ]=])
+    opts.mcp_servers = { b = claude.server("b", {
+      claude.tool("spin", "Spins", function()
+        print("spinning")
+        io.stdout:flush()
+        while true do end
+      end) }) }
+    opts.tool_budget = %s
+    for _ in claude.query("go", opts) do end
+  ]]
+
+  it("SIGINT interrupts a tool that spins with run = false; the host exits 130", function()
+    local p <close>, path = host(string.format(SESSION, "{ run = false }"))
+    assert.equal("spinning", p:read_line(T))
+    assert.is_true(p:signal("int"))
+    assert.same({ 130, 0 }, { p:wait(T) })
+    assert.matches("tool 'spin' failed: [^\n]*interrupted", p:stderr())
+    assert.matches("claudelua: interrupted", p:stderr(), 1, true)
+    os.remove(path)
+  end)
+
+  it("SIGINT interrupts a spin at the top level, as lua does", function()
+    local p <close>, path = host([[
+      print("spinning")
+      io.stdout:flush()
+      while true do end
+    ]])
+    assert.equal("spinning", p:read_line(T))
+    assert.is_true(p:signal("int"))
+    assert.same({ 130, 0 }, { p:wait(T) })
+    assert.matches("claudelua: interrupted", p:stderr(), 1, true)
+    os.remove(path)
+  end)
+
+  it("a second SIGINT ends a host whose Lua catches the interrupt", function()
+    local p <close>, path = host([[
+      while true do
+        local _, err = pcall(function()
           print("spinning")
           io.stdout:flush()
           while true do end
-        end) }) }
-      opts.tool_budget = { run = 1 }
-      for _ in claude.query("go", opts) do end
-    ]], ".lua")
-    local p <close> = assert(process.spawn { harness.claudelua, args = { path } })
+        end)
+        print("caught: " .. tostring(err))
+        io.stdout:flush()
+      end
+    ]])
     assert.equal("spinning", p:read_line(T))
     assert.is_true(p:signal("int"))
+    assert.matches("^caught: .*interrupted$", p:read_line(T))
+    assert.equal("spinning", p:read_line(T))
     assert.is_true(p:signal("int"))
     assert.same({ 130, 0 }, { p:wait(T) })
+    os.remove(path)
+  end)
+
+  it("SIGINT stops the host while a tool spins under the default budget", function()
+    local p <close>, path = host(string.format(SESSION, "nil"))
+    assert.equal("spinning", p:read_line(T))
+    assert.is_true(p:signal("int"))
+    assert.same({ 130, 0 }, { p:wait(T) })
+    assert.matches("claudelua: interrupted", p:stderr(), 1, true)
+    os.remove(path)
+  end)
+
+  -- A tools file whose tool `spin` writes "spinning" to stderr and spins, run budget off.
+  local TOOLS = [[
+    local claude = require "claude"
+    return claude.server("s", {
+      claude.tool("spin", "Spins", function()
+        io.stderr:write("spinning\n")
+        io.stderr:flush()
+        while true do end
+      end, { budget = { run = false } }),
+    })
+  ]]
+
+  local function mcp_stdio()
+    local path = harness.tempfile(TOOLS, ".lua")
+    local p = assert(process.spawn { harness.claudelua, args = { "mcp", path },
+      stdout = "json", stderr = "lines" })
+    p:write_json { jsonrpc = "2.0", id = 0, method = "initialize", params = {
+      protocolVersion = "2025-06-18", capabilities = {},
+      clientInfo = { name = "spec", version = "1" } } }
+    assert.equal(0, p:read_line(T).id)
+    p:write_json { jsonrpc = "2.0", method = "notifications/initialized" }
+    p:write_json { jsonrpc = "2.0", id = 1, method = "tools/call",
+      params = { name = "spin", arguments = {} } }
+    assert.equal("spinning", p:read_stderr_line(T))
+    return p, path
+  end
+
+  -- { signal, exit code }
+  for _, row in ipairs({ { "int", 130 }, { "term", 0 } }) do
+    it("claudelua mcp (stdio) stops on SIG" .. row[1]:upper() .. " while a tool spins",
+      function()
+        local p <close>, path = mcp_stdio()
+        assert.is_true(p:signal(row[1]))
+        -- the spinning call is answered (interrupted) or dropped; then stdout ends
+        local msg = p:read_line(T)
+        if msg then
+          assert.equal(1, msg.id)
+          assert.is_true(msg.result.isError)
+        end
+        assert.same({ row[2], 0 }, { p:wait(T) })
+        os.remove(path)
+      end)
+  end
+
+  it("claudelua mcp --http stops on SIGTERM while a tool spins", function()
+    local mcp_http = require "support.mcp_http"
+    local json = require "claude.json"
+    local path = harness.tempfile(TOOLS, ".lua")
+    local server <close>, url, stderr = mcp_http.start { "--stateless", path }
+    local curl <close> = assert(process.spawn { "curl", args = { "-s", "--max-time", "20",
+      "-H", "Content-Type: application/json", "-H", "Accept: application/json, text/event-stream",
+      "--data-binary", json.encode { jsonrpc = "2.0", id = 1, method = "tools/call",
+        params = { name = "spin", arguments = json.object() } }, url }, stderr = "collect" })
+    local spinning = false
+    for _ = 1, T * 100 do
+      for _, l in ipairs(stderr) do spinning = spinning or l == "spinning" end
+      if spinning then break end
+      claude.sleep(0.01)
+    end
+    assert.is_true(spinning)
+    assert.is_true(server:signal("term"))
+    assert.same({ 0, 0 }, { server:wait(T) })
+    curl:wait(T)
     os.remove(path)
   end)
 end)

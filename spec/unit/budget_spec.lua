@@ -258,6 +258,64 @@ describe("core.budget", function()
     assert.same({ true, "fine" }, { b:resume(coroutine.create(function() return "fine" end)) })
   end)
 
+  it("sets no hook on a call that stays within run and memory (the watchdog waits)",
+    function()
+      local hooked
+      local b = core.budget { run = 1, memory = 64 * MiB }
+      local co = coroutine.create(function()
+        hooked = debug.gethook(coroutine.running())
+        local n = 0
+        for i = 1, 100000 do n = n + i end
+        return n
+      end)
+      assert.same({ true, 5000050000 }, { b:resume(co) })
+      assert.is_nil(hooked)
+      assert.equal(0, b:usage().instructions) -- nothing counted: no count hook ran
+    end)
+
+  it("stops a spin in a coroutine resumed with core.resume inside the call", function()
+    local inner = coroutine.create(spin) -- made before the call: no hook of its own
+    local b, _, ok, _, reason = run({ run = 0.05 }, function()
+      return core.resume(inner)
+    end)
+    assert.same({ false, "run" }, { ok, reason })
+    assert.equal("run", b:stopped())
+  end)
+
+  it("gives the count hook to a call that makes a coroutine (which inherits it)", function()
+    local inner_hooked
+    local b = core.budget { run = 1 }
+    assert.same({ true, "made" }, { b:resume(coroutine.create(function()
+      coroutine.wrap(function() inner_hooked = debug.gethook() ~= nil end)()
+      return "made"
+    end)) })
+    assert.is_true(inner_hooked)
+  end)
+
+  it("starts over with b:start and b:reset", function()
+    local b = core.budget { instructions = 100000 }
+    local _, _, reason = b:resume(coroutine.create(spin))
+    assert.equal("instructions", reason)
+    assert.same({ true, "again" }, { b:start(coroutine.create(function() return "again" end)) })
+    assert.is_nil(b:stopped())
+    assert.equal(1, b:usage().resumes)
+    b:stop("why")
+    assert.equal("why", b:stopped())
+    assert.equal(b, b:reset())
+    assert.is_nil(b:stopped())
+    assert.same({ instructions = 0, memory = 0, resumes = 0 }, b:usage())
+    local ok, err = pcall(b.start, {}, coroutine.create(spin))
+    assert.is_false(ok)
+    assert.matches("claude.Budget expected", err)
+  end)
+
+  it("refuses b:reset from inside its own call", function()
+    local b = core.budget { run = 1 }
+    local ok, err = b:resume(coroutine.create(function() return b:reset() end))
+    assert.is_false(ok)
+    assert.matches("cannot reset while it runs a coroutine", err)
+  end)
+
   it("takes false and nil as no limit", function()
     local b = core.budget { run = false, instructions = nil, memory = false }
     local co = coroutine.create(function()
@@ -267,6 +325,28 @@ describe("core.budget", function()
     end)
     assert.same({ true, 4500001500000 }, { b:resume(co) })
     assert.matches("^claude.Budget %(run 0", tostring(b))
+  end)
+end)
+
+describe("core.resume", function()
+  before_each(harness.before)
+  after_each(harness.after)
+
+  it("works like coroutine.resume", function()
+    local co = coroutine.create(function(a, b)
+      local c = coroutine.yield(a + b, "x")
+      error({ code = c })
+    end)
+    assert.same({ true, 3, "x" }, { core.resume(co, 1, 2) })
+    local ok, err = core.resume(co, 7)
+    assert.is_false(ok)
+    assert.same({ code = 7 }, err)
+    assert.same({ false, "cannot resume dead coroutine" }, { core.resume(co) })
+    local self
+    self = coroutine.create(function() return core.resume(self) end)
+    assert.same({ true, false, "cannot resume non-suspended coroutine" },
+      { core.resume(self) })
+    assert.has_error(function() core.resume(function() end) end)
   end)
 end)
 

@@ -2,8 +2,8 @@
 -- instructions it may run and how much it may allocate (docs/budgets.md). A budget is given
 -- per tool (`claude.tool{ budget = ... }`), per server (`claude.server(name, tools,
 -- { budget = ... })`) and per session (option `tool_budget`); each field comes from the most
--- specific level that sets it, else from the defaults. `false` turns a field off, and
--- `budget = false` every field of that level and above.
+-- specific level that sets it, else from the defaults (run 1 s, memory 256 MiB). `false`
+-- turns a field off, and `budget = false` every field of that level and above.
 -- @module claude.mcp.budget
 local errors = require "claude.errors"
 
@@ -12,12 +12,17 @@ local M = {}
 local FIELDS = { "run", "seconds", "instructions", "memory" }
 local KNOWN = { run = true, seconds = true, instructions = true, memory = true }
 
---- The defaults: none yet. A budgeted call costs about 17,000 instructions more than a
--- plain one (the budget, its task and the count hook, which Lua runs at every instruction
--- once set), a third of a tool call; until a watchdog arms the hook only after `run` has
--- elapsed, budgets are opt-in and the plain path stays as fast as it was. Applications set
--- their own defaults with the session option `tool_budget` or a server's `budget`.
-M.DEFAULTS = {}
+--- The defaults, for every tool call (a session's in-process servers, `claudelua mcp` over
+-- stdio and HTTP): `run` 1 s (one stretch holding the loop without yielding: a spinning tool)
+-- and `memory` 256 MiB (net, over the call). Neither bites a normal tool, and together they
+-- cost about 1% of a tool call (50,110 instructions against 49,494 without a budget,
+-- callgrind, bench/budget_cost; docs/budgets.md): the watchdog sets the count hook only once
+-- `run` has passed, the host's allocator keeps the memory limit. No `seconds` (a tool may
+-- wait as long as it likes) and no `instructions` (it needs the count hook, which makes Lua
+-- code about 1.5 times as slow). `false` at the tool, the server or the session
+-- (`tool_budget`) turns them off; `claudelua mcp` has no session: its servers' and tools'
+-- `budget` options do it there.
+M.DEFAULTS = { run = 1, memory = 256 * 1024 * 1024 }
 
 --- Checks a `budget` option: a table of limits (each a positive number or false) or false.
 -- Raises a misuse naming `where` ("tool 'x'", "server 'y'", "option tool_budget").

@@ -344,11 +344,13 @@ local function serve_stdio(o, t, list)
       t.conn:set_server(s)
     end)
   end
-  local function stop(signame)
+  -- SIGTERM interrupts a tool that holds the loop, so that the server can stop (SIGINT
+  -- does already: the host's own watcher, claude._main)
+  local function stop(signame, interrupt)
     return core.signal(signame, function() t:shutdown(o.grace, "server stopped (SIG"
-      .. signame:upper() .. ")") end, true)
+      .. signame:upper() .. ")") end, true, interrupt)
   end
-  local term, int = stop("term"), stop("int")
+  local term, int = stop("term", true), stop("int")
   local ok, werr = pcall(t.wait, t)
   if not ok then -- the main task was cancelled (SIGINT): drain, then go
     t:shutdown(o.grace, "server interrupted")

@@ -727,10 +727,12 @@ function M.serve(servers, o)
   end
   io.stderr:flush()
   local stop = async.event()
-  local function on(signame)
-    return core.signal(signame, function() stop:set() end, true)
+  -- SIGTERM interrupts a tool that holds the loop, so that the server can stop (SIGINT
+  -- does already: the host's own watcher, claude._main)
+  local function on(signame, interrupt)
+    return core.signal(signame, function() stop:set() end, true, interrupt)
   end
-  local term, int = on("term"), on("int")
+  local term, int = on("term", true), on("int")
   local watcher = o.watch and o.file and require("claude.mcp.cli").watch(o.file, o.args,
     function(list) t:set_servers(list) end)
   pcall(stop.wait, stop)

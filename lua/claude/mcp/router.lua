@@ -367,7 +367,8 @@ local function start(self, name, ctx, id, runner, ...)
 end
 
 -- The limits of tool `t` of `server` (tool, server, session, defaults), worked out once per
--- tool and server: `{ core = {run, instructions, memory}, seconds = s }`, or false.
+-- tool and server: `{ core = {run, instructions, memory}, seconds = s, spare = budget }`, or
+-- false. `spare` is a budget whose call ended, reset for the next one.
 local function limits_of(self, server, t)
   local per = self._limits[server]
   if not per then
@@ -378,25 +379,47 @@ local function limits_of(self, server, t)
   if l == nil then
     local r = budgets.resolve(t.budget, server.budget, self._budget)
     l = r and { core = { run = r.run, instructions = r.instructions, memory = r.memory },
-      seconds = r.seconds } or false
+      seconds = r.seconds, spare = false } or false
     per[t] = l
   end
   return l
 end
 
--- A tool call: in a task under its budget when it has one. A call the budget stops is
--- answered with an `isError` result that names the budget.
+-- The answer to a call its budget stopped: an `isError` result that names the budget.
+local function stopped_result(t, err)
+  return content.error(budgets.message(t.name, err))
+end
+
+-- A waiting call its budget stopped later (the `seconds` timer, or in a later resume).
+local function budget_stopped(err, ctx)
+  if ctx._task then unregister(ctx._router, ctx.server, ctx.request_id, ctx) end
+  ctx.cancelled = true -- what the tool left running is over
+  local id = ctx.request_id
+  ctx._reply(ctx._tag, stopped_result(ctx._tool, err), id == nil and null or id)
+end
+
+-- A tool call: in a task under its budget when it has one (the defaults give every call
+-- one). The budget of a call that ended at once serves the next call of the tool.
 local function start_call(self, name, server, t, args, ctx, id, reply, tag)
   local l = limits_of(self, server, t)
   if not l then
     return start(self, name, ctx, id, run_call, self, name, t, args, ctx, id, reply, tag)
   end
-  local task = spawn_budgeted(new_budget(l.core), l.seconds, function(err)
-    if ctx._task then unregister(self, name, id, ctx) end
-    ctx.cancelled = true -- what the tool left running is over
-    reply(tag, content.error(budgets.message(t.name, err)), id == nil and null or id)
-  end, run_call, self, name, t, args, ctx, id, reply, tag)
-  if not task then return nil end
+  local b = l.spare
+  if b then l.spare = false else b = new_budget(l.core) end
+  local task, err = spawn_budgeted(b, l.seconds, budget_stopped, run_call, self, name, t,
+    args, ctx, id, reply, tag)
+  if not task then
+    l.spare = b
+    if err then
+      ctx.cancelled = true -- what the tool left running is over
+      reply(tag, stopped_result(t, err), id == nil and null or id)
+    end
+    return nil
+  end
+  -- what budget_stopped needs, made only for a call that waits
+  ctx._reply, ctx._tag, ctx._tool = reply, tag, t
+  task.on_budget_data = ctx
   ctx._task = task
   register(self, name, id, ctx)
   return ctx
