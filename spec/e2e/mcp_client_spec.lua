@@ -5,6 +5,7 @@ local claude = require "claude"
 local json = require "claude.json"
 local process = require "claude.process"
 local harness = require "support.harness"
+local http = require "claude.http.client"
 
 local T = 20
 local NODE = harness.root .. "/node_modules/.bin/node"
@@ -13,18 +14,24 @@ local EVERYTHING = harness.root .. "/node_modules/@modelcontextprotocol/server-e
 
 local function text(r) return r.content[1].text end
 
--- Starts server-everything over HTTP on a free port; returns the process and its URL.
+-- Starts server-everything over HTTP on a free port; returns the process and its URL. The
+-- port comes from below Linux's ephemeral range (32768 and up), where no connection of this
+-- machine holds one; and the server says "listening" before its listen can still fail, so
+-- the port is tried before it is used.
 local function http_server(mode)
   for _ = 1, 5 do
-    local port = math.random(20000, 40000)
+    local port = math.random(20000, 32000)
     local proc = assert(process.spawn { NODE, args = { EVERYTHING, mode or "streamableHttp" },
       env = { PORT = port }, stderr = "lines", stdout = "ignore" })
     while true do
       local line = proc:read_stderr_line(T)
       if not line then break end
       if line:find("listening on port") or line:find("running on port") then
-        return proc, string.format("http://127.0.0.1:%d/%s", port,
-          mode == "sse" and "sse" or "mcp")
+        local url = string.format("http://127.0.0.1:%d/%s", port, mode == "sse" and "sse" or "mcp")
+        local _, err = http.request { url = string.format("http://127.0.0.1:%d/", port),
+          timeout = T }
+        if not err or err.kind == "http" then return proc, url end -- any HTTP answer will do
+        break
       end
       if line:find("already in use") then break end
     end
