@@ -68,11 +68,13 @@ local function fail(res, status, code, message, headers)
     error = { code = code, message = message } })
 end
 
--- The media types of an Accept header, as a set (parameters dropped).
+-- Whether an Accept header names `want` (or a wildcard of it); parameters are dropped, and
+-- empty members of the list ("a, , b", a trailing comma) skipped, as RFC 9110 5.6.1 asks.
 local function accepts(value, want)
   if not value then return false end
   for item in value:gmatch("[^,]+") do
-    local t = item:match("^%s*([^;%s]+)"):lower()
+    local t = item:match("^%s*([^;%s]+)")
+    t = t and t:lower()
     if t == want or t == "*/*" or t == want:match("^[^/]+") .. "/*" then return true end
   end
   return false
