@@ -3,12 +3,14 @@
 -- process: the request as the fuzzer sent it (reduced), and the answer it must get.
 local claude = require "claude"
 local json = require "claude.json"
+local process = require "claude.process"
 local http = require "claude.http.client"
 local mcp_http = require "claude.mcp.http"
 local harness = require "support.harness"
 
 local T = 10
 local JSON_SSE = "application/json, text/event-stream"
+local NODE = harness.root .. "/node_modules/.bin/node"
 
 local function rpc(id, method, params)
   return { jsonrpc = "2.0", id = id, method = method, params = params or json.object() }
@@ -77,4 +79,33 @@ describe("the Streamable HTTP transport on what fuzz_http found", function()
     assert.equal(406, status, body)
     assert.same({}, errors_seen)
   end))
+
+  it("sends the head of a GET stream at once, with no priming event (before 2025-11-25)",
+    case(function()
+      -- the stream of an older client starts with nothing to say: its head was held back
+      -- until the first event, so the client never saw its GET answered
+      local t <close> = assert(mcp_http.listen({ { "calc", calc() } }))
+      local init = rpc(0, "initialize", { protocolVersion = "2025-06-18",
+        capabilities = json.object(), clientInfo = { name = "spec", version = "1" } })
+      local status, headers = request { url = t:url(), body = init }
+      assert.equal(200, status)
+      local sid = headers["mcp-session-id"]
+      local script = [[
+        const [port, sid] = process.argv.slice(1);
+        require('http').get({ host: '127.0.0.1', port, path: '/mcp', headers: {
+          accept: 'text/event-stream', 'mcp-session-id': sid,
+          'mcp-protocol-version': '2025-06-18' } }, res => {
+          console.log('head ' + res.statusCode + ' ' + res.headers['content-type']);
+          res.on('data', d => console.log('body ' + JSON.stringify(String(d))));
+          res.on('end', () => console.log('end'));
+        }).on('error', e => console.log('error ' + e.message));
+      ]]
+      local p <close> = assert(process.spawn { NODE, args = { "-e", script,
+        tostring(t:port()), sid } })
+      assert.equal("head 200 text/event-stream", p:read_line(T))
+      t:close() -- ends the session and its stream
+      assert.equal("end", p:read_line(T))
+      assert.equal(0, p:wait(T))
+      assert.same({}, errors_seen)
+    end))
 end)
