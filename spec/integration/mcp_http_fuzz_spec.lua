@@ -2,6 +2,7 @@
 -- transport and the HTTP server under it, each replayed here against a transport in this
 -- process: the request as the fuzzer sent it (reduced), and the answer it must get.
 local claude = require "claude"
+local async = require "claude.async"
 local json = require "claude.json"
 local process = require "claude.process"
 local http = require "claude.http.client"
@@ -34,11 +35,33 @@ local function request(r)
   return err.status, err.headers, err.body
 end
 
-local function calc()
+-- `hold` waits until `release` is set: a call that stays in flight while the spec acts.
+local function calc(release)
   return claude.server("calc", {
     claude.tool("add", "Add two numbers", { a = "number", b = "number" },
       function(args) return args.a + args.b end),
+    claude.tool("hold", "Waits until released", function()
+      assert(release:wait(T))
+      return "released"
+    end),
   })
+end
+
+-- Opens a session at `url`; returns the headers its requests carry.
+local function session(url)
+  local status, headers, body = request { url = url, body = INIT }
+  assert.equal(200, status, body)
+  local h = { ["mcp-session-id"] = headers["mcp-session-id"],
+    ["mcp-protocol-version"] = "2025-11-25" }
+  assert.equal(202, (request { url = url, headers = h,
+    body = { jsonrpc = "2.0", method = "notifications/initialized" } }))
+  return h
+end
+
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
 end
 
 describe("the Streamable HTTP transport on what fuzz_http found", function()
@@ -106,6 +129,42 @@ describe("the Streamable HTTP transport on what fuzz_http found", function()
       t:close() -- ends the session and its stream
       assert.equal("end", p:read_line(T))
       assert.equal(0, p:wait(T))
+      assert.same({}, errors_seen)
+    end))
+
+  it("refuses two requests with one id, in a batch or in flight (the POST waited forever)",
+    case(function()
+      local release = async.event()
+      local t <close> = assert(mcp_http.listen({ { "calc", calc(release) } }))
+      local h = session(t:url())
+      -- the batch of the fuzzer: its second answer went to the GET stream, and the POST
+      -- waited for it
+      local status, _, body = request { url = t:url(), headers = copy(h), body = {
+        rpc(1, "tools/call", { name = "add", arguments = { a = 1, b = 2 } }), rpc(1, "ping") } }
+      assert.equal(400, status, body)
+      assert.equal(-32600, json.decode(body).error.code)
+      -- a request whose id is in flight in another POST of the session: its answer would have
+      -- gone to the new POST, and the first would have waited forever
+      local first = claude.spawn(function()
+        return request { url = t:url(), headers = copy(h),
+          body = rpc(7, "tools/call", { name = "hold", arguments = json.object() }) }
+      end)
+      for _ = 1, 1000 do
+        if t:pending() > 0 then break end
+        claude.sleep(0.001)
+      end
+      assert.equal(1, t:pending())
+      status, _, body = request { url = t:url(), headers = copy(h), body = rpc(7, "ping") }
+      assert.equal(400, status, body)
+      assert.matches("not answered yet", json.decode(body).error.message)
+      release:set()
+      local ok, first_status, _, first_body = first:join(T)
+      assert.is_true(ok)
+      assert.equal(200, first_status)
+      assert.equal("released", json.decode(first_body).result.content[1].text)
+      -- once answered, the id may come again
+      status, _, body = request { url = t:url(), headers = copy(h), body = rpc(7, "ping") }
+      assert.equal(200, status, body)
       assert.same({}, errors_seen)
     end))
 end)
