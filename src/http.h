@@ -141,6 +141,8 @@ struct http_res {
   int want_drain;         /* a write returned false: call on_drain */
   int fd;                 /* the connection's socket */
   int is_head;            /* HEAD: the body is not sent */
+  int chunked;            /* we frame the body in chunks (see res_start) */
+  char chunk_head[20];    /* the size line of the chunk in flight */
   int quiet;              /* no callbacks into Lua (collected at lua_close) */
   const char *gone_reason;
   char *inflight;

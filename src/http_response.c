@@ -15,6 +15,7 @@
  * that h2o's own libuv handle is left alone.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -84,7 +85,12 @@ static void end_request(http_res *res, int was) {
                            H2O_SEND_ERROR_HTTP1_CLOSE_CONNECTION);
   } else {
     res->sending = 1;
-    h2o_send(req, NULL, 0, H2O_SEND_STATE_ERROR);
+    if (res->chunked) { /* a broken chunk, as h2o's encoder sends: the client sees an error */
+      h2o_iovec_t broken = h2o_iovec_init(H2O_STRLIT("\r\n1\r\n"));
+      h2o_send(req, &broken, 1, H2O_SEND_STATE_ERROR);
+    } else {
+      h2o_send(req, NULL, 0, H2O_SEND_STATE_ERROR);
+    }
   }
 }
 
@@ -149,23 +155,34 @@ static void res_disposed(void *p) {
   res_release(res);
 }
 
-/* Sends what is queued (and the end of the body when finishing). */
+/* Sends what is queued (and the end of the body when finishing), as one
+ * chunk when chunked. */
 static void flush(http_res *res) {
   char *buf = res->inflight;
-  size_t cap = res->inflight_cap;
-  h2o_iovec_t iov;
+  size_t cap = res->inflight_cap, n = 0;
+  h2o_iovec_t iov[3];
   res->inflight = res->pending;
   res->inflight_cap = res->pending_cap;
   res->inflight_len = res->pending_len;
   res->pending = buf;
   res->pending_cap = cap;
   res->pending_len = 0;
-  iov = h2o_iovec_init(res->inflight, res->inflight_len);
+  if (res->chunked && res->inflight_len > 0) {
+    int len = snprintf(res->chunk_head, sizeof res->chunk_head, "%zx\r\n", res->inflight_len);
+    iov[n++] = h2o_iovec_init(res->chunk_head, (size_t)len);
+    iov[n++] = h2o_iovec_init(res->inflight, res->inflight_len);
+    iov[n++] = res->finishing ? h2o_iovec_init(H2O_STRLIT("\r\n0\r\n\r\n"))
+                              : h2o_iovec_init(H2O_STRLIT("\r\n"));
+  } else if (res->chunked && res->finishing) {
+    iov[n++] = h2o_iovec_init(H2O_STRLIT("0\r\n\r\n"));
+  } else {
+    /* always one buffer, even empty: with none, h2o ends an unframed body
+     * (HEAD, HTTP/1.0) inside this call, and may start the next pipelined
+     * request from within a Lua method */
+    iov[n++] = h2o_iovec_init(res->inflight, res->inflight_len);
+  }
   res->sending = 1;
-  /* always one buffer, even empty: with none, h2o ends an unframed body
-   * (HEAD, HTTP/1.0) inside this call, and may start the next pipelined
-   * request from within a Lua method */
-  h2o_send(res->req, &iov, 1, res->finishing ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
+  h2o_send(res->req, iov, n, res->finishing ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
 }
 
 static size_t queued(http_res *res) {
@@ -453,6 +470,17 @@ static int res_start(lua_State *L) {
   if (n) return n;
   if (res->state == RES_STREAMING) return luaL_error(L, "the response is already started");
   response_head(L, res, status, 3);
+  /* An HTTP/1.1 200 of unknown length is chunked (other statuses are
+   * close-delimited: h2o's rule). h2o's chunked encoder would do it, but it
+   * turns the empty first send below into no write at all, so the head
+   * would wait for the first byte of body: the client of an event stream
+   * with nothing to say yet would never see its answer begin. With the
+   * header set, h2o leaves the body to us. */
+  if (res->req->version == 0x101 && !res->is_head && status == 200) {
+    res->chunked = 1;
+    h2o_add_header_by_str(&res->req->pool, &res->req->res.headers, H2O_STRLIT("transfer-encoding"),
+                          1, NULL, H2O_STRLIT("chunked"));
+  }
   res->state = RES_STREAMING;
   h2o_start_response(res->req, &res->gen);
   flush(res);

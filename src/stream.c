@@ -394,6 +394,7 @@ static void flush_due(claude_stream *s) {
 /* Appends to the coalescing buffer; 0 when out of memory. */
 static int append_out(claude_stream *s, const char *data, size_t len) {
   size_t need = s->wlen + len;
+  if (len == 0) return 1; /* the buffer may not exist yet: no memcpy to NULL */
   if (need > s->wcap) {
     size_t cap = s->wcap ? s->wcap : 4096;
     char *wbuf;

@@ -177,6 +177,31 @@ describe("the HTTP server", function()
     close(srv)
   end)
 
+  it("sends the head of a stream at start, before any of its body", function()
+    -- found by fuzz_http: h2o's chunked encoder held the head back until the first write,
+    -- so a client of an event stream with nothing to say yet never saw its answer begin
+    local stream
+    local srv = assert(core.http_listen { on_request = function(_, res)
+      stream = res
+      assert(res:start(200, SSE))
+    end })
+    local script = [[
+      require('http').get({ host: '127.0.0.1', port: process.argv[1], path: '/sse' }, res => {
+        console.log('head ' + res.statusCode + ' ' + res.headers['transfer-encoding']);
+        res.on('data', d => console.log('body ' + JSON.stringify(String(d))));
+        res.on('end', () => console.log('end'));
+      }).on('error', e => console.log('error ' + e.message));
+    ]]
+    local p <close> = assert(process.spawn { NODE, args = { "-e", script, tostring(srv:port()) } })
+    assert.equal("head 200 chunked", p:read_line(10))
+    assert.is_true(stream:write("data: 1\n\n"))
+    assert.equal('body "data: 1\\n\\n"', p:read_line(10))
+    assert.is_true(stream:finish())
+    assert.equal("end", p:read_line(10)) -- the chunked body ended cleanly
+    assert.equal(0, p:wait(10))
+    close(srv)
+  end)
+
   it("answers later, from a task, after a wait", function()
     local srv = assert(http.listen { on_request = function(req, res)
       claude.sleep(0.05)

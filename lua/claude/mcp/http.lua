@@ -68,11 +68,13 @@ local function fail(res, status, code, message, headers)
     error = { code = code, message = message } })
 end
 
--- The media types of an Accept header, as a set (parameters dropped).
+-- Whether an Accept header names `want` (or a wildcard of it); parameters are dropped, and
+-- empty members of the list ("a, , b", a trailing comma) skipped, as RFC 9110 5.6.1 asks.
 local function accepts(value, want)
   if not value then return false end
   for item in value:gmatch("[^,]+") do
-    local t = item:match("^%s*([^;%s]+)"):lower()
+    local t = item:match("^%s*([^;%s]+)")
+    t = t and t:lower()
     if t == want or t == "*/*" or t == want:match("^[^/]+") .. "/*" then return true end
   end
   return false
@@ -319,7 +321,7 @@ local function post(self, ep, req, res, who)
   local batch = type(body) == "table" and json.is_array(body)
   local list = batch and body or { body }
   if #list == 0 then return fail(res, 400, -32600, "Invalid Request: an empty batch") end
-  local ids, init = {}, false
+  local ids, seen, init = {}, {}, false
   for i = 1, #list do
     local m = list[i]
     if not valid_message(m) then
@@ -329,6 +331,12 @@ local function post(self, ep, req, res, who)
       if m.id == null or (type(m.id) ~= "string" and type(m.id) ~= "number") then
         return fail(res, 400, -32600, "Invalid Request: a request id must be a string or a number")
       end
+      -- answers find their POST by the id of their request: two requests with one id
+      -- would leave the POST waiting for an answer that went elsewhere
+      if seen[m.id] then
+        return fail(res, 400, -32600, "Invalid Request: two requests of the batch have one id")
+      end
+      seen[m.id] = true
       ids[#ids + 1] = m.id
       if m.method == "initialize" then init = true end
     end
@@ -349,6 +357,12 @@ local function post(self, ep, req, res, who)
   else
     session = find_session(self, ep, req, res, who)
     if not session then return end
+    for i = 1, #ids do
+      if session.posts[ids[i]] then
+        return fail(res, 400, -32600, "Invalid Request: a request of this session with the "
+          .. "same id is not answered yet")
+      end
+    end
   end
   local conn, info = session.conn, who and who.info
   if #ids == 0 then -- notifications and answers only
