@@ -3,7 +3,8 @@
 // nothing listens on closed_port. Exits when stdin ends.
 //
 // Endpoints:
-//   /echo                 JSON { method, url, headers, body }
+//   /echo                 JSON { method, url, headers, body }; with ?barrier=N&key=K the
+//                         answer waits until N requests of key K have arrived (all in flight)
 //   /status/<code>        that status, body "status <code>"
 //   /slow                 never answers
 //   /big?n=N              N bytes of "x"
@@ -21,6 +22,7 @@ import http from "node:http";
 let connections = 0;
 const gates = new Map(); // key -> release function
 const closed = new Set(); // keys of streams the client closed
+const barriers = new Map(); // key -> answers waiting for the rest of their round
 
 const server = http.createServer((req, res) => {
   const url = new URL(req.url, "http://localhost");
@@ -32,8 +34,23 @@ const server = http.createServer((req, res) => {
   req.on("end", () => {
     const body = Buffer.concat(chunks).toString("utf8");
     if (path === "/echo") {
-      res.setHeader("content-type", "application/json");
-      res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body }));
+      const answer = () => {
+        res.setHeader("content-type", "application/json");
+        res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body }));
+      };
+      const want = Number(q.get("barrier") || 0);
+      if (want > 0) {
+        const key = q.get("key");
+        const waiting = barriers.get(key) || [];
+        barriers.set(key, waiting);
+        waiting.push(answer);
+        if (waiting.length >= want) {
+          barriers.delete(key);
+          waiting.forEach((f) => f());
+        }
+      } else {
+        answer();
+      }
     } else if (path.startsWith("/status/")) {
       const code = Number(path.slice(8));
       res.writeHead(code, { "content-type": "text/plain" });
