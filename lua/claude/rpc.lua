@@ -12,7 +12,8 @@
 -- A codec is a table of functions (every message they return goes to `send`
 -- as it is):
 --
--- - `new_id(n)`: the id of the n-th outbound request
+-- - `new_id(n)`: the id of the n-th outbound request; `seq(id)` (optional, for ids that
+--   are not integers): the n an id was made from, or nil
 -- - `request(id, method, params)`, `result(id, value)`,
 --   `error(id, code, message, data)`: messages
 -- - `notification(method, params)`: a message; a codec without it has no
@@ -31,6 +32,9 @@
 local async = require "claude.async"
 local errors = require "claude.errors"
 local json = require "claude.json"
+local pending = require "claude.pending"
+
+local pending_add, pending_take = pending.add, pending.take
 
 local M = {}
 
@@ -137,6 +141,7 @@ M.control = {
   noun = "control request",
   error_kind = "control",
   new_id = function(n) return string.format("req_%d_%08x", n, math.random(0, 0x7fffffff)) end,
+  seq = function(id) return type(id) == "string" and tonumber(id:match("^req_(%d+)_")) or nil end,
   request = function(id, method, params)
     local request = { subtype = method }
     if params then
@@ -169,8 +174,7 @@ Peer.__index = Peer
 Peer.__name = "claude.rpc.Peer"
 
 function Peer:__tostring()
-  local n = 0
-  for _ in pairs(self.pending) do n = n + 1 end
+  local n = self.pending.count
   return string.format("claude.rpc.Peer (%s, %s, %d pending%s)", self.codec.noun or "?",
     self.name, n,
     self.error and (", " .. self.error.kind) or "")
@@ -232,8 +236,7 @@ function M.new(opts)
     timeout = timeout or nil,
     name = opts.name or "peer",
     counter = 0,
-    pending = {},  -- id -> callback(result) | callback(nil, err)
-    methods = {},  -- id -> method of a pending request
+    pending = pending.new(codec.seq), -- outbound requests: callback(result) | (nil, err)
     inbound = {},  -- id -> ctx of a request being handled
     error = false, -- set once the other side is gone
     closed = false,
@@ -285,11 +288,10 @@ start = function(self, method, params, callback)
   end
   local id = self:next_id()
   -- registered first: an in-memory transport may answer inside send
-  self.pending[id] = callback
-  self.methods[id] = method
+  pending_add(self.pending, id, self.counter, callback, method)
   local ok, err = self.send(self.codec.request(id, method, params))
   if not ok then
-    self.pending[id], self.methods[id] = nil, nil
+    self.pending:take(id)
     if not errors.is(err) then err = errors.new("connection", tostring(err)) end
     return nil, err, err.kind
   end
@@ -299,7 +301,7 @@ end
 -- We stopped waiting for request `id` (`err` says why): forget it, and tell
 -- the other side.
 local function abandon(self, id, method, err)
-  self.pending[id], self.methods[id] = nil, nil
+  self.pending:take(id)
   if self.error or self.closed then return end
   if self.on_cancel then
     self.on_cancel(id, method, err)
@@ -327,7 +329,7 @@ function Peer:request(method, params, timeout)
   local r = pack(pcall(async.await, function(done)
     id, serr = start(self, method, params, done)
     if not id then return done(nil, serr) end
-    return function() self.pending[id], self.methods[id] = nil, nil end
+    return function() self.pending:take(id) end
   end, timeout))
   if not r[1] then -- the wait raised: the waiting task was cancelled
     local err = r[2]
@@ -350,9 +352,8 @@ end
 -- task goes on) and the other side is told, as for a timeout.
 -- @return true, or false when no such request is pending
 function Peer:cancel(id, reason)
-  local callback = self.pending[id]
+  local callback, method = self.pending:get(id)
   if not callback then return false end
-  local method = self.methods[id]
   local err = errors.new("cancelled", reason or string.format("%s '%s' cancelled",
     self.codec.noun or "request", tostring(method)))
   abandon(self, id, method, err)
@@ -364,9 +365,8 @@ end
 -- side nothing: its answer came but cannot be read.
 -- @return true, or false when no such request is pending
 function Peer:fail_request(id, err)
-  local callback = self.pending[id]
+  local callback = self.pending:take(id)
   if not callback then return false end
-  self.pending[id], self.methods[id] = nil, nil
   callback(nil, err)
   return true
 end
@@ -481,10 +481,8 @@ end
 function Peer:receive(msg)
   local what, a, b, c = self.codec.decode(msg)
   if what == "result" or what == "error" then
-    local callback = self.pending[a]
+    local callback, method = pending_take(self.pending, a)
     if callback then
-      local method = self.methods[a]
-      self.pending[a], self.methods[a] = nil, nil
       if what == "result" then
         callback(b)
       else
@@ -515,9 +513,12 @@ function Peer:fail(err)
   if self.error then return end
   if not errors.is(err) then err = errors.new("connection", tostring(err)) end
   self.error = err
-  local pending = self.pending
-  self.pending, self.methods = {}, {}
-  for _, callback in pairs(pending) do callback(nil, err) end
+  local waiting = self.pending
+  self.pending = pending.new(self.codec.seq)
+  for _, id in ipairs(waiting:ids()) do
+    local callback = waiting:take(id)
+    callback(nil, err)
+  end
 end
 
 --- Closes the peer: the handlers still running are cancelled (with
@@ -538,9 +539,7 @@ end
 
 --- The number of outbound requests waiting for an answer.
 function Peer:pending_count()
-  local n = 0
-  for _ in pairs(self.pending) do n = n + 1 end
-  return n
+  return self.pending.count
 end
 
 M.Peer = Peer

@@ -102,8 +102,8 @@ local function open_connection(self, kind)
       local peer = conn.peer
       if not peer then return end
       if type(msg) == "table" and msg.method == nil and msg.id ~= nil
-        and peer.pending[msg.id] == nil and not (math.type(msg.id) == "integer"
-          and msg.id >= 1 and msg.id <= peer.counter) then
+        and not (math.type(msg.id) == "integer" and msg.id >= 1 and msg.id <= peer.counter)
+        and peer.pending:get(msg.id) == nil then
         return report(self, errors.new("protocol", "the MCP server '" .. self.name
           .. "' answered request id " .. tostring(msg.id) .. ", which was never sent"))
       end
@@ -118,11 +118,8 @@ local function open_connection(self, kind)
       -- the lost message may have been the answer to any call in flight
       report(self, err)
       local peer = conn.peer
-      local ids = {}
-      for id in pairs(peer and peer.pending or {}) do ids[#ids + 1] = id end
-      for _, id in ipairs(ids) do
-        local cb = peer.pending[id]
-        peer.pending[id], peer.methods[id] = nil, nil
+      for _, id in ipairs(peer and peer.pending:ids() or {}) do
+        local cb = peer.pending:take(id)
         peer:notify("notifications/cancelled", { requestId = id, reason = err.message })
         cb(nil, err)
       end
@@ -131,9 +128,8 @@ local function open_connection(self, kind)
     -- a request the transport could not deliver (HTTP: its POST failed)
     failed = function(id, err)
       local peer = conn.peer
-      local cb = peer and peer.pending[id]
+      local cb = peer and peer.pending:take(id)
       if cb then
-        peer.pending[id], peer.methods[id] = nil, nil
         cb(nil, err)
       end
     end,
