@@ -21,6 +21,7 @@ local core = require "claude.core"
 local async = require "claude.async"
 local json = require "claude.json"
 local errors = require "claude.errors"
+local authorize = require "claude.mcp.client.authorize"
 
 local M = {}
 
@@ -137,32 +138,7 @@ local function track(self, req)
   return req
 end
 
--- Runs fn in a task the transport's close cancels (an authorization may
--- wait for a person); an error it raises is reported, not lost.
-local function in_task(self, fn)
-  local task
-  task = async.spawn(function()
-    local ok, err = pcall(fn)
-    if task then self.tasks[task] = nil end
-    if not ok and not self.closing and not errors.is(err, "cancelled") then
-      self.events.problem(new_error(self, "auth", "the authorization failed: "
-        .. errors.message(err)))
-    end
-  end)
-  if not task:done() then self.tasks[task] = true end
-end
-
--- A 401, or a 403 with a Bearer challenge: the provider authorizes (its
--- decision, in a task), then `again()` sends the request anew, or
--- `failed(err)` ends it.
-local function reauthorize(self, status, hdrs, sent, attempt, again, failed)
-  in_task(self, function()
-    local retry, err = self.provider:challenge(status, hdrs, sent, attempt)
-    if self.closing then return end
-    if retry then return again() end
-    failed(err)
-  end)
-end
+local in_task, reauthorize = authorize.in_task, authorize.reauthorize
 
 open_get = function(self, stream)
   local req
@@ -315,10 +291,7 @@ function Transport:close()
   self.active = {}
   for t in pairs(self.timers) do t:close() end
   self.timers = {}
-  for task in pairs(self.tasks) do
-    if task ~= async.current() then task:cancel("the MCP client was closed") end
-  end
-  self.tasks = {}
+  authorize.cancel_tasks(self)
   if not self.session_id then return end
   local req
   local finished = false

@@ -11,9 +11,9 @@
 -- claude.mcp.client.http.
 -- @module claude.mcp.client.sse
 local core = require "claude.core"
-local async = require "claude.async"
 local json = require "claude.json"
 local errors = require "claude.errors"
+local authorize = require "claude.mcp.client.authorize"
 
 local M = {}
 
@@ -46,31 +46,7 @@ local function headers(self, extra)
   return h
 end
 
--- Runs fn in a task the transport's close cancels (an authorization may
--- wait for a person).
-local function in_task(self, fn)
-  local task
-  task = async.spawn(function()
-    local ok, err = pcall(fn)
-    if task then self.tasks[task] = nil end
-    if not ok and not self.closing and not errors.is(err, "cancelled") then
-      self.events.problem(new_error(self, "auth", "the authorization failed: "
-        .. errors.message(err)))
-    end
-  end)
-  if not task:done() then self.tasks[task] = true end
-end
-
--- A 401 or a 403 with a Bearer challenge: the provider authorizes, then
--- `again()`, or `failed(err)`.
-local function reauthorize(self, status, hdrs, sent, attempt, again, failed)
-  in_task(self, function()
-    local retry, err = self.provider:challenge(status, hdrs, sent, attempt)
-    if self.closing then return end
-    if retry then return again() end
-    failed(err)
-  end)
-end
+local in_task, reauthorize = authorize.in_task, authorize.reauthorize
 
 local function gone(self, err)
   if self.closing or self.dead then return end
@@ -204,10 +180,7 @@ function Transport:close()
   self.closing = true
   for req in pairs(self.active) do req:cancel() end
   self.active = {}
-  for task in pairs(self.tasks) do
-    if task ~= async.current() then task:cancel("the MCP client was closed") end
-  end
-  self.tasks = {}
+  authorize.cancel_tasks(self)
 end
 
 return M
