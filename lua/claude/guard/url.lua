@@ -18,6 +18,7 @@
 local core = require "claude.core"
 local async = require "claude.async"
 local errors = require "claude.errors"
+local urls = require "claude.url"
 local common = require "claude.guard.common"
 
 local violation = common.violation
@@ -26,36 +27,13 @@ local UrlGuard = common.class("claude.guard.Url")
 
 local DEFAULT_PORTS = { http = 80, https = 443, ws = 80, wss = 443 }
 
--- Parses an absolute URL strictly: anything browsers and libraries read
--- differently (backslashes, blanks, control bytes, user info, percent signs in
--- the host) is refused rather than guessed at.
-local function parse(url)
-  if url:find("[%s%c\\]") then return nil, "blanks, control characters or backslashes" end
-  local scheme, rest = url:match("^(%a[%w+.-]*)://(.*)$")
-  if not scheme then return nil, "not an absolute URL" end
-  local authority, path = rest:match("^([^/?#]*)(.*)$")
-  if authority:find("@", 1, true) then return nil, "user information in the URL" end
-  local host, port
-  if authority:sub(1, 1) == "[" then
-    host, port = authority:match("^%[([%x:.]+)%](.*)$")
-    if not host then return nil, "a malformed IPv6 host" end
-  else
-    host, port = authority:match("^([^:]*)(.*)$")
-  end
-  if port ~= "" then
-    port = port:match("^:(%d+)$")
-    if not port or tonumber(port) > 65535 or tonumber(port) == 0 then
-      return nil, "a malformed port"
-    end
-    port = tonumber(port)
-  else
-    port = nil
-  end
-  host = host:lower():gsub("%.$", "")
-  if host == "" then return nil, "no host" end
-  if host:find("%", 1, true) then return nil, "a percent sign in the host" end
-  return { url = url, scheme = scheme:lower(), host = host, port = port,
-    path = path ~= "" and path or "/" }
+-- Parses an absolute URL strictly (claude.url); `path` is all after the authority ("/" when
+-- none), as the guard reports it.
+local function parse(text)
+  local u, why = urls.parse(text)
+  if not u then return nil, why end
+  return { url = text, scheme = u.scheme, host = u.host, port = u.port,
+    path = u.tail ~= "" and u.tail or "/" }
 end
 
 -- "*.example.com" matches any subdomain of example.com, not itself.

@@ -3,6 +3,7 @@
 -- two ways (blanks, backslashes, user information) is refused.
 -- @module claude.oauth.url
 local content = require "claude.mcp.content"
+local urls = require "claude.url"
 
 local M = {}
 
@@ -14,41 +15,13 @@ local DEFAULT_PORTS = { http = 80, https = 443 }
 --   (number or nil), authority (host[:port] as a URL writes it), path ("" when
 --   none), query (nil when none), fragment (nil when none) }`, or nil and why
 function M.parse(s)
-  if type(s) ~= "string" then return nil, "not a string" end
-  if s:find("[%s%c\\]") then return nil, "blanks, control characters or backslashes" end
-  local scheme, rest = s:match("^(%a[%w+.-]*)://(.*)$")
-  if not scheme then return nil, "not an absolute URL" end
-  local authority, tail = rest:match("^([^/?#]*)(.*)$")
-  if authority:find("@", 1, true) then return nil, "user information in the URL" end
-  local host, port
-  if authority:sub(1, 1) == "[" then
-    host, port = authority:match("^%[([%x:.]+)%](.*)$")
-    if not host then return nil, "a malformed IPv6 host" end
-  else
-    host, port = authority:match("^([^:]*)(.*)$")
-  end
-  if port ~= "" then
-    port = port:match("^:(%d+)$")
-    if not port or tonumber(port) > 65535 then return nil, "a malformed port" end
-    port = tonumber(port)
-  else
-    port = nil
-  end
-  host = host:lower()
-  if host == "" then return nil, "no host" end
-  if host:find("%", 1, true) then return nil, "a percent sign in the host" end
-  local fragment
-  local hash = tail:find("#", 1, true)
-  if hash then tail, fragment = tail:sub(1, hash - 1), tail:sub(hash + 1) end
-  local path, query = tail, nil
-  local q = tail:find("?", 1, true)
-  if q then path, query = tail:sub(1, q - 1), tail:sub(q + 1) end
-  scheme = scheme:lower()
-  if port == DEFAULT_PORTS[scheme] then port = nil end
-  local shown = host:find(":", 1, true) and ("[" .. host .. "]") or host
-  return { scheme = scheme, host = host, port = port,
-    authority = port and (shown .. ":" .. port) or shown,
-    path = path, query = query, fragment = fragment }
+  local u, why = urls.parse(s)
+  if not u then return nil, why end
+  if u.port == DEFAULT_PORTS[u.scheme] then u.port = nil end
+  local shown = u.host:find(":", 1, true) and ("[" .. u.host .. "]") or u.host
+  u.authority = u.port and (shown .. ":" .. u.port) or shown
+  u.tail = nil
+  return u
 end
 
 --- `scheme://authority` of a parsed URL (the default port left out).
