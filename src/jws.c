@@ -214,6 +214,23 @@ static int verify(const claude_key *k, const jws_alg *a, const unsigned char *in
   return ok == 1 ? 1 : 0; /* 0 and negative: the signature is not good */
 }
 
+/* When algorithm `a` (NULL: unknown) cannot be used with key `k`, pushes
+ * false and the reason and returns 2; else returns 0. For verify and supports,
+ * whose algorithm comes from a token. */
+static int push_unfit(lua_State *L, const claude_key *k, const jws_alg *a) {
+  if (a == NULL) {
+    lua_pushboolean(L, 0);
+    lua_pushliteral(L, "unsupported algorithm");
+    return 2;
+  }
+  if (mismatch(L, k, a)) { /* it pushed the reason */
+    lua_pushboolean(L, 0);
+    lua_insert(L, -2);
+    return 2;
+  }
+  return 0;
+}
+
 /* key:sign(alg, input) -> signature (binary) | nil, message, "crypto".
  * Raises for an unknown algorithm, one the key cannot serve, or a public
  * key. */
@@ -244,16 +261,7 @@ int claude_key_verify(lua_State *L) {
   const char *sig = luaL_checklstring(L, 4, &siglen);
   int ok;
   lua_settop(L, 4);
-  if (a == NULL) {
-    lua_pushboolean(L, 0);
-    lua_pushliteral(L, "unsupported algorithm");
-    return 2;
-  }
-  if (mismatch(L, k, a)) {
-    lua_pushboolean(L, 0);
-    lua_insert(L, -2);
-    return 2;
-  }
+  if ((ok = push_unfit(L, k, a)) != 0) return ok;
   claude_crypto.ERR_clear_error();
   ok = verify(k, a, (const unsigned char *)in, n, (const unsigned char *)sig, siglen);
   claude_crypto.ERR_clear_error(); /* a bad signature leaves its reasons */
@@ -271,17 +279,9 @@ int claude_key_verify(lua_State *L) {
 int claude_key_supports(lua_State *L) {
   claude_key *k = claude_key_check(L, 1);
   const jws_alg *a = check_alg(L, 2);
+  int nret;
   lua_settop(L, 2);
-  if (a == NULL) {
-    lua_pushboolean(L, 0);
-    lua_pushliteral(L, "unsupported algorithm");
-    return 2;
-  }
-  if (mismatch(L, k, a)) {
-    lua_pushboolean(L, 0);
-    lua_insert(L, -2);
-    return 2;
-  }
+  if ((nret = push_unfit(L, k, a)) != 0) return nret;
   lua_pushboolean(L, 1);
   return 1;
 }
