@@ -205,5 +205,16 @@ function M.suggestion(key, names)
   return best and (" (did you mean '" .. best .. "'?)") or ""
 end
 
+--- Raises a misuse for the first field of table `opts` that `known` (a set) lacks, naming
+-- function `fname` and the known field it is likely a typo of.
+function M.check_fields(opts, known, fname)
+  for k in pairs(opts) do
+    if not known[k] then
+      M.misuse("unknown field '%s' to '%s'%s", tostring(k), fname,
+        M.suggestion(tostring(k), known))
+    end
+  end
+end
+
 M.Error = Error
 return M

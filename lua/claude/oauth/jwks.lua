@@ -383,12 +383,7 @@ end
 function M.remote(url, opts)
   if opts ~= nil then
     errors.check(opts, 2, "remote", "table")
-    for k in pairs(opts) do
-      if not REMOTE[k] then
-        misuse("unknown field '%s' to 'remote'%s", tostring(k), errors.suggestion(tostring(k),
-          REMOTE))
-      end
-    end
+    errors.check_fields(opts, REMOTE, "remote")
   end
   return remote(url, opts, "remote")
 end
@@ -411,12 +406,7 @@ local FOR_JWT = { "issuer", "audience", "subject", "algorithms", "leeway", "now"
 -- @return the function `verify(token)`, and the key set it uses
 function M.verifier(opts)
   errors.check(opts, 1, "verifier", "table")
-  for k in pairs(opts) do
-    if not VERIFIER[k] then
-      misuse("unknown field '%s' to 'verifier'%s", tostring(k), errors.suggestion(tostring(k),
-        VERIFIER))
-    end
-  end
+  errors.check_fields(opts, VERIFIER, "verifier")
   if (opts.jwks_url == nil) == (opts.keys == nil) then
     misuse("bad argument #1 to 'verifier' (one of jwks_url and keys expected)")
   end

@@ -143,12 +143,7 @@ local BY_ALG = {
 -- @return a private `claude.core.Key`, or nil, err, "crypto"
 function M.generate(opts)
   errors.check(opts, 1, "generate", "table")
-  for k in pairs(opts) do
-    if not GENERATE[k] then
-      misuse("unknown field '%s' to 'generate'%s", tostring(k),
-        errors.suggestion(tostring(k), GENERATE))
-    end
-  end
+  errors.check_fields(opts, GENERATE, "generate")
   local kty, arg = opts.kty, nil
   if opts.alg ~= nil then
     local by = BY_ALG[opts.alg] or (KNOWN[opts.alg] and { "RSA", 2048 })
@@ -218,12 +213,7 @@ local SIGN = { alg = true, key = true, kid = true, header = true, typ = true }
 local function sign(claims, opts, fname)
   errors.check(claims, 1, fname, "table")
   errors.check(opts, 2, fname, "table")
-  for k in pairs(opts) do
-    if not SIGN[k] then
-      misuse("unknown field '%s' to '%s'%s", tostring(k), fname,
-        errors.suggestion(tostring(k), SIGN))
-    end
-  end
+  errors.check_fields(opts, SIGN, fname)
   if opts.key == nil then misuse("bad field 'key' to '%s' (a key expected)", fname) end
   local key, err, kind = to_key(opts.key, "secret")
   if not key then return nil, err, kind end
@@ -365,12 +355,7 @@ end
 -- for every call of `verify`).
 local function check_options(opts, fname)
   errors.check(opts, 2, fname, "table")
-  for k in pairs(opts) do
-    if not VERIFY[k] then
-      misuse("unknown field '%s' to '%s'%s", tostring(k), fname,
-        errors.suggestion(tostring(k), VERIFY))
-    end
-  end
+  errors.check_fields(opts, VERIFY, fname)
   local kt = type(opts.keys)
   if opts.keys == nil then
     misuse("bad field 'keys' to '%s' (keys to verify with expected)", fname)
@@ -573,12 +558,7 @@ local ASSERTION = { client_id = true, audience = true, key = true, alg = true, k
 -- @return the token, or nil, err, kind
 function M.client_assertion(opts)
   errors.check(opts, 1, "client_assertion", "table")
-  for k in pairs(opts) do
-    if not ASSERTION[k] then
-      misuse("unknown field '%s' to 'client_assertion'%s", tostring(k),
-        errors.suggestion(tostring(k), ASSERTION))
-    end
-  end
+  errors.check_fields(opts, ASSERTION, "client_assertion")
   for _, f in ipairs { "client_id", "audience" } do
     if type(opts[f]) ~= "string" or opts[f] == "" then
       misuse("bad field '%s' to 'client_assertion' (a non-empty string expected)", f)
