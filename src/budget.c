@@ -16,9 +16,10 @@
  *   run      each resume publishes its deadline to the watchdog
  *            (watchdog.c); only when it passes while the resume still runs
  *            is a count hook set, from a signal handler on the state's
- *            thread, on every coroutine being resumed inside the call.
- *   memory   the state's allocator keeps a meter (meter.h) and refuses a
- *            growth past the limit: a compare per allocation.
+ *            thread, on every coroutine being resumed inside the call
+ *            (budget_hook.c).
+ *   memory   the state's allocator keeps a meter (meter.h, budget_meter.c)
+ *            and refuses a growth past the limit: a compare per allocation.
  *   instructions  needs the count hook from the start: once one is set, Lua
  *            5.4's VM takes its hook path at every instruction (Lua code
  *            about 1.5 times as slow).
@@ -45,16 +46,17 @@
  * Per lua_State: the state (current budgets, the running chain, the meter,
  * the watchdog) hangs off the registry; the only C globals are the signal
  * handlers' (watchdog.c). See docs/budgets.md.
+ *
+ * This file: the per-state part (the registry's sentinel, its __gc), the Lua
+ * API, and the run of one budgeted resume (run_under), the tool-call path:
+ * the small helpers of the other files it runs at every resume (the chain's
+ * push and pop, the meter's switch) are inline in budget.h.
  */
-#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-#include "meter.h"
+#include "budget.h"
 
-/* Instructions between two looks at the budget, when counting. */
-#define HOOK_PERIOD 1000
 /* The grace a stopped call's to-be-closed variables get, together. */
 #define CLOSE_RUN_NS ((uint64_t)100 * 1000 * 1000)
 #define CLOSE_INSTRUCTIONS 1000000
@@ -63,127 +65,9 @@
 #define BUDGET_MT "claude.Budget"
 #define STATE_MT "claude.BudgetState"
 
-typedef struct budget budget;
-
-/* A coroutine being resumed (b:resume, core.resume, a stopped call's
- * closing): lives on the resumer's C stack while lua_resume runs. A signal
- * handler on the state's thread reads the chain: a node is whole before it
- * is linked. */
-typedef struct run_node {
-  lua_State *co;
-  struct run_node *outer;
-  unsigned char budgeted; /* inside a budgeted call: the watchdog arms it */
-  unsigned char counting; /* has the count hook for the whole resume */
-} run_node;
-
-/* One per lua_State, malloc'ed: it must outlive every allocation it sees. */
-typedef struct budget_state {
-  budget *current;                /* innermost budget being resumed, or NULL */
-  run_node *volatile top;         /* innermost resume, or NULL */
-  lua_State *volatile interrupt;  /* where an interrupt waits to be raised */
-  int counting;                   /* current budgets with `instructions` */
-  int memories;                   /* current budgets with `memory` */
-  claude_meter *meter;            /* the host allocator's, own_meter, or NULL */
-  claude_meter own_meter;         /* kept by budget_alloc, our wrapper */
-  claude_meter *host_meter;       /* the host's metered allocator, not in use yet */
-  lua_Alloc host_fn;
-  void *host_ud;
-  lua_Alloc plain_fn;             /* the host's allocator without the meter */
-  void *plain_ud;
-  int swapping;                   /* the host's: metered only while a budget is current */
-  budget *limiter;                /* the budget the meter's room comes from */
-  lua_Alloc orig;                 /* the allocator wrapped, once wrapped */
-  void *orig_ud;
-  int wrapped;
-  claude_watch watch;
-} budget_state;
-
-/* The registry's handle on the state; its __gc puts the allocator back. */
-typedef struct sentinel {
-  budget_state *st; /* NULL once the state is going away */
-} sentinel;
-
-struct budget {
-  sentinel *sent;
-  /* limits, 0 for none */
-  uint64_t run_ns;
-  lua_Integer instructions;
-  lua_Integer memory;
-  /* use */
-  lua_Integer used_instructions;
-  lua_Integer used_memory; /* net: frees while it runs count back */
-  uint64_t slice_start;
-  lua_Integer resumes;
-  long long mem_mark; /* the meter's count when this resume began */
-  /* while running */
-  budget *outer;
-  lua_State *co;
-  run_node *node;
-  int running;
-  /* why it stopped, or NULL: one of REASONS, or the string given to stop */
-  const char *stopped;
-  char custom[32];
-};
-
-static const char STATE_KEY = 's';
-
-static const char R_RUN[] = "run", R_INSTRUCTIONS[] = "instructions", R_MEMORY[] = "memory",
-                  R_OUTER[] = "outer";
-
-static void run_hook(lua_State *L, lua_Debug *ar);
-
-/* ---- the chain of resumes ------------------------------------------------- */
-
-static void push_node(budget_state *st, run_node *n) {
-  n->outer = st->top;
-  atomic_signal_fence(memory_order_seq_cst); /* whole before a handler sees it */
-  st->top = n;
-}
-
-/* An interrupt armed on a coroutine that returned before it ran another
- * instruction goes to the resume that goes on. */
-static void pass_interrupt(budget_state *st) {
-  run_node *n = st->top;
-  if (n == NULL) {
-    st->interrupt = NULL;
-    return;
-  }
-  st->interrupt = n->co;
-  lua_sethook(n->co, run_hook, LUA_MASKCOUNT, 1);
-}
-
-static void pop_node(budget_state *st, run_node *n) {
-  st->top = n->outer;
-  atomic_signal_fence(memory_order_seq_cst);
-  if (st->interrupt == n->co) pass_interrupt(st);
-}
-
-/* Makes the hook fire at the next instruction of every coroutine from the
- * innermost resume to `last` (included; NULL: all the budgeted ones). */
-static void arm(budget_state *st, run_node *last) {
-  run_node *n;
-  for (n = st->top; n != NULL; n = n->outer) {
-    if (last != NULL || n->budgeted) lua_sethook(n->co, run_hook, LUA_MASKCOUNT, 1);
-    if (n == last) break;
-  }
-}
-
-/* The watchdog's poke, in a signal handler on the state's thread: only
- * lua_sethook, which lua.c's SIGINT handler also calls there. */
-static void watch_arm(void *ud, int what) {
-  budget_state *st = (budget_state *)ud;
-  run_node *n = st->top;
-  if ((what & CLAUDE_POKE_INTERRUPT) && n != NULL) {
-    st->interrupt = n->co;
-    lua_sethook(n->co, run_hook, LUA_MASKCOUNT, 1);
-  }
-  if ((what & CLAUDE_POKE_BUDGET) && claude_watch_due(&st->watch)) arm(st, NULL);
-}
+const char claude_budget_key = 's';
 
 /* ---- the per-state part --------------------------------------------------- */
-
-static void *budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize);
-static void meter_event(claude_meter *m, int what);
 
 /* __gc of the sentinel, at lua_close: the watchdog stops, the state's
  * allocator goes back to the one wrapped, and the state is freed. If
@@ -192,30 +76,20 @@ static void meter_event(claude_meter *m, int what);
 static int state_gc(lua_State *L) {
   sentinel *s = (sentinel *)lua_touserdata(L, 1);
   budget_state *st = s->st;
-  void *ud;
   if (st == NULL) return 0;
   s->st = NULL;
   st->current = NULL;
   st->top = NULL;
   st->interrupt = NULL;
   claude_watch_close(&st->watch);
-  if (st->meter != NULL) {
-    st->meter->event = NULL;
-    st->meter->room = CLAUDE_METER_NO_LIMIT;
-  }
-  if (!st->wrapped) {
-    free(st);
-  } else if (lua_getallocf(L, &ud) == budget_alloc && ud == st) {
-    lua_setallocf(L, st->orig, st->orig_ud);
-    free(st);
-  }
+  if (claude_budget_meter_close(L, st)) free(st);
   return 0;
 }
 
 /* The state's sentinel, made on first use. */
 static sentinel *get_sentinel(lua_State *L) {
   sentinel *s;
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &STATE_KEY) == LUA_TUSERDATA) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &claude_budget_key) == LUA_TUSERDATA) {
     s = (sentinel *)lua_touserdata(L, -1);
     lua_pop(L, 1);
     return s;
@@ -230,18 +104,9 @@ static sentinel *get_sentinel(lua_State *L) {
   lua_setmetatable(L, -2);
   s->st = (budget_state *)calloc(1, sizeof *s->st);
   if (s->st == NULL) luaL_error(L, "budget: out of memory");
-  claude_watch_init(&s->st->watch, watch_arm, s->st);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &STATE_KEY);
+  claude_watch_init(&s->st->watch, claude_budget_watch_arm, s->st);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &claude_budget_key);
   return s;
-}
-
-/* The state from inside a hook (NULL when budgets are gone). */
-static budget_state *hook_state(lua_State *L) {
-  budget_state *st = NULL;
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &STATE_KEY) == LUA_TUSERDATA)
-    st = ((sentinel *)lua_touserdata(L, -1))->st;
-  lua_pop(L, 1);
-  return st;
 }
 
 claude_watch *claude_budget_watch(lua_State *L) {
@@ -255,205 +120,6 @@ void claude_budget_use_meter(lua_State *L, claude_meter *m, lua_Alloc metered, v
   st->host_meter = m;
   st->host_fn = metered;
   st->host_ud = ud;
-}
-
-/* Marks b stopped for `why` (the first reason stays) and makes the hook of
- * every coroutine running inside its call fire at the next instruction. */
-static void stop(budget_state *st, budget *b, const char *why) {
-  if (b->stopped == NULL) b->stopped = why;
-  if (b->running && st != NULL) arm(st, b->node);
-}
-
-/* ---- memory --------------------------------------------------------------- */
-
-static long long add_sat(long long a, lua_Integer b) {
-  return a > 0 && b > LLONG_MAX - a ? LLONG_MAX : a + (long long)b;
-}
-
-/* Net bytes the state holds, as the meter counts them. */
-static long long meter_net(const claude_meter *m) { return m->base - m->room; }
-
-/* No budget is current: no limit. */
-static void no_limit(claude_meter *m) {
-  long long net = meter_net(m);
-  m->room = CLAUDE_METER_NO_LIMIT;
-  m->base = net + CLAUDE_METER_NO_LIMIT;
-}
-
-/* The meter's limit: the tightest of the current budgets with `memory`
- * (one stopped for memory refuses every growth), as room to grow. */
-static void set_limit(budget_state *st) {
-  long long limit = LLONG_MAX, l, net;
-  claude_meter *m = st->meter;
-  budget *b;
-  st->limiter = NULL;
-  if (m == NULL) return;
-  if (st->memories > 0) {
-    for (b = st->current; b != NULL; b = b->outer) {
-      if (b->memory <= 0) continue;
-      l = b->stopped == R_MEMORY ? LLONG_MIN
-                                 : add_sat(b->mem_mark - (long long)b->used_memory, b->memory);
-      if (l < limit) {
-        limit = l;
-        st->limiter = b;
-      }
-    }
-  }
-  net = meter_net(m);
-  if (limit <= net) {
-    m->room = 0;
-  } else {
-    /* limit > net: the difference is exact in unsigned arithmetic */
-    unsigned long long d = (unsigned long long)limit - (unsigned long long)net;
-    m->room = d < (unsigned long long)CLAUDE_METER_NO_LIMIT ? (long long)d
-                                                            : CLAUDE_METER_NO_LIMIT;
-  }
-  m->base = net + m->room; /* |net| stays far below 2^60: no overflow */
-}
-
-/* The allocator's news, on the thread that runs the state: a growth was
- * refused (the budget it broke stops), or a coroutine is being made inside a
- * budgeted call (it will copy its maker's hook: the innermost resume gets
- * the count hook first, for the rest of its resume). */
-static void meter_event(claude_meter *m, int what) {
-  budget_state *st = (budget_state *)m->ud;
-  run_node *n;
-  if (st->current == NULL) return;
-  if (what == CLAUDE_METER_THREAD) {
-    n = st->top;
-    if (n != NULL && n->budgeted && !n->counting) {
-      n->counting = 1;
-      if (lua_gethook(n->co) != run_hook) lua_sethook(n->co, run_hook, LUA_MASKCOUNT, HOOK_PERIOD);
-    }
-    return;
-  }
-  if (st->limiter != NULL) {
-    stop(st, st->limiter, R_MEMORY);
-    set_limit(st);
-  }
-}
-
-/* The allocator in a state whose own allocator keeps no meter: every block
- * goes through the wrapped one, under our meter. */
-static void *budget_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-  budget_state *st = (budget_state *)ud;
-  long long delta;
-  void *r;
-  if (!claude_meter_admit(&st->own_meter, ptr, osize, nsize, &delta)) return NULL;
-  r = st->orig(st->orig_ud, ptr, osize, nsize);
-  if (r != NULL || nsize == 0) claude_meter_count(&st->own_meter, delta);
-  return r;
-}
-
-/* A meter for the state (once): the host allocator's metered variant, or
- * ours around the state's allocator. The host's is swapped in only while a
- * budget is current (meter_on, meter_off): the allocations of the loop, of
- * the session, of everything between tool calls, are not counted at all. */
-static void need_meter(lua_State *L, budget_state *st) {
-  claude_meter *m;
-  if (st->meter != NULL) return;
-  if (st->host_meter != NULL) {
-    m = st->host_meter;
-    st->plain_fn = lua_getallocf(L, &st->plain_ud);
-    st->swapping = 1;
-  } else {
-    m = &st->own_meter;
-    st->orig = lua_getallocf(L, &st->orig_ud);
-    lua_setallocf(L, budget_alloc, st);
-    st->wrapped = 1;
-  }
-  claude_meter_init(m);
-  m->event = meter_event;
-  m->ud = st;
-  st->meter = m;
-}
-
-/* Before the outermost budget becomes current, after it is not any more. */
-static void meter_on(lua_State *L, budget_state *st) {
-  if (st->swapping) lua_setallocf(L, st->host_fn, st->host_ud);
-}
-
-static void meter_off(lua_State *L, budget_state *st) {
-  if (st->swapping) lua_setallocf(L, st->plain_fn, st->plain_ud);
-}
-
-/* ---- the hook ------------------------------------------------------------- */
-
-static void push_stop_message(lua_State *L, const budget *b) {
-  if (b->stopped == R_RUN)
-    lua_pushfstring(L, "budget exceeded: run (held the loop for more than %f s without "
-                    "yielding)", (double)b->run_ns / 1e9);
-  else if (b->stopped == R_INSTRUCTIONS)
-    lua_pushfstring(L, "budget exceeded: instructions (more than %I)", b->instructions);
-  else if (b->stopped == R_MEMORY)
-    lua_pushfstring(L, "budget exceeded: memory (more than %I bytes)", b->memory);
-  else if (b->stopped == R_OUTER)
-    lua_pushliteral(L, "budget exceeded: the enclosing call's budget");
-  else
-    lua_pushfstring(L, "budget exceeded: %s", b->stopped);
-}
-
-/* After an arm found nothing to stop: the thread goes back to counting if it
- * counts (its resume does, or it is a coroutine a call made, which we cannot
- * tell apart), else the hook comes off. */
-static void settle(budget_state *st, lua_State *L) {
-  run_node *n;
-  for (n = st->top; n != NULL && n->co != L; n = n->outer) {
-  }
-  if (n != NULL ? !n->counting && !(n->budgeted && st->counting > 0) : st->current == NULL)
-    lua_sethook(L, NULL, 0, 0);
-  else
-    lua_sethook(L, run_hook, LUA_MASKCOUNT, HOOK_PERIOD);
-}
-
-/* Every HOOK_PERIOD instructions of a thread that counts, and at the next
- * instruction of one armed (the watchdog, an interrupt, a stop): raises an
- * interrupt, counts, looks at the clock, and stops the thread when a current
- * budget is exceeded. A thread left with the hook after its call ended takes
- * it off. */
-static void run_hook(lua_State *L, lua_Debug *ar) {
-  budget_state *st = hook_state(L);
-  budget *b, *hit = NULL;
-  uint64_t now = 0;
-  int count = lua_gethookcount(L);
-  (void)ar;
-  if (st == NULL) {
-    lua_sethook(L, NULL, 0, 0);
-    return;
-  }
-  if (st->interrupt == L) {
-    st->interrupt = NULL;
-    settle(st, L);
-    luaL_error(L, "interrupted");
-    return;
-  }
-  if (st->current == NULL) {
-    lua_sethook(L, NULL, 0, 0);
-    return;
-  }
-  for (b = st->current; b != NULL; b = b->outer) {
-    b->used_instructions += count;
-    if (b->stopped == NULL) {
-      if (b->instructions > 0 && b->used_instructions > b->instructions) {
-        stop(st, b, R_INSTRUCTIONS);
-      } else if (b->run_ns > 0) {
-        if (now == 0) now = uv_hrtime();
-        if (now - b->slice_start > b->run_ns) stop(st, b, R_RUN);
-      }
-    }
-    if (b->stopped != NULL && hit == NULL) hit = b;
-  }
-  if (hit == NULL) {
-    if (count == 1) settle(st, L);
-    return;
-  }
-  if (lua_gethookcount(L) != 1) lua_sethook(L, run_hook, LUA_MASKCOUNT, 1);
-  if (lua_isyieldable(L)) {
-    lua_yield(L, 0);
-    return;
-  }
-  push_stop_message(L, hit);
-  lua_error(L);
 }
 
 /* ---- core.budget{...} and its methods ------------------------------------- */
@@ -507,7 +173,7 @@ static int l_budget(lua_State *L) {
   b->memory = mem > 0 ? (mem < 9e18 ? (lua_Integer)mem : LUA_MAXINTEGER) : 0;
   luaL_setmetatable(L, BUDGET_MT);
   /* memory needs the meter; run needs its news of coroutines being made */
-  if (b->memory > 0 || b->run_ns > 0) need_meter(L, s->st);
+  if (b->memory > 0 || b->run_ns > 0) claude_budget_need_meter(L, s->st);
   return 1;
 }
 
@@ -520,19 +186,19 @@ static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, i
   int status, watched = 0;
   int count = b->instructions > 0 || st->counting > 0;
   lua_Hook h = lua_gethook(co);
-  if (h == run_hook && b->resumes == 0 && !count) {
+  if (h == claude_budget_hook && b->resumes == 0 && !count) {
     lua_sethook(co, NULL, 0, 0); /* left by the last call of a pooled coroutine */
     h = NULL;
   }
   node.co = co;
   node.budgeted = 1;
-  node.counting = h == run_hook && lua_gethookcount(co) == HOOK_PERIOD;
+  node.counting = h == claude_budget_hook && lua_gethookcount(co) == HOOK_PERIOD;
   if (b->run_ns > 0) {
     now = uv_hrtime();
     if (st->watch.failed) count = 1; /* no watchdog: the hook looks at the clock */
   }
   if (count && !node.counting) {
-    lua_sethook(co, run_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+    lua_sethook(co, claude_budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
     node.counting = 1;
   }
   b->outer = st->current;
@@ -547,7 +213,7 @@ static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, i
   if (st->meter != NULL) {
     b->mem_mark = meter_net(st->meter);
     if (b->memory > 0) st->memories++;
-    set_limit(st);
+    claude_budget_set_limit(st);
   }
   push_node(st, &node);
   if (b->run_ns > 0 && !st->watch.failed) {
@@ -558,7 +224,7 @@ static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, i
       watched = 1;
       /* the thread could not be started: count after all */
       if (st->watch.failed && !node.counting) {
-        lua_sethook(co, run_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+        lua_sethook(co, claude_budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
         node.counting = 1;
       }
     }
@@ -571,7 +237,7 @@ static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, i
   if (st->meter != NULL) {
     b->used_memory += meter_net(st->meter) - b->mem_mark;
     if (b->memory > 0) st->memories--;
-    if (st->current != NULL) set_limit(st);
+    if (st->current != NULL) claude_budget_set_limit(st);
     else no_limit(st->meter);
   }
   if (st->current == NULL) meter_off(L, st);
@@ -604,12 +270,12 @@ static void close_under(lua_State *L, budget_state *st, budget *b, lua_State *co
   if (st->current == NULL) meter_on(L, st);
   st->current = &grace;
   st->counting++;
-  lua_sethook(co, run_hook, LUA_MASKCOUNT, HOOK_PERIOD);
+  lua_sethook(co, claude_budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
   grace.slice_start = uv_hrtime();
   if (st->meter != NULL) {
     grace.mem_mark = meter_net(st->meter);
     st->memories++;
-    set_limit(st);
+    claude_budget_set_limit(st);
   }
   push_node(st, &node);
 #if LUA_VERSION_RELEASE_NUM >= 50406
@@ -624,7 +290,7 @@ static void close_under(lua_State *L, budget_state *st, budget *b, lua_State *co
   st->counting--;
   if (st->meter != NULL) {
     st->memories--;
-    if (st->current != NULL) set_limit(st);
+    if (st->current != NULL) claude_budget_set_limit(st);
     else no_limit(st->meter);
   }
   if (st->current == NULL) meter_off(L, st);
@@ -633,7 +299,7 @@ static void close_under(lua_State *L, budget_state *st, budget *b, lua_State *co
 /* Returns false, message, reason for a stopped budget (3 results). */
 static int push_stopped(lua_State *L, const budget *b) {
   lua_pushboolean(L, 0);
-  push_stop_message(L, b);
+  claude_budget_push_stop_message(L, b);
   lua_pushstring(L, b->stopped == R_OUTER ? "outer" : b->stopped);
   return 3;
 }
@@ -679,8 +345,8 @@ static int resume_budget(lua_State *L, budget *b) {
     if (status == LUA_OK || status == LUA_YIELD) lua_pop(co, nres);
     if (status != LUA_OK || lua_gettop(co) > 0) close_under(L, st, b, co);
     /* the thread that resumed co stops too when its own budget did */
-    if (b->stopped == R_OUTER && lua_gethook(L) == run_hook)
-      lua_sethook(L, run_hook, LUA_MASKCOUNT, 1);
+    if (b->stopped == R_OUTER && lua_gethook(L) == claude_budget_hook)
+      lua_sethook(L, claude_budget_hook, LUA_MASKCOUNT, 1);
     return push_stopped(L, b);
   }
   if (status == LUA_OK || status == LUA_YIELD) {
@@ -734,7 +400,7 @@ static int b_stop(lua_State *L) {
     if (len >= sizeof b->custom) len = sizeof b->custom - 1;
     memcpy(b->custom, why, len);
     b->custom[len] = '\0';
-    stop(b->sent->st, b, b->custom);
+    claude_budget_stop(b->sent->st, b, b->custom);
   }
   lua_settop(L, 1);
   return 1;
@@ -856,7 +522,7 @@ void claude_open_budget(lua_State *L) {
   lua_pushcfunction(L, l_budget_current);
   lua_setfield(L, -2, "budget_current");
   get_sentinel(L);
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &STATE_KEY);
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &claude_budget_key);
   lua_pushcclosure(L, l_resume, 1);
   lua_setfield(L, -2, "resume");
 }
