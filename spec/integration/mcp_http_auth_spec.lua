@@ -353,12 +353,14 @@ describe("claudelua mcp --http with OAuth", function()
       assert.equal("ivy", who.subject)
       assert.same({ "a", "b" }, who.scopes)
       -- what the authorization server was sent: the token, form-encoded, and our Basic
-      -- credentials (each form-encoded first: RFC 6749 section 2.3.1)
+      -- credentials (each form-encoded first: RFC 6749 section 2.3.1, by claude.oauth.
+      -- client_auth as the OAuth client does it: a blank is %20, which a form decoder and a
+      -- plain percent-decoder both read as a blank)
       local first = as.seen[1]
       assert.equal("intro-SECRET-20", first.form.token)
       assert.equal("access_token", first.form.token_type_hint)
       assert.equal("application/x-www-form-urlencoded", first.content_type)
-      assert.equal("Basic " .. require("claude.mcp.content").base64("rs+id:rs%3Asecret"),
+      assert.equal("Basic " .. require("claude.mcp.content").base64("rs%20id:rs%3Asecret"),
         first.authorization)
       -- cached: three requests, one introspection
       assert.equal(1, #as.seen)
@@ -492,5 +494,26 @@ describe("claudelua mcp: OAuth on the command line", function()
       harness.root .. "/spec/support/mcp_http_tools.lua" }
     assert.equal(1, code)
     assert.matches("%-%-issuer: needed with jwks_url", err)
+  end)
+end)
+
+describe("claude.mcp.http_auth.introspection", function()
+  it("sends the client's credentials in the form with client_auth = 'post'", function()
+    local as = start_introspection()
+    as.active["post-SECRET-30"] = { sub = "pat", scope = "a" }
+    local verify = require("claude.mcp.http_auth").introspection { introspection_url = as.url,
+      client_id = "rs id", client_secret = "rs:secret", client_auth = "post" }
+    local claims = verify("post-SECRET-30")
+    local claims2, err, kind = verify("gone-SECRET-31")
+    as.server:close()
+    assert.equal("pat", claims.sub)
+    assert.is_nil(claims.active)
+    assert.is_nil(claims2)
+    assert.equal("invalid_token", kind)
+    assert.matches("not active", tostring(err))
+    assert.equal(2, #as.seen)
+    assert.is_nil(as.seen[1].authorization)
+    assert.same({ token = "post-SECRET-30", token_type_hint = "access_token",
+      client_id = "rs id", client_secret = "rs:secret" }, as.seen[1].form)
   end)
 end)

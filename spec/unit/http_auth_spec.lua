@@ -92,6 +92,9 @@ describe("claude.mcp.http_auth", function()
       early = { sub = "u", scope = "read", nbf = os.time() + 3600 },
       fewer = { sub = "u", scope = "write" },
       anon = { scope = "read" },
+      port = { sub = "u", scope = "read", aud = "HTTPS://mcp.example:443/mcp#frag" },
+      elsewhere = { sub = "u", scope = "read", aud = "https://mcp.example:8443/mcp" },
+      notaurl = { sub = "u", scope = "read", aud = "https:" }, -- a prefix, not a resource
     }
     local ep = auth.endpoint({ verify = function(token) return CLAIMS[token] end,
       authorization_servers = AS, required_scopes = { "read" } }, RESOURCE)
@@ -107,6 +110,9 @@ describe("claude.mcp.http_auth", function()
       { "parent", true }, -- a token for the resource above (host case aside)
       { "listaud", true },
       { "anon", true },
+      { "port", true }, -- the default port, the scheme's case and a fragment aside
+      { "elsewhere", 401, "the access token was not issued for this resource" },
+      { "notaurl", 401, "the access token was not issued for this resource" },
       { "child", 401, "the access token was not issued for this resource" },
       { "other", 401, "the access token was not issued for this resource" },
       { "expired", 401, "the access token expired" },

@@ -16,7 +16,7 @@
 --   returns the token's claims, or `nil, err [, kind]` (kinds `unavailable`, `timeout`,
 --   `connection`, `tls`, `http` mean "cannot tell now": 503; any other: 401);
 -- * `introspection_url` (+ `client_id`, `client_secret`): RFC 7662 token introspection
---   at the authorization server (`M.introspection`);
+--   at the authorization server (`claude.oauth.introspection`);
 -- * `jwks_url` (+ `issuer`, `audience`, `algorithms`): a signed JWT checked against the
 --   authorization server's keys (`claude.oauth.jwks`).
 --
@@ -30,10 +30,12 @@
 -- `ctx.auth` (MCP forbids passing it on); a verifier's error text is searched for it and
 -- the token replaced before that text is used. See docs/oauth.md.
 -- @module claude.mcp.http_auth
-local core = require "claude.core"
 local async = require "claude.async"
 local json = require "claude.json"
 local errors = require "claude.errors"
+local urls = require "claude.url"
+local oauth_url = require "claude.oauth.url"
+local introspection = require "claude.oauth.introspection"
 
 local M = {}
 
@@ -70,7 +72,16 @@ local FIELDS = {
 }
 
 local function http_url(v)
-  return type(v) == "string" and v:match("^[hH][tT][tT][pP][sS]?://[^/?#%s]+[^#%s]*$") ~= nil
+  local u = urls.parse(v)
+  return u ~= nil and (u.scheme == "http" or u.scheme == "https") and u.fragment == nil
+end
+
+-- The origin of an absolute URL as written (its case and port kept: a token's `aud` is
+-- compared with the text the metadata gave), and the parsed URL; nil when not one.
+local function origin_of(uri)
+  local u = urls.parse(uri)
+  if not u then return nil end
+  return uri:sub(1, #uri - #u.tail), u
 end
 
 local function list_of_strings(v)
@@ -164,90 +175,11 @@ function M.check(spec, fname)
   return spec
 end
 
----------------------------------------------------------------------------------------------
--- Token introspection (RFC 7662)
----------------------------------------------------------------------------------------------
-
--- application/x-www-form-urlencoded (WHATWG URL): a space is "+"
-local function form_escape(s)
-  return (s:gsub("[^%w%-%._~ ]", function(c) return fmt("%%%02X", c:byte()) end)
-    :gsub(" ", "+"))
-end
-
-local function unavailable(msg, ...)
-  return errors.fail("unavailable", msg:format(...))
-end
-
---- A verifier that asks the authorization server about each token (RFC 7662): `POST
--- introspection_url` with `token=...`, authenticated with `client_id`/`client_secret`
--- (HTTP Basic, or in the form with `client_auth = "post"`) when given. An `active: false`
--- answer is an invalid token (also when it comes with an error status, as the TypeScript
--- SDK's demo server sends it); anything else that is not an answer is `unavailable`. With
--- `cache = seconds`, an active answer is reused for that long (never past its `exp`):
--- fewer round trips, at the price of a revocation seen that much later.
--- @tparam table o `introspection_url`, `client_id`, `client_secret`, `client_auth`,
---   `timeout` (seconds, default 10), `cache` (seconds, default 0: ask every time)
--- @treturn function `verify(token) -> claims | nil, err, kind`
+--- A verifier that asks the authorization server about each token (RFC 7662 token
+-- introspection): `claude.oauth.introspection.verifier`, which the `introspection_url`
+-- option builds.
 -- @function introspection
-M.introspection = errors.public(function(o)
-  errors.check(o, 1, "introspection", "table")
-  if not http_url(o.introspection_url) then
-    misuse("bad field 'introspection_url' to 'introspection' (an http(s) URL expected, got %s)",
-      typename(o.introspection_url))
-  end
-  local url, timeout, ttl = o.introspection_url, o.timeout or 10, o.cache or 0
-  local headers = { ["content-type"] = "application/x-www-form-urlencoded",
-    accept = "application/json" }
-  local form_auth = ""
-  if o.client_id then
-    if o.client_auth == "post" then
-      form_auth = "&client_id=" .. form_escape(o.client_id)
-        .. (o.client_secret and "&client_secret=" .. form_escape(o.client_secret) or "")
-    else -- RFC 6749 section 2.3.1: both form-encoded, then Basic
-      headers.authorization = "Basic " .. require("claude.mcp.content").base64(
-        form_escape(o.client_id) .. ":" .. form_escape(o.client_secret or ""))
-    end
-  end
-  local cache, ncache = {}, 0
-  return function(token)
-    local key
-    if ttl > 0 then
-      key = core.sha256(token)
-      local hit = cache[key]
-      if hit then
-        if hit.until_ > os.time() then return hit.claims end
-        cache[key], ncache = nil, ncache - 1
-      end
-    end
-    local http = require "claude.http.client"
-    local resp, err = http.request { method = "POST", url = url, headers = headers,
-      body = "token=" .. form_escape(token) .. "&token_type_hint=access_token" .. form_auth,
-      timeout = timeout, max_body = 1024 * 1024 }
-    local status = resp and resp.status or err.status
-    local doc = json.decode(resp and resp.body or err.body or "")
-    if type(doc) == "table" and doc.active == false then
-      return errors.fail("invalid_token", "the access token is not active (expired, revoked "
-        .. "or unknown to the authorization server)")
-    end
-    if not resp then
-      if err.kind == "http" then
-        return unavailable("the introspection endpoint answered HTTP %d", status)
-      end
-      return unavailable("the introspection endpoint could not be reached (%s)", err.kind)
-    end
-    if type(doc) ~= "table" or doc.active ~= true then
-      return unavailable("the introspection endpoint's answer (HTTP %d) is not an "
-        .. "introspection response", status)
-    end
-    doc.active = nil
-    if key then
-      local exp = math.type(doc.exp) and doc.exp or math.huge
-      if ncache >= 10000 then cache, ncache = {}, 0 end -- a flood of tokens: start again
-      cache[key], ncache = { claims = doc, until_ = math.min(os.time() + ttl, exp) }, ncache + 1
-    end
-    return doc
-  end
-end)
+M.introspection = introspection.verifier
 
 ---------------------------------------------------------------------------------------------
 -- Verifiers, compiled once per `auth` table
@@ -259,11 +191,11 @@ local compiled = setmetatable({}, { __mode = "k" })
 -- its origin, with and without a trailing slash (the rule audience_ok applies to other
 -- verifiers' claims; a JWT access token must carry `aud`, RFC 9068).
 local function audiences_of(resource)
-  local origin, path = resource:match("^([^:/]+://[^/?#]+)([^?#]*)")
+  local origin, u = origin_of(resource)
   if not origin then return { resource } end
   local list = { origin, origin .. "/" }
   local prefix = origin
-  for segment in path:gmatch("[^/]+") do
+  for segment in u.path:gmatch("[^/]+") do
     prefix = prefix .. "/" .. segment
     list[#list + 1] = prefix
     list[#list + 1] = prefix .. "/"
@@ -283,7 +215,7 @@ local function verifier_of(spec, resource)
   if spec.verify then
     v = spec.verify
   elseif spec.introspection_url then
-    v = M.introspection { introspection_url = spec.introspection_url,
+    v = introspection.verifier { introspection_url = spec.introspection_url,
       client_id = spec.client_id, client_secret = spec.client_secret,
       client_auth = spec.client_auth, timeout = spec.timeout, cache = spec.cache }
   else
@@ -299,16 +231,15 @@ end
 -- Resources
 ---------------------------------------------------------------------------------------------
 
--- "https://h/a/b/" -> "https://h/a/b" (one trailing slash and a fragment do not count)
-local function comparable(uri)
-  return (uri:gsub("#.*$", ""):gsub("/$", ""))
-end
-
--- scheme and host lower-cased: they are case-insensitive
+-- A resource identifier as compared: scheme and host lower-cased, the default port left
+-- out (claude.oauth.url.canonical), and neither a fragment nor one trailing slash counted
+-- ("HTTPS://H:443/a/b/#x" -> "https://h/a/b"); true when it is an absolute URL. An
+-- audience that is not a URL (a URN, a name) is compared as written, its fragment and
+-- trailing slash aside.
 local function normalized(uri)
-  local origin, rest = uri:match("^([^:/]+://[^/?#]+)(.*)$")
-  if not origin then return comparable(uri) end
-  return comparable(origin:lower() .. rest)
+  local u = oauth_url.parse(uri)
+  if not u then return (uri:gsub("#.*$", ""):gsub("/$", "")), false end
+  return (oauth_url.canonical(u):gsub("/$", "")), true
 end
 
 --- The URL of the protected resource metadata of `resource` (RFC 9728 section 3.1: the
@@ -316,29 +247,24 @@ end
 -- @tparam string resource
 -- @treturn string
 function M.metadata_url(resource)
-  local origin, path = resource:match("^([^:/]+://[^/?#]+)([^?#]*)")
-  path = path:gsub("/$", "")
-  return origin .. M.WELL_KNOWN .. path
+  local origin, u = origin_of(resource)
+  if not origin then misuse("bad argument #1 to 'metadata_url' (an absolute URL expected)") end
+  return origin .. M.WELL_KNOWN .. u.path:gsub("/$", "")
 end
 
--- Whether the token's audience (a string or a list) names the resource: exactly one of
--- `accepted` when the option gives them, else the resource or a resource above it (a token
--- for https://h/mcp serves https://h/mcp/files too).
-local function audience_ok(aud, resource, accepted)
-  if accepted == false or aud == nil then return true end
-  local list = type(aud) == "table" and aud or { aud }
-  local want = normalized(resource)
-  for _, a in ipairs(list) do
+-- Whether the token's audience (a string or a list) names the endpoint's resource: one of
+-- the option's `audience` when it gives them (`ep.accepted`, a set), else the resource or a
+-- resource above it (a token for https://h/mcp serves https://h/mcp/files too).
+local function audience_ok(aud, ep)
+  if ep.accepted == false or aud == nil then return true end
+  local want = ep.canonical
+  for _, a in ipairs(type(aud) == "table" and aud or { aud }) do
     if type(a) == "string" then
-      if accepted then
-        for _, x in ipairs(type(accepted) == "table" and accepted or { accepted }) do
-          if a == x then return true end
-        end
+      if ep.accepted then
+        if ep.accepted[a] then return true end
       else
-        local n = normalized(a)
-        if n == want or (want:sub(1, #n + 1) == n .. "/" and n:find("^[^:/]+://[^/]+")) then
-          return true
-        end
+        local n, is_url = normalized(a)
+        if n == want or (is_url and want:sub(1, #n + 1) == n .. "/") then return true end
       end
     end
   end
@@ -376,11 +302,21 @@ function M.endpoint(spec, resource)
     resource_documentation = spec.resource_documentation,
   }
   local prm = M.metadata_url(resource)
+  local scope = challenge_scope and fmt(', scope="%s"', quoted(challenge_scope)) or ""
+  local accepted = spec.audience
+  if accepted then
+    accepted = {}
+    for _, a in ipairs(type(spec.audience) == "table" and spec.audience or { spec.audience }) do
+      accepted[a] = true
+    end
+  end
   return {
     spec = spec, resource = resource, verify = verifier_of(spec, resource), required = required,
-    metadata = json.encode(doc), metadata_url = prm,
-    scope = challenge_scope and quoted(challenge_scope),
-    audience = spec.audience, timeout = spec.timeout or M.VERIFY_TIMEOUT,
+    metadata = json.encode(doc), metadata_url = prm, canonical = normalized(resource),
+    accepted = accepted, timeout = spec.timeout or M.VERIFY_TIMEOUT,
+    -- the challenges' fixed parts: the one without an error, and what follows an error's
+    challenge = fmt('Bearer resource_metadata="%s"%s', prm, scope),
+    challenge_tail = fmt('%s, resource_metadata="%s"', scope, prm),
   }
 end
 
@@ -396,32 +332,19 @@ end
 function M.redact(text, token)
   text = tostring(text)
   if not token or #token < 4 then return text end
-  local out, i = {}, 1
-  while true do
-    local s, e = text:find(token, i, true)
-    if not s then break end
-    out[#out + 1] = text:sub(i, s - 1)
-    out[#out + 1] = "[token]"
-    i = e + 1
-  end
-  out[#out + 1] = text:sub(i)
-  return concat(out)
+  return (text:gsub(token:gsub("%p", "%%%0"), "[token]")) -- the token as plain text
 end
 
 -- `WWW-Authenticate` for a refusal: the MCP specification's examples, in their order.
-local function challenge(ep, err, description, scope)
-  scope = scope or ep.scope
-  if not err then
-    return fmt('Bearer resource_metadata="%s"%s', ep.metadata_url,
-      scope and fmt(', scope="%s"', scope) or "")
-  end
-  return fmt('Bearer error="%s", error_description="%s"%s, resource_metadata="%s"', err,
-    quoted(description), scope and fmt(', scope="%s"', scope) or "", ep.metadata_url)
+local function challenge(ep, err, description)
+  if not err then return ep.challenge end
+  return fmt('Bearer error="%s", error_description="%s"%s', err, quoted(description),
+    ep.challenge_tail)
 end
 
 -- A refusal: status, WWW-Authenticate (or nil), message of the JSON-RPC error body.
-local function refuse(status, ep, err, description, message, scope)
-  return nil, status, ep and challenge(ep, err, description, scope), message
+local function refuse(status, ep, err, description, message)
+  return nil, status, ep and challenge(ep, err, description), message
 end
 
 -- The scopes of a token's claims: `scope` (RFC 7662, RFC 9068: space-separated), `scp`
@@ -572,7 +495,7 @@ function M.authenticate(ep, req, log)
     return refuse(401, ep, "invalid_token", "the access token is not valid yet",
       "Unauthorized: the access token is not valid yet")
   end
-  if not audience_ok(claims.aud, ep.resource, ep.audience) then
+  if not audience_ok(claims.aud, ep) then
     return refuse(401, ep, "invalid_token", "the access token was not issued for this resource",
       "Unauthorized: the access token was not issued for this resource (" .. ep.resource .. ")")
   end
