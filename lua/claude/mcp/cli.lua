@@ -98,17 +98,14 @@ auth_option = function(o)
     end
   end
   if f.audience and #f.audience == 1 then f.audience = f.audience[1] end
-  local ok, err = pcall(require("claude.mcp.http_auth").check, f, "mcp")
-  if not ok then
-    -- "bad field 'auth.jwks_url' to 'mcp' (...)" -> the flag's name
-    local field, why = tostring(err):match("'auth%.([%w_]+)' to 'mcp' %((.*)%)$")
-    if field then
-      for flag, key in pairs(AUTH_FLAGS) do
-        if key == field then field = flag end
-      end
-      usage_error("%s: %s", field, why)
+  local field, why = require("claude.mcp.http_auth").problem(f)
+  if field then -- the flag's name for the option's field
+    for flag, key in pairs(AUTH_FLAGS) do
+      if key == field then field = flag end
     end
-    usage_error("%s", tostring(err))
+    usage_error("%s: %s", field, why)
+  elseif field == false then
+    usage_error("%s", why)
   end
   return f
 end
