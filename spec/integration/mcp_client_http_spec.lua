@@ -74,13 +74,7 @@ describe("claude.mcp client over Streamable HTTP", function()
   after_each(harness.after)
 
   -- every case runs in a task, so that the in-process server's tasks run too
-  local function case(fn)
-    return function()
-      local t = claude.spawn(fn)
-      local ok, err = t:join(3 * T)
-      if not ok then error(err, 0) end
-    end
-  end
+  local function case(fn) return harness.task(fn, 3 * T) end
 
   it("sends the session id and protocol version, answers over JSON and SSE", case(function()
     local _srv <close>, url, log = start()

@@ -79,13 +79,7 @@ describe("the Streamable HTTP transport on what fuzz_http found", function()
   end)
 
   -- every case runs in a task, so that the transport's tasks run too
-  local function case(fn)
-    return function()
-      local t = claude.spawn(fn)
-      local ok, err = t:join(3 * T)
-      if not ok then error(err, 0) end
-    end
-  end
+  local function case(fn) return harness.task(fn, 3 * T) end
 
   it("skips the empty members of an Accept list (one of spaces was a 500)", case(function()
     local t <close> = assert(mcp_http.listen({ { "calc", calc() } }))

@@ -87,6 +87,16 @@ function M.in_task()
   return async.current() ~= nil
 end
 
+--- A spec body that runs `fn` in a task and waits for it (at most `timeout` seconds):
+-- `it("...", harness.task(function() ... end, 30))`. An error in the task fails the spec.
+function M.task(fn, timeout)
+  return function()
+    local t = async.spawn(fn)
+    local ok, err = t:join(timeout)
+    if not ok then error(err, 0) end
+  end
+end
+
 local baseline
 --- For before_each: records the handles and refs in use.
 function M.before()
