@@ -72,7 +72,7 @@ function M.start(cfg)
   local function authenticate(req, form)
     local h = req.headers.authorization
     if h and h:find("^Basic ") then
-      local decoded = M.unbase64(h:sub(7))
+      local decoded = M.unbase64(h:sub(7)) or ""
       local id, sec = decoded:match("^([^:]*):(.*)$")
       id, sec = url.decode(id or ""), url.decode(sec or "")
       local c = clients[id]
@@ -167,7 +167,7 @@ function M.start(cfg)
         local c = codes[form.code]
         codes[form.code] = nil
         if not c then return oauth_error(res, 400, "invalid_grant", "unknown or used code") end
-        local challenge = url.base64url(core.sha256(form.code_verifier or ""))
+        local challenge = core.base64url_encode(core.sha256(form.code_verifier or ""))
         if challenge ~= c.code_challenge then
           return oauth_error(res, 400, "invalid_grant", "PKCE verification failed")
         end
@@ -349,19 +349,9 @@ function M.start(cfg)
   return fake, base .. mcp_path, log
 end
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
---- Decodes standard base64 (for the Basic header).
+--- Decodes standard base64 (for the Basic header); nil when it is not base64.
 function M.unbase64(s)
-  local bits = s:gsub("[^%w%+/]", ""):gsub(".", function(c)
-    local v = B64:find(c, 1, true) - 1
-    local out = {}
-    for i = 5, 0, -1 do out[#out + 1] = (v >> i) & 1 end
-    return table.concat(out)
-  end)
-  bits = bits:sub(1, #bits - #bits % 8) -- the padding's bits
-  return (bits:gsub("%d%d%d%d%d%d%d%d", function(byte)
-    return string.char(tonumber(byte, 2))
-  end))
+  return (core.base64url_decode((s:gsub("[+/=]", { ["+"] = "-", ["/"] = "_", ["="] = "" }))))
 end
 
 return M
