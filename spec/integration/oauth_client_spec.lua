@@ -11,7 +11,7 @@ local http = require "claude.http.client"
 local oauth = require "claude.oauth"
 local url = require "claude.oauth.url"
 local harness = require "support.harness"
-local fake_server = require "support.oauth_server"
+local fake = require("support.oauth_server").start
 
 local T = 10
 
@@ -37,11 +37,6 @@ local function assert_no_secret(log, s)
   for _, secret in ipairs(log.secrets) do
     assert.is_nil(s:find(secret, 1, true), "a secret leaked into: " .. s)
   end
-end
-
-local function fake(cfg)
-  local f, u, log = fake_server.start(cfg)
-  return setmetatable(f, { __close = function() f.close() end }), u, log
 end
 
 describe("claude.mcp.connect with auth (OAuth client)", function()

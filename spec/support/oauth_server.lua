@@ -45,9 +45,9 @@ end
 --   `idp = { id_token =, client_id =, client_secret =, refuse =, token_type =,
 --   typ = }` (the identity provider: the ID token it accepts, its client; a
 --   refusal, the issued_token_type and the ID-JAG's typ to answer instead)
--- @return the server, its MCP URL, the log (`exchange`: the identity
---   provider's requests; `assertion_header`, `assertion_claims`: the last
---   client assertion's)
+-- @return the server (closed by `close()`, or as a to-be-closed variable), its
+--   MCP URL, the log (`exchange`: the identity provider's requests;
+--   `assertion_header`, `assertion_claims`: the last client assertion's)
 function M.start(cfg)
   cfg = cfg or {}
   local log = { authorize = {}, token = {}, register = {}, mcp = {}, secrets = {},
@@ -331,7 +331,9 @@ function M.start(cfg)
     return mcp_request(req, res)
   end })
   base = "http://127.0.0.1:" .. srv:port()
-  local fake = { server = srv, log = log, base = base }
+  -- closed by `local f <close> = start(...)` too
+  local fake = setmetatable({ server = srv, log = log, base = base },
+    { __close = function(f) f.close() end })
   --- Every access token issued so far answers 401 (as an expired one).
   function fake.expire_all()
     for _, t in pairs(tokens) do t.expired = true end
