@@ -1,9 +1,11 @@
 -- claude.mcp.connect with `auth` against a scripted authorization server and
 -- protected MCP server (spec/support/oauth_server.lua, on the same loop):
 -- the whole flow, the store, refresh before and after expiry, revocation,
--- step-up, client credentials, the assertion slot, the loopback helper, and
+-- client credentials, the assertion slot, the loopback helper, and
 -- each bad input of issue 15, which must end in an error of kind `auth`
--- that quotes no token, code or secret.
+-- that quotes no token, code or secret. The plain step-up is proven against
+-- the conformance suite's server instead (auth/scope-step-up, in
+-- spec/e2e/mcp_conformance_client_spec.lua).
 -- luacheck: ignore 211/_fake (the fake is kept only to be closed)
 local claude = require "claude"
 local core = require "claude.core"
@@ -146,16 +148,6 @@ describe("claude.mcp.connect with auth (OAuth client)", function()
     end
     assert.equal(2, #log.authorize)
   end))
-
-  it("steps up on 403 insufficient_scope with the scopes held and those asked for",
-    case(function()
-      local _fake <close>, u, log = fake { challenge_scope = "read" }
-      local c <close> = assert(claude.mcp.connect { url = u, timeout = T, auth = auth() })
-      assert.equal("read", log.authorize[1].scope)
-      assert.equal("ok admin", text(assert(c:call_tool("admin"))))
-      assert.equal("read admin", log.authorize[2].scope)
-      assert.equal(2, #log.authorize)
-    end))
 
   it("asks for offline_access when the authorization server offers it", case(function()
     local _fake <close>, u, log = fake { scopes = { "read" }, as_scopes = { "read",
