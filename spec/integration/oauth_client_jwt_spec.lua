@@ -11,17 +11,12 @@ local http = require "claude.http.client"
 local jwt = require "claude.oauth.jwt"
 local oauth = require "claude.oauth"
 local harness = require "support.harness"
-local fake_server = require "support.oauth_server"
+local fake = require("support.oauth_server").start
 
 local T = 10
 local ID_TOKEN = "eyJhbGciOiJFUzI1NiJ9.id-token-SECRET-4711.sig"
 
 local function text(r) return r.content[1].text end
-
-local function fake(cfg)
-  local f, u, log = fake_server.start(cfg)
-  return setmetatable(f, { __close = function() f.close() end }), u, log
-end
 
 -- Everything `s` must not hold: what the fake handed out, the ID token, the key's PEM lines.
 local function assert_clean(log, s, key)

@@ -1,9 +1,11 @@
 -- claude.mcp.connect with `auth` against a scripted authorization server and
 -- protected MCP server (spec/support/oauth_server.lua, on the same loop):
 -- the whole flow, the store, refresh before and after expiry, revocation,
--- step-up, client credentials, the assertion slot, the loopback helper, and
+-- client credentials, the assertion slot, the loopback helper, and
 -- each bad input of issue 15, which must end in an error of kind `auth`
--- that quotes no token, code or secret.
+-- that quotes no token, code or secret. The plain step-up is proven against
+-- the conformance suite's server instead (auth/scope-step-up, in
+-- spec/e2e/mcp_conformance_client_spec.lua).
 -- luacheck: ignore 211/_fake (the fake is kept only to be closed)
 local claude = require "claude"
 local core = require "claude.core"
@@ -11,7 +13,7 @@ local http = require "claude.http.client"
 local oauth = require "claude.oauth"
 local url = require "claude.oauth.url"
 local harness = require "support.harness"
-local fake_server = require "support.oauth_server"
+local fake = require("support.oauth_server").start
 
 local T = 10
 
@@ -37,11 +39,6 @@ local function assert_no_secret(log, s)
   for _, secret in ipairs(log.secrets) do
     assert.is_nil(s:find(secret, 1, true), "a secret leaked into: " .. s)
   end
-end
-
-local function fake(cfg)
-  local f, u, log = fake_server.start(cfg)
-  return setmetatable(f, { __close = function() f.close() end }), u, log
 end
 
 describe("claude.mcp.connect with auth (OAuth client)", function()
@@ -151,16 +148,6 @@ describe("claude.mcp.connect with auth (OAuth client)", function()
     end
     assert.equal(2, #log.authorize)
   end))
-
-  it("steps up on 403 insufficient_scope with the scopes held and those asked for",
-    case(function()
-      local _fake <close>, u, log = fake { challenge_scope = "read" }
-      local c <close> = assert(claude.mcp.connect { url = u, timeout = T, auth = auth() })
-      assert.equal("read", log.authorize[1].scope)
-      assert.equal("ok admin", text(assert(c:call_tool("admin"))))
-      assert.equal("read admin", log.authorize[2].scope)
-      assert.equal(2, #log.authorize)
-    end))
 
   it("asks for offline_access when the authorization server offers it", case(function()
     local _fake <close>, u, log = fake { scopes = { "read" }, as_scopes = { "read",

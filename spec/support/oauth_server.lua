@@ -45,9 +45,9 @@ end
 --   `idp = { id_token =, client_id =, client_secret =, refuse =, token_type =,
 --   typ = }` (the identity provider: the ID token it accepts, its client; a
 --   refusal, the issued_token_type and the ID-JAG's typ to answer instead)
--- @return the server, its MCP URL, the log (`exchange`: the identity
---   provider's requests; `assertion_header`, `assertion_claims`: the last
---   client assertion's)
+-- @return the server (closed by `close()`, or as a to-be-closed variable), its
+--   MCP URL, the log (`exchange`: the identity provider's requests;
+--   `assertion_header`, `assertion_claims`: the last client assertion's)
 function M.start(cfg)
   cfg = cfg or {}
   local log = { authorize = {}, token = {}, register = {}, mcp = {}, secrets = {},
@@ -72,7 +72,7 @@ function M.start(cfg)
   local function authenticate(req, form)
     local h = req.headers.authorization
     if h and h:find("^Basic ") then
-      local decoded = M.unbase64(h:sub(7))
+      local decoded = M.unbase64(h:sub(7)) or ""
       local id, sec = decoded:match("^([^:]*):(.*)$")
       id, sec = url.decode(id or ""), url.decode(sec or "")
       local c = clients[id]
@@ -167,7 +167,7 @@ function M.start(cfg)
         local c = codes[form.code]
         codes[form.code] = nil
         if not c then return oauth_error(res, 400, "invalid_grant", "unknown or used code") end
-        local challenge = url.base64url(core.sha256(form.code_verifier or ""))
+        local challenge = core.base64url_encode(core.sha256(form.code_verifier or ""))
         if challenge ~= c.code_challenge then
           return oauth_error(res, 400, "invalid_grant", "PKCE verification failed")
         end
@@ -331,7 +331,9 @@ function M.start(cfg)
     return mcp_request(req, res)
   end })
   base = "http://127.0.0.1:" .. srv:port()
-  local fake = { server = srv, log = log, base = base }
+  -- closed by `local f <close> = start(...)` too
+  local fake = setmetatable({ server = srv, log = log, base = base },
+    { __close = function(f) f.close() end })
   --- Every access token issued so far answers 401 (as an expired one).
   function fake.expire_all()
     for _, t in pairs(tokens) do t.expired = true end
@@ -349,19 +351,9 @@ function M.start(cfg)
   return fake, base .. mcp_path, log
 end
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
---- Decodes standard base64 (for the Basic header).
+--- Decodes standard base64 (for the Basic header); nil when it is not base64.
 function M.unbase64(s)
-  local bits = s:gsub("[^%w%+/]", ""):gsub(".", function(c)
-    local v = B64:find(c, 1, true) - 1
-    local out = {}
-    for i = 5, 0, -1 do out[#out + 1] = (v >> i) & 1 end
-    return table.concat(out)
-  end)
-  bits = bits:sub(1, #bits - #bits % 8) -- the padding's bits
-  return (bits:gsub("%d%d%d%d%d%d%d%d", function(byte)
-    return string.char(tonumber(byte, 2))
-  end))
+  return (core.base64url_decode((s:gsub("[+/=]", { ["+"] = "-", ["/"] = "_", ["="] = "" }))))
 end
 
 return M

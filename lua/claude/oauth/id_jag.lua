@@ -54,13 +54,10 @@ end
 -- Checks the options (misuse at the caller's line); returns a copy.
 local function check(opts, fname)
   errors.check(opts, 1, fname, "table")
+  errors.check_fields(opts, FIELDS, fname)
   local o = {}
   for k, v in pairs(opts) do
-    local want = type(k) == "string" and FIELDS[k]
-    if not want then
-      misuse("unknown field '%s' to '%s'%s", tostring(k), fname,
-        type(k) == "string" and errors.suggestion(k, FIELDS) or "")
-    end
+    local want = FIELDS[k]
     if not want:find(type(v), 1, true) then
       misuse("bad field '%s' to '%s' (%s expected, got %s)", k, fname, want, errors.typename(v))
     end

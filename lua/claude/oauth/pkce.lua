@@ -1,10 +1,9 @@
 --- PKCE (RFC 7636) with S256, and the `state` of an authorization request:
 -- random bytes and SHA-256 from OpenSSL's libcrypto (`core.random_bytes`,
--- `core.sha256`), never from Lua's `math.random`.
+-- `core.sha256`), never from Lua's `math.random`; base64url from `core.base64url_encode`.
 -- @module claude.oauth.pkce
 local core = require "claude.core"
 local errors = require "claude.errors"
-local url = require "claude.oauth.url"
 
 local M = {}
 
@@ -24,7 +23,7 @@ end
 function M.verifier()
   local bytes, err, kind = random(VERIFIER_BYTES)
   if not bytes then return nil, err, kind end
-  return url.base64url(bytes)
+  return core.base64url_encode(bytes)
 end
 
 --- The S256 challenge of a verifier: base64url(SHA-256(verifier)).
@@ -33,7 +32,7 @@ end
 function M.challenge(verifier)
   local digest, err = core.sha256(verifier)
   if not digest then return errors.fail("auth", "no SHA-256 for PKCE: " .. tostring(err)) end
-  return url.base64url(digest)
+  return core.base64url_encode(digest)
 end
 
 --- A new `state` value: 24 random bytes in base64url.
@@ -41,7 +40,7 @@ end
 function M.state()
   local bytes, err, kind = random(STATE_BYTES)
   if not bytes then return nil, err, kind end
-  return url.base64url(bytes)
+  return core.base64url_encode(bytes)
 end
 
 return M

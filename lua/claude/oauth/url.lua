@@ -1,5 +1,5 @@
 --- URLs as OAuth needs them: strict parsing, origins, the loopback test,
--- form and query encoding, base64url. Nothing here guesses: a URL that reads
+-- form and query encoding, base64 for HTTP Basic. Nothing here guesses: a URL that reads
 -- two ways (blanks, backslashes, user information) is refused.
 -- @module claude.oauth.url
 local content = require "claude.mcp.content"
@@ -94,11 +94,6 @@ function M.with_query(url, fields)
   local extra = M.form(fields)
   if extra == "" then return url end
   return url .. (url:find("?", 1, true) and "&" or "?") .. extra
-end
-
---- base64url without padding (RFC 4648 section 5), for PKCE and state.
-function M.base64url(bytes)
-  return (content.base64(bytes):gsub("[+/=]", { ["+"] = "-", ["/"] = "_", ["="] = "" }))
 end
 
 --- Standard base64 (HTTP Basic credentials).
