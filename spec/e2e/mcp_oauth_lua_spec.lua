@@ -30,13 +30,7 @@ local TOOLS = root .. "/spec/support/mcp_oauth_tools.lua"
 local T = 20
 
 -- in a task, so that the servers of this process answer while the client waits
-local function case(fn)
-  return function()
-    local t = claude.spawn(fn)
-    local ok, err = t:join(120)
-    if not ok then error(err, 0) end
-  end
-end
+local function case(fn) return harness.task(fn, 120) end
 
 -- What a browser does: GET the authorization URL, hand back the redirect (Location).
 local authorizations = 0

@@ -33,13 +33,7 @@ local function assert_clean(log, s, key)
 end
 
 -- every case runs in a task, so that the in-process servers' tasks run too
-local function case(fn)
-  return function()
-    local t = claude.spawn(fn)
-    local ok, err = t:join(6 * T)
-    if not ok then error(err, 0) end
-  end
-end
+local function case(fn) return harness.task(fn, 6 * T) end
 
 local function grants(log)
   local out = {}

@@ -46,13 +46,7 @@ describe("claude.mcp.connect with auth (OAuth client)", function()
   after_each(harness.after)
 
   -- every case runs in a task, so that the in-process servers' tasks run too
-  local function case(fn)
-    return function()
-      local t = claude.spawn(fn)
-      local ok, err = t:join(6 * T)
-      if not ok then error(err, 0) end
-    end
-  end
+  local function case(fn) return harness.task(fn, 6 * T) end
 
   it("registers, authorizes with PKCE, state and the resource, and calls tools",
     case(function()
