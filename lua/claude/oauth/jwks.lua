@@ -26,6 +26,7 @@ local json = require "claude.json"
 local errors = require "claude.errors"
 local async = require "claude.async"
 local jwt = require "claude.oauth.jwt"
+local urls = require "claude.oauth.url"
 
 local M = {}
 
@@ -244,27 +245,16 @@ end
 -- Fetched sets
 ---------------------------------------------------------------------------------------------
 
-local function loopback(host)
-  if host == "localhost" or host == "[::1]" then return true end
-  local a, b, c, d = host:match("^(%d+)%.(%d+)%.(%d+)%.(%d+)$")
-  return a == "127" and tonumber(b) < 256 and tonumber(c) < 256 and tonumber(d) < 256
-end
-
-local function check_url(url, field, fname)
+-- `url` must be https, or http on a loopback host (decided from the URL
+-- alone: nothing is resolved); `what` names it for the misuse message.
+local function check_url(url, what, fname)
   if type(url) ~= "string" then
-    misuse("bad field '%s' to '%s' (a URL expected, got %s)", field, fname, typename(url))
+    misuse("bad %s to '%s' (a URL expected, got %s)", what, fname, typename(url))
   end
-  local scheme, authority = url:match("^(%a[%w+.-]*)://([^/?#]*)")
-  if not scheme or url:find("[%s%c]") then
-    misuse("bad field '%s' to '%s' (not an absolute URL)", field, fname)
-  end
-  if authority:find("@", 1, true) then
-    misuse("bad field '%s' to '%s' (user information in the URL)", field, fname)
-  end
-  local host = authority:lower():match("^(%[[^]]*%])") or authority:lower():match("^([^:]*)")
-  scheme = scheme:lower()
-  if scheme ~= "https" and not (scheme == "http" and loopback(host)) then
-    misuse("bad field '%s' to '%s' (https required; http only for a loopback host)", field, fname)
+  local u, why = urls.parse(url)
+  if not u then misuse("bad %s to '%s' (%s)", what, fname, why) end
+  if u.scheme ~= "https" and not (u.scheme == "http" and urls.is_loopback(u.host)) then
+    misuse("bad %s to '%s' (https required; http only for a loopback host)", what, fname)
   end
   return url
 end
@@ -350,8 +340,8 @@ end
 local REMOTE = { cache_ttl = true, cooldown = true, timeout = true, max_size = true,
   headers = true }
 
-local function remote(url, opts, fname)
-  check_url(url, "url", fname)
+local function remote(url, what, opts, fname)
+  check_url(url, what, fname)
   opts = opts or {}
   local self = setmetatable({ url = url, skipped = {}, fetched_at = -math.huge,
     attempted_at = -math.huge, fetches = 0, headers = {} }, KeySet)
@@ -385,7 +375,7 @@ function M.remote(url, opts)
     errors.check(opts, 2, "remote", "table")
     errors.check_fields(opts, REMOTE, "remote")
   end
-  return remote(url, opts, "remote")
+  return remote(url, "argument #1", opts, "remote")
 end
 
 local VERIFIER = { jwks_url = true, keys = true, issuer = true, audience = true, subject = true,
@@ -416,8 +406,9 @@ function M.verifier(opts)
   end
   local set
   if opts.jwks_url ~= nil then
-    set = remote(opts.jwks_url, { cache_ttl = opts.cache_ttl, cooldown = opts.cooldown,
-      timeout = opts.timeout, max_size = opts.jwks_max_size, headers = opts.headers }, "verifier")
+    set = remote(opts.jwks_url, "field 'jwks_url'", { cache_ttl = opts.cache_ttl,
+      cooldown = opts.cooldown, timeout = opts.timeout, max_size = opts.jwks_max_size,
+      headers = opts.headers }, "verifier")
   elseif type(opts.keys) == "table" and getmetatable(opts.keys) == KeySet then
     set = opts.keys
   else
