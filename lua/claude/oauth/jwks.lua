@@ -36,14 +36,7 @@ local misuse, typename = errors.misuse, errors.typename
 local MAX_KEYS = 100
 local DEFAULTS = { cache_ttl = 300, cooldown = 30, timeout = 10, max_size = 256 * 1024 }
 
-local function auth(reason, message)
-  return errors.fail("auth", message, { reason = reason })
-end
-
-local function quoted(v)
-  if type(v) == "string" and #v <= 40 and v:match("^[%w%-_.:+/]+$") then return "'" .. v .. "'" end
-  return nil
-end
+local auth, quoted = jwt._auth, jwt._quoted
 
 local KeySet = {}
 KeySet.__index = KeySet
@@ -186,7 +179,8 @@ function KeySet:select(header)
   end
   if #found > 0 then return found end
   if kid_seen then
-    return auth("key", "the key with the token's kid " .. (quoted(kid) and quoted(kid) .. " " or "")
+    local name = quoted(kid)
+    return auth("key", "the key with the token's kid " .. (name and name .. " " or "")
       .. "cannot verify " .. tostring(header.alg))
   end
   local why = type(kid) == "string" and self.skipped[kid]
