@@ -372,12 +372,17 @@ function M.remote(url, opts)
   return remote(url, "argument #1", opts, "remote")
 end
 
-local VERIFIER = { jwks_url = true, keys = true, issuer = true, audience = true, subject = true,
-  algorithms = true, leeway = true, now = true, required_claims = true, max_age = true,
-  typ = true, max_size = true, cache_ttl = true, cooldown = true, timeout = true,
-  jwks_max_size = true, headers = true }
-local FOR_JWT = { "issuer", "audience", "subject", "algorithms", "leeway", "now",
-  "required_claims", "max_age", "typ", "max_size" }
+-- verify's options but `keys` go to jwt.verify as they are (so that an option
+-- verify gains is a verifier's too); the rest choose the key set.
+local VERIFIER = { jwks_url = true, keys = true, cache_ttl = true, cooldown = true,
+  timeout = true, jwks_max_size = true, headers = true }
+local FOR_JWT = {}
+for k in pairs(jwt._verify_options) do
+  if k ~= "keys" then
+    VERIFIER[k] = true
+    FOR_JWT[#FOR_JWT + 1] = k
+  end
+end
 
 --- A token check for an HTTP MCP server's `auth.verify`: `verify(token) ->
 -- claims | nil, err, kind`. It may wait (fetching keys), so it runs in a task.

@@ -328,6 +328,7 @@ end
 
 local VERIFY = { keys = true, issuer = true, audience = true, subject = true, algorithms = true,
   leeway = true, now = true, required_claims = true, max_age = true, typ = true, max_size = true }
+M._verify_options = VERIFY -- claude.oauth.jwks.verifier takes them too
 
 local function list_of_strings(v, field, fname)
   if type(v) == "string" then return { v } end
