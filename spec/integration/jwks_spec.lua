@@ -238,10 +238,14 @@ describe("jwks.verifier with jwks_url", function()
 
   it("needs https but for loopback hosts", function()
     for _, url in ipairs { "http://example.com/jwks", "ftp://127.0.0.1/jwks", "jwks.json",
-      "http://127.0.0.1.example.com/jwks", "https://user@as/jwks", "http://10.0.0.1/jwks" } do
+      "http://127.0.0.1.example.com/jwks", "https://user@as/jwks", "http://10.0.0.1/jwks",
+      "https://as\\jwks", "http://127.0.0.1:0/jwks" } do
       local ok, err = pcall(jwks.verifier, { jwks_url = url, audience = "x" })
       assert.is_false(ok)
-      assert.truthy(err:find("bad field 'url' to 'verifier'", 1, true), err)
+      assert.truthy(err:find("bad field 'jwks_url' to 'verifier'", 1, true), err)
+      ok, err = pcall(jwks.remote, url)
+      assert.is_false(ok)
+      assert.truthy(err:find("bad argument #1 to 'remote'", 1, true), err)
     end
     for _, url in ipairs { "https://as.example/jwks", "http://127.0.0.1:8080/jwks",
       "http://localhost/jwks", "http://[::1]:9/jwks", "HTTPS://AS/jwks" } do

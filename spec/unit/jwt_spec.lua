@@ -701,4 +701,24 @@ describe("jwks (local sets)", function()
     assert.has_error(function() jwks.verifier { audience = "x", keys = { keys = { {
       kty = "EC" } } } } end)
   end)
+
+  it("takes every option of jwt.verify but keys, and passes it on", function()
+    local set = jwks.new { keys.ES256:jwk() }
+    local t = jwt.sign({ exp = NOW + 1, aud = "https://rs" }, { key = keys.ES256 })
+    local function check(opts)
+      opts.keys, opts.audience, opts.now = set, "https://rs", opts.now or NOW
+      return jwks.verifier(opts)(t)
+    end
+    assert.is_table(check {})
+    refused("type", check { typ = "at+jwt" })
+    refused("malformed", check { max_size = 16 })
+    refused("claim", check { required_claims = { "sub" } })
+    refused("algorithm", check { algorithms = { "ES384" } })
+    refused("issuer", check { issuer = "https://as" })
+    refused("subject", check { subject = "u" })
+    refused("claim", check { max_age = 10 })
+    refused("expired", check { leeway = 0, now = NOW + 1 })
+    assert.has_error(function() check { leway = 1 } end,
+      "unknown field 'leway' to 'verifier' (did you mean 'leeway'?)")
+  end)
 end)

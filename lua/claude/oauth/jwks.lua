@@ -26,6 +26,7 @@ local json = require "claude.json"
 local errors = require "claude.errors"
 local async = require "claude.async"
 local jwt = require "claude.oauth.jwt"
+local urls = require "claude.oauth.url"
 
 local M = {}
 
@@ -35,14 +36,7 @@ local misuse, typename = errors.misuse, errors.typename
 local MAX_KEYS = 100
 local DEFAULTS = { cache_ttl = 300, cooldown = 30, timeout = 10, max_size = 256 * 1024 }
 
-local function auth(reason, message)
-  return errors.fail("auth", message, { reason = reason })
-end
-
-local function quoted(v)
-  if type(v) == "string" and #v <= 40 and v:match("^[%w%-_.:+/]+$") then return "'" .. v .. "'" end
-  return nil
-end
+local auth, quoted = jwt._auth, jwt._quoted
 
 local KeySet = {}
 KeySet.__index = KeySet
@@ -185,7 +179,8 @@ function KeySet:select(header)
   end
   if #found > 0 then return found end
   if kid_seen then
-    return auth("key", "the key with the token's kid " .. (quoted(kid) and quoted(kid) .. " " or "")
+    local name = quoted(kid)
+    return auth("key", "the key with the token's kid " .. (name and name .. " " or "")
       .. "cannot verify " .. tostring(header.alg))
   end
   local why = type(kid) == "string" and self.skipped[kid]
@@ -244,27 +239,16 @@ end
 -- Fetched sets
 ---------------------------------------------------------------------------------------------
 
-local function loopback(host)
-  if host == "localhost" or host == "[::1]" then return true end
-  local a, b, c, d = host:match("^(%d+)%.(%d+)%.(%d+)%.(%d+)$")
-  return a == "127" and tonumber(b) < 256 and tonumber(c) < 256 and tonumber(d) < 256
-end
-
-local function check_url(url, field, fname)
+-- `url` must be https, or http on a loopback host (decided from the URL
+-- alone: nothing is resolved); `what` names it for the misuse message.
+local function check_url(url, what, fname)
   if type(url) ~= "string" then
-    misuse("bad field '%s' to '%s' (a URL expected, got %s)", field, fname, typename(url))
+    misuse("bad %s to '%s' (a URL expected, got %s)", what, fname, typename(url))
   end
-  local scheme, authority = url:match("^(%a[%w+.-]*)://([^/?#]*)")
-  if not scheme or url:find("[%s%c]") then
-    misuse("bad field '%s' to '%s' (not an absolute URL)", field, fname)
-  end
-  if authority:find("@", 1, true) then
-    misuse("bad field '%s' to '%s' (user information in the URL)", field, fname)
-  end
-  local host = authority:lower():match("^(%[[^]]*%])") or authority:lower():match("^([^:]*)")
-  scheme = scheme:lower()
-  if scheme ~= "https" and not (scheme == "http" and loopback(host)) then
-    misuse("bad field '%s' to '%s' (https required; http only for a loopback host)", field, fname)
+  local u, why = urls.parse(url)
+  if not u then misuse("bad %s to '%s' (%s)", what, fname, why) end
+  if u.scheme ~= "https" and not (u.scheme == "http" and urls.is_loopback(u.host)) then
+    misuse("bad %s to '%s' (https required; http only for a loopback host)", what, fname)
   end
   return url
 end
@@ -350,8 +334,8 @@ end
 local REMOTE = { cache_ttl = true, cooldown = true, timeout = true, max_size = true,
   headers = true }
 
-local function remote(url, opts, fname)
-  check_url(url, "url", fname)
+local function remote(url, what, opts, fname)
+  check_url(url, what, fname)
   opts = opts or {}
   local self = setmetatable({ url = url, skipped = {}, fetched_at = -math.huge,
     attempted_at = -math.huge, fetches = 0, headers = {} }, KeySet)
@@ -385,15 +369,20 @@ function M.remote(url, opts)
     errors.check(opts, 2, "remote", "table")
     errors.check_fields(opts, REMOTE, "remote")
   end
-  return remote(url, opts, "remote")
+  return remote(url, "argument #1", opts, "remote")
 end
 
-local VERIFIER = { jwks_url = true, keys = true, issuer = true, audience = true, subject = true,
-  algorithms = true, leeway = true, now = true, required_claims = true, max_age = true,
-  typ = true, max_size = true, cache_ttl = true, cooldown = true, timeout = true,
-  jwks_max_size = true, headers = true }
-local FOR_JWT = { "issuer", "audience", "subject", "algorithms", "leeway", "now",
-  "required_claims", "max_age", "typ", "max_size" }
+-- verify's options but `keys` go to jwt.verify as they are (so that an option
+-- verify gains is a verifier's too); the rest choose the key set.
+local VERIFIER = { jwks_url = true, keys = true, cache_ttl = true, cooldown = true,
+  timeout = true, jwks_max_size = true, headers = true }
+local FOR_JWT = {}
+for k in pairs(jwt._verify_options) do
+  if k ~= "keys" then
+    VERIFIER[k] = true
+    FOR_JWT[#FOR_JWT + 1] = k
+  end
+end
 
 --- A token check for an HTTP MCP server's `auth.verify`: `verify(token) ->
 -- claims | nil, err, kind`. It may wait (fetching keys), so it runs in a task.
@@ -416,8 +405,9 @@ function M.verifier(opts)
   end
   local set
   if opts.jwks_url ~= nil then
-    set = remote(opts.jwks_url, { cache_ttl = opts.cache_ttl, cooldown = opts.cooldown,
-      timeout = opts.timeout, max_size = opts.jwks_max_size, headers = opts.headers }, "verifier")
+    set = remote(opts.jwks_url, "field 'jwks_url'", { cache_ttl = opts.cache_ttl,
+      cooldown = opts.cooldown, timeout = opts.timeout, max_size = opts.jwks_max_size,
+      headers = opts.headers }, "verifier")
   elseif type(opts.keys) == "table" and getmetatable(opts.keys) == KeySet then
     set = opts.keys
   else

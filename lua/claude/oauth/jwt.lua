@@ -42,18 +42,21 @@ local ALGORITHMS = { "HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "PS25
 local KNOWN = {}
 for _, a in ipairs(ALGORITHMS) do KNOWN[a] = true end
 
+-- nil, err, "auth" with err.reason, the check that failed (also claude.oauth.jwks's).
 local function auth(reason, message)
   return errors.fail("auth", message, { reason = reason })
 end
+M._auth = auth
 
 -- A value of the token quoted in a message only when it is short and
--- plain (a kid, an alg): a token is attacker's text.
+-- plain (a kid, an alg): a token is attacker's text. (Also claude.oauth.jwks's.)
 local function quoted(v)
   if type(v) == "string" and #v <= 40 and v:match("^[%w%-_.:+/]+$") then
     return "'" .. v .. "'"
   end
   return nil
 end
+M._quoted = quoted
 
 ---------------------------------------------------------------------------------------------
 -- Keys
@@ -325,6 +328,7 @@ end
 
 local VERIFY = { keys = true, issuer = true, audience = true, subject = true, algorithms = true,
   leeway = true, now = true, required_claims = true, max_age = true, typ = true, max_size = true }
+M._verify_options = VERIFY -- claude.oauth.jwks.verifier takes them too
 
 local function list_of_strings(v, field, fname)
   if type(v) == "string" then return { v } end
