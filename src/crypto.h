@@ -96,6 +96,17 @@ typedef struct claude_key {
   const char *crv; /* "P-256", "P-384", "P-521", "Ed25519", "Ed448", or NULL */
 } claude_key;
 
+/* The curves of JWA (RFC 7518 6.2.1.1): the JWK name, OpenSSL's group name and the
+ * width of a coordinate (and of a private scalar) in bytes. */
+typedef struct claude_curve {
+  const char *jwk, *group;
+  size_t width;
+} claude_curve;
+/* The curve of JWK name `crv`, or NULL. */
+const claude_curve *claude_curve_by_jwk(const char *crv);
+/* The curve of OpenSSL group name `group`, or NULL. */
+const claude_curve *claude_curve_by_group(const char *group);
+
 /* The open key at idx; raises for another value or a closed key. */
 claude_key *claude_key_check(lua_State *L, int idx);
 /* Pushes a new, closed claude.core.Key (raises only for memory): made

@@ -20,10 +20,24 @@
 #define RSA_GEN_MAX 8192
 #define RSA_MAX 16384 /* bits of an RSA key we take at all (jws.c's buffers) */
 
-/* The curves of JWA (RFC 7518 6.2.1.1) under OpenSSL's names. */
-static const struct {
-  const char *jwk, *openssl;
-} curves[] = {{"P-256", "prime256v1"}, {"P-384", "secp384r1"}, {"P-521", "secp521r1"}};
+static const claude_curve curves[] = {
+  {"P-256", "prime256v1", 32}, {"P-384", "secp384r1", 48}, {"P-521", "secp521r1", 66}};
+
+const claude_curve *claude_curve_by_jwk(const char *crv) {
+  size_t i;
+  for (i = 0; i < sizeof curves / sizeof curves[0]; i++) {
+    if (strcmp(crv, curves[i].jwk) == 0) return &curves[i];
+  }
+  return NULL;
+}
+
+const claude_curve *claude_curve_by_group(const char *group) {
+  size_t i;
+  for (i = 0; i < sizeof curves / sizeof curves[0]; i++) {
+    if (strcmp(group, curves[i].group) == 0) return &curves[i];
+  }
+  return NULL;
+}
 
 const char *claude_key_kty(const claude_key *k) {
   switch (k->kind) {
@@ -68,7 +82,7 @@ static int has_bn_param(EVP_PKEY *pkey, const char *name) {
 
 int claude_key_adopt(lua_State *L, claude_key *k, EVP_PKEY *pkey) {
   char group[64];
-  size_t len = 0, i;
+  size_t len = 0;
   const char *why = NULL;
   switch (claude_crypto.EVP_PKEY_get_base_id(pkey)) {
   case EVP_PKEY_RSA:
@@ -80,11 +94,10 @@ int claude_key_adopt(lua_State *L, claude_key *k, EVP_PKEY *pkey) {
     k->kind = CLAUDE_KEY_EC;
     why = "this elliptic curve (JWS uses P-256, P-384 and P-521)";
     if (claude_crypto.EVP_PKEY_get_group_name(pkey, group, sizeof group, &len) == 1) {
-      for (i = 0; i < sizeof curves / sizeof curves[0]; i++) {
-        if (strcmp(group, curves[i].openssl) == 0) {
-          k->crv = curves[i].jwk;
-          why = NULL;
-        }
+      const claude_curve *c = claude_curve_by_group(group);
+      if (c != NULL) {
+        k->crv = c->jwk;
+        why = NULL;
       }
     }
     k->has_private = has_bn_param(pkey, OSSL_PKEY_PARAM_PRIV_KEY);
@@ -202,7 +215,6 @@ static int l_key_generate(lua_State *L) {
   lua_Integer size = 0;
   claude_key *k;
   EVP_PKEY *pkey;
-  size_t i;
   if (type == 0 || type == 3) {
     size = luaL_checkinteger(L, 2);
     if (type == 0) {
@@ -212,11 +224,9 @@ static int l_key_generate(lua_State *L) {
       luaL_argcheck(L, size >= 16 && size <= 1024, 2, "secret size: 16 to 1024 bytes expected");
     }
   } else if (type == 1) {
-    const char *crv = luaL_checkstring(L, 2);
-    for (i = 0; i < sizeof curves / sizeof curves[0]; i++) {
-      if (strcmp(crv, curves[i].jwk) == 0) group = curves[i].openssl;
-    }
-    luaL_argcheck(L, group != NULL, 2, "curve: P-256, P-384 or P-521 expected");
+    const claude_curve *c = claude_curve_by_jwk(luaL_checkstring(L, 2));
+    luaL_argcheck(L, c != NULL, 2, "curve: P-256, P-384 or P-521 expected");
+    group = c->group;
   } else {
     static const char *const okp[] = {"Ed25519", "Ed448", NULL};
     group = luaL_checkoption(L, 2, NULL, okp) == 0 ? "ED25519" : "ED448";

@@ -30,11 +30,6 @@ typedef struct jwk_reader {
   int nwipe;
 } jwk_reader;
 
-static const struct {
-  const char *crv, *group;
-  size_t width;
-} ec_curves[] = {{"P-256", "prime256v1", 32}, {"P-384", "secp384r1", 48}, {"P-521", "secp521r1", 66}};
-
 /* Member `name`, decoded: 1 with *p, *n set; 0 when absent; -1 (err set)
  * when it is not a base64url string or its length is not `exact` (when
  * nonzero). `secret`: wiped at the end. */
@@ -194,19 +189,18 @@ static EVP_PKEY *rsa_from_jwk(jwk_reader *r) {
 static EVP_PKEY *ec_from_jwk(jwk_reader *r) {
   const char *crv;
   const unsigned char *x, *y, *d;
-  size_t xlen, ylen, dlen, width = 0, i;
+  size_t xlen, ylen, dlen, width = 0;
   const char *group = NULL;
+  const claude_curve *curve;
   unsigned char pub[1 + 2 * EC_WIDTH_MAX];
   OSSL_PARAM_BLD *bld;
   BIGNUM *priv = NULL;
   EVP_PKEY *pkey = NULL;
   int ok;
   if ((crv = crv_of(r)) == NULL) return NULL;
-  for (i = 0; i < 3; i++) {
-    if (strcmp(crv, ec_curves[i].crv) == 0) {
-      group = ec_curves[i].group;
-      width = ec_curves[i].width;
-    }
+  if ((curve = claude_curve_by_jwk(crv)) != NULL) {
+    group = curve->group;
+    width = curve->width;
   }
   if (group == NULL) {
     snprintf(r->err, sizeof r->err, "unsupported JWK: an EC key's 'crv' must be P-256, P-384 "
@@ -389,7 +383,7 @@ static void set_bn(lua_State *L, EVP_PKEY *pkey, const char *param, const char *
 int claude_key_to_jwk(lua_State *L) {
   claude_key *k = claude_key_check(L, 1);
   int private = lua_toboolean(L, 2);
-  size_t width = 0, i;
+  size_t width = 0;
   if (private && !k->has_private) return luaL_error(L, "this key has no private half");
   if (k->kind == CLAUDE_KEY_OCT && !private) {
     return luaL_error(L, "a symmetric (oct) key has no public form (jwk(true) exports the secret)");
@@ -415,9 +409,7 @@ int claude_key_to_jwk(lua_State *L) {
     }
     break;
   case CLAUDE_KEY_EC:
-    for (i = 0; i < 3; i++) {
-      if (strcmp(k->crv, ec_curves[i].crv) == 0) width = ec_curves[i].width;
-    }
+    width = claude_curve_by_jwk(k->crv)->width; /* an EC key's crv is one of ours */
     set_bn(L, k->pkey, OSSL_PKEY_PARAM_EC_PUB_X, "x", width);
     set_bn(L, k->pkey, OSSL_PKEY_PARAM_EC_PUB_Y, "y", width);
     if (private) set_bn(L, k->pkey, OSSL_PKEY_PARAM_PRIV_KEY, "d", width);
