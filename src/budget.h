@@ -71,11 +71,9 @@ struct budget {
   uint64_t slice_start;
   lua_Integer resumes;
   long long mem_mark; /* the meter's count when this resume began */
-  /* while running */
+  /* while running (node is NULL when it does not run) */
   budget *outer;
-  lua_State *co;
   run_node *node;
-  int running;
   /* why it stopped, or NULL: one of the reasons below, or the string given
    * to stop */
   const char *stopped;
