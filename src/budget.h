@@ -48,9 +48,8 @@ typedef struct budget_state {
   void *plain_ud;
   int swapping;                   /* the host's: metered only while a budget is current */
   budget *limiter;                /* the budget the meter's room comes from */
-  lua_Alloc orig;                 /* the allocator wrapped, once wrapped */
+  lua_Alloc orig;                 /* the allocator wrapped (meter == &own_meter) */
   void *orig_ud;
-  int wrapped;
   claude_watch watch;
 } budget_state;
 
