@@ -228,7 +228,8 @@ static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, i
   node.counting = h == claude_budget_hook && lua_gethookcount(co) == HOOK_PERIOD;
   if (b->run_ns > 0) {
     now = uv_hrtime();
-    if (st->watch.failed) count = 1; /* no watchdog: the hook looks at the clock */
+    /* no watchdog: the hook looks at the clock */
+    if (st->watch.status == CLAUDE_WATCH_NONE) count = 1;
   }
   if (count && !node.counting) {
     lua_sethook(co, claude_budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
@@ -237,14 +238,14 @@ static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, i
   b->resumes++;
   b->slice_start = now;
   enter(L, st, b, &node);
-  if (b->run_ns > 0 && !st->watch.failed) {
+  if (b->run_ns > 0 && st->watch.status != CLAUDE_WATCH_NONE) {
     uint64_t d = now + b->run_ns;
     outer_deadline = atomic_load_explicit(&st->watch.deadline, memory_order_relaxed);
     if (outer_deadline == 0 || d < outer_deadline) {
       claude_watch_deadline(&st->watch, d, b->run_ns);
       watched = 1;
       /* the thread could not be started: count after all */
-      if (st->watch.failed && !node.counting) {
+      if (st->watch.status == CLAUDE_WATCH_NONE && !node.counting) {
         lua_sethook(co, claude_budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
         node.counting = 1;
       }
