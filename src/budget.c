@@ -177,6 +177,39 @@ static int l_budget(lua_State *L) {
   return 1;
 }
 
+/* b becomes the innermost current budget, for the resume of `node`: the
+ * meter's room, the chain (last: a handler sees the node whole). */
+static inline void enter(lua_State *L, budget_state *st, budget *b, run_node *node) {
+  b->outer = st->current;
+  b->node = node;
+  if (st->current == NULL) meter_on(L, st);
+  st->current = b;
+  if (b->instructions > 0) st->counting++;
+  if (st->meter != NULL) {
+    b->mem_mark = meter_net(st->meter);
+    if (b->memory > 0) st->memories++;
+    claude_budget_set_limit(st);
+  }
+  push_node(st, node);
+}
+
+/* The resume of `node` under b ended: what enter did, undone; b keeps the
+ * memory it used. */
+static inline void leave(lua_State *L, budget_state *st, budget *b, run_node *node) {
+  pop_node(st, node);
+  st->current = b->outer;
+  if (b->instructions > 0) st->counting--;
+  if (st->meter != NULL) {
+    b->used_memory += meter_net(st->meter) - b->mem_mark;
+    if (b->memory > 0) st->memories--;
+    if (st->current != NULL) claude_budget_set_limit(st);
+    else no_limit(st->meter);
+  }
+  if (st->current == NULL) meter_off(L, st);
+  b->outer = NULL;
+  b->node = NULL;
+}
+
 /* Runs co (narg arguments already moved) with b current; returns
  * lua_resume's status. */
 static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, int narg,
@@ -195,35 +228,24 @@ static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, i
   node.counting = h == claude_budget_hook && lua_gethookcount(co) == HOOK_PERIOD;
   if (b->run_ns > 0) {
     now = uv_hrtime();
-    if (st->watch.failed) count = 1; /* no watchdog: the hook looks at the clock */
+    /* no watchdog: the hook looks at the clock */
+    if (st->watch.status == CLAUDE_WATCH_NONE) count = 1;
   }
   if (count && !node.counting) {
     lua_sethook(co, claude_budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
     node.counting = 1;
   }
-  b->outer = st->current;
-  b->co = co;
-  b->node = &node;
-  b->running = 1;
   b->resumes++;
   b->slice_start = now;
-  if (st->current == NULL) meter_on(L, st);
-  st->current = b;
-  if (b->instructions > 0) st->counting++;
-  if (st->meter != NULL) {
-    b->mem_mark = meter_net(st->meter);
-    if (b->memory > 0) st->memories++;
-    claude_budget_set_limit(st);
-  }
-  push_node(st, &node);
-  if (b->run_ns > 0 && !st->watch.failed) {
+  enter(L, st, b, &node);
+  if (b->run_ns > 0 && st->watch.status != CLAUDE_WATCH_NONE) {
     uint64_t d = now + b->run_ns;
     outer_deadline = atomic_load_explicit(&st->watch.deadline, memory_order_relaxed);
     if (outer_deadline == 0 || d < outer_deadline) {
       claude_watch_deadline(&st->watch, d, b->run_ns);
       watched = 1;
       /* the thread could not be started: count after all */
-      if (st->watch.failed && !node.counting) {
+      if (st->watch.status == CLAUDE_WATCH_NONE && !node.counting) {
         lua_sethook(co, claude_budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
         node.counting = 1;
       }
@@ -231,20 +253,7 @@ static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, i
   }
   status = lua_resume(co, L, narg, nres);
   if (watched) claude_watch_deadline(&st->watch, outer_deadline, 0);
-  pop_node(st, &node);
-  st->current = b->outer;
-  if (b->instructions > 0) st->counting--;
-  if (st->meter != NULL) {
-    b->used_memory += meter_net(st->meter) - b->mem_mark;
-    if (b->memory > 0) st->memories--;
-    if (st->current != NULL) claude_budget_set_limit(st);
-    else no_limit(st->meter);
-  }
-  if (st->current == NULL) meter_off(L, st);
-  b->outer = NULL;
-  b->co = NULL;
-  b->node = NULL;
-  b->running = 0;
+  leave(L, st, b, &node);
   return status;
 }
 
@@ -260,24 +269,12 @@ static void close_under(lua_State *L, budget_state *st, budget *b, lua_State *co
   grace.run_ns = CLOSE_RUN_NS;
   grace.instructions = CLOSE_INSTRUCTIONS;
   grace.memory = st->meter != NULL ? CLOSE_MEMORY : 0;
-  grace.outer = st->current;
-  grace.co = co;
-  grace.node = &node;
-  grace.running = 1;
   node.co = co;
   node.budgeted = 1;
   node.counting = 1;
-  if (st->current == NULL) meter_on(L, st);
-  st->current = &grace;
-  st->counting++;
   lua_sethook(co, claude_budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
   grace.slice_start = uv_hrtime();
-  if (st->meter != NULL) {
-    grace.mem_mark = meter_net(st->meter);
-    st->memories++;
-    claude_budget_set_limit(st);
-  }
-  push_node(st, &node);
+  enter(L, st, &grace, &node);
 #if LUA_VERSION_RELEASE_NUM >= 50406
   lua_closethread(co, L);
 #else
@@ -285,15 +282,7 @@ static void close_under(lua_State *L, budget_state *st, budget *b, lua_State *co
   lua_resetthread(co);
 #endif
   lua_settop(co, 0); /* an error object the closing left */
-  pop_node(st, &node);
-  st->current = grace.outer;
-  st->counting--;
-  if (st->meter != NULL) {
-    st->memories--;
-    if (st->current != NULL) claude_budget_set_limit(st);
-    else no_limit(st->meter);
-  }
-  if (st->current == NULL) meter_off(L, st);
+  leave(L, st, &grace, &node);
 }
 
 /* Returns false, message, reason for a stopped budget (3 results). */
@@ -367,7 +356,7 @@ static int resume_budget(lua_State *L, budget *b) {
 
 static int b_resume(lua_State *L) {
   budget *b = check_budget(L, 1);
-  if (b->running) return luaL_error(L, "budget: already running a coroutine");
+  if (b->node != NULL) return luaL_error(L, "budget: already running a coroutine");
   return resume_budget(L, b);
 }
 
@@ -384,7 +373,7 @@ static void reset(budget *b) {
  * budget reused from call to call (b:reset(), then b:resume(co, ...)). */
 static int b_start(lua_State *L) {
   budget *b = check_budget(L, 1);
-  if (b->running) return luaL_error(L, "budget: already running a coroutine");
+  if (b->node != NULL) return luaL_error(L, "budget: already running a coroutine");
   reset(b);
   return resume_budget(L, b);
 }
@@ -410,7 +399,7 @@ static int b_stop(lua_State *L) {
  * over for a new call: nothing used, not stopped. Saves making one per call. */
 static int b_reset(lua_State *L) {
   budget *b = check_budget(L, 1);
-  if (b->running) return luaL_error(L, "budget: cannot reset while it runs a coroutine");
+  if (b->node != NULL) return luaL_error(L, "budget: cannot reset while it runs a coroutine");
   reset(b);
   lua_settop(L, 1);
   return 1;

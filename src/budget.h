@@ -48,9 +48,8 @@ typedef struct budget_state {
   void *plain_ud;
   int swapping;                   /* the host's: metered only while a budget is current */
   budget *limiter;                /* the budget the meter's room comes from */
-  lua_Alloc orig;                 /* the allocator wrapped, once wrapped */
+  lua_Alloc orig;                 /* the allocator wrapped (meter == &own_meter) */
   void *orig_ud;
-  int wrapped;
   claude_watch watch;
 } budget_state;
 
@@ -71,11 +70,9 @@ struct budget {
   uint64_t slice_start;
   lua_Integer resumes;
   long long mem_mark; /* the meter's count when this resume began */
-  /* while running */
+  /* while running (node is NULL when it does not run) */
   budget *outer;
-  lua_State *co;
   run_node *node;
-  int running;
   /* why it stopped, or NULL: one of the reasons below, or the string given
    * to stop */
   const char *stopped;

@@ -68,7 +68,7 @@ void claude_budget_watch_arm(void *ud, int what) {
  * every coroutine running inside its call fire at the next instruction. */
 void claude_budget_stop(budget_state *st, budget *b, const char *why) {
   if (b->stopped == NULL) b->stopped = why;
-  if (b->running && st != NULL) arm(st, b->node);
+  if (b->node != NULL && st != NULL) arm(st, b->node);
 }
 
 /* ---- the hook ------------------------------------------------------------- */

@@ -109,7 +109,6 @@ void claude_budget_need_meter(lua_State *L, budget_state *st) {
     m = &st->own_meter;
     st->orig = lua_getallocf(L, &st->orig_ud);
     lua_setallocf(L, budget_alloc, st);
-    st->wrapped = 1;
   }
   claude_meter_init(m);
   m->event = meter_event;
@@ -125,7 +124,7 @@ int claude_budget_meter_close(lua_State *L, budget_state *st) {
     st->meter->event = NULL;
     st->meter->room = CLAUDE_METER_NO_LIMIT;
   }
-  if (!st->wrapped) return 1;
+  if (st->meter != &st->own_meter) return 1; /* not wrapped */
   if (lua_getallocf(L, &ud) == budget_alloc && ud == st) {
     lua_setallocf(L, st->orig, st->orig_ud);
     return 1;

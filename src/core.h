@@ -107,6 +107,7 @@ struct claude_watch *claude_budget_watch(lua_State *L);
  * signals that interrupt. A poke runs w->arm(w->ud, what) in a signal handler
  * on the state's thread. One per state, inside budget.c's state. */
 enum { CLAUDE_POKE_BUDGET = 1, CLAUDE_POKE_INTERRUPT = 2 };
+enum { CLAUDE_WATCH_IDLE = 0, CLAUDE_WATCH_RUNS = 1, CLAUDE_WATCH_NONE = -1 };
 
 typedef struct claude_watch {
   _Atomic uint64_t deadline; /* uv_hrtime when the running resume's `run` ends; 0: none */
@@ -116,8 +117,8 @@ typedef struct claude_watch {
   void (*arm)(void *ud, int what);
   void *ud;
   int slot;    /* in the process-wide table of watched states, or -1 */
-  int started; /* the thread runs */
-  int failed;  /* no thread (none could be made, or closed): budgets count instead */
+  int status; /* CLAUDE_WATCH_*: no thread yet, it runs, or NONE: no thread (none could
+                * be made, or closed): budgets count instead */
   int stop;
   pthread_t owner; /* the thread the state runs on */
   pthread_t thread;

@@ -246,7 +246,7 @@ static int start_thread(claude_watch *w) {
     pthread_mutex_destroy(&w->mu);
     return -1;
   }
-  w->started = 1;
+  w->status = CLAUDE_WATCH_RUNS;
   return 0;
 }
 
@@ -266,12 +266,10 @@ void claude_watch_init(claude_watch *w, void (*arm)(void *ud, int what), void *u
 /* The cold half of claude_watch_deadline: the thread must look at the new
  * deadline now (it is idle, or sleeps past it), or does not exist yet. */
 void claude_watch_wake(claude_watch *w) {
-  if (w->failed) return;
-  if (!w->started) {
-    if (start_thread(w) != 0) {
-      w->failed = 1;
-      return;
-    }
+  if (w->status == CLAUDE_WATCH_NONE) return;
+  if (w->status == CLAUDE_WATCH_IDLE && start_thread(w) != 0) {
+    w->status = CLAUDE_WATCH_NONE;
+    return;
   }
   pthread_mutex_lock(&w->mu);
   pthread_cond_signal(&w->cv);
@@ -332,7 +330,7 @@ int claude_watch_due(claude_watch *w) {
 
 /* Stops and joins the thread, gives the slot back. On the state's thread. */
 void claude_watch_close(claude_watch *w) {
-  if (w->started) {
+  if (w->status == CLAUDE_WATCH_RUNS) {
     pthread_mutex_lock(&w->mu);
     w->stop = 1;
     pthread_cond_signal(&w->cv);
@@ -340,7 +338,6 @@ void claude_watch_close(claude_watch *w) {
     pthread_join(w->thread, NULL);
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);
-    w->started = 0;
   }
   if (w->slot >= 0) {
     slot *s = &slots[w->slot];
@@ -349,5 +346,5 @@ void claude_watch_close(claude_watch *w) {
     atomic_store(&s->w, NULL);
     w->slot = -1;
   }
-  w->failed = 1; /* nothing starts it again */
+  w->status = CLAUDE_WATCH_NONE; /* nothing starts it again */
 }
