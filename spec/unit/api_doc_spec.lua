@@ -35,7 +35,7 @@ local MODULES = {
   ["claude.oauth.jwks"] = {},
   ["claude.mcp.http"] = { serve = true }, -- the command's, claude.mcp.cli
   -- the transport's side of the checks
-  ["claude.mcp.http_auth"] = { check = true, endpoint = true, authenticate = true,
+  ["claude.mcp.http_auth"] = { check = true, problem = true, endpoint = true, authenticate = true,
     serve_metadata = true, redact = true },
 }
 
