@@ -227,7 +227,7 @@ local spare, MAX_SPARE = {}, 64
 --- Runs `fn(...)` as an observed task, for callers that only need the task
 -- while it waits (the router's tool calls): returns the task if it is still
 -- running, else nil, and its table is reused (a tool call that does not wait
--- then costs no task allocation).
+-- then costs no task allocation). A task that failed at once goes to on_error.
 function M.spawn_transient(fn, ...)
   local n = #spare
   local task = spare[n]
@@ -246,6 +246,10 @@ function M.spawn_transient(fn, ...)
     npending = npending - 1
   else
     settle_step(task, co, ok, yielded)
+    if task.status == "failed" then -- nobody holds it to see why: on_error does
+      report(task.error, task)
+      return nil
+    end
     if task.status ~= "done" then return task end
   end
   task.co, task.values, task.result = false, false, false
@@ -293,7 +297,9 @@ function M.spawn_budgeted(budget, seconds, on_budget, fn, ...)
   else
     settle_step(task, co, ok, yielded, reason)
     if task.status == "failed" then
-      return nil, errors.is(task.error, "budget") and task.error or nil
+      if errors.is(task.error, "budget") then return nil, task.error end
+      report(task.error, task) -- nobody holds it to see why: on_error does
+      return nil
     end
     if task.status ~= "done" then
       task.on_budget = on_budget

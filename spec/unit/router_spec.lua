@@ -860,6 +860,25 @@ describe("the MCP router", function()
       assert.equal(4, got[4][3])
     end)
 
+    it("keep nothing in flight when the reply itself raises, budgeted or not", function()
+      local seen = {}
+      claude.on_error(function(e) seen[#seen + 1] = tostring(e) end)
+      local add = tool.tool("add", function(a) return a.a + a.b end)
+      local r = router.new { plain = tool.server("plain", { add }, { budget = false }),
+        budgeted = tool.server("budgeted", { add }) }
+      local function reply() error("the writer is gone") end
+      for i, name in ipairs { "plain", "budgeted" } do
+        r:handle_async(name, { jsonrpc = "2.0", id = i, method = "tools/call",
+          params = { name = "add", arguments = { a = 1, b = 2 } } }, reply, name)
+      end
+      assert.equal(0, r:pending())
+      in_task(function() claude.sleep(0.01) end):wait() -- the failures are reported
+      claude.on_error(nil)
+      assert.equal(2, #seen)
+      assert.matches("the writer is gone", seen[1])
+      assert.matches("the writer is gone", seen[2])
+    end)
+
     it("give handle_async a table for every other tool result", function()
       local r = router.new { s = tool.server("s", {
         tool.tool("list", function()
