@@ -277,6 +277,19 @@ local function read_all(file)
   return s
 end
 
+--- Calls `fn(signame)` ("term" or "int") when the server is asked to stop, over either
+-- transport. SIGTERM also interrupts a tool that holds the loop, so that the server can
+-- stop (SIGINT does already: the host's own watcher, claude._main).
+-- @return a function that stops watching
+function M.stop_signals(fn)
+  local term = core.signal("term", function() fn("term") end, true, true)
+  local int = core.signal("int", function() fn("int") end, true)
+  return function()
+    term:close()
+    int:close()
+  end
+end
+
 --- `--watch`: polls `file` (its content, so that editors that write a new file and rename
 -- it are seen), reloads it on a change and hands the new `{ {name, server}, ... }` to
 -- `apply`; a file that fails to load, or an `apply` that raises, keeps the previous tools
@@ -341,21 +354,16 @@ local function serve_stdio(o, t, list)
       t.conn:set_server(s)
     end)
   end
-  -- SIGTERM interrupts a tool that holds the loop, so that the server can stop (SIGINT
-  -- does already: the host's own watcher, claude._main)
-  local function stop(signame, interrupt)
-    return core.signal(signame, function() t:shutdown(o.grace, "server stopped (SIG"
-      .. signame:upper() .. ")") end, true, interrupt)
-  end
-  local term, int = stop("term", true), stop("int")
+  local unwatch = M.stop_signals(function(signame)
+    t:shutdown(o.grace, "server stopped (SIG" .. signame:upper() .. ")")
+  end)
   local ok, werr = pcall(t.wait, t)
   if not ok then -- the main task was cancelled (SIGINT): drain, then go
     t:shutdown(o.grace, "server interrupted")
     pcall(t.wait, t)
   end
   if watcher then watcher:cancel("server stopped") end
-  term:close()
-  int:close()
+  unwatch()
   if not ok and not errors.is(werr, "cancelled") then error(werr, 0) end
 end
 

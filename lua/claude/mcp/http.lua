@@ -741,21 +741,16 @@ function M.serve(servers, o)
   end
   io.stderr:flush()
   local stop = async.event()
-  -- SIGTERM interrupts a tool that holds the loop, so that the server can stop (SIGINT
-  -- does already: the host's own watcher, claude._main)
-  local function on(signame, interrupt)
-    return core.signal(signame, function() stop:set() end, true, interrupt)
-  end
-  local term, int = on("term", true), on("int")
-  local watcher = o.watch and o.file and require("claude.mcp.cli").watch(o.file, o.args,
+  local cli = require "claude.mcp.cli"
+  local unwatch = cli.stop_signals(function() stop:set() end)
+  local watcher = o.watch and o.file and cli.watch(o.file, o.args,
     function(list) t:set_servers(list) end)
   pcall(stop.wait, stop)
   if watcher then watcher:cancel("server stopped") end
   local deadline = core.now() + (o.grace or 5)
   while t:pending() > 0 and core.now() < deadline do async.sleep(0.01) end
   t:close("server stopped")
-  term:close()
-  int:close()
+  unwatch()
 end
 
 return M
