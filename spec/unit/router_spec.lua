@@ -863,7 +863,6 @@ describe("the MCP router", function()
     it("keep nothing in flight when the reply itself raises, budgeted or not", function()
       local seen = {}
       claude.on_error(function(e) seen[#seen + 1] = tostring(e) end)
-      local add = tool.tool("add", function(a) return a.a + a.b end)
       local r = router.new { plain = tool.server("plain", { add }, { budget = false }),
         budgeted = tool.server("budgeted", { add }) }
       local function reply() error("the writer is gone") end
