@@ -1,7 +1,7 @@
 -- fuzz/router.lua -- the Lua half of the router target (fuzz/router.c): a server with a tool
 -- of each kind, and a check that every answer to a message encodes.
 local router = require "claude.mcp.router"
-local tool = require "claude.tool"
+local tool = require "claude.mcp.tool"
 local json = require "claude.json"
 
 io.stderr = { write = function(self) return self end } -- tool failures are reported there

@@ -280,7 +280,7 @@ static int handle_luainit(lua_State *L) {
 /* `claudelua mcp [options] tools.lua [args]`: serves the tools file as an
  * MCP server (lua/claude/mcp/cli.lua), as the main task. */
 static int handle_mcp(lua_State *L, char **argv, int argc) {
-  static const char chunk[] = "return require('claude.mcp.cli').main(...)";
+  static const char chunk[] = "return require('claude.mcp.server.command').main(...)";
   int i, status = luaL_loadbuffer(L, chunk, sizeof chunk - 1, "=claudelua mcp");
   if (status != LUA_OK) return report(L, status), 1;
   luaL_checkstack(L, argc, "too many arguments");

@@ -199,21 +199,67 @@ end
 function M.suggestion(key, names)
   local best, best_d = nil, math.min(4, #key // 2 + 1)
   for name in pairs(names) do
-    local d = distance(key, name)
+    -- a name cut short or run on ('mime' for 'mime_type') is as close as one typo
+    local d = #key >= 3 and type(name) == "string" and (name:sub(1, #key) == key
+      or key:sub(1, #name) == name) and 1 or distance(key, name)
     if d < best_d or (d == best_d and best and name < best) then best, best_d = name, d end
   end
   return best and (" (did you mean '" .. best .. "'?)") or ""
 end
 
---- Raises a misuse for the first field of table `opts` that `known` (a set) lacks, naming
--- function `fname` and the known field it is likely a typo of.
-function M.check_fields(opts, known, fname)
-  for k in pairs(opts) do
-    if not known[k] then
-      M.misuse("unknown field '%s' to '%s'%s", tostring(k), fname,
-        M.suggestion(tostring(k), known))
-    end
+--- Raises `bad field 'name' to 'fname' (why)`: the one wording of a field (an option, a
+-- definition's key) that is wrong. `why` is a format, with `...`.
+-- @tparam string name the field, dotted when nested (`auth.client_id`)
+-- @tparam string fname the public function
+-- @tparam string why
+function M.bad_field(name, fname, why, ...)
+  M.misuse("bad field '%s' to '%s' (%s)", name, fname, why:format(...))
+end
+
+-- "string|table" -> "string or table"
+local function expected_types(expected)
+  return (expected:gsub("|", " or "))
+end
+
+--- Raises `bad field` unless `v` has one of the types of `expected` (`"string"`,
+-- `"string|table"`), or is nil and `optional`; returns `v`.
+-- @param v
+-- @tparam string name
+-- @tparam string fname
+-- @tparam string expected `type()` names joined by `|`
+-- @tparam[opt] boolean optional
+function M.check_field(v, name, fname, expected, optional)
+  if v == nil and optional then return v end
+  local t = type(v)
+  if t ~= expected and not (expected:find("|", 1, true)
+      and ("|" .. expected .. "|"):find("|" .. t .. "|", 1, true)) then
+    M.bad_field(name, fname, "%s expected, got %s", expected_types(expected), M.typename(v))
   end
+  return v
+end
+
+--- Raises `unknown field 'key' to 'fname' (did you mean 'x'?)` for the first key of table
+-- `t` that the set `known` lacks: the one wording of an unknown option or field. `prefix`
+-- names a nested table (`"auth"` gives `auth.key`).
+-- @tparam table t
+-- @tparam table known a set (name -> anything)
+-- @tparam string fname
+-- @tparam[opt] string prefix
+function M.check_fields(t, known, fname, prefix)
+  for k in pairs(t) do
+    if not known[k] then M.unknown_field(k, known, fname, prefix) end
+  end
+end
+
+--- Raises the misuse of `check_fields` for the key `k`.
+function M.unknown_field(k, known, fname, prefix)
+  local name = tostring(k)
+  local hint = M.suggestion(name, known)
+  if prefix then
+    name = prefix .. "." .. name
+    hint = hint:gsub("'([^']*)'%?%)$", "'" .. prefix .. ".%1'?)")
+  end
+  M.misuse("unknown field '%s' to '%s'%s", name, fname, hint)
 end
 
 M.Error = Error

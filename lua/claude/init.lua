@@ -16,6 +16,8 @@ local M = {
 
 -- Submodules loaded on first use, so that `require "claude"` stays cheap.
 local lazy = {
+  async = "claude.async",
+  http = "claude.http",
   json = "claude.json",
   content = "claude.mcp.content",
   schema = "claude.schema",
@@ -109,7 +111,7 @@ M.query = errors.public(function(prompt, options)
     errors.misuse("bad argument #1 to 'query' (string, table or function expected, got %s)",
       type(prompt))
   end
-  local session, open_err = S.open(options) -- a bad option is a misuse: blames our caller
+  local session, open_err = S.open(options, "query") -- a bad option is a misuse: blames our caller
   if not session then error(open_err, 0) end
   if type(prompt) == "function" then
     session.feeder = async.spawn_observed(function()
@@ -151,7 +153,7 @@ end)
 -- @function connect
 M.connect = errors.public(function(options)
   local S = sessions()
-  local session, err = S.open(options)
+  local session, err = S.open(options, "connect")
   if not session then return nil, err, err.kind end
   local info, ierr = session:wait_ready()
   if not info then
@@ -193,12 +195,12 @@ end
 --- A can_use_tool answer that allows the call (optionally with changed
 -- input or new permission rules).
 function M.allow(updated_input, updated_permissions)
-  return require("claude.permissions").allow(updated_input, updated_permissions)
+  return require("claude.session.permissions").allow(updated_input, updated_permissions)
 end
 
 --- A can_use_tool answer that denies the call.
 function M.deny(message, interrupt)
-  return require("claude.permissions").deny(message, interrupt)
+  return require("claude.session.permissions").deny(message, interrupt)
 end
 
 --- Runs the loop until no task is pending (or `timeout` seconds passed).

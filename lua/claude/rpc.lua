@@ -199,30 +199,30 @@ function M.new(opts)
   end
   local codec = opts.codec
   if type(codec) ~= "table" then
-    error("bad option 'codec' to 'new' (table expected, got " .. type(codec) .. ")", 2)
+    error("bad field 'codec' to 'new' (table expected, got " .. type(codec) .. ")", 2)
   end
   for _, f in ipairs(CODEC_FUNCTIONS) do
     if type(codec[f]) ~= "function" then
-      error("bad option 'codec' to 'new' (function '" .. f .. "' missing)", 2)
+      error("bad field 'codec' to 'new' (function '" .. f .. "' missing)", 2)
     end
   end
   if type(opts.send) ~= "function" then
-    error("bad option 'send' to 'new' (function expected, got " .. type(opts.send) .. ")", 2)
+    error("bad field 'send' to 'new' (function expected, got " .. type(opts.send) .. ")", 2)
   end
   for _, f in ipairs { "handlers", "context" } do
     if opts[f] ~= nil and type(opts[f]) ~= "table" then
-      error("bad option '" .. f .. "' to 'new' (table expected, got " .. type(opts[f]) .. ")", 2)
+      error("bad field '" .. f .. "' to 'new' (table expected, got " .. type(opts[f]) .. ")", 2)
     end
   end
   for _, f in ipairs { "on_notification", "on_cancel" } do
     if opts[f] ~= nil and type(opts[f]) ~= "function" then
-      error("bad option '" .. f .. "' to 'new' (function expected, got "
+      error("bad field '" .. f .. "' to 'new' (function expected, got "
         .. type(opts[f]) .. ")", 2)
     end
   end
   local timeout = opts.timeout
   if timeout ~= nil and timeout ~= false and (type(timeout) ~= "number" or timeout < 0) then
-    error("bad option 'timeout' to 'new' (non-negative number or false expected, got "
+    error("bad field 'timeout' to 'new' (non-negative number or false expected, got "
       .. tostring(timeout) .. ")", 2)
   end
   if timeout == nil then timeout = DEFAULT_TIMEOUT end

@@ -116,8 +116,10 @@ describe("claude.sessions with the real CLI's transcripts", function()
       { function() sessions.rename("not-a-uuid", "x") end, "a session id %(a UUID%) expected" },
       { function() sessions.rename("6f1f4d0e-0000-4000-8000-000000000000", "  ") end,
         "a non%-empty title expected" },
-      { function() sessions.list { directry = "/x" } end, "unknown option 'directry'" },
-      { function() sessions.list { limit = "5" } end, "option 'limit': number expected" },
+      { function() sessions.list { directry = "/x" } end,
+        "unknown field 'directry' to 'sessions.list' %(did you mean 'directory'%?%)" },
+      { function() sessions.list { limit = "5" } end,
+        "bad field 'limit' to 'sessions.list' %(number expected" },
       { function() sessions.fork("6f1f4d0e-0000-4000-8000-000000000000",
           { up_to_message_id = "x" }) end, "a session id %(a UUID%) expected, got 'x'" },
     } do

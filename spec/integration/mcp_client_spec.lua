@@ -211,9 +211,9 @@ describe("claude.mcp client over stdio", function()
       assert.matches("mcp_client_spec.lua:%d+: ", err)
       return err
     end
-    assert.matches("unknown option 'comand' to 'connect' %(did you mean 'command'%?%)",
+    assert.matches("unknown field 'comand' to 'connect' %(did you mean 'command'%?%)",
       try { comand = "x" })
-    assert.matches("bad option 'timeout' to 'connect' %(number expected, got string%)",
+    assert.matches("bad field 'timeout' to 'connect' %(number expected, got string%)",
       try { command = "x", timeout = "1" })
     assert.matches("'command' %(stdio%) or 'url' %(HTTP%) expected", try {})
     assert.matches("exclude each other", try { command = "x", url = "http://x" })

@@ -497,11 +497,11 @@ describe("claudelua mcp: OAuth on the command line", function()
   end)
 end)
 
-describe("claude.mcp.http_auth.introspection", function()
+describe("claude.mcp.server.auth.introspection", function()
   it("sends the client's credentials in the form with client_auth = 'post'", function()
     local as = start_introspection()
     as.active["post-SECRET-30"] = { sub = "pat", scope = "a" }
-    local verify = require("claude.mcp.http_auth").introspection { introspection_url = as.url,
+    local verify = require("claude.mcp.server.auth").introspection { introspection_url = as.url,
       client_id = "rs id", client_secret = "rs:secret", client_auth = "post" }
     local claims = verify("post-SECRET-30")
     local claims2, err, kind = verify("gone-SECRET-31")

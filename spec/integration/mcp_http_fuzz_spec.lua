@@ -6,7 +6,7 @@ local async = require "claude.async"
 local json = require "claude.json"
 local process = require "claude.process"
 local http = require "claude.http.client"
-local mcp_http = require "claude.mcp.http"
+local mcp_http = require "claude.mcp.server.http"
 local harness = require "support.harness"
 
 local T = 10

@@ -96,6 +96,6 @@ describe("claude.mcp.manager", function()
       return m
     end)
     assert.is_false(ok)
-    assert.matches("mcp_manager_spec.lua:%d+: unknown option 'bogus'", err)
+    assert.matches("mcp_manager_spec.lua:%d+: unknown field 'bogus' to 'manager'", err)
   end)
 end)

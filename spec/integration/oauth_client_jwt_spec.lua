@@ -340,7 +340,7 @@ describe("misuse of auth.private_key and claude.oauth.id_jag", function()
     { with { client_secret = "s", private_key_kid = "k1" },
       "bad field 'auth.private_key_kid' to 'connect' %(only with 'auth.private_key'%)" },
     { with { private_keys = key }, "unknown field 'auth.private_keys' to 'connect' %(did you "
-      .. "mean 'private_key'%?%)" },
+      .. "mean 'auth.private_key'%?%)" },
     { { grant = "client_credentials", client_id = "m" }, "needs 'auth.client_id' and "
       .. "'auth.client_secret', 'auth.private_key' or 'auth.client_assertion'" },
   }

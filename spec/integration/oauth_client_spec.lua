@@ -505,7 +505,7 @@ describe("claude.mcp.connect's auth option (misuse)", function()
     { { on_authorize = print, redirect_uri = "http://127.0.0.1/cb", store = {} },
       "bad field 'auth.store'" },
     { { on_authorize = print, redirect_uri = "http://127.0.0.1/cb", scopes = "a" },
-      "unknown field 'auth.scopes' to 'connect' %(did you mean 'scope'%?%)" },
+      "unknown field 'auth.scopes' to 'connect' %(did you mean 'auth.scope'%?%)" },
   }
   for _, row in ipairs(rows) do
     it("refuses " .. row[2], function()

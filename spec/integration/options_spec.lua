@@ -175,8 +175,8 @@ describe("options", function()
       local opts = testing.fake_cli(IDLE)
       local s <close> = assert(claude.connect(testing.merge(opts, {})))
       local msg = raises(function() s:send("x", { sessionid = "a" }) end)
-      assert.matches("^spec/integration/options_spec.lua:%d+: bad argument #2 to 'send' "
-        .. "%(unknown option 'sessionid'%)", msg)
+      assert.matches("^spec/integration/options_spec.lua:%d+: unknown field 'sessionid' "
+        .. "to 'send' %(did you mean 'session_id'%?%)", msg)
     end)
   end)
 
@@ -211,51 +211,60 @@ describe("options", function()
   describe("errors", function()
     local f = function() end
     local ROWS = {
-      { { skills = "pdf" }, "bad option 'skills' %(\"all\" or a list of skill names expected, "
+      { { skills = "pdf" },
+        "bad field 'skills' to 'connect' %(\"all\" or a list of skill names expected, "
         .. "got \"pdf\" %(did you mean { \"pdf\" }%?%)%)" },
-      { { skills = { "a,b" } }, "skills' %(item 1 'a,b': parentheses, commas" },
+      { { skills = { "a,b" } }, "skills' to 'connect' %(item 1 'a,b': parentheses, commas" },
       { { skills = { "/pdf" } }, "does not start with '/'" },
       { { skills = { "*" } }, "use skills = \"all\"" },
       { { skills = { " pdf" } }, "leading or trailing spaces" },
       { { skills = { "x:*" } }, "wildcard suffixes" },
       { { skills = { 3 } }, "item 1 is a number" },
-      { { task_budget = { totl = 5 } }, "task_budget: unknown field 'totl'" },
+      { { task_budget = { totl = 5 } }, "unknown field 'task_budget.totl' to 'connect'" },
       { { task_budget = {} }, "'total' is required" },
       { { task_budget = "5" },
-        "bad option 'task_budget' %(number or table expected, got string%)" },
-      { { resume_session_at = 5 }, "resume_session_at' %(string expected" },
+        "bad field 'task_budget' to 'connect' %(number or table expected, got string%)" },
+      { { resume_session_at = 5 }, "resume_session_at' to 'connect' %(string expected" },
       { { enable_file_checkpointing = "yes" }, "boolean expected" },
       { { session_store = {} }, "append%(key, entries%) function expected" },
       { { session_store = { append = f }, session_store_flush = "later" },
         "'batched' or 'eager' expected" },
-      { { agent = true }, "bad option 'agent' %(string expected" },
+      { { agent = true }, "bad field 'agent' to 'connect' %(string expected" },
       { { forward_subagent_text = "yes" },
-        "bad option 'forward_subagent_text' %(boolean expected" },
+        "bad field 'forward_subagent_text' to 'connect' %(boolean expected" },
       { { system_prompt = { type = "preset", exclude_dynamic = true } },
-        "system_prompt: unknown field 'exclude_dynamic'" },
+        "unknown field 'system_prompt.exclude_dynamic' to 'connect' %(did you mean "
+          .. "'system_prompt.exclude_dynamic_sections'%?%)" },
       { { system_prompt = { type = "preset", exclude_dynamic_sections = "yes" } },
-        "system_prompt.exclude_dynamic_sections: boolean expected" },
+        "'system_prompt.exclude_dynamic_sections' to 'connect' %(boolean expected" },
       { { system_prompt = { type = "preset", preset = "other" } }, "'claude_code' expected" },
       { { system_prompt = { type = "file" } }, "'path' is required" },
-      { { thinking = { type = "enabled", budget = 5 } }, "thinking: unknown field 'budget'" },
-      { { tools = { type = "preset", presett = "claude_code" } }, "unknown field 'presett'" },
+      { { thinking = { type = "enabled", budget = 5 } },
+        "unknown field 'thinking.budget' to 'connect'" },
+      { { tools = { type = "preset", presett = "claude_code" } },
+        "unknown field 'tools.presett' to 'connect' %(did you mean 'tools.preset'%?%)" },
       { { tools = { "Read", 5 } }, "item 2 is a number" },
       { { output_format = { type = "json_schema", schema = {}, strict = true } },
-        "unknown field 'strict'" },
+        "unknown field 'output_format.strict' to 'connect'" },
       { { plugins = { { type = "local", path = "/p", name = "x" } } },
-        "plugins%[1%]: unknown field 'name'" },
-      { { agents = { rev = { description = "d", promt = "p" } } }, "rev: unknown field 'promt'" },
+        "unknown field 'plugins%[1%]%.name' to 'connect'" },
+      { { agents = { rev = { description = "d", promt = "p" } } },
+        "unknown field 'agents.rev.promt' to 'connect' %(did you mean 'agents.rev.prompt'%?%)" },
       { { env = { X = {} } }, "entry 'X' must be a string, a number or false" },
       { { mcp_servers = { s = { type = "stdio", command = 5 } } },
-        "s.command: string expected, got number" },
+        "'mcp_servers.s.command' to 'connect' %(string expected, got number" },
       { { mcp_servers = { s = { command = "x", args = "-v" } } },
-        "s.args: a list of strings expected, got string" },
-      { { mcp_servers = { s = { command = "x", args = { "-v", 2 } } } }, "s.args: item 2" },
-      { { mcp_servers = { s = { command = "x", env = { A = 1 } } } }, "s.env: entry 'A'" },
-      { { mcp_servers = { s = { type = "http", url = 7 } } }, "s.url: string expected" },
+        "'mcp_servers.s.args' to 'connect' %(a list of strings expected, got string" },
+      { { mcp_servers = { s = { command = "x", args = { "-v", 2 } } } },
+        "'mcp_servers.s.args' to 'connect' %(item 2" },
+      { { mcp_servers = { s = { command = "x", env = { A = 1 } } } },
+        "'mcp_servers.s.env' to 'connect' %(entry 'A'" },
+      { { mcp_servers = { s = { type = "http", url = 7 } } },
+        "'mcp_servers.s.url' to 'connect' %(string expected" },
       { { mcp_servers = { s = { type = "http" } } }, "s: 'url' is required" },
       { { mcp_servers = { s = { type = "stdio" } } }, "s: 'command' is required" },
-      { { mcp_servers = { s = { command = "x", argv = {} } } }, "s: unknown field 'argv'" },
+      { { mcp_servers = { s = { command = "x", argv = {} } } },
+        "unknown field 'mcp_servers.s.argv' to 'connect' %(did you mean 'mcp_servers.s.args'%?%)" },
       { { mcp_servers = { s = { type = "pipe", command = "x" } } },
         "type 'stdio', 'http', 'sse' or 'ws' expected, got 'pipe'" },
       { { mcp_servers = { s = { type = "sdk", name = "s" } } }, "claude.server%(...%)" },
@@ -263,12 +272,12 @@ describe("options", function()
       { { hooks = { Stop = { { hooks = { f }, on_failure = "retry" } } } },
         "'on_failure' must be \"continue\" or \"block\", got retry" },
       { { hooks = { Stop = { { hooks = { f }, onFailure = "block" } } } },
-        "unknown field 'onFailure'" },
+        "unknown field 'hooks.Stop%[1%]%.onFailure' to 'connect' %(did you mean "
+          .. "'hooks.Stop%[1%]%.on_failure'%?%)" },
     }
     for _, row in ipairs(ROWS) do
       local options, pattern = row[1], row[2]
       it(pattern, function()
-        -- a CLI that exists: hooks are checked after it is found
         local opts = testing.fake_cli(IDLE)
         local msg = raises(function() claude.connect(testing.merge(opts, options)) end)
         assert.matches(pattern, msg)

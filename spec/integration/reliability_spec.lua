@@ -277,7 +277,7 @@ describe("NUL and '=' where exec cannot take them", function()
   local IDLE = "cli:expect_initialize()"
   local ROWS = {
     { "NUL in an option value", { model = "opus\0--dangerously" },
-      "bad option %(the value of %-%-model contains a NUL byte" },
+      "bad argument #%d to '%a+' %(the value of %-%-model contains a NUL byte" },
     { "NUL in an environment value", { env = { FOO = "a\0b" } },
       "the value of environment variable FOO contains a NUL" },
     { "'=' in an environment key", { env = { ["PATH=/tmp:"] = "x" } },

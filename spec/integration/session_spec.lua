@@ -371,37 +371,38 @@ describe("session against the fake CLI", function()
   describe("option errors", function()
     local ROWS = {
       { "an unknown key, with a did-you-mean", { modle = "x" },
-        "unknown option 'modle' (did you mean 'model'?)" },
-      { "an unknown key close to nothing", { zzzzzzzzzzzz = 1 }, "unknown option 'zzzzzzzzzzzz'" },
+        "unknown field 'modle' to '%s' (did you mean 'model'?)" },
+      { "an unknown key close to nothing", { zzzzzzzzzzzz = 1 },
+        "unknown field 'zzzzzzzzzzzz' to '%s'" },
       { "a snake_case typo", { allowedTools = { "Read" } },
-        "unknown option 'allowedTools' (did you mean 'allowed_tools'?)" },
+        "unknown field 'allowedTools' to '%s' (did you mean 'allowed_tools'?)" },
       { "a wrong type", { max_turns = "3" },
-        "bad option 'max_turns' (number expected, got string)" },
+        "bad field 'max_turns' to '%s' (number expected, got string)" },
       { "a wrong type among two allowed", { system_prompt = 7 },
-        "bad option 'system_prompt' (string or table expected, got number)" },
+        "bad field 'system_prompt' to '%s' (string or table expected, got number)" },
       { "a wrong callback type", { can_use_tool = true },
-        "bad option 'can_use_tool' (function expected, got boolean)" },
+        "bad field 'can_use_tool' to '%s' (function expected, got boolean)" },
       { "can_use_tool with permission_prompt_tool_name",
         { can_use_tool = allow_all, permission_prompt_tool_name = "x" },
         "options 'can_use_tool' and 'permission_prompt_tool_name' cannot be combined" },
       { "a list item that is not a string", { allowed_tools = { "Read", 3 } },
-        "bad option 'allowed_tools' (item 2 is a number, string expected)" },
+        "bad field 'allowed_tools' to '%s' (item 2 is a number, string expected)" },
       { "an unknown hook event", { hooks = { PreToolUze = allow_all } },
-        "bad option 'hooks' (unknown event 'PreToolUze')" },
+        "unknown field 'hooks.PreToolUze' to '%s' (did you mean 'hooks.PreToolUse'?)" },
       { "a bad thinking type", { thinking = { type = "sometimes" } },
-        "bad option 'thinking'" },
+        "bad field 'thinking' to '%s'" },
     }
     for _, row in ipairs(ROWS) do
       local name, options, want = row[1], row[2], row[3]
       it(name .. " (query and connect)", function()
         local opts = testing.fake_cli(IDLE)
-        for _, start in ipairs({
-          function(o) return claude.query("hi", o) end,
-          function(o) return claude.connect(o) end,
+        for fname, start in pairs({
+          query = function(o) return claude.query("hi", o) end,
+          connect = function(o) return claude.connect(o) end,
         }) do
           local err = raises(start, testing.merge(opts, options))
           assert.is_string(err)
-          assert.matches(want, err, 1, true)
+          assert.matches((want:gsub("%%s", fname)), err, 1, true)
         end
       end)
     end
@@ -412,12 +413,12 @@ describe("session against the fake CLI", function()
         local iter = claude.query("hi", testing.merge(opts, { x = 1 })) -- not a tail call
         return iter
       end)
-      assert.matches("session_spec%.lua:%d+: unknown option 'x'", err)
+      assert.matches("session_spec%.lua:%d+: unknown field 'x' to 'query'", err)
       err = raises(function()
         local s = claude.connect(testing.merge(opts, { x = 1 }))
         return s
       end)
-      assert.matches("session_spec%.lua:%d+: unknown option 'x'", err)
+      assert.matches("session_spec%.lua:%d+: unknown field 'x' to 'connect'", err)
     end)
   end)
 

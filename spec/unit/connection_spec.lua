@@ -1,7 +1,7 @@
--- claude.mcp.connection with a fake transport: the messages it sends, and their related ids.
+-- claude.mcp.server.connection with a fake transport: the messages it sends, and their related ids.
 local claude = require "claude"
 local json = require "claude.json"
-local connection = require "claude.mcp.connection"
+local connection = require "claude.mcp.server.connection"
 local harness = require "support.harness"
 
 local function init(id, caps)
@@ -66,7 +66,7 @@ local function server(extra)
   return claude.server("s", items, { subscribe = true })
 end
 
-describe("claude.mcp.connection", function()
+describe("claude.mcp.server.connection", function()
   before_each(harness.before)
   after_each(harness.after)
 

@@ -66,7 +66,7 @@ describe("claude.guard.path", function()
     assert.matches("guard_spec%.lua:%d+: bad field 'root' to 'guard.path' %(/nonexistent", err)
     ok, err = pcall(function() guard.path { root = "/", rooot = 1 } end)
     assert.is_false(ok)
-    assert.matches("bad field 'rooot' to 'guard.path' %(unknown option%)", err)
+    assert.matches("unknown field 'rooot' to 'guard.path'", err)
     assert.equal("claude.guard.Path (root /)", tostring(guard.path { root = "/" }))
   end)
 end)
@@ -178,7 +178,7 @@ end)
 
 describe("claude.guard in tools and can_use_tool", function()
   it("a violation in a tool is an isError result naming the rule", function()
-    local tool = require "claude.tool"
+    local tool = require "claude.mcp.tool"
     local g = guard.path { root = "/usr" }
     local read = tool.tool("read", { path = "string" }, function(args)
       local p, err = g:check(args.path)

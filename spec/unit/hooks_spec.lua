@@ -1,6 +1,6 @@
 -- Hook outputs: snake_case keys become the CLI's camelCase for every event's
 -- hookSpecificOutput fields, and a field the event does not take is an error.
-local hooks = require "claude.hooks"
+local hooks = require "claude.session.hooks"
 
 describe("hook outputs", function()
   local ROWS = {

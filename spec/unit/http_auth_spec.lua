@@ -1,16 +1,16 @@
--- claude.mcp.http_auth on its own: the `auth` option's misuse messages, the bearer header,
+-- claude.mcp.server.auth on its own: the `auth` option's misuse messages, the bearer header,
 -- the audience rule, the metadata URL, the claims -> ctx.auth shape, redaction, and the
 -- refusals of `authenticate` as rows (the transport's side is spec/integration/
 -- mcp_http_auth_spec.lua).
 local claude = require "claude"
 local async = require "claude.async"
 local json = require "claude.json"
-local auth = require "claude.mcp.http_auth"
+local auth = require "claude.mcp.server.auth"
 
 local AS = { "https://as.example" }
 local function verify() return {} end
 
-describe("claude.mcp.http_auth", function()
+describe("claude.mcp.server.auth", function()
   describe("the auth option", function()
     local bad = {
       { 42, "bad field 'auth' to 'server' (table or false expected, got number)" },
@@ -21,7 +21,7 @@ describe("claude.mcp.http_auth", function()
       { { verify = "no", authorization_servers = AS },
         "bad field 'auth.verify' to 'server' (function expected, got string)" },
       { { verify = verify, authorization_servers = AS, scope = "x" },
-        "bad field 'auth.scope' to 'server' (unknown field)" },
+        "unknown field 'auth.scope' to 'server'" },
       { { verify = verify, authorization_servers = "https://as" },
         "bad field 'auth.authorization_servers' to 'server' (a list of strings expected" },
       { { verify = verify, authorization_servers = { "as.example" } },

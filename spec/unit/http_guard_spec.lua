@@ -1,6 +1,6 @@
--- claude.mcp.http_guard: the Host and Origin checks of the Streamable HTTP transport, as a
+-- claude.mcp.server.origin: the Host and Origin checks of the Streamable HTTP transport, as a
 -- table of rows: options, headers, and whether the request may go on.
-local guard = require "claude.mcp.http_guard"
+local guard = require "claude.mcp.server.origin"
 
 local LOOP = { host = "127.0.0.1" }
 local ANY = { host = "0.0.0.0" }
@@ -35,7 +35,7 @@ local ROWS = {
     true },
 }
 
-describe("claude.mcp.http_guard", function()
+describe("claude.mcp.server.origin", function()
   it("allows and forbids as each row says", function()
     for i, row in ipairs(ROWS) do
       local why = guard.forbidden(guard.new(row[1]), row[2])

@@ -908,7 +908,7 @@ describe("the MCP router", function()
       assert.has_error(function() router.new({ x = {} }) end,
         "bad argument #2 to 'new' (claude.Server expected for 'x', got table)")
       assert.has_error(function() router.new({}, { notfy = print }) end,
-        "bad field 'notfy' to 'new' (unknown option)")
+        "unknown field 'notfy' to 'new' (did you mean 'notify'?)")
       assert.has_error(function() router.new({}, { notify = 1 }) end,
         "bad field 'notify' to 'new' (function expected, got number)")
       local r = router.new()

@@ -162,16 +162,16 @@ describe("an rpc peer", function()
   it("raises at the caller's line for bad options, naming the field", function()
     local cases = {
       { nil, "bad argument #1 to 'new' %(table expected, got nil%)" },
-      { {}, "bad option 'codec' to 'new' %(table expected, got nil%)" },
+      { {}, "bad field 'codec' to 'new' %(table expected, got nil%)" },
       { { codec = { request = true } },
-        "bad option 'codec' to 'new' %(function 'new_id' missing%)" },
-      { { codec = rpc.jsonrpc }, "bad option 'send' to 'new' %(function expected, got nil%)" },
+        "bad field 'codec' to 'new' %(function 'new_id' missing%)" },
+      { { codec = rpc.jsonrpc }, "bad field 'send' to 'new' %(function expected, got nil%)" },
       { { codec = rpc.jsonrpc, send = print, handlers = 1 },
-        "bad option 'handlers' to 'new' %(table expected, got number%)" },
+        "bad field 'handlers' to 'new' %(table expected, got number%)" },
       { { codec = rpc.jsonrpc, send = print, on_cancel = 1 },
-        "bad option 'on_cancel' to 'new' %(function expected, got number%)" },
+        "bad field 'on_cancel' to 'new' %(function expected, got number%)" },
       { { codec = rpc.jsonrpc, send = print, timeout = -1 },
-        "bad option 'timeout' to 'new' %(non%-negative number or false expected, got %-1%)" },
+        "bad field 'timeout' to 'new' %(non%-negative number or false expected, got %-1%)" },
     }
     for _, case in ipairs(cases) do
       local ok, err = pcall(function()

@@ -23,13 +23,8 @@ function M.check_options(fname, opts, known)
   end
   for k, v in pairs(opts) do
     local want = known[k]
-    if not want then
-      errors.misuse("bad field '%s' to '%s' (unknown option)", tostring(k), fname)
-    end
-    if type(v) ~= want then
-      errors.misuse("bad field '%s' to '%s' (%s expected, got %s)", k, fname, want,
-        type(v))
-    end
+    if not want then errors.unknown_field(k, known, fname) end
+    errors.check_field(v, k, fname, want)
   end
 end
 

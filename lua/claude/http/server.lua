@@ -1,11 +1,16 @@
---- An HTTP/1.1 server on claude's loop, each request handled in its own task.
+--- An HTTP/1.1 server on claude's loop: the layer under every server of claude's
+-- (a user's, the MCP Streamable HTTP transport, the OAuth loopback redirect).
 --
 -- `core.http_listen` (C, over h2o) parses requests, frames bodies and keeps
--- connections alive; this wrapper runs `on_request(req, res)` in a task, so a
--- handler may wait (sleep, run a tool, read a queue) before it answers, and a
+-- connections alive; this wrapper calls `on_request(req, res)` protected. A
 -- handler that raises gets a 500 (or its stream aborted) while the error goes
--- to `claude.on_error`. The request table and the response object are
--- described in docs/http-server.md.
+-- to `claude.on_error`: the one place where a server's bug becomes an answer.
+-- By default each request runs in its own task, so a handler may wait (sleep,
+-- run a tool, read a queue) before it answers; `tasks = false` calls it from
+-- the loop's callback instead (it must not wait, but may hand the request to a
+-- task of its own through `M.handle`), for a server that answers most requests
+-- at once and would pay a task for each. The request table and the response
+-- object are described in docs/http-server.md.
 -- @module claude.http.server
 local core = require "claude.core"
 local async = require "claude.async"
@@ -15,13 +20,23 @@ local M = {}
 
 local TEXT = { ["content-type"] = "text/plain; charset=utf-8" }
 
--- The body of a request's task: the handler, and a 500 or an abort if it raised.
-local function handle(on_request, req, res)
+local function plain_500(res)
+  res:respond(500, TEXT, "internal server error\n")
+end
+
+--- Calls `on_request(req, res)` protected: if it raises, the request is answered (by
+-- `internal_error(res)`, default a plain 500) when nothing was sent yet, its stream aborted
+-- when it was streaming, and the error raised again for `claude.on_error`.
+-- @tparam function on_request
+-- @tparam table req
+-- @param res the response object
+-- @tparam[opt] function internal_error how a failed request is answered
+function M.handle(on_request, req, res, internal_error)
   local ok, err = xpcall(on_request, async.traceback, req, res)
   if not ok then
     local state = res:state()
     if state == "new" then
-      res:respond(500, TEXT, "internal server error\n")
+      (internal_error or plain_500)(res)
     elseif state == "streaming" then
       res:abort()
     end
@@ -29,31 +44,46 @@ local function handle(on_request, req, res)
   end
 end
 
+local handle = M.handle
+
 --- Listens for HTTP requests.
 -- @tparam table opts `{ on_request = function(req, res) end, host = "127.0.0.1",
 --   port = 0 (any free port), max_body = 4 MiB (larger bodies get 413 without
 --   a call), high_water = 1 MiB (res:write returns false above it),
 --   idle_timeout = 10 (seconds a connection may wait for a request),
---   close_grace = 5 (seconds close waits for open connections), backlog = 128 }`
+--   close_grace = 5 (seconds close waits for open connections), backlog = 128,
+--   tasks = true (false: on_request runs in the loop's callback and must not wait),
+--   internal_error = function(res) (answers a request whose handler raised; a plain 500) }`
 -- @return the server (`:port()`, `:address()`, `:close()`), or nil, an error
---   of kind `connection` (with `code`, e.g. "EADDRINUSE") and the code
-function M.listen(opts)
-  if type(opts) ~= "table" then
-    error("bad argument #1 to 'listen' (table expected, got " .. type(opts) .. ")", 2)
-  end
-  local on_request = opts.on_request
+--   of kind `connection` (with `code`, e.g. "EADDRINUSE") and `"connection"`
+-- @function listen
+M.listen = errors.public(function(opts)
+  errors.check(opts, 1, "listen", "table")
+  local on_request, internal_error = opts.on_request, opts.internal_error
   if type(on_request) ~= "function" then
-    error("bad field 'on_request' (function expected, got " .. type(on_request) .. ")", 2)
+    errors.misuse("bad field 'on_request' to 'listen' (function expected, got %s)",
+      errors.typename(on_request))
   end
   local o = {}
   for k, v in pairs(opts) do o[k] = v end
-  o.on_request = function(req, res) async.spawn(handle, on_request, req, res) end
+  o.tasks, o.internal_error = nil, nil
+  if opts.tasks == false then
+    o.on_request = function(req, res) handle(on_request, req, res, internal_error) end
+  else
+    o.on_request = function(req, res)
+      async.spawn(handle, on_request, req, res, internal_error)
+    end
+  end
   local ok, srv, msg, code = pcall(core.http_listen, o)
-  if not ok then error(srv, 2) end -- a bad option: the caller's mistake
+  if not ok then -- core's "bad field 'x' (...)": the caller's mistake, in its words
+    local why = tostring(srv):gsub("^[^\n]-:%d+: ", ""):gsub("^bad field '([^']*)' ",
+      "bad field '%1' to 'listen' ")
+    errors.misuse("%s", why)
+  end
   if not srv then
-    return nil, errors.new("connection", msg, { code = code }), code
+    return nil, errors.new("connection", msg, { code = code }), "connection"
   end
   return srv
-end
+end)
 
 return M

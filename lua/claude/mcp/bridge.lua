@@ -27,7 +27,7 @@ local function check(opts)
     local want = OPTIONS[k]
     if not want then misuse("unknown option '%s' to 'as_server'", tostring(k)) end
     if not ("|" .. want .. "|"):find("|" .. type(v) .. "|", 1, true) then
-      misuse("bad option '%s' to 'as_server' (%s expected, got %s)", k,
+      misuse("bad field '%s' to 'as_server' (%s expected, got %s)", k,
         (want:gsub("|", " or ")), errors.typename(v))
     end
   end

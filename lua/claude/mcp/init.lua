@@ -25,4 +25,16 @@ function M.is_client(v)
   return client_mod.is_client(v)
 end
 
-return M
+-- The server side's modules, loaded on first use: `claude.mcp.http.listen(...)`.
+local lazy = {
+  tool = "claude.mcp.tool",               -- the DSL (claude.tool, claude.server, ...)
+  content = "claude.mcp.content",         -- results (also claude.content)
+  router = "claude.mcp.router",           -- running servers in-process
+  http = "claude.mcp.server.http",        -- the Streamable HTTP transport
+  http_auth = "claude.mcp.server.auth",   -- its OAuth bearer checks
+}
+
+return setmetatable(M, { __index = function(_, k)
+  local name = lazy[k]
+  if name then return require(name) end
+end })

@@ -189,7 +189,7 @@ M.new = public(function(servers, opts)
     local want = OPTIONS[k]
     if not want then misuse("unknown option '%s' to 'manager'", tostring(k)) end
     if type(v) ~= want then
-      misuse("bad option '%s' to 'manager' (%s expected, got %s)", k, want, errors.typename(v))
+      misuse("bad field '%s' to 'manager' (%s expected, got %s)", k, want, errors.typename(v))
     end
   end
   local self = setmetatable({ entries = {}, opts = opts, closed = false }, Manager)

@@ -136,7 +136,7 @@ Ctx.__index = function(ctx, k)
     f = function(...) return public_log(ctx, ...) end
   elseif k == "request" then
     f = function(...) return public_request(ctx, ...) end
-  elseif k == "close_stream" then -- Streamable HTTP (claude.mcp.http): end this call's stream
+  elseif k == "close_stream" then -- Streamable HTTP: end this call's stream
     f = function()
       local close = ctx._router._close_stream
       return close ~= nil and close(ctx) or false
@@ -311,16 +311,14 @@ end
 --   transport; the CLI's control channel wants one, the default)
 -- @treturn claude.Router
 -- @function new
+local NEW_OPTIONS = { notify = true, request = true, ack = true, budget = true,
+  close_stream = true }
+
 M.new = public(function(servers, opts)
   errors.check(servers, 1, "new", "table", true)
   errors.check(opts, 2, "new", "table", true)
   opts = opts or {}
-  for k in pairs(opts) do
-    if k ~= "notify" and k ~= "request" and k ~= "ack" and k ~= "budget"
-      and k ~= "close_stream" then
-      misuse("bad field '%s' to 'new' (unknown option)", tostring(k))
-    end
-  end
+  errors.check_fields(opts, NEW_OPTIONS, "new")
   budgets.check(opts.budget, "the session (tool_budget)")
   for _, f in ipairs { "notify", "request" } do
     if opts[f] ~= nil and type(opts[f]) ~= "function" then
@@ -437,7 +435,7 @@ end
 -- @param message the decoded JSON-RPC message (or its JSON text)
 -- @tparam function reply
 -- @param tag any value, handed back to `reply` (the control request id)
--- @tparam[opt] table auth the verified token of the request (`ctx.auth`; claude.mcp.http)
+-- @tparam[opt] table auth the verified token of the request (`ctx.auth`; claude.mcp.server.http)
 -- @return the request's context while its task runs (to cancel it), else nil
 function Router:handle_async(name, message, reply, tag, auth)
   local server = self._servers[name]

@@ -60,11 +60,9 @@ local function want(fname, labels, spec, field, expected, optional)
   return v
 end
 
-local function no_unknown(fname, labels, spec, allowed)
+local function no_unknown(fname, spec, allowed, prefix)
   for k in pairs(spec) do
-    if not allowed[k] then
-      bad(fname, labels, type(k) == "string" and k or tostring(k), "unknown field")
-    end
+    if not allowed[k] then errors.unknown_field(k, allowed, fname, prefix) end
   end
 end
 
@@ -73,6 +71,9 @@ local function set(list)
   for _, k in ipairs(list) do s[k] = true end
   return s
 end
+
+local PROMPT_ARGUMENT_FIELDS = set { "name", "description", "required" }
+local COMPLETION_REF_FIELDS = set { "type", "name", "uri" }
 
 local NAME = "^[%w_%-]+$"
 
@@ -118,7 +119,7 @@ end
 
 local function build_tool(spec, labels)
   local F = "tool"
-  no_unknown(F, labels, spec, TOOL_FIELDS)
+  no_unknown(F, spec, TOOL_FIELDS)
   local name = check_name(F, labels, spec, "name")
   local title = want(F, labels, spec, "title", "string", true)
   local description = want(F, labels, spec, "description", "string", true)
@@ -139,7 +140,7 @@ local function build_tool(spec, labels)
       if k == "max_result_size_chars" or k == "maxResultSizeChars" then
         max = v
       elseif not ANNOTATIONS[k] then
-        bad(F, nil, field, "unknown annotation")
+        errors.unknown_field(k, ANNOTATIONS, F, "annotations")
       elseif k == "title" and type(v) ~= "string" then
         bad(F, nil, field, "string expected, got %s", typename(v))
       elseif k ~= "title" and type(v) ~= "boolean" then
@@ -211,9 +212,7 @@ local function tool(first, ...)
         typename(opts))
     end
     for k, v in pairs(opts) do
-      if not OPTION_FIELDS[k] then
-        misuse("bad field '%s' to 'tool' (unknown option)", tostring(k))
-      end
+      if not OPTION_FIELDS[k] then errors.unknown_field(k, OPTION_FIELDS, "tool") end
       spec[k] = v
     end
   end
@@ -279,7 +278,7 @@ local function resource(spec)
   if type(spec) ~= "table" then
     misuse("bad argument #1 to 'resource' (table expected, got %s)", typename(spec))
   end
-  no_unknown(F, nil, spec, RESOURCE_FIELDS)
+  no_unknown(F, spec, RESOURCE_FIELDS)
   local uri = want(F, nil, spec, "uri", "string", true)
   local tpl = want(F, nil, spec, "uri_template", "string", true)
   if (uri == nil) == (tpl == nil) then
@@ -362,11 +361,7 @@ local function prompt_argument(a, i)
   end
   if type(a) ~= "table" then bad("prompt", nil, field, "string or table expected, got %s",
     typename(a)) end
-  for k in pairs(a) do
-    if k ~= "name" and k ~= "description" and k ~= "required" then
-      bad("prompt", nil, field .. "." .. tostring(k), "unknown field")
-    end
-  end
+  no_unknown("prompt", a, PROMPT_ARGUMENT_FIELDS, field)
   for k, t in pairs { name = "string", description = "string", required = "boolean" } do
     if a[k] ~= nil and type(a[k]) ~= t or (k == "name" and a[k] == nil) then
       bad("prompt", nil, field .. "." .. k, "%s expected, got %s", t, typename(a[k]))
@@ -380,7 +375,7 @@ local function prompt(spec)
   if type(spec) ~= "table" then
     misuse("bad argument #1 to 'prompt' (table expected, got %s)", typename(spec))
   end
-  no_unknown(F, nil, spec, PROMPT_FIELDS)
+  no_unknown(F, spec, PROMPT_FIELDS)
   local p = {
     kind = "prompt",
     name = check_name(F, nil, spec, "name"),
@@ -439,12 +434,9 @@ local function completion(spec)
   if type(spec) ~= "table" then
     misuse("bad argument #1 to 'completion' (table expected, got %s)", typename(spec))
   end
-  no_unknown(F, nil, spec, set { "ref", "complete" })
+  no_unknown(F, spec, set { "ref", "complete" })
   local ref = want(F, nil, spec, "ref", "table")
-  for k in pairs(ref) do
-    if k ~= "type" and k ~= "name" and k ~= "uri" then bad(F, nil, "ref." .. tostring(k),
-      "unknown field") end
-  end
+  no_unknown(F, ref, COMPLETION_REF_FIELDS, "ref")
   local key
   if ref.type == "ref/prompt" then
     if type(ref.name) ~= "string" then
@@ -545,7 +537,7 @@ local function server(name, items, opts)
     misuse("bad argument #3 to 'server' (table expected, got %s)", typename(opts))
   end
   opts = opts or {}
-  no_unknown("server", nil, opts, SERVER_OPTIONS)
+  no_unknown("server", opts, SERVER_OPTIONS)
   local version = want("server", nil, opts, "version", "string", true) or "1.0.0"
   local list_changed = want("server", nil, opts, "list_changed", "boolean", true)
   local page_size = opts.page_size
@@ -564,10 +556,10 @@ local function server(name, items, opts)
     revision = 0, _lists = {}, _watchers = setmetatable({}, { __mode = "k" }),
     _subscribers = setmetatable({}, { __mode = "k" }),
     budget = budget.check(opts.budget, "server '" .. name .. "'"),
-    -- OAuth bearer checks when served over HTTP (claude.mcp.http_auth, loaded only then)
+    -- OAuth bearer checks when served over HTTP (claude.mcp.server.auth, loaded only then)
     auth = opts.auth,
   }, Server)
-  if opts.auth ~= nil then require("claude.mcp.http_auth").check(opts.auth, "server") end
+  if opts.auth ~= nil then require("claude.oauth.resource").check(opts.auth, "server") end
   items = items or {}
   local n = #items
   for k in pairs(items) do
@@ -590,7 +582,7 @@ end
 --   subscribe = false, list_changed = nil, page_size = 100}`: `subscribe` offers resource
 --   subscriptions (`server:resource_updated(uri)` notifies the subscribers), `list_changed`
 --   announces tools, resources and prompts added or removed while serving (default; false:
---   never), `auth` the OAuth bearer checks of `claudelua mcp --http` (claude.mcp.http_auth;
+--   never), `auth` the OAuth bearer checks of `claudelua mcp --http` (claude.mcp.server.auth;
 --   false: none, on purpose; an in-process session ignores it, stdio refuses it)
 -- @treturn claude.Server
 M.server = public(server)
@@ -632,7 +624,7 @@ end)
 
 --- Tell the clients subscribed to `uri` that the resource changed
 -- (`notifications/resources/updated`; the server needs `subscribe = true`). The connections
--- of `claudelua mcp` (claude.mcp.connection) register in `server._subscribers`.
+-- of `claudelua mcp` (claude.mcp.server.connection) register in `server._subscribers`.
 -- @tparam string uri
 -- @function resource_updated
 methods.resource_updated = public(function(s, uri)

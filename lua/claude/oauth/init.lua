@@ -65,4 +65,10 @@ function M.memory_store()
   return require("claude.oauth.store").memory()
 end
 
-return M
+-- The JWT and key-set modules, loaded on first use: `claude.oauth.jwt.sign(...)`.
+local lazy = { jwt = "claude.oauth.jwt", jwks = "claude.oauth.jwks" }
+
+return setmetatable(M, { __index = function(_, k)
+  local name = lazy[k]
+  if name then return require(name) end
+end })

@@ -8,7 +8,7 @@
 --
 -- The server authenticates itself as the OAuth client does at a token endpoint
 -- (claude.oauth.client_auth's `client_secret_basic` and `client_secret_post`). Public as
--- `claude.mcp.http_auth.introspection`; the transport's `auth` option builds one for
+-- `claude.mcp.server.auth.introspection`; the transport's `auth` option builds one for
 -- `introspection_url`.
 -- @module claude.oauth.introspection
 local core = require "claude.core"

@@ -165,7 +165,7 @@ function M.generate(opts)
   end
   local ok, k, err, kind = pcall(core.key_generate, kty, arg)
   if not ok then -- core's argument error: its parenthesised reason
-    misuse("bad option to 'generate' (%s)", (tostring(k):gsub("^.-%((.*)%)$", "%1")))
+    misuse("bad argument #1 to 'generate' (%s)", (tostring(k):gsub("^.-%((.*)%)$", "%1")))
   end
   if not k then return errors.fail(kind, err) end
   return k

@@ -51,29 +51,21 @@ local function check_options(opts)
     errors.misuse("bad argument #1 to 'loopback' (table expected, got %s)",
       errors.typename(opts))
   end
-  local types = { port = "number", path = "string", open_browser = { boolean = true,
-    ["function"] = true }, timeout = "number", host = "string" }
+  local types = { port = "number", path = "string", open_browser = "boolean|function",
+    timeout = "number", host = "string" }
   for k, v in pairs(opts) do
     local want = types[k]
-    if not want then
-      errors.misuse("unknown option '%s' to 'loopback'%s", tostring(k),
-        type(k) == "string" and errors.suggestion(k, types) or "")
-    end
-    if (type(want) == "string" and type(v) ~= want)
-      or (type(want) == "table" and not want[type(v)]) then
-      errors.misuse("bad option '%s' to 'loopback' (%s expected, got %s)", k,
-        type(want) == "string" and want or "boolean or function", errors.typename(v))
-    end
+    if not want then errors.unknown_field(k, types, "loopback") end
+    errors.check_field(v, k, "loopback", want)
   end
   if opts.port and (math.type(opts.port) ~= "integer" or opts.port < 0 or opts.port > 65535) then
-    errors.misuse("bad option 'port' to 'loopback' (0-65535 expected)")
+    errors.bad_field("port", "loopback", "0-65535 expected")
   end
   if opts.path and opts.path:sub(1, 1) ~= "/" then
-    errors.misuse("bad option 'path' to 'loopback' (a path starting with '/' expected)")
+    errors.bad_field("path", "loopback", "a path starting with '/' expected")
   end
   if opts.host and not url.is_loopback(opts.host) then
-    errors.misuse("bad option 'host' to 'loopback' (a loopback address expected, got '%s')",
-      opts.host)
+    errors.bad_field("host", "loopback", "a loopback address expected, got '%s'", opts.host)
   end
   return opts
 end

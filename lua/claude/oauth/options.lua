@@ -35,7 +35,7 @@ local GRANTS = { authorization_code = true, client_credentials = true, jwt_beare
 function M.check_private_key(o, fname)
   for _, k in ipairs { "client_secret", "client_assertion" } do
     if o[k] ~= nil then
-      misuse("bad option 'auth' to '%s' ('auth.private_key' and 'auth.%s' exclude each other)",
+      misuse("bad field 'auth' to '%s' ('auth.private_key' and 'auth.%s' exclude each other)",
         fname, k)
     end
   end
@@ -86,15 +86,12 @@ end
 -- @tparam string fname the public function, for messages
 function M.check(auth, fname)
   if type(auth) ~= "table" then
-    misuse("bad option 'auth' to '%s' (table expected, got %s)", fname, errors.typename(auth))
+    misuse("bad field 'auth' to '%s' (table expected, got %s)", fname, errors.typename(auth))
   end
   local o = {}
   for k, v in pairs(auth) do
     local want = type(k) == "string" and TYPES[k]
-    if not want then
-      misuse("unknown field 'auth.%s' to '%s'%s", tostring(k), fname,
-        type(k) == "string" and errors.suggestion(k, TYPES) or "")
-    end
+    if not want then errors.unknown_field(k, TYPES, fname, "auth") end
     if want == "key" then
       if type(v) ~= "string" and type(v) ~= "table" and errors.typename(v) ~= "claude.core.Key"
       then
@@ -115,7 +112,7 @@ function M.check(auth, fname)
   if o.grant == "authorization_code" then
     for _, k in ipairs { "on_authorize", "redirect_uri" } do
       if o[k] == nil then
-        misuse("bad option 'auth' to '%s' ('auth.%s' is needed for the authorization_code "
+        misuse("bad field 'auth' to '%s' ('auth.%s' is needed for the authorization_code "
           .. "grant; claude.oauth.loopback() makes both)", fname, k)
       end
     end
@@ -126,12 +123,12 @@ function M.check(auth, fname)
   else
     if o.client_id == nil or (o.client_secret == nil and o.client_assertion == nil
         and o.private_key == nil) then
-      misuse("bad option 'auth' to '%s' (the %s grant needs 'auth.client_id' and "
+      misuse("bad field 'auth' to '%s' (the %s grant needs 'auth.client_id' and "
         .. "'auth.client_secret', 'auth.private_key' or 'auth.client_assertion')", fname, o.grant)
     end
   end
   if (o.grant == "jwt_bearer") ~= (o.assertion ~= nil) then
-    misuse("bad option 'auth' to '%s' ('auth.assertion' goes with the jwt_bearer grant, "
+    misuse("bad field 'auth' to '%s' ('auth.assertion' goes with the jwt_bearer grant, "
       .. "and only with it)", fname)
   end
   for _, k in ipairs { "client_secret", "client_assertion", "private_key",

@@ -28,18 +28,16 @@ local OPTION_NAMES = { directory = true, cwd = true, config_dir = true, include_
 
 local function check_opts(fname, opts, allowed)
   if opts == nil then return {} end
-  if type(opts) ~= "table" then misuse(fname, "options table expected, got " .. type(opts), 1) end
+  if type(opts) ~= "table" then misuse(fname, "options table expected, got " .. type(opts)) end
   for k, v in pairs(opts) do
     if not (OPTION_NAMES[k] and allowed[k]) then
-      misuse(fname, "unknown option '" .. tostring(k) .. "'", 1)
+      errors.unknown_field(k, allowed, "sessions." .. fname)
     end
     local want = (k == "limit" or k == "offset") and "number"
       or k == "include_worktrees" and "boolean" or "string"
-    if type(v) ~= want then
-      misuse(fname, "option '" .. k .. "': " .. want .. " expected, got " .. type(v), 1)
-    end
+    errors.check_field(v, k, "sessions." .. fname, want)
   end
-  if opts.cwd and opts.directory then misuse(fname, "give 'directory' or 'cwd', not both", 1) end
+  if opts.cwd and opts.directory then misuse(fname, "give 'directory' or 'cwd', not both") end
   return opts
 end
 

@@ -28,8 +28,6 @@ local DEFAULTS = {
 
 local TRANSPORTS = { streamable_http = "http", sse = "sse" }
 
-local function suggestion(key) return errors.suggestion(key, TYPES) end
-
 --- Checks `opts` and returns a copy with the defaults filled in, and the
 -- transport's kind (`"stdio"`, `"http"` or `"sse"`).
 function M.check(opts, fname)
@@ -39,22 +37,16 @@ function M.check(opts, fname)
   local o = {}
   for key, value in pairs(opts) do
     local want = type(key) == "string" and TYPES[key]
-    if not want then
-      misuse("unknown option '%s' to '%s'%s", tostring(key), fname,
-        type(key) == "string" and suggestion(key) or "")
-    end
-    if type(value) ~= want then
-      misuse("bad option '%s' to '%s' (%s expected, got %s)", key, fname, want,
-        errors.typename(value))
-    end
+    if not want then errors.unknown_field(key, TYPES, fname) end
+    errors.check_field(value, key, fname, want)
     o[key] = value
   end
   for k, v in pairs(DEFAULTS) do
     if o[k] == nil then o[k] = v end
-    if o[k] < 0 then misuse("bad option '%s' to '%s' (non-negative number expected)", k, fname) end
+    if o[k] < 0 then errors.bad_field(k, fname, "non-negative number expected") end
   end
   if math.type(o.max_retries) ~= "integer" then
-    misuse("bad option 'max_retries' to '%s' (integer expected)", fname)
+    errors.bad_field("max_retries", fname, "integer expected")
   end
   if o.command and o.url then
     misuse("bad options to '%s' ('command' and 'url' exclude each other)", fname)
@@ -63,37 +55,37 @@ function M.check(opts, fname)
   if o.command then
     kind = "stdio"
     for _, k in ipairs { "headers", "transport", "auth" } do
-      if o[k] ~= nil then misuse("bad option '%s' to '%s' (only with 'url')", k, fname) end
+      if o[k] ~= nil then misuse("bad field '%s' to '%s' (only with 'url')", k, fname) end
     end
   elseif o.url then
     if not o.url:find("^https?://") then
-      misuse("bad option 'url' to '%s' (an http:// or https:// URL expected, got '%s')", fname,
+      misuse("bad field 'url' to '%s' (an http:// or https:// URL expected, got '%s')", fname,
         o.url)
     end
     kind = "http"
     if o.transport then
       kind = TRANSPORTS[o.transport]
       if not kind then
-        misuse("bad option 'transport' to '%s' ('streamable_http' or 'sse' expected, got '%s')",
+        misuse("bad field 'transport' to '%s' ('streamable_http' or 'sse' expected, got '%s')",
           fname, o.transport)
       end
     end
     for _, k in ipairs { "args", "env", "cwd", "stderr" } do
-      if o[k] ~= nil then misuse("bad option '%s' to '%s' (only with 'command')", k, fname) end
+      if o[k] ~= nil then misuse("bad field '%s' to '%s' (only with 'command')", k, fname) end
     end
   else
     misuse("bad argument #1 to '%s' ('command' (stdio) or 'url' (HTTP) expected)", fname)
   end
   for i, a in ipairs(o.args or {}) do
     if type(a) ~= "string" and type(a) ~= "number" then
-      misuse("bad option 'args' to '%s' (item %d: string expected, got %s)", fname, i,
+      misuse("bad field 'args' to '%s' (item %d: string expected, got %s)", fname, i,
         errors.typename(a))
     end
   end
   if o.roots then
     for i, r in ipairs(o.roots) do
       if type(r) ~= "string" and not (type(r) == "table" and type(r.uri) == "string") then
-        misuse("bad option 'roots' to '%s' (item %d: a URI or { uri = ..., name = ... } "
+        misuse("bad field 'roots' to '%s' (item %d: a URI or { uri = ..., name = ... } "
           .. "expected)", fname, i)
       end
     end

@@ -1,12 +1,12 @@
 --- Finding the claude CLI and turning session options into its command line
 -- and environment, as the official SDKs do (same flags, same order). Bad options are
 -- misuse (`claude.errors.misuse`), blamed on the caller of `claude.query`/`claude.connect`.
--- @module claude.cli
+-- @module claude.session.argv
 local core = require "claude.core"
 local json = require "claude.json"
 local errors = require "claude.errors"
 local process = require "claude.process"
-local shapes = require "claude.options"
+local shapes = require "claude.session.options"
 
 local M = {}
 
@@ -40,25 +40,27 @@ local OPTION_TYPES = {
 }
 M.OPTION_TYPES = OPTION_TYPES
 
-local function suggestion(key) return errors.suggestion(key, OPTION_TYPES) end
+-- The public function whose options were checked last, for the messages of build_args
+-- (a session is opened synchronously: checked, then built).
+local checked_for = "query"
 
 --- Checks option names and types; a misuse (see `claude.errors`) names the first bad one.
-function M.check_options(options)
+-- @tparam table options
+-- @tparam[opt] string fname the public function given them, for messages ("query")
+function M.check_options(options, fname)
+  fname = fname or "query"
+  checked_for = fname
   if options == nil then return {} end
   if type(options) ~= "table" then
-    misuse("bad argument 'options' (table expected, got %s)", type(options))
+    misuse("bad argument #%d to '%s' (table expected, got %s)", fname == "query" and 2 or 1,
+      fname, type(options))
   end
   for key, value in pairs(options) do
     local want = type(key) == "string" and OPTION_TYPES[key]
-    if not want then
-      misuse("unknown option '%s'%s", tostring(key), suggestion(tostring(key)))
-    end
-    local got = type(value)
-    if not ("|" .. want .. "|"):find("|" .. got .. "|", 1, true) then
-      misuse("bad option '%s' (%s expected, got %s)", key, (want:gsub("|", " or ")), got)
-    end
+    if not want then errors.unknown_field(key, OPTION_TYPES, fname) end
+    errors.check_field(value, key, fname, want)
   end
-  shapes.check(options, 1)
+  shapes.check(options, 1, fname)
   return options
 end
 
@@ -72,7 +74,7 @@ end
 function M.find(cli_path, path_env)
   if type(cli_path) == "table" then
     if type(cli_path[1]) ~= "string" then
-      misuse("bad option 'cli_path' (argv list must start with a string)")
+      misuse("bad field 'cli_path' to '%s' (argv list must start with a string)", checked_for)
     end
     local exe, err = process.which(cli_path[1], path_env)
     if not exe then
@@ -105,7 +107,8 @@ end
 local function join(list, name)
   for i, v in ipairs(list) do
     if type(v) ~= "string" then
-      misuse("bad option '%s' (item %d is a %s, string expected)", name, i, type(v))
+      misuse("bad field '%s' to '%s' (item %d is a %s, string expected)", name, checked_for, i,
+        type(v))
     end
   end
   return table.concat(list, ",")
@@ -124,7 +127,9 @@ function M.split_servers(mcp_servers)
   local sdk, external, names = {}, {}, {}
   if type(mcp_servers) == "string" then return sdk, external, names end
   for name, server in pairs(mcp_servers or {}) do
-    if type(name) ~= "string" then misuse("bad option 'mcp_servers' (keys are server names)") end
+    if type(name) ~= "string" then
+      misuse("bad field 'mcp_servers' to '%s' (keys are server names)", checked_for)
+    end
     local mt = getmetatable(server)
     if mt and mt.__name == "claude.mcp.Client" then
       -- a connected MCP client: served in-process, so the CLI uses our connection
@@ -136,8 +141,8 @@ function M.split_servers(mcp_servers)
     elseif type(server) == "table" then
       external[name] = shapes.server_config(name, server, 5)
     else
-      misuse("bad option 'mcp_servers' (entry '%s' is a %s; expected claude.server(...) or a "
-        .. "server config table)", name, type(server))
+      misuse("bad field 'mcp_servers' to '%s' (entry '%s' is a %s; expected claude.server(...) "
+        .. "or a server config table)", checked_for, name, type(server))
     end
   end
   table.sort(names)
@@ -158,8 +163,8 @@ function M.build_args(options)
     -- exclude_dynamic_sections goes in initialize (M.initialize_fields)
     if sp.append then add(argv, "--append-system-prompt", sp.append) end
   else
-    misuse("bad option 'system_prompt' (a string, {type='preset', append=...} or "
-      .. "{type='file', path=...} expected)")
+    misuse("bad field 'system_prompt' to '%s' (a string, {type='preset', append=...} or "
+      .. "{type='file', path=...} expected)", checked_for)
   end
   local tools = options.tools
   if tools then
@@ -242,7 +247,8 @@ function M.build_args(options)
   end
   for i, plugin in ipairs(options.plugins or {}) do
     if type(plugin) ~= "table" or plugin.type ~= "local" or type(plugin.path) ~= "string" then
-      misuse("bad option 'plugins' (item %d: {type='local', path=...} expected)", i)
+      misuse("bad field 'plugins' to '%s' (item %d: {type='local', path=...} expected)",
+        checked_for, i)
     end
     add(argv, "--plugin-dir", plugin.path)
   end
@@ -261,7 +267,10 @@ function M.build_args(options)
     elseif thinking.type == "enabled" then
       add(argv, "--max-thinking-tokens", tostring(thinking.budget_tokens or 32000))
     elseif thinking.type == "disabled" then add(argv, "--thinking", "disabled")
-    else misuse("bad option 'thinking' (type 'adaptive', 'enabled' or 'disabled' expected)") end
+    else
+      misuse("bad field 'thinking' to '%s' (type 'adaptive', 'enabled' or 'disabled' expected)",
+        checked_for)
+    end
     if thinking.display then add(argv, "--thinking-display", thinking.display) end
   elseif options.max_thinking_tokens then
     add(argv, "--max-thinking-tokens", tostring(math.tointeger(options.max_thinking_tokens)))
@@ -270,7 +279,8 @@ function M.build_args(options)
   local of = options.output_format
   if of then
     if of.type ~= "json_schema" or type(of.schema) ~= "table" then
-      misuse("bad option 'output_format' ({type='json_schema', schema={...}} expected)")
+      misuse("bad field 'output_format' to '%s' ({type='json_schema', schema={...}} expected)",
+        checked_for)
     end
     add(argv, "--json-schema", json.encode(of.schema))
   end
@@ -285,7 +295,8 @@ function M.agents_wire(agents)
   local out = {}
   for name, def in pairs(agents) do
     if type(def) ~= "table" then
-      misuse("bad option 'agents' (entry '%s' must be a table)", tostring(name))
+      misuse("bad field 'agents' to '%s' (entry '%s' must be a table)", checked_for,
+        tostring(name))
     end
     local wire = {}
     for k, v in pairs(def) do wire[AGENT_KEYS[k] or k] = v end

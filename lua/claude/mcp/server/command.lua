@@ -5,11 +5,12 @@
 -- returns a `claude.server`, a list of them, or a table name -> server. Over stdio one server
 -- is served (the only one, or the one `--server NAME` names); over HTTP all of them, side by
 -- side. See docs/mcp-server.md.
--- @module claude.mcp.cli
+-- @module claude.mcp.server.command
 local core = require "claude.core"
 local async = require "claude.async"
 local errors = require "claude.errors"
 local tool = require "claude.mcp.tool"
+local origin = require "claude.mcp.server.origin"
 
 local M = {}
 
@@ -69,7 +70,7 @@ local function usage_error(fmt, ...)
     .. " (claudelua mcp --help for usage)", { traceback = false }), 0)
 end
 
--- The OAuth flags -> the fields of the `auth` option (claude.mcp.http_auth).
+-- The OAuth flags -> the fields of the `auth` option (claude.mcp.server.auth).
 AUTH_FLAGS = { ["--introspection-url"] = "introspection_url", ["--client-id"] = "client_id",
   ["--jwks-url"] = "jwks_url", ["--issuer"] = "issuer",
   ["--authorization-server"] = "authorization_servers", ["--resource"] = "resource",
@@ -98,7 +99,7 @@ auth_option = function(o)
     end
   end
   if f.audience and #f.audience == 1 then f.audience = f.audience[1] end
-  local field, why = require("claude.mcp.http_auth").problem(f)
+  local field, why = require("claude.oauth.resource").problem(f)
   if field then -- the flag's name for the option's field
     for flag, key in pairs(AUTH_FLAGS) do
       if key == field then field = flag end
@@ -146,7 +147,7 @@ function M.parse(argv)
       o.http = { host = host, port = port }
     elseif a == "--stateless" then
       o.stateless = true
-    -- HTTP options (claude.mcp.http)
+    -- HTTP options (claude.mcp.server.http)
     elseif a == "--allowed-origins" or a == "--allowed-hosts" then
       local list = {}
       for item in value():gmatch("[^,%s]+") do list[#list + 1] = item end
@@ -293,7 +294,7 @@ end
 --- `--watch`: polls `file` (its content, so that editors that write a new file and rename
 -- it are seen), reloads it on a change and hands the new `{ {name, server}, ... }` to
 -- `apply`; a file that fails to load, or an `apply` that raises, keeps the previous tools
--- and says why on stderr. For the transports (stdio here, HTTP in claude.mcp.http).
+-- and says why on stderr. For the transports (stdio here, HTTP in claude.mcp.server.http).
 -- @tparam string file
 -- @tparam {string,...} args the file's arguments
 -- @tparam function apply
@@ -367,6 +368,53 @@ local function serve_stdio(o, t, list)
   if not ok and not errors.is(werr, "cancelled") then error(werr, 0) end
 end
 
+-- `--http`: serves every server of the list until SIGINT or SIGTERM; calls in flight get
+-- `grace` seconds.
+local function serve_http(o, list)
+  -- the Streamable HTTP transport needs libh2o, loaded on its first use
+  local ok, http = pcall(require, "claude.mcp.server.http")
+  if not ok then
+    error(errors.new("unsupported", "mcp: --http: the Streamable HTTP transport is not in "
+      .. "this build: " .. tostring(http), { traceback = false }), 0)
+  end
+  local t, err
+  ok, t, err = pcall(http.listen, list, {
+    host = o.http.host, port = o.http.port, stateless = o.stateless,
+    max_body = o.max_message, request_timeout = o.request_timeout,
+    session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
+    allowed_origins = o.allowed_origins, auth = o.auth,
+    log = function(msg) io.stderr:write("claudelua mcp: ", msg, "\n") end,
+  })
+  if not ok then -- a server without auth on a public address, say: the command's mistake
+    usage_error("%s", tostring(t):gsub("^[^\n]-:%d+: ", ""))
+  end
+  if not t then error(err, 0) end
+  io.stderr:write(string.format("claudelua mcp: serving %s (%s)\n", t:url(), list[1][1]))
+  for _, e in ipairs(list) do
+    local url = t:url(e[1])
+    io.stderr:write(string.format("claudelua mcp: serving %s (%s)\n", url, e[1]))
+    local path = url:match("^%a+://[^/]+(/.*)$")
+    local a = t:auth_of(path)
+    if a then
+      io.stderr:write(string.format("claudelua mcp: %s needs an OAuth bearer token (resource "
+        .. "%s, metadata %s)\n", e[1], a.resource, a.metadata_url))
+    elseif not origin.is_loopback(o.http.host) then
+      io.stderr:write(string.format("claudelua mcp: WARNING: %s is served to anyone who "
+        .. "reaches %s, without authentication (--no-auth)\n", e[1], o.http.host))
+    end
+  end
+  io.stderr:flush()
+  local stop = async.event()
+  local unwatch = M.stop_signals(function() stop:set() end)
+  local watcher = o.watch and M.watch(o.file, o.args, function(new) t:set_servers(new) end)
+  pcall(stop.wait, stop)
+  if watcher then watcher:cancel("server stopped") end
+  local deadline = core.now() + o.grace
+  while t:pending() > 0 and core.now() < deadline do async.sleep(0.01) end
+  t:close("server stopped")
+  unwatch()
+end
+
 --- The command: `claudelua mcp` with the arguments after `mcp`.
 function M.main(...)
   local o = M.parse({ ... })
@@ -379,7 +427,7 @@ function M.main(...)
   if not o.http then
     -- before the tools file runs, so that nothing it prints reaches the protocol: the
     -- transport reads and writes copies of fds 0 and 1, then fd 1 becomes stderr
-    local stdio = require "claude.mcp.stdio"
+    local stdio = require "claude.mcp.server.stdio"
     local err
     t, err = stdio.open { max_message = o.max_message, grace = o.grace,
       request_timeout = o.request_timeout }
@@ -392,18 +440,7 @@ function M.main(...)
     if t then t:close() end
     error(errors.new("load", "mcp: " .. err, { traceback = false }), 0)
   end
-  if o.http then
-    -- the Streamable HTTP transport (claude.mcp.http): serve(list, options) serves every
-    -- server of the list until stopped; with o.watch it reloads through M.load
-    local ok, http = pcall(require, "claude.mcp.http")
-    if not ok then
-      local why = tostring(http)
-      if why:find("module 'claude.mcp.http' not found", 1, true) then why = "not found" end
-      error(errors.new("unsupported", "mcp: --http: the Streamable HTTP transport "
-        .. "(claude.mcp.http) is not in this build: " .. why, { traceback = false }), 0)
-    end
-    return http.serve(list, o)
-  end
+  if o.http then return serve_http(o, list) end
   return serve_stdio(o, t, list)
 end
 

@@ -8,7 +8,7 @@
 -- `{}`); snake_case keys are accepted and sent in the CLI's camelCase, and
 -- the output is checked before it is sent, so a typo is a clear error here
 -- instead of a rejected answer there.
--- @module claude.hooks
+-- @module claude.session.hooks
 local json = require "claude.json"
 local errors = require "claude.errors"
 
@@ -30,17 +30,21 @@ local MATCHER_KEYS = { matcher = true, hooks = true, hook = true, timeout = true
   on_failure = true }
 
 -- Registration runs under claude.query/connect: a misuse blames their caller.
-local function bad(msg) errors.misuse("bad option 'hooks' (%s)", msg) end
+local fname = "query"
+local function bad(msg) errors.bad_field("hooks", fname, "%s", msg) end
 
 --- Numbers the hook functions (hook_0, hook_1, ... across all events, in
 -- registration order) and keeps the table initialize sends.
-function M.register(spec)
+-- @tparam table? spec the `hooks` option
+-- @tparam[opt] string public_name the function given it, for messages ("query")
+function M.register(spec, public_name)
+  fname = public_name or "query"
   local reg = { count = 0, by_id = {}, wire = nil }
   if spec == nil then return reg end
   local events = {}
   for event in pairs(spec) do
     if type(event) ~= "string" or not M.EVENTS[event] then
-      bad("unknown event '" .. tostring(event) .. "'")
+      errors.unknown_field(event, M.EVENTS, fname, "hooks")
     end
     events[#events + 1] = event
   end
@@ -66,12 +70,7 @@ function M.register(spec)
       if m.timeout ~= nil and type(m.timeout) ~= "number" then
         bad(event .. "[" .. i .. "]: 'timeout' must be a number of seconds")
       end
-      for k in pairs(m) do
-        if not MATCHER_KEYS[k] then
-          bad(event .. "[" .. i .. "]: unknown field '" .. tostring(k) .. "' (matcher, hooks, "
-            .. "hook, timeout, on_failure)")
-        end
-      end
+      errors.check_fields(m, MATCHER_KEYS, fname, "hooks." .. event .. "[" .. i .. "]")
       local on_failure = m.on_failure
       if on_failure ~= nil and on_failure ~= "continue" and on_failure ~= "block" then
         bad(event .. "[" .. i .. "]: 'on_failure' must be \"continue\" or \"block\", got "

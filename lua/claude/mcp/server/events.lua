@@ -5,7 +5,7 @@
 -- An event id is `<stream>-<seq>`: the stream's number in its session and the event's number
 -- in the stream, so that the id alone says which stream to resume (the specification forbids
 -- replaying another stream's events).
--- @module claude.mcp.sse
+-- @module claude.mcp.server.events
 local json = require "claude.json"
 
 local M = {}

@@ -3,7 +3,7 @@
 -- field instead of something the CLI drops without a word. Also the wire
 -- forms these options take (an MCP server config for `--mcp-config`, the
 -- skills rules for `--allowedTools`).
--- @module claude.options
+-- @module claude.session.options
 local json = require "claude.json"
 local errors = require "claude.errors"
 
@@ -11,8 +11,10 @@ local M = {}
 
 -- Misuse: the public entry point (claude.query, claude.connect) reports it
 -- at its caller's line. (The `level` arguments below only count nesting.)
+local fname = "query" -- the public function whose options are checked (M.check sets it)
+
 local function fail(option, msg)
-  errors.misuse("bad option '%s' (%s)", option, msg)
+  errors.bad_field(option, fname, "%s", msg)
 end
 
 local function is_list(t)
@@ -24,14 +26,12 @@ end
 
 -- Checks `t` against `fields` (name -> checker(value, where) returning an
 -- error message or nil); `where` names the table in messages.
-local function check_fields(option, where, t, fields, level)
+local function check_fields(where, t, fields)
   for k, v in pairs(t) do
     local check = type(k) == "string" and fields[k]
-    if not check then
-      fail(option, where .. ": unknown field '" .. tostring(k) .. "'", level + 1)
-    end
+    if not check then errors.unknown_field(k, fields, fname, where) end
     local msg = check(v)
-    if msg then fail(option, where .. "." .. k .. ": " .. msg, level + 1) end
+    if msg then fail(where .. "." .. k, msg) end
   end
 end
 
@@ -115,7 +115,7 @@ function M.server_config(name, config, level)
     fail("mcp_servers", "entry '" .. name .. "': type 'stdio', 'http', 'sse' or 'ws' expected"
       .. (kind == nil and " (or a 'command')" or ", got '" .. tostring(kind) .. "'"), level + 1)
   end
-  check_fields("mcp_servers", name, config, fields, level + 1)
+  check_fields("mcp_servers." .. name, config, fields, level + 1)
   local required = kind == "stdio" and "command" or "url"
   if config[required] == nil or config[required] == "" then
     fail("mcp_servers", name .. ": '" .. required .. "' is required", level + 1)
@@ -191,7 +191,7 @@ function CHECKS.system_prompt(v, level)
     fail("system_prompt", "a string, {type='preset', append=...} or {type='file', path=...} "
       .. "expected", level + 1)
   end
-  check_fields("system_prompt", "system_prompt", v, fields, level + 1)
+  check_fields("system_prompt", v, fields, level + 1)
   if v.type == "file" and type(v.path) ~= "string" then
     fail("system_prompt", "'path' is required with type 'file'", level + 1)
   end
@@ -199,7 +199,7 @@ end
 
 function CHECKS.tools(v, level)
   if v.type ~= nil or v.preset ~= nil then
-    check_fields("tools", "tools", v, { type = one_of("preset"), preset = one_of("claude_code") },
+    check_fields("tools", v, { type = one_of("preset"), preset = one_of("claude_code") },
       level + 1)
     return
   end
@@ -219,14 +219,14 @@ function CHECKS.thinking(v, level)
   if THINKING.type(v.type) then
     fail("thinking", "type 'adaptive', 'enabled' or 'disabled' expected", level + 1)
   end
-  check_fields("thinking", "thinking", v, THINKING, level + 1)
+  check_fields("thinking", v, THINKING, level + 1)
 end
 
 function CHECKS.output_format(v, level)
   if v.type ~= "json_schema" or type(v.schema) ~= "table" then
     fail("output_format", "{type='json_schema', schema={...}} expected", level + 1)
   end
-  check_fields("output_format", "output_format", v, { type = is_string, schema = is_table },
+  check_fields("output_format", v, { type = is_string, schema = is_table },
     level + 1)
 end
 
@@ -236,14 +236,14 @@ function CHECKS.plugins(v, level)
     if type(p) ~= "table" or p.type ~= "local" or type(p.path) ~= "string" then
       fail("plugins", "item " .. i .. ": {type='local', path=...} expected", level + 1)
     end
-    check_fields("plugins", "plugins[" .. i .. "]", p, { type = is_string, path = is_string },
+    check_fields("plugins[" .. i .. "]", p, { type = is_string, path = is_string },
       level + 1)
   end
 end
 
 function CHECKS.task_budget(v, level)
   if type(v) == "number" then return end
-  check_fields("task_budget", "task_budget", v, { total = is_number }, level + 1)
+  check_fields("task_budget", v, { total = is_number }, level + 1)
   if type(v.total) ~= "number" then fail("task_budget", "'total' is required", level + 1) end
 end
 
@@ -314,7 +314,7 @@ function CHECKS.agents(v, level)
     end
     for k in pairs(def) do
       if not (M.AGENT_KEYS[k] or AGENT_WIRE[k]) then
-        fail("agents", tostring(name) .. ": unknown field '" .. tostring(k) .. "'", level + 1)
+        errors.unknown_field(k, M.AGENT_KEYS, fname, "agents." .. tostring(name))
       end
     end
   end
@@ -322,7 +322,8 @@ end
 
 --- Checks the nested fields of every option that has them; raises at
 -- `level` naming the first bad one.
-function M.check(options, level)
+function M.check(options, level, public_name)
+  fname = public_name or "query"
   for name, check in pairs(CHECKS) do
     local v = options[name]
     if v ~= nil then check(v, level + 1) end

@@ -6,7 +6,7 @@
 --     t:close()
 --
 -- Each session (an `initialize` POST without `Mcp-Session-Id`) is one
--- `claude.mcp.connection`; its messages are routed by the id of the request they belong to:
+-- `claude.mcp.server.connection`; its messages are routed by the id of the request they belong to:
 -- a POST's answers, progress, logs and requests to the client go back on that POST, the rest
 -- on the session's GET stream. A POST is answered with JSON when its requests are answered
 -- before anything else is said, and becomes an event stream (`text/event-stream`) as soon as
@@ -14,20 +14,21 @@
 -- stream. Streams keep their events for `Last-Event-ID`.
 --
 -- A server with an `auth` option (or a transport given one) serves only requests with a
--- bearer token its verifier accepts (`claude.mcp.http_auth`): the check runs in a task of
+-- bearer token its verifier accepts (`claude.mcp.server.auth`): the check runs in a task of
 -- the request, a session belongs to the subject that opened it, and the protected resource
 -- metadata is served at `/.well-known/oauth-protected-resource/mcp`. See docs/mcp-server.md
 -- and docs/oauth.md.
--- @module claude.mcp.http
+-- @module claude.mcp.server.http
 local core = require "claude.core"
 local async = require "claude.async"
 local json = require "claude.json"
 local errors = require "claude.errors"
-local connection = require "claude.mcp.connection"
-local sse = require "claude.mcp.sse"
-local guard = require "claude.mcp.http_guard"
+local connection = require "claude.mcp.server.connection"
+local sse = require "claude.mcp.server.events"
+local origin = require "claude.mcp.server.origin"
 local tool = require "claude.mcp.tool"
-local auth = require "claude.mcp.http_auth"
+local auth = require "claude.mcp.server.auth"
+local http_server = require "claude.http.server"
 
 local M = {}
 
@@ -438,13 +439,13 @@ local function delete(self, ep, req, res, who)
 end
 
 ---------------------------------------------------------------------------------------------
--- Authorization (claude.mcp.http_auth)
+-- Authorization (claude.mcp.server.auth)
 ---------------------------------------------------------------------------------------------
 
 local function log(self, msg)
   local f = self.opts.log
   if f then return f(msg) end
-  io.stderr:write("claude.mcp.http: ", msg, "\n")
+  io.stderr:write("claude.mcp.server.http: ", msg, "\n")
 end
 
 -- The `auth` of an endpoint: its server's option, else the transport's; false or nil: none.
@@ -509,13 +510,12 @@ local function authenticated(self, ep, a, req, res)
   if not info then
     return fail(res, principal, -32000, message, www and { ["www-authenticate"] = www })
   end
-  -- as core.http_listen does for the other requests: a bug of ours is a 500, not a hang
-  local ok, err = xpcall(dispatch, async.traceback, self, ep, req, res,
-    { info = info, principal = principal })
-  if not ok then
-    if res:state() == "new" then fail(res, 500, -32603, "Internal error") end
-    error(err, 0)
-  end
+  return dispatch(self, ep, req, res, { info = info, principal = principal })
+end
+
+-- A bug of ours is a JSON-RPC 500, not a hang (claude.http.server's one error path).
+local function internal_error(res)
+  fail(res, 500, -32603, "Internal error")
 end
 
 local function handle(self, req, res)
@@ -529,11 +529,12 @@ local function handle(self, req, res)
     return fail(res, 404, -32000, fmt("Not Found: no MCP server at %s (try %s)", path,
       self.opts.path))
   end
-  local why = guard.forbidden(self.guard, req.headers)
+  local why = origin.forbidden(self.guard, req.headers)
   if why then return fail(res, 403, -32000, why) end
   local a = auth_of(self, ep, path)
   if a then
-    async.spawn(authenticated, self, ep, a, req, res)
+    async.spawn(http_server.handle, function() return authenticated(self, ep, a, req, res) end,
+      req, res, internal_error)
     return
   end
   return dispatch(self, ep, req, res, nil)
@@ -549,7 +550,7 @@ end
 -- Refuses (misuse) to serve a server without auth on an address other hosts can reach,
 -- unless the transport's `auth = false` says that is meant: Redis's "protected mode".
 check_exposure = function(o, servers)
-  local exposed, wildcard = not guard.is_loopback(o.host),
+  local exposed, wildcard = not origin.is_loopback(o.host),
     core.address_class(o.host) == "unspecified"
   for _, e in ipairs(servers) do
     local spec = e[2].auth
@@ -612,7 +613,7 @@ end
 --   SSE `retry` of priming events, 1000), `request_timeout` (requests to the client),
 --   `log` (a function given a line when a session expires or a token cannot be checked;
 --   default: stderr), `auth` (the servers' OAuth bearer checks, for those without an `auth`
---   option of their own: see claude.mcp.http_auth; `false`: none, on purpose)
+--   option of their own: see claude.mcp.server.auth; `false`: none, on purpose)
 -- @return the transport (`:url()`, `:port()`, `:close()`), or nil, err, code
 -- @raise a misuse for bad options, and for a `host` that is not loopback with a server
 --   that has no `auth` while the transport's `auth` is not given (`auth = false` says so)
@@ -640,10 +641,12 @@ M.listen = errors.public(function(servers, opts)
     if i == 1 then self.endpoints[base] = ep end
     self.endpoints[base .. "/" .. e[1]] = ep
   end
-  self.guard = guard.new(o)
-  local srv, err, code = core.http_listen { host = o.host, port = o.port, max_body = o.max_body,
+  self.guard = origin.new(o)
+  -- answered in the loop's callback: the common request starts no task
+  local srv, err, kind = http_server.listen { host = o.host, port = o.port,
+    max_body = o.max_body, tasks = false, internal_error = internal_error,
     on_request = function(req, res) return handle(self, req, res) end }
-  if not srv then return nil, errors.new("connection", err, { code = code }), code end
+  if not srv then return nil, err, kind end
   self.http = srv
   if not self.stateless then
     -- idle sessions, and streams whose token expired (within 10 s when auth is on)
@@ -664,11 +667,13 @@ function Transport:port()
   return self.http:port()
 end
 
---- The URL of the first server.
-function Transport:url()
+--- The URL of the first server, or of the server `name`.
+-- @tparam[opt] string name
+function Transport:url(name)
   local host = self.opts.host
   if host:find(":") then host = "[" .. host .. "]" end
-  return fmt("http://%s:%d%s", host, self.http:port(), self.opts.path)
+  return fmt("http://%s:%d%s%s", host, self.http:port(), self.opts.path,
+    name and "/" .. name or "")
 end
 
 --- Requests being served, in every session.
@@ -708,49 +713,13 @@ function Transport:set_servers(servers)
   end
 end
 
---- `claudelua mcp --http`: serve until SIGINT or SIGTERM; calls in flight get `grace` seconds.
--- @tparam table servers `{ {name, server}, ... }`
--- @tparam table o the parsed command line (claude.mcp.cli)
-function M.serve(servers, o)
-  local ok, t, err = pcall(M.listen, servers, {
-    host = o.http.host, port = o.http.port, stateless = o.stateless,
-    max_body = o.max_message, request_timeout = o.request_timeout,
-    session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
-    allowed_origins = o.allowed_origins, auth = o.auth,
-    log = function(msg) io.stderr:write("claudelua mcp: ", msg, "\n") end,
-  })
-  if not ok then -- a server without auth on a public address, say: the command's mistake
-    error(errors.new("usage", "mcp: " .. tostring(t):gsub("^[^\n]-:%d+: ", ""),
-      { traceback = false }), 0)
-  end
-  if not t then error(err, 0) end
-  local names = {}
-  for i, e in ipairs(servers) do names[i] = e[1] end
-  io.stderr:write(fmt("claudelua mcp: serving %s (%s) and %s/NAME for %s\n", t:url(),
-    servers[1][1], t:url(), table.concat(names, ", ")))
-  for i, e in ipairs(servers) do
-    local path = i == 1 and t.opts.path or t.opts.path .. "/" .. e[1]
-    local a = auth_of(t, t.endpoints[path], path)
-    if a then
-      io.stderr:write(fmt("claudelua mcp: %s needs an OAuth bearer token (resource %s, "
-        .. "metadata %s)\n", e[1], a.resource, a.metadata_url))
-    elseif not guard.is_loopback(o.http.host) then
-      io.stderr:write(fmt("claudelua mcp: WARNING: %s is served to anyone who reaches %s, "
-        .. "without authentication (--no-auth)\n", e[1], o.http.host))
-    end
-  end
-  io.stderr:flush()
-  local stop = async.event()
-  local cli = require "claude.mcp.cli"
-  local unwatch = cli.stop_signals(function() stop:set() end)
-  local watcher = o.watch and o.file and cli.watch(o.file, o.args,
-    function(list) t:set_servers(list) end)
-  pcall(stop.wait, stop)
-  if watcher then watcher:cancel("server stopped") end
-  local deadline = core.now() + (o.grace or 5)
-  while t:pending() > 0 and core.now() < deadline do async.sleep(0.01) end
-  t:close("server stopped")
-  unwatch()
+--- What the endpoint at `path` (`/mcp`, `/mcp/calc`) checks, or nil:
+-- `{ resource =, metadata_url = }`.
+-- @tparam string path
+function Transport:auth_of(path)
+  local ep = self.endpoints[path]
+  local a = ep and auth_of(self, ep, path)
+  return a and { resource = a.resource, metadata_url = a.metadata_url }
 end
 
 return M

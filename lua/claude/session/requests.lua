@@ -3,7 +3,7 @@
 -- environment): each names its subtype and fields and waits for the answer through
 -- `Session:control` (claude.session), which owns the timeouts and cancellation.
 -- claude.session copies these methods into its class.
--- @module claude.session_requests
+-- @module claude.session.requests
 local json = require "claude.json"
 local errors = require "claude.errors"
 

@@ -1,7 +1,7 @@
 --- One MCP client connection to a `claude.server`: the whole server side of the protocol,
 -- whatever carries the messages (stdio, one Streamable HTTP session, a test).
 --
---     local connection = require "claude.mcp.connection"
+--     local connection = require "claude.mcp.server.connection"
 --     local conn = connection.new{
 --       server = srv,                         -- a claude.server
 --       send = function(msg, related_id) end, -- one JSON-RPC message (a table) out
@@ -41,7 +41,7 @@
 -- error at once (-32600), so a client probing with a method of a later protocol falls back
 -- without a timeout. Requests to the client (`ctx.sample`, `ctx.elicit`, `ctx.roots`,
 -- `ctx.request`) go through a `claude.rpc` peer and wait in the tool's task.
--- @module claude.mcp.connection
+-- @module claude.mcp.server.connection
 local core = require "claude.core"
 local json = require "claude.json"
 local rpc = require "claude.rpc"
@@ -265,7 +265,7 @@ end
 -- handled as if it came alone). Never raises for bad input: it is answered.
 -- @param msg
 -- @tparam[opt] table auth what the transport verified of the request's bearer token
---   (`claude.mcp.http_auth`): the requests' `ctx.auth`
+--   (`claude.mcp.server.auth`): the requests' `ctx.auth`
 function Conn:receive(msg, auth)
   if self.closed then return end
   if type(msg) == "table" and msg[1] ~= nil and msg.jsonrpc == nil then

@@ -389,7 +389,7 @@ local function timeout_of(self, opts, fname)
   local t = opts and opts.timeout
   if t == nil then return self.opts.timeout end
   if t ~= false and (type(t) ~= "number" or t < 0) then
-    misuse("bad option 'timeout' to '%s' (non-negative number or false expected, got %s)",
+    misuse("bad field 'timeout' to '%s' (non-negative number or false expected, got %s)",
       fname, tostring(t))
   end
   return t
@@ -473,14 +473,12 @@ local function call_tool(self, name, args, opts)
     misuse("bad argument #2 to 'call_tool' (table expected, got %s)", errors.typename(args))
   end
   check_opts(opts, 3, "call_tool")
-  for k in pairs(opts or {}) do
-    if not CALL_OPTIONS[k] then misuse("bad option '%s' to 'call_tool' (unknown)", tostring(k)) end
-  end
+  if opts then errors.check_fields(opts, CALL_OPTIONS, "call_tool") end
   local timeout = timeout_of(self, opts, "call_tool")
   local params = { name = name, arguments = args or jobject() }
   local on_progress = opts and opts.on_progress
   if on_progress ~= nil and type(on_progress) ~= "function" then
-    misuse("bad option 'on_progress' to 'call_tool' (function expected, got %s)",
+    errors.bad_field("on_progress", "call_tool", "function expected, got %s",
       errors.typename(on_progress))
   end
   local meta = opts and opts.meta

@@ -1,5 +1,5 @@
 --- The stdio transport of an MCP server: one client on the host's stdin and stdout, one
--- JSON-RPC message per line (`claude.mcp.connection` does the protocol).
+-- JSON-RPC message per line (`claude.mcp.server.connection` does the protocol).
 --
 --     local t = stdio.open{ max_message = 16 * 1024 * 1024 }
 --     stdio.redirect_stdout()
@@ -11,11 +11,11 @@
 -- and `redirect_stdout()` points fd 1 at stderr, so `print`, `io.write` and children that
 -- inherit stdout cannot corrupt it. A tool call's text result is written with its envelope
 -- in C (`write_pieces`), no response table built.
--- @module claude.mcp.stdio
+-- @module claude.mcp.server.stdio
 local core = require "claude.core"
 local async = require "claude.async"
 local errors = require "claude.errors"
-local connection = require "claude.mcp.connection"
+local connection = require "claude.mcp.server.connection"
 
 local M = {}
 

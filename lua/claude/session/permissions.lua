@@ -8,7 +8,7 @@
 -- message=, interrupt= }` (camelCase accepted). Anything else is reported on
 -- stderr and answered as a deny that says why, so a mistake never leaves
 -- the CLI waiting or allows by accident.
--- @module claude.permissions
+-- @module claude.session.permissions
 local json = require "claude.json"
 
 local M = {}

@@ -10,7 +10,7 @@
 -- queue. The CLI is a `claude.process`, stopped by its one escalation ladder.
 --
 -- The thin control requests (interrupt, set_model, mcp_*, ...) are in
--- claude.session_requests.
+-- claude.session.requests.
 -- @module claude.session
 local core = require "claude.core"
 local async = require "claude.async"
@@ -19,9 +19,9 @@ local process = require "claude.process"
 local queue = require "claude.queue"
 local json = require "claude.json"
 local errors = require "claude.errors"
-local cli = require "claude.cli"
-local hooks = require "claude.hooks"
-local permissions = require "claude.permissions"
+local cli = require "claude.session.argv"
+local hooks = require "claude.session.hooks"
+local permissions = require "claude.session.permissions"
 
 local M = {}
 
@@ -376,8 +376,12 @@ end
 
 --- Starts the CLI. Raises for bad options; returns nil, err when the CLI
 -- cannot be found or started.
-function M.open(options)
-  options = cli.check_options(options)
+-- @tparam table options
+-- @tparam[opt] string fname the public function given the options ("query", "connect")
+function M.open(options, fname)
+  fname = fname or "connect"
+  options = cli.check_options(options, fname)
+  local hook_registry = hooks.register(options.hooks, fname) -- its misuse before any CLI
   local env = cli.build_env(options)
   local prefix, ferr = cli.find(options.cli_path, env.PATH)
   if not prefix then return nil, ferr end
@@ -386,7 +390,8 @@ function M.open(options)
   for i = 2, #prefix do args[#args + 1] = prefix[i] end
   for i = 1, #argv do args[#args + 1] = argv[i] end
 
-  process.check_exec_strings("bad option", prefix[1], args, env, options.cwd)
+  process.check_exec_strings(string.format("bad argument #%d to '%s'",
+    fname == "query" and 2 or 1, fname), prefix[1], args, env, options.cwd)
 
   local sdk, _, sdk_names = cli.split_servers(options.mcp_servers)
   local self = setmetatable({
@@ -400,7 +405,7 @@ function M.open(options)
     results = 0,
     prompts = 0,
     ready = async.event(),          -- the answer to initialize came
-    hooks = hooks.register(options.hooks),
+    hooks = hook_registry,
     sdk_names = sdk_names,
   }, Session)
   self.peer = rpc.new {
@@ -447,7 +452,7 @@ function M.open(options)
     })
   end
   watch_servers(self, sdk)
-  if options.session_store then self.mirror = require("claude.session_store").new(options, env) end
+  if options.session_store then self.mirror = require("claude.session.mirror").new(options, env) end
   if options.cwd then
     local ok = os.rename(options.cwd, options.cwd)
     if not ok then
@@ -455,7 +460,7 @@ function M.open(options)
     end
   end
   if options.session_store then
-    local ok, merr = require("claude.session_store").materialize(options, env)
+    local ok, merr = require("claude.session.mirror").materialize(options, env)
     if not ok then return nil, merr end
   end
   local user_stderr = options.stderr
@@ -549,19 +554,15 @@ function M.user_message(prompt)
     type(prompt))
 end
 
+local SEND_OPTIONS = { session_id = true }
+
 --- `msg` with the options of `send` applied (a copy when they change it).
 local function with_send_options(msg, opts)
   if type(opts) ~= "table" then
     errors.misuse("bad argument #2 to 'send' (table expected, got %s)", type(opts))
   end
-  for k, v in pairs(opts) do
-    if k ~= "session_id" then
-      errors.misuse("bad argument #2 to 'send' (unknown option '%s')", tostring(k))
-    end
-    if type(v) ~= "string" then
-      errors.misuse("bad argument #2 to 'send' (session_id: string expected, got %s)", type(v))
-    end
-  end
+  errors.check_fields(opts, SEND_OPTIONS, "send")
+  errors.check_field(opts.session_id, "session_id", "send", "string", true)
   if opts.session_id then
     local copy = {}
     for k, v in pairs(msg) do copy[k] = v end
@@ -698,7 +699,7 @@ function M.close_all()
   for _, s in ipairs(list) do s:close() end
 end
 
-for name, method in pairs(require "claude.session_requests") do Session[name] = method end
+for name, method in pairs(require "claude.session.requests") do Session[name] = method end
 
 M.Session = Session
 return M

@@ -8,7 +8,7 @@
 -- the `Host` must be one of the allowed names (default: localhost, 127.0.0.1, [::1] and the
 -- bind address; any port), and an `Origin`, when sent, must name one of them too.
 -- `allowed_origins` (full origins, or `*`) replaces the Origin check wherever it is given.
--- @module claude.mcp.http_guard
+-- @module claude.mcp.server.origin
 local core = require "claude.core"
 
 local M = {}

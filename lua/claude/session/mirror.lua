@@ -6,7 +6,7 @@
 -- order, from a task of their own, so a slow store never holds up the
 -- session. As in the Python SDK, a failing append is tried three times in
 -- all and then reported; the transcript on disk is complete either way.
--- @module claude.session_store
+-- @module claude.session.mirror
 local async = require "claude.async"
 local core = require "claude.core"
 local json = require "claude.json"
