@@ -349,6 +349,13 @@ describe("claudelua mcp --http --stateless", function()
     assert.equal(200, status)
     assert.is_nil(headers["mcp-session-id"])
     assert.equal("9", json.decode(body).result.content[1].text)
+    -- an initialize is answered too, and leaves no session behind (it was a 500)
+    status, headers, body = request { url = url, body = rpc(2, "initialize",
+      { protocolVersion = "2025-11-25", capabilities = {}, clientInfo = { name = "c",
+        version = "1" } }) }
+    assert.equal(200, status)
+    assert.is_nil(headers["mcp-session-id"])
+    assert.equal("2025-11-25", json.decode(body).result.protocolVersion)
     local h
     status, h = request { method = "GET", url = url, headers = { Accept = "text/event-stream" } }
     assert.equal(405, status)

@@ -379,9 +379,10 @@ local function post(self, ep, req, res, who)
     session.posts[ids[i]] = ex
   end
   res.on_close = function() post_closed(ex) end
-  if init then self.sessions[session.id] = session end
+  local keep = init and not session.stateless
+  if keep then self.sessions[session.id] = session end
   conn:receive(batch and list or list[1], info)
-  if init and not conn.initialized then -- initialize failed: no session
+  if keep and not conn.initialized then -- initialize failed: no session
     self.sessions[session.id] = nil
     conn:close("initialize failed")
   end
