@@ -1,7 +1,10 @@
 /*
  * base64.c -- base64url without padding (RFC 4648 section 5, as JWS and JWK
- * use it): core.base64url_encode and a strict core.base64url_decode. Plain
- * C, no libcrypto: tokens are split and decoded before any key is needed.
+ * use it): core.base64url_encode and a strict core.base64url_decode; and the
+ * standard alphabet with padding (section 4: MCP's image and audio data,
+ * HTTP Basic credentials): core.base64_encode. The project's only base64.
+ * Plain C, no libcrypto: tokens are split and decoded before any key is
+ * needed.
  */
 #include <string.h>
 
@@ -9,6 +12,8 @@
 
 static const char alphabet[] =
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+static const char std_alphabet[] =
+  "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /* 0..63 for the alphabet's bytes, 64 for every other byte */
 static unsigned char value_of(unsigned char c) {
@@ -24,26 +29,33 @@ size_t claude_b64url_encoded_len(size_t n) {
   return n / 3 * 4 + (n % 3 == 0 ? 0 : n % 3 + 1);
 }
 
-void claude_b64url_encode(const unsigned char *in, size_t n, char *out) {
+/* The three bytes left at the end as 2 or 3 characters; the padding is
+ * the caller's. */
+static char *encode_groups(const unsigned char *in, size_t n, char *out, const char *abc) {
   size_t i = 0;
   unsigned long v;
   for (; i + 3 <= n; i += 3) {
     v = (unsigned long)in[i] << 16 | (unsigned long)in[i + 1] << 8 | in[i + 2];
-    *out++ = alphabet[v >> 18 & 63];
-    *out++ = alphabet[v >> 12 & 63];
-    *out++ = alphabet[v >> 6 & 63];
-    *out++ = alphabet[v & 63];
+    *out++ = abc[v >> 18 & 63];
+    *out++ = abc[v >> 12 & 63];
+    *out++ = abc[v >> 6 & 63];
+    *out++ = abc[v & 63];
   }
   if (n - i == 1) {
     v = (unsigned long)in[i] << 16;
-    *out++ = alphabet[v >> 18 & 63];
-    *out++ = alphabet[v >> 12 & 63];
+    *out++ = abc[v >> 18 & 63];
+    *out++ = abc[v >> 12 & 63];
   } else if (n - i == 2) {
     v = (unsigned long)in[i] << 16 | (unsigned long)in[i + 1] << 8;
-    *out++ = alphabet[v >> 18 & 63];
-    *out++ = alphabet[v >> 12 & 63];
-    *out++ = alphabet[v >> 6 & 63];
+    *out++ = abc[v >> 18 & 63];
+    *out++ = abc[v >> 12 & 63];
+    *out++ = abc[v >> 6 & 63];
   }
+  return out;
+}
+
+void claude_b64url_encode(const unsigned char *in, size_t n, char *out) {
+  encode_groups(in, n, out, alphabet);
 }
 
 int claude_b64url_decode(const char *in, size_t len, unsigned char *out, size_t *outlen,
@@ -124,8 +136,22 @@ static int l_decode(lua_State *L) {
   return 1;
 }
 
+/* core.base64_encode(s) -> s in standard base64, padded */
+static int l_std_encode(lua_State *L) {
+  size_t n;
+  const char *s = luaL_checklstring(L, 1, &n);
+  luaL_Buffer b;
+  size_t outn = (n + 2) / 3 * 4;
+  char *p = luaL_buffinitsize(L, &b, outn);
+  char *end = encode_groups((const unsigned char *)s, n, p, std_alphabet);
+  while (end < p + outn) *end++ = '=';
+  luaL_pushresultsize(&b, outn);
+  return 1;
+}
+
 static const luaL_Reg base64_functions[] = {
-  {"base64url_encode", l_encode}, {"base64url_decode", l_decode}, {NULL, NULL}};
+  {"base64url_encode", l_encode}, {"base64url_decode", l_decode},
+  {"base64_encode", l_std_encode}, {NULL, NULL}};
 
 void claude_open_base64(lua_State *L) {
   luaL_setfuncs(L, base64_functions, 0);

@@ -296,7 +296,7 @@ describe("token endpoint authentication", function()
     local form, headers = {}, {}
     assert(client_auth.methods.client_secret_basic({ client_id = "a:b",
       client_secret = "p w" }, form, headers))
-    assert.equal("Basic " .. url.base64("a%3Ab:p%20w"), headers.Authorization)
+    assert.equal("Basic YSUzQWI6cCUyMHc=", headers.Authorization) -- base64("a%3Ab:p%20w")
     assert.same({}, form)
   end)
 

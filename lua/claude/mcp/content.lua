@@ -6,6 +6,7 @@
 -- prompts.
 -- Misuse of the constructors raises at the caller's line (`claude.errors`).
 -- @module claude.mcp.content
+local core = require "claude.core"
 local json = require "claude.json"
 local schema = require "claude.schema"
 local errors = require "claude.errors"
@@ -14,7 +15,6 @@ local M = {}
 
 local jarray, jobject, null = json.array, json.object, json.null
 local type, tostring, fmt = type, tostring, string.format
-local byte, concat = string.byte, table.concat
 local kind = schema.kind
 
 -- Content values built here, so that a returned list of them is told from plain data.
@@ -52,44 +52,11 @@ end
 -- base64 and media types
 ---------------------------------------------------------------------------------------------
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-local PAIR -- 12 bits -> two base64 characters; made on first use (not at load)
-
-local function pairs_table()
-  local t = {}
-  for i = 0, 4095 do
-    local a, b = (i >> 6) + 1, (i & 63) + 1
-    t[i] = B64:sub(a, a) .. B64:sub(b, b)
-  end
-  return t
-end
-
---- Base64-encode a string of bytes (standard alphabet, padded).
+--- Base64-encode a string of bytes (standard alphabet, padded; in C).
+-- @function base64
 -- @tparam string s
 -- @treturn string
-function M.base64(s)
-  PAIR = PAIR or pairs_table()
-  local out, n, len = {}, 0, #s
-  local full = len - len % 12
-  for i = 1, full, 12 do
-    local a1, b1, c1, a2, b2, c2, a3, b3, c3, a4, b4, c4 = byte(s, i, i + 11)
-    local x1, x2 = a1 << 16 | b1 << 8 | c1, a2 << 16 | b2 << 8 | c2
-    local x3, x4 = a3 << 16 | b3 << 8 | c3, a4 << 16 | b4 << 8 | c4
-    n = n + 1
-    out[n] = PAIR[x1 >> 12] .. PAIR[x1 & 4095] .. PAIR[x2 >> 12] .. PAIR[x2 & 4095]
-      .. PAIR[x3 >> 12] .. PAIR[x3 & 4095] .. PAIR[x4 >> 12] .. PAIR[x4 & 4095]
-  end
-  for i = full + 1, len, 3 do
-    local a, b, c = byte(s, i, i + 2)
-    local x = a << 16 | (b or 0) << 8 | (c or 0)
-    local four = PAIR[x >> 12] .. PAIR[x & 4095]
-    n = n + 1
-    if not b then out[n] = four:sub(1, 2) .. "=="
-    elseif not c then out[n] = four:sub(1, 3) .. "="
-    else out[n] = four end
-  end
-  return concat(out)
-end
+M.base64 = core.base64_encode
 
 local SNIFF = {
   { "^\137PNG\r\n\26\n", "image/png" }, { "^\255\216\255", "image/jpeg" },

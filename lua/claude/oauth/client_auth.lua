@@ -14,6 +14,7 @@
 --   issuer), token_endpoint, algorithms (the server's
 --   token_endpoint_auth_signing_alg_values_supported, or nil) }`.
 -- @module claude.oauth.client_auth
+local core = require "claude.core"
 local errors = require "claude.errors"
 local url = require "claude.oauth.url"
 local jwt = require "claude.oauth.jwt"
@@ -87,7 +88,7 @@ end
 M.methods = {
   client_secret_basic = function(client, _, headers)
     if not client.client_secret then return no_secret("client_secret_basic") end
-    headers.Authorization = "Basic " .. url.base64(url.encode(client.client_id) .. ":"
+    headers.Authorization = "Basic " .. core.base64_encode(url.encode(client.client_id) .. ":"
       .. url.encode(client.client_secret))
     return true
   end,

@@ -25,6 +25,7 @@
 local core = require "claude.core"
 local json = require "claude.json"
 local errors = require "claude.errors"
+local keyset = require "claude.oauth.keyset"
 
 local M = {}
 
@@ -42,62 +43,16 @@ local ALGORITHMS = { "HS256", "HS384", "HS512", "RS256", "RS384", "RS512", "PS25
 local KNOWN = {}
 for _, a in ipairs(ALGORITHMS) do KNOWN[a] = true end
 
--- nil, err, "auth" with err.reason, the check that failed (also claude.oauth.jwks's).
-local function auth(reason, message)
-  return errors.fail("auth", message, { reason = reason })
-end
-M._auth = auth
-
--- A value of the token quoted in a message only when it is short and
--- plain (a kid, an alg): a token is attacker's text. (Also claude.oauth.jwks's.)
-local function quoted(v)
-  if type(v) == "string" and #v <= 40 and v:match("^[%w%-_.:+/]+$") then
-    return "'" .. v .. "'"
-  end
-  return nil
-end
-M._quoted = quoted
-
----------------------------------------------------------------------------------------------
--- Keys
----------------------------------------------------------------------------------------------
+local auth, quoted, to_key = keyset.auth, keyset.quoted, keyset.to_key
+M._auth, M._quoted, M._to_key = auth, quoted, to_key
 
 local function is_key(v)
   return typename(v) == KEY_MT
 end
 
--- Keys read from PEM text given to sign and verify, by the text, for as long
--- as they live: OpenSSL's decoders take some 0.5 ms, ten times a signature
--- check. (Keys `key` returns are the caller's, who may close them: not here.)
-local pem_keys = setmetatable({}, { __mode = "v" })
-
--- source -> Key | nil, err, "key". `strings`: "pem" (PEM or DER) or
--- "secret" (PEM when it contains -----BEGIN, else an HMAC secret).
-local function to_key(source, strings, passphrase)
-  if is_key(source) then return source end
-  local k, msg, kind
-  if type(source) == "string" then
-    if strings == "secret" and not source:find("-----BEGIN ", 1, true) then
-      if source == "" then return errors.fail("key", "an empty HMAC secret") end
-      k, msg, kind = core.key_from_secret(source)
-    elseif strings == "secret" then
-      k = pem_keys[source]
-      if not k then
-        k, msg, kind = core.key_from_pem(source)
-        pem_keys[source] = k
-      end
-    else
-      k, msg, kind = core.key_from_pem(source, passphrase)
-    end
-  elseif type(source) == "table" then
-    k, msg, kind = core.key_from_jwk(source)
-  else
-    misuse("a key (PEM text, JWK table or claude.core.Key) expected, got %s", typename(source))
-  end
-  if not k then return errors.fail(kind, msg) end
-  return k
-end
-M._to_key = to_key
+---------------------------------------------------------------------------------------------
+-- Keys
+---------------------------------------------------------------------------------------------
 
 --- Reads a key: PEM (PKCS#8, SPKI, PKCS#1 RSA, SEC1 EC, encrypted PKCS#8
 -- with `opts.passphrase`, or a certificate for its public key) or the same in
@@ -419,13 +374,13 @@ end
 M._check_options = check_options
 
 -- The keys that may have signed a token with this header: a list, or nil,
--- err, kind. A key set (claude.oauth.jwks) chooses by kid and may fetch.
+-- err, kind. A key set (claude.oauth.keyset) chooses by kid; a fetched one may fetch.
 local function candidates(keys, header)
   if type(keys) == "table" and type(keys.select) == "function" then
     return keys:select(header)
   end
   if type(keys) == "table" and keys.kty == nil then -- a JWKS or a list of keys
-    local set, err, kind = require("claude.oauth.jwks")._local(keys)
+    local set, err, kind = keyset.new(keys)
     if not set then return nil, err, kind end
     return set:select(header)
   end

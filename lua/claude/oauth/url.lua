@@ -1,8 +1,7 @@
 --- URLs as OAuth needs them: strict parsing, origins, the loopback test,
--- form and query encoding, base64 for HTTP Basic. Nothing here guesses: a URL that reads
+-- form and query encoding. Nothing here guesses: a URL that reads
 -- two ways (blanks, backslashes, user information) is refused.
 -- @module claude.oauth.url
-local content = require "claude.mcp.content"
 local urls = require "claude.url"
 
 local M = {}
@@ -95,8 +94,5 @@ function M.with_query(url, fields)
   if extra == "" then return url end
   return url .. (url:find("?", 1, true) and "&" or "?") .. extra
 end
-
---- Standard base64 (HTTP Basic credentials).
-M.base64 = content.base64
 
 return M
