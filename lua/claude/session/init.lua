@@ -10,7 +10,11 @@
 -- queue. The CLI is a `claude.process`, stopped by its one escalation ladder.
 --
 -- The thin control requests (interrupt, set_model, mcp_*, ...) are in
--- claude.session.requests.
+-- claude.session.requests, the in-process servers in claude.session.servers.
+--
+-- (Over 600 lines: the message dispatch, the control peer, the process's life and the
+-- public methods all act on the one session state; each part of the session that stands
+-- alone (argv, options, hooks, permissions, the mirror, the servers) is its own file.)
 -- @module claude.session
 local core = require "claude.core"
 local async = require "claude.async"
@@ -22,6 +26,7 @@ local errors = require "claude.errors"
 local cli = require "claude.session.argv"
 local hooks = require "claude.session.hooks"
 local permissions = require "claude.session.permissions"
+local servers = require "claude.session.servers"
 
 local M = {}
 
@@ -330,48 +335,15 @@ local function on_exit(self, code, signal)
   end
 end
 
--- The CLI's first handshake with an in-process server, answered ahead of
--- time: with these manifests it skips the initialize and tools/list round
--- trips (newer CLIs; older ones ignore the field and ask).
-local function manifests(self)
-  local out = {}
-  for _, name in ipairs(self.sdk_names) do
-    local server = self.router:servers()[name]
-    local kind, init = core.mcp_dispatch(server, { jsonrpc = "2.0", id = 0, method = "initialize",
-      params = { protocolVersion = core.MCP_PROTOCOL_VERSION, capabilities = json.object(),
-        clientInfo = { name = "claude-code", version = "0" } } })
-    if kind ~= "reply" or not init.result then return nil end
-    out[name] = { initializeResult = init.result,
-      toolsListResult = { tools = json.array(server:list("tools")) } }
-  end
-  return out
-end
-
 local function initialize_request(self)
   local request = { hooks = hooks.wire(self.hooks) }
   if self.sdk_names[1] then
     request.sdkMcpServers = json.array(self.sdk_names)
-    request.sdkMcpServerManifests = manifests(self)
+    request.sdkMcpServerManifests = servers.manifests(self.router, self.sdk_names)
   end
   if self.options.agents then request.agents = cli.agents_wire(self.options.agents) end
   for k, v in pairs(cli.initialize_fields(self.options)) do request[k] = v end
   return request
-end
-
-local LIST_CHANGED = { tools = "tools", resources = "resources",
-  resource_templates = "resources", prompts = "prompts" }
-
---- Makes `server:add(...)` / `server:remove(...)` on the session's in-process servers
--- send the CLI `notifications/<list>/list_changed` (through `mcp_message`); CLI 2.1.330
--- then lists the server anew and the next turn sees the change.
-local function watch_servers(self, sdk)
-  for name, server in pairs(sdk) do
-    server._watchers[self] = function(_, what)
-      if self.closed or self.error or self.stdin_closed or self.exited then return end
-      self.peer:notify("mcp_message", { server_name = name, message = { jsonrpc = "2.0",
-        method = "notifications/" .. LIST_CHANGED[what] .. "/list_changed" } })
-    end
-  end
 end
 
 --- Starts the CLI. Raises for bad options; returns nil, err when the CLI
@@ -416,42 +388,7 @@ function M.open(options, fname)
     context = { session = self },
     timeout = options.control_timeout or DEFAULT_CONTROL_TIMEOUT,
   }
-  if next(sdk) then
-    -- (request_id, response) or, for a tool call, (request_id, result, rpc_id): the control
-    -- envelope, the JSON-RPC envelope and a text result's CallToolResult are written around
-    -- the values in C, with no Lua table built for them; a value that cannot be encoded
-    -- leaves nothing half-written and raises
-    local HEAD = '{"type":"control_response","response":{"subtype":"success","request_id":'
-    local MCP = ',"response":{"mcp_response":'
-    local RPC = MCP .. '{"jsonrpc":"2.0","id":'
-    local TEXT = ',"result":{"content":[{"type":"text","text":'
-    local type = type
-    self.mcp_reply = function(request_id, response, rpc_id)
-      local raw = self.raw
-      if not raw then return end
-      local ok, err, kind
-      if rpc_id == nil then
-        ok, err, kind = raw:write_pieces(HEAD, request_id, MCP, response, "}}}\n")
-      elseif type(response) == "string" then
-        ok, err, kind = raw:write_pieces(HEAD, request_id, RPC, rpc_id, TEXT, response,
-          "}]}}}}}\n")
-      else
-        ok, err, kind = raw:write_pieces(HEAD, request_id, RPC, rpc_id, ',"result":',
-          response, "}}}}\n")
-      end
-      if not ok and kind == "encode" then error(err, 0) end
-    end
-    self.router = require("claude.mcp.router").new(sdk, {
-      budget = options.tool_budget,
-      notify = function(server_name, message)
-        -- a control request whose answer nobody waits for
-        if not self.stdin_closed then
-          self.peer:notify("mcp_message", { server_name = server_name, message = message })
-        end
-      end,
-    })
-  end
-  watch_servers(self, sdk)
+  if next(sdk) then servers.attach(self, sdk) end
   if options.session_store then self.mirror = require("claude.session.mirror").new(options, env) end
   if options.cwd then
     local ok = os.rename(options.cwd, options.cwd)

@@ -14,6 +14,10 @@
 -- `err.code`, `err.data`), `auth` (the server wants authorization and it
 -- could not be had: see claude.oauth), `overflow`, `closed`. A tool's
 -- `isError` result is a result, not a failure. See docs/mcp-client.md.
+--
+-- (Over 600 lines: the lifecycle (connect, reconnect, close) and the methods share the
+-- client's state machine and one request path; the transports, the options, the inbound
+-- requests and authorization are files of their own in claude.mcp.client.*.)
 -- @module claude.mcp.client
 local core = require "claude.core"
 local async = require "claude.async"

@@ -18,6 +18,11 @@
 -- the request, a session belongs to the subject that opened it, and the protected resource
 -- metadata is served at `/.well-known/oauth-protected-resource/mcp`. See docs/mcp-server.md
 -- and docs/oauth.md.
+--
+-- (Over 600 lines: sessions, the exchanges of a POST, the GET stream, expiry and the
+-- routing of authenticated requests all act on one session table; the event streams
+-- (events.lua), the Host/Origin checks (origin.lua), the bearer checks (auth.lua), the
+-- HTTP server (claude.http.server) and the MCP connection (connection.lua) are apart.)
 -- @module claude.mcp.server.http
 local core = require "claude.core"
 local async = require "claude.async"

@@ -1,0 +1,95 @@
+--- A session's in-process MCP servers (`mcp_servers = { name = claude.server(...) }`): the
+-- router that answers the CLI's `mcp_message` control requests, the writer of its answers,
+-- the manifests that spare the CLI its handshakes, and the relay of list changes.
+--
+-- The answers are the tool-call hot path: the control envelope, the JSON-RPC envelope and a
+-- text result's CallToolResult are written around the values in C (`write_pieces`), with
+-- no Lua table built for them; a value that cannot be encoded leaves nothing half-written
+-- and raises.
+-- @module claude.session.servers
+local core = require "claude.core"
+local json = require "claude.json"
+
+local M = {}
+
+local type = type
+
+local HEAD = '{"type":"control_response","response":{"subtype":"success","request_id":'
+local MCP = ',"response":{"mcp_response":'
+local RPC = MCP .. '{"jsonrpc":"2.0","id":'
+local TEXT = ',"result":{"content":[{"type":"text","text":'
+
+-- The session's reply function: (request_id, response) or, for a tool call, (request_id,
+-- result, rpc_id), where a string result is the text of a one-block CallToolResult.
+local function replier(session)
+  return function(request_id, response, rpc_id)
+    local raw = session.raw
+    if not raw then return end
+    local ok, err, kind
+    if rpc_id == nil then
+      ok, err, kind = raw:write_pieces(HEAD, request_id, MCP, response, "}}}\n")
+    elseif type(response) == "string" then
+      ok, err, kind = raw:write_pieces(HEAD, request_id, RPC, rpc_id, TEXT, response,
+        "}]}}}}}\n")
+    else
+      ok, err, kind = raw:write_pieces(HEAD, request_id, RPC, rpc_id, ',"result":',
+        response, "}}}}\n")
+    end
+    if not ok and kind == "encode" then error(err, 0) end
+  end
+end
+
+local LIST_CHANGED = { tools = "tools", resources = "resources",
+  resource_templates = "resources", prompts = "prompts" }
+
+--- Makes `server:add(...)` / `server:remove(...)` on the session's in-process servers
+-- send the CLI `notifications/<list>/list_changed` (through `mcp_message`); CLI 2.1.330
+-- then lists the server anew and the next turn sees the change.
+local function watch_servers(self, sdk)
+  for name, server in pairs(sdk) do
+    server._watchers[self] = function(_, what)
+      if self.closed or self.error or self.stdin_closed or self.exited then return end
+      self.peer:notify("mcp_message", { server_name = name, message = { jsonrpc = "2.0",
+        method = "notifications/" .. LIST_CHANGED[what] .. "/list_changed" } })
+    end
+  end
+end
+
+--- Gives the session `self` its router over the servers `sdk` (name -> claude.server),
+-- its reply function (`self.mcp_reply`), and the list-change relay.
+-- @param self the session (its `peer`, `raw`, `options.tool_budget`)
+-- @tparam table sdk
+function M.attach(self, sdk)
+  self.mcp_reply = replier(self)
+  self.router = require("claude.mcp.router").new(sdk, {
+    budget = self.options.tool_budget,
+    notify = function(server_name, message)
+      -- a control request whose answer nobody waits for
+      if not self.stdin_closed then
+        self.peer:notify("mcp_message", { server_name = server_name, message = message })
+      end
+    end,
+  })
+  watch_servers(self, sdk)
+end
+
+--- The manifests of `initialize.sdkMcpServerManifests`, by server name, or nil: the CLI's
+-- first handshake with each server, answered ahead of time. With them it skips the
+-- initialize and tools/list round trips (newer CLIs; older ones ignore the field and ask).
+-- @param router the session's router
+-- @tparam {string,...} names
+function M.manifests(router, names)
+  local out = {}
+  for _, name in ipairs(names) do
+    local server = router:servers()[name]
+    local kind, init = core.mcp_dispatch(server, { jsonrpc = "2.0", id = 0, method = "initialize",
+      params = { protocolVersion = core.MCP_PROTOCOL_VERSION, capabilities = json.object(),
+        clientInfo = { name = "claude-code", version = "0" } } })
+    if kind ~= "reply" or not init.result then return nil end
+    out[name] = { initializeResult = init.result,
+      toolsListResult = { tools = json.array(server:list("tools")) } }
+  end
+  return out
+end
+
+return M
