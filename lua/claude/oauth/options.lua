@@ -5,6 +5,7 @@
 local errors = require "claude.errors"
 local client_auth = require "claude.oauth.client_auth"
 local jwt = require "claude.oauth.jwt"
+local grants = require "claude.oauth.grants"
 
 local M = {}
 
@@ -22,8 +23,6 @@ local TYPES = {
   assertion = "function",
 }
 M.TYPES = TYPES
-
-local GRANTS = { authorization_code = true, client_credentials = true, jwt_bearer = true }
 
 --- Checks `auth.private_key` and its companions, and reads the key once:
 -- `o.private_key` becomes a claude.core.Key; a JWK's `kid` and `alg` stand
@@ -105,28 +104,11 @@ function M.check(auth, fname)
     o[k] = v
   end
   o.grant = o.grant or "authorization_code"
-  if not GRANTS[o.grant] then
-    misuse("bad field 'auth.grant' to '%s' ('authorization_code', 'client_credentials' or "
-      .. "'jwt_bearer' expected, got '%s')", fname, o.grant)
+  local grant = grants.get(o.grant)
+  if not grant then
+    errors.bad_field("auth.grant", fname, "%s expected, got '%s'", grants.names(), o.grant)
   end
-  if o.grant == "authorization_code" then
-    for _, k in ipairs { "on_authorize", "redirect_uri" } do
-      if o[k] == nil then
-        misuse("bad field 'auth' to '%s' ('auth.%s' is needed for the authorization_code "
-          .. "grant; claude.oauth.loopback() makes both)", fname, k)
-      end
-    end
-    if not o.redirect_uri:find("^%a[%w+.-]*:[^%s]+$") or o.redirect_uri:find("#", 1, true) then
-      misuse("bad field 'auth.redirect_uri' to '%s' (an absolute URI without a fragment "
-        .. "expected, got '%s')", fname, o.redirect_uri)
-    end
-  else
-    if o.client_id == nil or (o.client_secret == nil and o.client_assertion == nil
-        and o.private_key == nil) then
-      misuse("bad field 'auth' to '%s' (the %s grant needs 'auth.client_id' and "
-        .. "'auth.client_secret', 'auth.private_key' or 'auth.client_assertion')", fname, o.grant)
-    end
-  end
+  grant.check(o, fname)
   if (o.grant == "jwt_bearer") ~= (o.assertion ~= nil) then
     misuse("bad field 'auth' to '%s' ('auth.assertion' goes with the jwt_bearer grant, "
       .. "and only with it)", fname)

@@ -26,9 +26,8 @@ local errors = require "claude.errors"
 local url = require "claude.oauth.url"
 local discovery = require "claude.oauth.discovery"
 local registration = require "claude.oauth.registration"
-local pkce = require "claude.oauth.pkce"
-local redirect = require "claude.oauth.redirect"
 local token = require "claude.oauth.token"
+local grants = require "claude.oauth.grants"
 
 local M = {}
 
@@ -54,7 +53,8 @@ end
 --   `protocol_version` (a function giving the version to announce)
 function M.new(auth, server_url, opts)
   local server = assert(url.parse(server_url))
-  return setmetatable({ auth = auth, server = server, key = url.canonical(server),
+  return setmetatable({ auth = auth, grant = grants.get(auth.grant), server = server,
+    key = url.canonical(server),
     name = opts.name or server.authority, report = opts.report or function() end,
     protocol_version = opts.protocol_version or function() return nil end,
     loaded = false, record = nil, discovery = nil, hint = {}, flight = nil, spent = 0,
@@ -181,7 +181,7 @@ function Provider:expiring()
     return false
   end
   -- without a refresh token, only a grant that needs no person renews a token
-  if not r.refresh_token and self.auth.grant == "authorization_code" then return false end
+  if not r.refresh_token and self.grant.interactive then return false end
   return os.time() >= r.expires_at - M.REFRESH_MARGIN
 end
 
@@ -326,7 +326,7 @@ function Provider:select_scope(d, challenged)
     scope = table.concat(d.scopes_supported, " ")
   end
   scope = scope or self.auth.scope
-  if scope and self.auth.grant == "authorization_code"
+  if scope and self.grant.interactive
     and includes(d.meta.scopes_supported, "offline_access") then
     scope = union(scope, "offline_access")
   end
@@ -355,7 +355,7 @@ function Provider:client(d, scope, known)
   if known then return fail("auth", "the client the tokens were issued to is not known") end
   local err, kind
   c, err, kind = registration.register(d, { client_name = a.client_name,
-    redirect_uri = a.redirect_uri, grant = a.grant, scope = scope })
+    redirect_uri = a.redirect_uri, grant = self.grant, scope = scope })
   if not c then return nil, err, kind end
   self.record = self.record or {}
   self.record.client, self.record.issuer = c, d.issuer
@@ -395,10 +395,10 @@ end
 function Provider:renew()
   local d, err, kind = self:discover(self.hint)
   if not d then return nil, err, kind end
-  if self.record.refresh_token or self.auth.grant == "authorization_code" then
+  if self.record.refresh_token or self.grant.interactive then
     return self:refresh(d)
   end
-  return self:without_person(d, self.record.scope)
+  return self:authorize(d, self.record.scope) -- a grant without a person: simply again
 end
 
 function Provider:refresh(d)
@@ -418,99 +418,17 @@ function Provider:refresh(d)
   return true
 end
 
-M.JWT_BEARER = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-
--- The grants without a person: client credentials, or an assertion the
--- application gets elsewhere (jwt_bearer, RFC 7523 section 2.1: an ID-JAG
--- from the enterprise's identity provider, say).
-function Provider:without_person(d, scope)
-  local client, err, kind = self:client(d, scope)
-  if not client then return nil, err, kind end
-  local fields, what = { grant_type = "client_credentials", scope = scope },
-    "the client credentials request"
-  if self.auth.grant == "jwt_bearer" then
-    -- the issuer as its metadata spells it: an ID-JAG's audience must be exactly that
-    local ok, assertion, why = pcall(self.auth.assertion, { client_id = client.client_id,
-      issuer = d.meta.issuer or d.issuer, resource = d.resource,
-      token_endpoint = d.meta.token_endpoint, scope = scope })
-    if not ok or type(assertion) ~= "string" or assertion == "" then
-      if not ok and errors.is(assertion, "cancelled") then error(assertion, 0) end
-      local cause = ok and why or assertion
-      -- the reason, never the value; an OAuth error code of a step behind it is kept
-      return fail("auth", "auth.assertion gave no assertion: " .. tostring(ok
-        and (why ~= nil and errors.message(why) or ("it returned " .. type(assertion)))
-        or errors.message(assertion)), errors.is(cause) and { oauth_error = cause.oauth_error }
-        or nil)
-    end
-    fields = { grant_type = M.JWT_BEARER, assertion = assertion, scope = scope }
-    what = "the JWT bearer grant"
-  end
-  local tokens
-  tokens, err, kind = token.request(d, client, fields, what)
-  if not tokens then return nil, err, kind end
-  self:keep(d, client, tokens, scope)
-  return true
+-- A new authorization, by the grant's own flow (claude.oauth.grants).
+function Provider:authorize(d, scope)
+  return self.grant.obtain(self, d, scope)
 end
 
--- A new authorization: client credentials, or the authorization code flow.
-function Provider:authorize(d, scope)
-  if self.auth.grant ~= "authorization_code" then return self:without_person(d, scope) end
-  local meta = d.meta
-  if not meta.defaults then
-    -- without metadata that promises S256 the MCP specification forbids going on
-    if not includes(meta.code_challenge_methods_supported, "S256") then
-      return fail("auth", string.format("the authorization server '%s' does not list S256 "
-        .. "in code_challenge_methods_supported: PKCE cannot be relied on, so no "
-        .. "authorization is attempted", d.issuer))
-    end
-    if type(meta.authorization_endpoint) ~= "string" then
-      return fail("auth", string.format("the authorization server '%s' names no "
-        .. "authorization_endpoint", d.issuer))
-    end
+-- A client the authorization server no longer knows: registered again next time.
+function Provider:forget_client()
+  if self.record then
+    self.record.client = nil
+    self:save()
   end
-  local client, err, kind = self:client(d, scope)
-  if not client then return nil, err, kind end
-  local verifier, state, challenge
-  verifier, err, kind = pkce.verifier()
-  if not verifier then return nil, err, kind end
-  state, err, kind = pkce.state()
-  if not state then return nil, err, kind end
-  challenge, err, kind = pkce.challenge(verifier)
-  if not challenge then return nil, err, kind end
-  local a = self.auth
-  local fields = { response_type = "code", client_id = client.client_id,
-    redirect_uri = a.redirect_uri, code_challenge = challenge, code_challenge_method = "S256",
-    state = state, scope = scope, resource = d.resource }
-  -- OpenID providers grant offline_access only with consent asked for
-  if includes(words(scope), "offline_access") then fields.prompt = "consent" end
-  local target = url.with_query(meta.authorization_endpoint, fields)
-  local ok, answer, why = pcall(a.on_authorize, target)
-  if not ok then
-    if errors.is(answer, "cancelled") then error(answer, 0) end
-    return fail("auth", "auth.on_authorize raised: " .. errors.message(answer))
-  end
-  if answer == nil then
-    return fail("auth", "auth.on_authorize gave no code" .. (why ~= nil
-      and (": " .. errors.message(why)) or ""))
-  end
-  local code
-  code, err, kind = redirect.code(answer, { state = state, redirect_uri = a.redirect_uri,
-    issuer = not meta.defaults and meta.issuer or nil,
-    iss_required = meta.authorization_response_iss_parameter_supported == true })
-  if not code then return nil, err, kind end
-  local tokens
-  tokens, err, kind = token.request(d, client, { grant_type = "authorization_code",
-    code = code, redirect_uri = a.redirect_uri, code_verifier = verifier },
-    "the authorization code exchange")
-  if not tokens then
-    if err.oauth_error == "invalid_client" and client.registered and self.record then
-      self.record.client = nil -- registered again next time
-      self:save()
-    end
-    return nil, err, kind
-  end
-  self:keep(d, client, tokens, scope)
-  return true
 end
 
 M.Provider = Provider

@@ -35,7 +35,7 @@ end
 local function wanted_method(meta, grant)
   local supported = meta.token_endpoint_auth_methods_supported
   if type(supported) ~= "table" then return nil end -- the server's default (RFC 7591)
-  local order = grant ~= "authorization_code"
+  local order = not grant.interactive
     and { "client_secret_basic", "client_secret_post" }
     or { "none", "client_secret_basic", "client_secret_post" }
   for _, m in ipairs(order) do
@@ -46,7 +46,7 @@ end
 
 --- Registers a client (RFC 7591).
 -- @tparam table d the discovery (`meta`, `issuer`)
--- @tparam table o `client_name`, `redirect_uri`, `grant`, `scope`
+-- @tparam table o `client_name`, `redirect_uri`, `grant` (claude.oauth.grants), `scope`
 -- @return `{ client_id, client_secret, client_secret_expires_at,
 --   token_endpoint_auth_method, registered = true }` | nil, err, "auth"
 function M.register(d, o)
@@ -58,12 +58,11 @@ function M.register(d, o)
       d.meta.client_id_metadata_document_supported == true
         and " or auth.client_metadata_url" or ""))
   end
-  local interactive = o.grant == "authorization_code"
+  local interactive = o.grant.interactive
   local body = {
     client_name = o.client_name or "claudelua",
-    grant_types = interactive and { "authorization_code", "refresh_token" }
-      or { "client_credentials" },
-    response_types = interactive and { "code" } or nil,
+    grant_types = o.grant.registration.grant_types,
+    response_types = o.grant.registration.response_types,
     redirect_uris = interactive and { o.redirect_uri } or nil,
     token_endpoint_auth_method = wanted_method(d.meta, o.grant),
     scope = o.scope,
