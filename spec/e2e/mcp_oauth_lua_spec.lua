@@ -19,7 +19,7 @@ local http_server = require "claude.http.server"
 local jwt = require "claude.oauth.jwt"
 local jwks = require "claude.oauth.jwks"
 local oauth = require "claude.oauth"
-local url_lib = require "claude.oauth.url"
+local url_lib = require "claude.url"
 local harness = require "support.harness"
 local mcp_http = require "support.mcp_http"
 

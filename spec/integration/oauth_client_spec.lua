@@ -11,7 +11,7 @@ local claude = require "claude"
 local core = require "claude.core"
 local http = require "claude.http.client"
 local oauth = require "claude.oauth"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 local harness = require "support.harness"
 local fake = require("support.oauth_server").start
 
@@ -84,7 +84,7 @@ describe("claude.mcp.connect with auth (OAuth client)", function()
       assert.equal(384, core.stat(path).mode) -- 0600
       assert.equal(448, core.stat(dir .. "/sub").mode) -- 0700
       local saved = store.load(u)
-      assert.equal(u, url.canonical(url.parse(u)))
+      assert.equal(u, url.canonical(url.parse_canonical(u)))
       assert.equal("string", type(saved.access_token))
       assert.equal("string", type(saved.client.client_id))
       local c2 <close> = assert(claude.mcp.connect { url = u, timeout = T,

@@ -13,7 +13,7 @@ local core = require "claude.core"
 local json = require "claude.json"
 local http_server = require "claude.http.server"
 local jwt = require "claude.oauth.jwt"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 
 local M = {}
 

@@ -3,7 +3,7 @@
 -- of a redirect, URLs, the choice of the token endpoint authentication, and
 -- the file store's mode.
 local core = require "claude.core"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 local discovery = require "claude.oauth.discovery"
 local pkce = require "claude.oauth.pkce"
 local redirect = require "claude.oauth.redirect"
@@ -55,17 +55,17 @@ describe("discovery URLs, in the specification's order", function()
   it("protected resource metadata: path-aware, then the root", function()
     assert.same({ "https://rs.example/.well-known/oauth-protected-resource/public/mcp",
       "https://rs.example/.well-known/oauth-protected-resource" },
-      discovery.resource_metadata_urls(url.parse("https://rs.example/public/mcp")))
+      discovery.resource_metadata_urls(url.parse_canonical("https://rs.example/public/mcp")))
     assert.same({ "https://rs.example/.well-known/oauth-protected-resource/mcp?t=1",
       "https://rs.example/.well-known/oauth-protected-resource" },
-      discovery.resource_metadata_urls(url.parse("https://rs.example/mcp/?t=1")))
+      discovery.resource_metadata_urls(url.parse_canonical("https://rs.example/mcp/?t=1")))
     assert.same({ "http://127.0.0.1:8080/.well-known/oauth-protected-resource" },
-      discovery.resource_metadata_urls(url.parse("http://127.0.0.1:8080/")))
+      discovery.resource_metadata_urls(url.parse_canonical("http://127.0.0.1:8080/")))
   end)
 
   local function urls(issuer)
     local out = {}
-    for _, c in ipairs(discovery.server_metadata_urls(url.parse(issuer))) do
+    for _, c in ipairs(discovery.server_metadata_urls(url.parse_canonical(issuer))) do
       out[#out + 1] = c.kind .. " " .. c.url
     end
     return out
@@ -83,7 +83,7 @@ describe("discovery URLs, in the specification's order", function()
 end)
 
 describe("discovery checks", function()
-  local server = url.parse("https://rs.example:8443/api/mcp")
+  local server = url.parse_canonical("https://rs.example:8443/api/mcp")
   local rows = {
     { "https://rs.example:8443/api/mcp", true },
     { "https://rs.example:8443/api", true },
@@ -205,16 +205,16 @@ describe("the answer of on_authorize", function()
   end)
 end)
 
-describe("claude.oauth.url", function()
+describe("claude.url (as OAuth uses it)", function()
   it("parses strictly", function()
-    local u = url.parse("HTTPS://Example.COM:443/a/b?x=1#f")
+    local u = url.parse_canonical("HTTPS://Example.COM:443/a/b?x=1#f")
     assert.same({ scheme = "https", host = "example.com", authority = "example.com",
       path = "/a/b", query = "x=1", fragment = "f" }, u)
     assert.equal("https://example.com/a/b?x=1", url.canonical(u))
-    assert.equal("[::1]:8080", url.parse("http://[::1]:8080/").authority)
+    assert.equal("[::1]:8080", url.parse_canonical("http://[::1]:8080/").authority)
     for _, bad in ipairs { "example.com/x", "http://a b/", "http://u@h/", "http:///x",
       "http://h:99999/", "http://h\\x/" } do
-      assert.is_nil(url.parse(bad))
+      assert.is_nil(url.parse_canonical(bad))
     end
   end)
 

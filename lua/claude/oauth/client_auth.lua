@@ -16,7 +16,7 @@
 -- @module claude.oauth.client_auth
 local core = require "claude.core"
 local errors = require "claude.errors"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 local jwt = require "claude.oauth.jwt"
 
 local M = {}

@@ -18,7 +18,7 @@
 -- authorization server URL must be HTTPS unless its host is loopback.
 -- @module claude.oauth.discovery
 local errors = require "claude.errors"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 local fetch = require "claude.oauth.fetch"
 
 local M = {}
@@ -146,7 +146,7 @@ end
 -- @tparam table server a parsed URL
 -- @tparam string resource
 function M.resource_allowed(server, resource)
-  local r = url.parse(resource)
+  local r = url.parse_canonical(resource)
   if not r or r.fragment then return false end
   if url.origin(r) ~= url.origin(server) then return false end
   local want = trimmed_path(r) .. "/"
@@ -156,7 +156,7 @@ end
 
 --- Are two issuer identifiers the same (one trailing slash aside)?
 function M.same_issuer(a, b)
-  local x, y = url.parse(a), url.parse(b)
+  local x, y = url.parse_canonical(a), url.parse_canonical(b)
   if not (x and y) then return a == b end
   return url.origin(x) == url.origin(y) and trimmed_path(x) == trimmed_path(y)
     and x.query == y.query
@@ -166,7 +166,7 @@ end
 -- loopback host (decided from the URL alone, before connecting).
 -- @return the parsed URL | nil, err, "auth"
 function M.check_secure(s, what)
-  local u, why = url.parse(s)
+  local u, why = url.parse_canonical(s)
   if not u then
     return fail("auth", string.format("%s '%s' is not a usable URL: %s", what, tostring(s), why))
   end
@@ -236,7 +236,7 @@ local function server_metadata(issuer, issuer_u, strict, headers)
           issuer), { issuer = meta.issuer })
       end
       if not strict then
-        local iu = url.parse(meta.issuer)
+        local iu = url.parse_canonical(meta.issuer)
         if not iu or url.origin(iu) ~= url.origin(issuer_u) then
           return fail("auth", string.format("%s names issuer '%s', on another origin than "
             .. "%s", where, meta.issuer, url.origin(issuer_u)), { issuer = meta.issuer })

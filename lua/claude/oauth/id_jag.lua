@@ -23,7 +23,7 @@
 -- description only).
 -- @module claude.oauth.id_jag
 local errors = require "claude.errors"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 local fetch = require "claude.oauth.fetch"
 local client_auth = require "claude.oauth.client_auth"
 local discovery = require "claude.oauth.discovery"

@@ -14,7 +14,7 @@
 local core = require "claude.core"
 local json = require "claude.json"
 local errors = require "claude.errors"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 local client_auth = require "claude.oauth.client_auth"
 
 local M = {}
@@ -29,7 +29,7 @@ local function unavailable(msg, ...)
 end
 
 local function http_url(v)
-  local u = url.parse(v)
+  local u = url.parse_canonical(v)
   return u ~= nil and (u.scheme == "http" or u.scheme == "https")
 end
 

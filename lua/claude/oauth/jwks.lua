@@ -27,7 +27,7 @@ local errors = require "claude.errors"
 local async = require "claude.async"
 local jwt = require "claude.oauth.jwt"
 local keyset = require "claude.oauth.keyset"
-local urls = require "claude.oauth.url"
+local urls = require "claude.url"
 
 local M = {}
 
@@ -60,7 +60,7 @@ local function check_url(url, what, fname)
   if type(url) ~= "string" then
     misuse("bad %s to '%s' (a URL expected, got %s)", what, fname, typename(url))
   end
-  local u, why = urls.parse(url)
+  local u, why = urls.parse_canonical(url)
   if not u then misuse("bad %s to '%s' (%s)", what, fname, why) end
   if u.scheme ~= "https" and not (u.scheme == "http" and urls.is_loopback(u.host)) then
     misuse("bad %s to '%s' (https required; http only for a loopback host)", what, fname)

@@ -7,7 +7,7 @@
 -- @module claude.oauth.loopback
 local async = require "claude.async"
 local errors = require "claude.errors"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 
 local M = {}
 
@@ -98,7 +98,7 @@ function M.new(opts)
   local self = { redirect_uri = base .. path }
 
   function self.on_authorize(authorization_url)
-    local auth_u = url.parse(authorization_url)
+    local auth_u = url.parse_canonical(authorization_url)
     local state = auth_u and url.params(auth_u.query).state
     local done = async.event()
     local answer

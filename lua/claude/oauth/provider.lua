@@ -23,7 +23,7 @@
 local core = require "claude.core"
 local async = require "claude.async"
 local errors = require "claude.errors"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 local discovery = require "claude.oauth.discovery"
 local registration = require "claude.oauth.registration"
 local token = require "claude.oauth.token"
@@ -52,7 +52,7 @@ end
 --   function for problems that fail nothing: a store that cannot save),
 --   `protocol_version` (a function giving the version to announce)
 function M.new(auth, server_url, opts)
-  local server = assert(url.parse(server_url))
+  local server = assert(url.parse_canonical(server_url))
   return setmetatable({ auth = auth, grant = grants.get(auth.grant), server = server,
     key = url.canonical(server),
     name = opts.name or server.authority, report = opts.report or function() end,

@@ -5,7 +5,7 @@
 -- when it names an issuer (RFC 9207), that of the server asked.
 -- @module claude.oauth.redirect
 local errors = require "claude.errors"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 local discovery = require "claude.oauth.discovery"
 
 local M = {}
@@ -15,7 +15,7 @@ local fail = errors.fail
 -- The redirect's target without its query, compared as URLs where they
 -- are URLs (scheme and host case-insensitively, the default port implied).
 local function same_target(a, b)
-  local x, y = url.parse(a), url.parse(b)
+  local x, y = url.parse_canonical(a), url.parse_canonical(b)
   if x and y then
     return x.scheme == y.scheme and x.host == y.host and x.port == y.port
       and (x.path == "" and "/" or x.path) == (y.path == "" and "/" or y.path)

@@ -5,7 +5,7 @@
 -- the provider keeps. No error quotes a token, a code or a secret.
 -- @module claude.oauth.token
 local errors = require "claude.errors"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 local fetch = require "claude.oauth.fetch"
 local client_auth = require "claude.oauth.client_auth"
 

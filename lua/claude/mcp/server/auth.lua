@@ -34,7 +34,6 @@ local async = require "claude.async"
 local json = require "claude.json"
 local errors = require "claude.errors"
 local urls = require "claude.url"
-local oauth_url = require "claude.oauth.url"
 local introspection = require "claude.oauth.introspection"
 local resource_option = require "claude.oauth.resource"
 
@@ -128,14 +127,14 @@ end
 ---------------------------------------------------------------------------------------------
 
 -- A resource identifier as compared: scheme and host lower-cased, the default port left
--- out (claude.oauth.url.canonical), and neither a fragment nor one trailing slash counted
+-- out (claude.url.canonical), and neither a fragment nor one trailing slash counted
 -- ("HTTPS://H:443/a/b/#x" -> "https://h/a/b"); true when it is an absolute URL. An
 -- audience that is not a URL (a URN, a name) is compared as written, its fragment and
 -- trailing slash aside.
 local function normalized(uri)
-  local u = oauth_url.parse(uri)
+  local u = urls.parse_canonical(uri)
   if not u then return (uri:gsub("#.*$", ""):gsub("/$", "")), false end
-  return (oauth_url.canonical(u):gsub("/$", "")), true
+  return (urls.canonical(u):gsub("/$", "")), true
 end
 
 --- The URL of the protected resource metadata of `resource` (RFC 9728 section 3.1: the

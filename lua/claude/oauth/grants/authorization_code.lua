@@ -4,7 +4,7 @@
 -- answer (RFC 9207) are checked before the code is redeemed.
 -- @module claude.oauth.grants.authorization_code
 local errors = require "claude.errors"
-local url = require "claude.oauth.url"
+local url = require "claude.url"
 local pkce = require "claude.oauth.pkce"
 local redirect = require "claude.oauth.redirect"
 local token = require "claude.oauth.token"
