@@ -109,7 +109,7 @@ end
 --   to `fn` in place of `read_line`; nil, nil at EOF), on_exit = fn(code,
 --   signal) (called once the child has exited and its pipes are done, before
 --   `wait` returns) }`
--- @return the process, or nil, message, code
+-- @return the process, or nil, err, kind (a system error name)
 local function spawn(spec)
   if type(spec) ~= "table" then
     errors.misuse("bad argument #1 to 'spawn' (table expected, got %s)", type(spec))
@@ -120,8 +120,8 @@ local function spawn(spec)
   end
   local env = M.environment(spec.env, spec.clear_env)
   M.check_exec_strings("bad argument #1 to 'spawn'", cmd, spec.args, env, spec.cwd)
-  local file, err, code = M.which(cmd, env.PATH)
-  if not file then return nil, err, code end
+  local file, err, kind = M.which(cmd, env.PATH)
+  if not file then return nil, err, kind end
 
   local self = setmetatable({ lines_q = queue.new(), stderr_parts = {}, stderr_bytes = 0,
     exited = async.event() }, Process)
@@ -185,14 +185,14 @@ local function checked(ok, message, code)
 end
 
 --- Writes data to stdin (queued when the pipe is full).
--- @return true | nil, err, code
+-- @return true | nil, err, kind
 function Process:write(data)
   if self.closed then return errors.fail("closed", "process is closed") end
   return checked(self.raw:write(data))
 end
 
 --- Writes `value` as one line of JSON to stdin.
--- @return true | nil, err, code
+-- @return true | nil, err, kind
 function Process:write_json(value)
   if self.closed then return errors.fail("closed", "process is closed") end
   return checked(self.raw:write_json(value))

@@ -620,7 +620,7 @@ end
 --   `log` (a function given a line when a session expires or a token cannot be checked;
 --   default: stderr), `auth` (the servers' OAuth bearer checks, for those without an `auth`
 --   option of their own: see claude.mcp.server.auth; `false`: none, on purpose)
--- @return the transport (`:url()`, `:port()`, `:close()`), or nil, err, code
+-- @return the transport (`:url()`, `:port()`, `:close()`), or nil, err, "connection"
 -- @raise a misuse for bad options, and for a `host` that is not loopback with a server
 --   that has no `auth` while the transport's `auth` is not given (`auth = false` says so)
 -- @function listen
