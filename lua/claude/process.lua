@@ -120,8 +120,8 @@ local function spawn(spec)
   end
   local env = M.environment(spec.env, spec.clear_env)
   M.check_exec_strings("bad argument #1 to 'spawn'", cmd, spec.args, env, spec.cwd)
-  local file, err, kind = M.which(cmd, env.PATH)
-  if not file then return nil, err, kind end
+  local file, err, why = M.which(cmd, env.PATH)
+  if not file then return nil, err, why end
 
   local self = setmetatable({ lines_q = queue.new(), stderr_parts = {}, stderr_bytes = 0,
     exited = async.event() }, Process)
