@@ -2,7 +2,8 @@
  * context.c -- the per-lua_State context: its libuv loop, the objects that
  * own libuv handles, registry refs, protected callbacks into Lua, and the
  * functions that run the loop (directly, or a step at a time from somebody
- * else's loop: pollfd, timeout, step) and defer work to the end of a turn.
+ * else's loop: pollfd, timeout, step, and the wake that keeps pollfd
+ * truthful) and defer work to the end of a turn.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,52 @@
 #include "core.h"
 
 static const char CTX_KEY = 'c'; /* its address keys the registry entry */
+
+/* -------------------------------------------------------------------------
+ * The wake: keeps claude.pollfd() truthful
+ *
+ * An application that runs its own event loop polls the descriptor of
+ * claude's private loop and calls claude.step() when it is readable. Work
+ * started outside step (a task, a timer, a process, a write, a query, from
+ * the application's own callbacks) only queues libuv watchers: the kernel
+ * learns of them at the loop's next turn, so nothing would ever make the
+ * descriptor readable. claude_wake() sends on an async handle whose eventfd
+ * is in the loop's epoll set: the descriptor becomes readable, the
+ * application steps, and that turn registers the new watchers. Inside step
+ * (or any turn of the loop) no wake is needed: the turn sees the work itself.
+ * ---------------------------------------------------------------------- */
+
+static void wake_cb(uv_async_t *h) { (void)h; }
+
+static void wake_closed(uv_handle_t *h) {
+  claude_handle_closed((claude_ctx *)h->data);
+}
+
+/* For a loop the context owns, right after uv_loop_init: the handle, and
+ * one turn that cannot run anything else (the loop is new) so that its
+ * descriptor joins the epoll set. Unreferenced: it never keeps the loop
+ * alive. A loop the application owns is run by the application: no wake. */
+static void wake_open(claude_ctx *ctx) {
+  if (!ctx->owns_loop || ctx->wake_init) return;
+  if (uv_async_init(ctx->loop, &ctx->wake, wake_cb) != 0) return;
+  ctx->wake.data = ctx;
+  ctx->wake_init = 1;
+  claude_handle_opened(ctx);
+  uv_run(ctx->loop, UV_RUN_NOWAIT);
+  uv_unref((uv_handle_t *)&ctx->wake);
+}
+
+/* Called where work is added; cheap when the loop is running (nothing) and
+ * when a wake is already pending (libuv sends once until the loop turns). */
+void claude_wake(claude_ctx *ctx) {
+  if (ctx->wake_init && ctx->run_L == NULL && !ctx->closing) uv_async_send(&ctx->wake);
+}
+
+static void wake_close(claude_ctx *ctx) {
+  if (!ctx->wake_init) return;
+  ctx->wake_init = 0;
+  uv_close((uv_handle_t *)&ctx->wake, wake_closed);
+}
 
 /* -------------------------------------------------------------------------
  * Context
@@ -62,7 +109,7 @@ static int ctx_gc(lua_State *L) {
   if (ctx == NULL) return 0;
   *box = NULL;
   ctx->closing = 1;
-  claude_wake_close(ctx);
+  wake_close(ctx);
   while (ctx->objects.next != &ctx->objects) {
     claude_handle *h = ctx->objects.next;
     claude_object_unlink(h);
@@ -122,7 +169,7 @@ static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   ctx->defer_ref = LUA_NOREF;
   ctx->objects.next = ctx->objects.prev = &ctx->objects;
   ctx->pdeathsig = access("/usr/bin/setpriv", X_OK) == 0;
-  claude_wake_open(ctx);
+  wake_open(ctx);
   if (luaL_newmetatable(L, "claude.core.Context")) {
     lua_pushcfunction(L, ctx_gc);
     lua_setfield(L, -2, "__gc");

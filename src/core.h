@@ -47,7 +47,7 @@ typedef struct claude_ctx {
   uv_check_t defer_check; /* runs deferred functions after this turn's I/O */
   uv_idle_t defer_idle;   /* while work is deferred, the loop must not block */
   int defer_ref;          /* Lua list of deferred functions, or LUA_NOREF */
-  int wake_init;          /* the async handle below exists (wake.c) */
+  int wake_init;          /* the async handle below exists */
   uv_async_t wake;        /* makes the loop's descriptor readable */
 } claude_ctx;
 
@@ -72,10 +72,8 @@ void claude_open_timer(lua_State *L);
 void claude_open_signal(lua_State *L);
 void claude_open_os(lua_State *L);
 
-/* wake.c: keeps claude.pollfd() truthful for an application that polls it */
-void claude_wake_open(claude_ctx *ctx);
+/* Work was added: an application that polls claude.pollfd() must step. */
 void claude_wake(claude_ctx *ctx);
-void claude_wake_close(claude_ctx *ctx);
 
 /* process.c */
 void claude_open_process(lua_State *L);
