@@ -43,9 +43,9 @@
  *
  * Budgets nest: a budgeted call may run another coroutine under its own
  * budget; both are current then, and the outer one's limits still hold.
- * Per lua_State: the state (current budgets, the running chain, the meter,
- * the watchdog) hangs off the registry; the only C globals are the signal
- * handlers' (watchdog.c). See docs/budgets.md.
+ * Per lua_State: the state (current budgets, the running chain, the meter)
+ * hangs off the registry and arms the watchdog of the state's context; the
+ * only C globals are the signal handlers' (watchdog.c). See docs/budgets.md.
  *
  * This file: the per-state part (the registry's sentinel, its __gc), the Lua
  * API, and the run of one budgeted resume (run_under), the tool-call path:
@@ -66,35 +66,63 @@
 #define STATE_MT "claude.BudgetState"
 
 const char claude_budget_key = 's';
+static const char offer_key = 'o'; /* the host's metered allocator, offered early */
+
+/* The host's offer of its metered allocator (claude_budget_use_meter), kept
+ * in the registry until the state's budgets are made. */
+typedef struct offer {
+  claude_meter *m;
+  lua_Alloc fn;
+  void *ud;
+} offer;
 
 /* ---- the per-state part --------------------------------------------------- */
 
-/* __gc of the sentinel, at lua_close: the watchdog stops, the state's
- * allocator goes back to the one wrapped, and the state is freed. If
- * something wrapped the allocator after us, ours must stay reachable: the
- * state is kept (inert). */
+/* __gc of the sentinel, at lua_close: the watchdog's pokes arm nothing any
+ * more, the state's allocator goes back to the one wrapped, and the state is
+ * freed. If something wrapped the allocator after us, ours must stay
+ * reachable: the state is kept (inert). The context's __gc comes after this
+ * one (it is older), and closes the watch; the context is looked up anyway,
+ * never touched once closed. */
 static int state_gc(lua_State *L) {
   sentinel *s = (sentinel *)lua_touserdata(L, 1);
   budget_state *st = s->st;
+  claude_ctx *ctx = claude_ctx_find(L);
   if (st == NULL) return 0;
   s->st = NULL;
+  if (ctx != NULL && &ctx->watch == st->watch) claude_watch_set_arm(st->watch, NULL, NULL);
   st->current = NULL;
   st->top = NULL;
   st->interrupt = NULL;
-  claude_watch_close(&st->watch);
   if (claude_budget_meter_close(L, st)) free(st);
   return 0;
 }
 
-/* The state's sentinel, made on first use. */
+/* Takes the host's metered allocator (claude_budget_use_meter), if it
+ * offered one before the state was made. */
+static void take_offer(lua_State *L, budget_state *st) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &offer_key) == LUA_TUSERDATA) {
+    offer *o = (offer *)lua_touserdata(L, -1);
+    st->host_meter = o->m;
+    st->host_fn = o->fn;
+    st->host_ud = o->ud;
+    lua_pushnil(L);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &offer_key);
+  }
+  lua_pop(L, 1);
+}
+
+/* The state's sentinel, made on first use, after the context. */
 static sentinel *get_sentinel(lua_State *L) {
   sentinel *s;
+  claude_ctx *ctx;
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &claude_budget_key) == LUA_TUSERDATA) {
     s = (sentinel *)lua_touserdata(L, -1);
     lua_pop(L, 1);
     return s;
   }
   lua_pop(L, 1);
+  ctx = claude_ctx_get(L); /* older than the sentinel: finalized after it */
   s = (sentinel *)lua_newuserdatauv(L, sizeof *s, 0);
   s->st = NULL;
   if (luaL_newmetatable(L, STATE_MT)) {
@@ -104,22 +132,33 @@ static sentinel *get_sentinel(lua_State *L) {
   lua_setmetatable(L, -2);
   s->st = (budget_state *)calloc(1, sizeof *s->st);
   if (s->st == NULL) luaL_error(L, "budget: out of memory");
-  claude_watch_init(&s->st->watch, claude_budget_watch_arm, s->st);
+  take_offer(L, s->st);
+  s->st->watch = &ctx->watch;
+  claude_watch_set_arm(&ctx->watch, claude_budget_watch_arm, s->st);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &claude_budget_key);
   return s;
 }
 
-claude_watch *claude_budget_watch(lua_State *L) {
-  budget_state *st = get_sentinel(L)->st;
-  return st != NULL ? &st->watch : NULL;
-}
-
+/* Before the state's budgets exist (the host offers its allocator before it
+ * opens any library), the offer waits in the registry: making the budgets
+ * would make the context and its loop at every start. */
 void claude_budget_use_meter(lua_State *L, claude_meter *m, lua_Alloc metered, void *ud) {
-  budget_state *st = get_sentinel(L)->st;
-  if (st->meter != NULL) return;
-  st->host_meter = m;
-  st->host_fn = metered;
-  st->host_ud = ud;
+  offer *o;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &claude_budget_key) == LUA_TUSERDATA) {
+    budget_state *st = ((sentinel *)lua_touserdata(L, -1))->st;
+    lua_pop(L, 1);
+    if (st == NULL || st->meter != NULL) return;
+    st->host_meter = m;
+    st->host_fn = metered;
+    st->host_ud = ud;
+    return;
+  }
+  lua_pop(L, 1);
+  o = (offer *)lua_newuserdatauv(L, sizeof *o, 0);
+  o->m = m;
+  o->fn = metered;
+  o->ud = ud;
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &offer_key);
 }
 
 /* ---- core.budget{...} and its methods ------------------------------------- */
@@ -229,7 +268,7 @@ static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, i
   if (b->run_ns > 0) {
     now = uv_hrtime();
     /* no watchdog: the hook looks at the clock */
-    if (st->watch.status == CLAUDE_WATCH_NONE) count = 1;
+    if (st->watch->status == CLAUDE_WATCH_NONE) count = 1;
   }
   if (count && !node.counting) {
     lua_sethook(co, claude_budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
@@ -238,21 +277,21 @@ static int run_under(lua_State *L, budget_state *st, budget *b, lua_State *co, i
   b->resumes++;
   b->slice_start = now;
   enter(L, st, b, &node);
-  if (b->run_ns > 0 && st->watch.status != CLAUDE_WATCH_NONE) {
+  if (b->run_ns > 0 && st->watch->status != CLAUDE_WATCH_NONE) {
     uint64_t d = now + b->run_ns;
-    outer_deadline = atomic_load_explicit(&st->watch.deadline, memory_order_relaxed);
+    outer_deadline = atomic_load_explicit(&st->watch->deadline, memory_order_relaxed);
     if (outer_deadline == 0 || d < outer_deadline) {
-      claude_watch_deadline(&st->watch, d, b->run_ns);
+      claude_watch_deadline(st->watch, d, b->run_ns);
       watched = 1;
       /* the thread could not be started: count after all */
-      if (st->watch.status == CLAUDE_WATCH_NONE && !node.counting) {
+      if (st->watch->status == CLAUDE_WATCH_NONE && !node.counting) {
         lua_sethook(co, claude_budget_hook, LUA_MASKCOUNT, HOOK_PERIOD);
         node.counting = 1;
       }
     }
   }
   status = lua_resume(co, L, narg, nres);
-  if (watched) claude_watch_deadline(&st->watch, outer_deadline, 0);
+  if (watched) claude_watch_deadline(st->watch, outer_deadline, 0);
   leave(L, st, b, &node);
   return status;
 }

@@ -32,7 +32,9 @@ typedef struct run_node {
   unsigned char counting; /* has the count hook for the whole resume */
 } run_node;
 
-/* One per lua_State, malloc'ed: it must outlive every allocation it sees. */
+/* One per lua_State, malloc'ed: it must outlive every allocation it sees.
+ * Made after the state's context (claude_ctx), so that its sentinel's __gc
+ * runs before the context's at lua_close: the watch is there while st is. */
 typedef struct budget_state {
   budget *current;                /* innermost budget being resumed, or NULL */
   run_node *volatile top;         /* innermost resume, or NULL */
@@ -50,7 +52,7 @@ typedef struct budget_state {
   budget *limiter;                /* the budget the meter's room comes from */
   lua_Alloc orig;                 /* the allocator wrapped (meter == &own_meter) */
   void *orig_ud;
-  claude_watch watch;
+  claude_watch *watch;            /* the context's; arms the chain while st exists */
 } budget_state;
 
 /* The registry's handle on the state; its __gc puts the allocator back. */

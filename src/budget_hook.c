@@ -61,7 +61,7 @@ void claude_budget_watch_arm(void *ud, int what) {
     st->interrupt = n->co;
     lua_sethook(n->co, claude_budget_hook, LUA_MASKCOUNT, 1);
   }
-  if ((what & CLAUDE_POKE_BUDGET) && claude_watch_due(&st->watch)) arm(st, NULL);
+  if ((what & CLAUDE_POKE_BUDGET) && claude_watch_due(st->watch)) arm(st, NULL);
 }
 
 /* Marks b stopped for `why` (the first reason stays) and makes the hook of

@@ -115,6 +115,8 @@ static int ctx_gc(lua_State *L) {
     claude_object_unlink(h);
     h->teardown(h);
   }
+  /* after the signal watchers gave up their interest in it */
+  claude_watch_close(&ctx->watch);
   if (ctx->step_timer_init) {
     ctx->step_timer_init = 0;
     uv_close((uv_handle_t *)&ctx->step_timer, step_timer_closed);
@@ -150,6 +152,7 @@ static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   claude_ctx *ctx = (claude_ctx *)calloc(1, sizeof(*ctx));
   *box = NULL;
   if (ctx == NULL) luaL_error(L, "claude: out of memory");
+  claude_watch_init(&ctx->watch);
   if (loop == NULL) {
     int err = uv_loop_init(&ctx->own_loop);
     if (err != 0) {
@@ -181,20 +184,23 @@ static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   return ctx;
 }
 
-claude_ctx *claude_ctx_get(lua_State *L) {
+/* The registry's box is NULL from the start of ctx_gc on. */
+claude_ctx *claude_ctx_find(lua_State *L) {
   claude_ctx *ctx = NULL;
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &CTX_KEY) == LUA_TUSERDATA)
     ctx = *(claude_ctx **)lua_touserdata(L, -1);
   lua_pop(L, 1);
+  return ctx;
+}
+
+claude_ctx *claude_ctx_get(lua_State *L) {
+  claude_ctx *ctx = claude_ctx_find(L);
   if (ctx == NULL) ctx = ctx_create(L, NULL);
   return ctx;
 }
 
 int claude_set_loop(lua_State *L, uv_loop_t *loop) {
-  claude_ctx *ctx = NULL;
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &CTX_KEY) == LUA_TUSERDATA)
-    ctx = *(claude_ctx **)lua_touserdata(L, -1);
-  lua_pop(L, 1);
+  claude_ctx *ctx = claude_ctx_find(L);
   if (ctx != NULL) return ctx->loop == loop ? 0 : -1;
   ctx_create(L, loop);
   return 0;
