@@ -65,7 +65,6 @@
 #define BUDGET_MT "claude.Budget"
 #define STATE_MT "claude.BudgetState"
 
-const char claude_budget_key = 's';
 static const char offer_key = 'o'; /* the host's metered allocator, offered early */
 
 /* The host's offer of its metered allocator (claude_budget_use_meter), kept

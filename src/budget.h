@@ -81,7 +81,8 @@ struct budget {
   char custom[32];
 };
 
-/* The registry key of the state's sentinel (its address; budget.c). */
+/* The registry key of the state's sentinel (its address; defined with the
+ * hook, which finds the state by it: budget.c calls the hook, not back). */
 extern const char claude_budget_key;
 
 /* Why a budget stopped: compared by address, so one object each

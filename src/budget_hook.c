@@ -25,6 +25,7 @@
  */
 #include "budget.h"
 
+const char claude_budget_key = 's';
 const char claude_budget_r_run[] = "run", claude_budget_r_instructions[] = "instructions",
            claude_budget_r_memory[] = "memory", claude_budget_r_outer[] = "outer";
 
