@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include "core.h"
+#include "crypto.h"
 
 /* A write to a child that died must be an EPIPE error, not a dead host. */
 static void ignore_sigpipe(void) {
@@ -30,6 +31,10 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_sse(L);
   claude_open_http_client(L);
   claude_open_crypto(L);
+  claude_open_base64(L);
+  claude_open_key(L);
+  claude_open_jws(L);
+  claude_open_key_jwk(L);
   claude_open_fs(L);
   claude_open_budget(L);
   lua_pushliteral(L, CLAUDE_VERSION);

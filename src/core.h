@@ -172,12 +172,11 @@ void claude_open_http(lua_State *L);
 /* guard.c */
 void claude_open_guard(lua_State *L);
 
-/* sse_lua.c (the parser itself is sse.c/sse.h), http_client.c, crypto.c */
+/* sse_lua.c (the parser itself is sse.c/sse.h), http_client.c */
 struct claude_sse_event;
 void claude_sse_push(lua_State *L, const struct claude_sse_event *ev);
 void claude_open_sse(lua_State *L);
 void claude_open_http_client(lua_State *L);
-void claude_open_crypto(lua_State *L);
 
 /* fs.c */
 void claude_open_fs(lua_State *L);

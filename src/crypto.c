@@ -110,10 +110,7 @@ static int l_sha256(lua_State *L) {
 static const luaL_Reg crypto_functions[] = {
   {"random_bytes", l_random_bytes}, {"sha256", l_sha256}, {NULL, NULL}};
 
-/* Adds the functions to the module table on top of the stack, with those
- * of base64.c and key.c. */
+/* Adds random_bytes and sha256 to the module table on top of the stack. */
 void claude_open_crypto(lua_State *L) {
   luaL_setfuncs(L, crypto_functions, 0);
-  claude_open_base64(L);
-  claude_open_key(L);
 }

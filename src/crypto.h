@@ -120,17 +120,15 @@ int claude_key_adopt(lua_State *L, claude_key *k, EVP_PKEY *pkey);
 /* "RSA", "EC", "OKP", "oct" (JWK's kty), or "closed" */
 const char *claude_key_kty(const claude_key *k);
 
-/* key_jwk.c: JWK (RFC 7517/7518/8037) in and out. */
-int claude_key_from_jwk(lua_State *L);  /* core.key_from_jwk(t) */
-int claude_key_to_jwk(lua_State *L);    /* key:jwk([private]) */
+/* Adds `methods` to claude.core.Key, once claude_open_key made it. */
+void claude_key_methods(lua_State *L, const luaL_Reg *methods);
 
-/* jws.c: the signature methods of claude.core.Key. */
-int claude_key_sign(lua_State *L);       /* key:sign(alg, input) */
-int claude_key_verify(lua_State *L);     /* key:verify(alg, input, sig) */
-int claude_key_supports(lua_State *L);   /* key:supports(alg) */
-int claude_key_algorithms(lua_State *L); /* key:algorithms() */
-
-void claude_open_base64(lua_State *L);
-void claude_open_key(lua_State *L);
+/* Each adds its functions to the module table on top of the stack; core.c
+ * calls them, claude_open_key before the two that add Key methods. */
+void claude_open_crypto(lua_State *L);  /* random_bytes, sha256 */
+void claude_open_base64(lua_State *L);  /* base64url_encode, _decode */
+void claude_open_key(lua_State *L);     /* the Key class, key_from_pem, ... */
+void claude_open_jws(lua_State *L);     /* key:sign, verify, supports, algorithms */
+void claude_open_key_jwk(lua_State *L); /* key:jwk, key_from_jwk: JWK (RFC 7517/7518/8037) */
 
 #endif

@@ -234,7 +234,7 @@ static int push_unfit(lua_State *L, const claude_key *k, const jws_alg *a) {
 /* key:sign(alg, input) -> signature (binary) | nil, message, "crypto".
  * Raises for an unknown algorithm, one the key cannot serve, or a public
  * key. */
-int claude_key_sign(lua_State *L) {
+static int key_sign(lua_State *L) {
   claude_key *k = claude_key_check(L, 1);
   const jws_alg *a = check_alg(L, 2);
   size_t n, len;
@@ -253,7 +253,7 @@ int claude_key_sign(lua_State *L) {
 /* key:verify(alg, input, signature) -> true | false, reason. False for an
  * unknown algorithm, one the key cannot serve and a signature that does not
  * match: all of them come from the token. */
-int claude_key_verify(lua_State *L) {
+static int key_verify(lua_State *L) {
   claude_key *k = claude_key_check(L, 1);
   const jws_alg *a = check_alg(L, 2);
   size_t n, siglen;
@@ -276,7 +276,7 @@ int claude_key_verify(lua_State *L) {
 }
 
 /* key:supports(alg) -> true | false, reason */
-int claude_key_supports(lua_State *L) {
+static int key_supports(lua_State *L) {
   claude_key *k = claude_key_check(L, 1);
   const jws_alg *a = check_alg(L, 2);
   int nret;
@@ -288,7 +288,7 @@ int claude_key_supports(lua_State *L) {
 
 /* key:algorithms() -> the list of algorithms the key serves, in the order
  * of RFC 7518 */
-int claude_key_algorithms(lua_State *L) {
+static int key_algorithms(lua_State *L) {
   claude_key *k = claude_key_check(L, 1);
   size_t i;
   int n = 0;
@@ -302,4 +302,15 @@ int claude_key_algorithms(lua_State *L) {
     }
   }
   return 1;
+}
+
+static const luaL_Reg jws_methods[] = {{"sign", key_sign},
+                                       {"verify", key_verify},
+                                       {"supports", key_supports},
+                                       {"algorithms", key_algorithms},
+                                       {NULL, NULL}};
+
+/* Adds the signature methods to claude.core.Key (claude_open_key made it). */
+void claude_open_jws(lua_State *L) {
+  claude_key_methods(L, jws_methods);
 }

@@ -353,24 +353,28 @@ static const luaL_Reg key_meta[] = {{"__gc", key_close},
                                     {"__tostring", key_tostring},
                                     {NULL, NULL}};
 
-static const luaL_Reg key_methods[] = {{"sign", claude_key_sign},
-                                       {"verify", claude_key_verify},
-                                       {"supports", claude_key_supports},
-                                       {"algorithms", claude_key_algorithms},
-                                       {"jwk", claude_key_to_jwk},
-                                       {"pem", key_pem},
+/* and those of jws.c and key_jwk.c (claude_key_methods) */
+static const luaL_Reg key_methods[] = {{"pem", key_pem},
                                        {"public", key_public},
                                        {"info", key_info},
                                        {"close", key_close},
                                        {NULL, NULL}};
 
 static const luaL_Reg key_functions[] = {{"key_from_pem", l_key_from_pem},
-                                         {"key_from_jwk", claude_key_from_jwk},
                                          {"key_from_secret", l_key_from_secret},
                                          {"key_generate", l_key_generate},
                                          {NULL, NULL}};
 
+/* Makes the class claude.core.Key and adds the key functions to the module
+ * table on top of the stack. */
 void claude_open_key(lua_State *L) {
   claude_new_class(L, CLAUDE_KEY_MT, key_meta, key_methods);
   luaL_setfuncs(L, key_functions, 0);
+}
+
+void claude_key_methods(lua_State *L, const luaL_Reg *methods) {
+  luaL_getmetatable(L, CLAUDE_KEY_MT);
+  lua_getfield(L, -1, "__index");
+  luaL_setfuncs(L, methods, 0);
+  lua_pop(L, 2);
 }

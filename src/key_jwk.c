@@ -283,7 +283,7 @@ static EVP_PKEY *okp_from_jwk(jwk_reader *r) {
 /* core.key_from_jwk(t) -> Key | nil, message, "key" | nil, message,
  * "ENOSYS". Members other than the key's own (kid, alg, use, key_ops, ...)
  * are the caller's business. */
-int claude_key_from_jwk(lua_State *L) {
+static int key_from_jwk(lua_State *L) {
   jwk_reader r;
   const char *kty;
   EVP_PKEY *pkey = NULL;
@@ -380,7 +380,7 @@ static void set_bn(lua_State *L, EVP_PKEY *pkey, const char *param, const char *
 /* key:jwk([private]) -> the key as a JWK table (kty, crv, x, y, n, e; with
  * `private` also d, p, q, dp, dq, qi or k). Raises for `private` on a
  * public key and for an oct key without it. */
-int claude_key_to_jwk(lua_State *L) {
+static int key_to_jwk(lua_State *L) {
   claude_key *k = claude_key_check(L, 1);
   int private = lua_toboolean(L, 2);
   size_t width = 0;
@@ -435,4 +435,14 @@ int claude_key_to_jwk(lua_State *L) {
     set_b64(L, "k", k->secret, k->secret_len);
   }
   return 1;
+}
+
+static const luaL_Reg jwk_methods[] = {{"jwk", key_to_jwk}, {NULL, NULL}};
+static const luaL_Reg jwk_functions[] = {{"key_from_jwk", key_from_jwk}, {NULL, NULL}};
+
+/* Adds key:jwk to claude.core.Key (claude_open_key made it) and
+ * key_from_jwk to the module table on top of the stack. */
+void claude_open_key_jwk(lua_State *L) {
+  claude_key_methods(L, jwk_methods);
+  luaL_setfuncs(L, jwk_functions, 0);
 }
