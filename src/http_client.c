@@ -152,6 +152,14 @@ static int check_url(lua_State *L, const char *url) {
   return 3;
 }
 
+/* Ends r where it stands (claude_http_stop); with that, the multi handle may
+ * have nothing left to do. */
+static void stop(http_req *r) {
+  http_multi *m = r->m;
+  claude_http_stop(r);
+  if (!m->closing) claude_http_maybe_idle(m);
+}
+
 /* core.http_request{ url, method, headers, body, timeout, connect_timeout,
  * max_body, max_event, on_headers, on_data, on_event, on_done } -> request |
  * nil, message, "url" | nil, message, "ENOSYS" (libcurl missing: it is
@@ -268,7 +276,7 @@ static int l_http_request(lua_State *L) {
   if (mrc != CURLM_OK) {
     r->running = 0;
     m->active--;
-    claude_http_stop(r);
+    stop(r);
     luaL_pushfail(L);
     lua_pushstring(L, curl_multi_strerror(mrc));
     lua_pushliteral(L, "connection");
@@ -291,7 +299,7 @@ static int req_cancel(lua_State *L) {
     return 1;
   }
   r->cancelled = 1;
-  claude_http_stop(r);
+  stop(r);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -309,7 +317,7 @@ static int req_gc(lua_State *L) {
   if (r == NULL) return 0;
   *box = NULL;
   r->box = NULL;
-  if (!r->finished) claude_http_stop(r);
+  if (!r->finished) stop(r);
   claude_http_free_if_done(r);
   return 0;
 }

@@ -87,16 +87,22 @@ struct http_busy {
   int open; /* handles not yet closed */
 };
 
-/* http_multi.c */
+/* http_multi.c: the multi handle, which drives the requests (it calls
+ * http_transfer.c; not the other way round). */
 http_multi *claude_http_multi(lua_State *L, claude_ctx *ctx);
+/* With no transfer running and nothing for Lua, the multi handle keeps no
+ * libuv handle open: after a request was stopped from Lua (cancel, __gc). */
 void claude_http_maybe_idle(http_multi *m);
-void claude_http_multi_free_if_done(http_multi *m);
 
-/* http_transfer.c */
+/* http_transfer.c: one request. It uses the multi handle's fields (its queue
+ * of requests with something for Lua), none of http_multi.c's functions. */
 void claude_http_mark_dirty(http_req *r);
+/* Ends r where it stands; whether the multi handle goes idle then is the
+ * caller's to say (claude_http_maybe_idle). */
 void claude_http_stop(http_req *r);
 void claude_http_free(http_req *r);
 void claude_http_free_if_done(http_req *r);
+/* Hands Lua what the queued requests have; the caller keeps m (m->depth). */
 void claude_http_deliver_all(http_multi *m);
 int claude_http_prefix_ci(const char *s, size_t n, const char *prefix);
 size_t claude_http_on_header(char *p, size_t size, size_t nmemb, void *ud);

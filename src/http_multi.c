@@ -16,14 +16,14 @@ static const char HTTP_KEY = 'h'; /* its address keys the registry entry */
 
 /* ---- libuv handles for curl --------------------------------------------- */
 
-void claude_http_multi_free_if_done(http_multi *m) {
+static void multi_free_if_done(http_multi *m) {
   if (m->closing && m->handles == 0 && m->depth == 0) free(m);
 }
 
 static void our_handle_closed(http_multi *m) {
   claude_ctx *ctx = m->hdr.ctx;
   m->handles--;
-  claude_http_multi_free_if_done(m);
+  multi_free_if_done(m);
   claude_handle_closed(ctx);
 }
 
@@ -82,12 +82,18 @@ void claude_http_maybe_idle(http_multi *m) {
   if (m->active == 0 && m->dirty == NULL) busy_close(m);
 }
 
+/* Hands Lua what the requests collected. Lua may close the state's client
+ * meanwhile (m->depth keeps m), or end the last transfer: then the multi
+ * handle goes idle. */
 static void on_check(uv_check_t *h) {
   http_multi *m = ((http_busy *)h->data)->m;
   uv_idle_stop(&m->busy->idle);
   uv_check_stop(&m->busy->check);
+  m->depth++;
   claude_http_deliver_all(m);
-  if (!m->closing) claude_http_maybe_idle(m);
+  m->depth--;
+  if (m->closing) multi_free_if_done(m);
+  else claude_http_maybe_idle(m);
 }
 
 static void idle_cb(uv_idle_t *h) { (void)h; }
@@ -209,7 +215,7 @@ static void multi_teardown(claude_handle *h) {
   curl_multi_cleanup(m->multi); /* closes the cached connections */
   m->multi = NULL;
   curl_global_cleanup();
-  claude_http_multi_free_if_done(m);
+  multi_free_if_done(m);
 }
 
 http_multi *claude_http_multi(lua_State *L, claude_ctx *ctx) {

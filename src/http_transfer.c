@@ -75,7 +75,6 @@ void claude_http_stop(http_req *r) {
   undirty(r);
   release_refs(r);
   recycle_easy(r);
-  if (!m->closing) claude_http_maybe_idle(m);
 }
 
 void claude_http_free(http_req *r) {
@@ -415,7 +414,6 @@ static void deliver(http_req *r) {
 }
 
 void claude_http_deliver_all(http_multi *m) {
-  m->depth++;
   while (!m->closing && m->dirty != NULL) {
     http_req *r = m->dirty;
     m->dirty = r->dirty_next;
@@ -425,6 +423,4 @@ void claude_http_deliver_all(http_multi *m) {
     deliver(r);
     claude_http_free_if_done(r);
   }
-  m->depth--;
-  claude_http_multi_free_if_done(m);
 }
