@@ -6,7 +6,7 @@
 
 #include <stddef.h>
 
-#include "meter.h"
+#include "budget/meter.h"
 
 typedef struct claude_alloc claude_alloc;
 
