@@ -4,7 +4,7 @@
 #include <signal.h>
 
 #include "core.h"
-#include "crypto.h"
+#include "crypto/crypto.h"
 
 /* A write to a child that died must be an EPIPE error, not a dead host. */
 static void ignore_sigpipe(void) {
