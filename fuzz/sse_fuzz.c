@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/sse.h"
+#include "http/sse.h"
 
 /* Every event, serialized: what the two parses are compared by. */
 static int record(void *ud, const claude_sse_event *ev) {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sse.h"
+#include "http/sse.h"
 
 /* ---- buffers ------------------------------------------------------------ */
 

@@ -6,10 +6,10 @@
 #ifndef CLAUDE_HTTP_CLIENT_H
 #define CLAUDE_HTTP_CLIENT_H
 
-#include "http_curl.h"
+#include "http/curl.h"
 
 #include "core.h"
-#include "sse.h"
+#include "http/sse.h"
 
 #define POOL_MAX 16 /* idle easy handles kept for reuse */
 #define MAX_IDLE_CONNECTIONS 64

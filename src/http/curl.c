@@ -3,7 +3,7 @@
  * table the HTTP client calls it through (see http_curl.h).
  */
 #include "dynlib.h"
-#include "http_curl.h"
+#include "http/curl.h"
 
 #ifndef CLAUDE_CURL_SONAME
 #define CLAUDE_CURL_SONAME "libcurl.so.4"

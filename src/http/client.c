@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_client.h"
+#include "http/client.h"
 
 #define MT_REQUEST "claude.HttpRequest"
 

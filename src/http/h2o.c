@@ -4,7 +4,7 @@
  * (see http.h for why it is not linked).
  */
 #include "dynlib.h"
-#include "http.h"
+#include "http/server.h"
 
 #ifndef CLAUDE_H2O_SONAME
 #define CLAUDE_H2O_SONAME "libh2o.so.0.13"

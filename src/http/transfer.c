@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_client.h"
+#include "http/client.h"
 
 /* ---- requests ----------------------------------------------------------- */
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http_client.h"
+#include "http/client.h"
 
 static const char HTTP_KEY = 'h'; /* its address keys the registry entry */
 

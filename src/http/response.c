@@ -20,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "http.h"
+#include "http/server.h"
 
 /* ------------------------------------------------------------------------- */
 

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "http.h"
+#include "http/server.h"
 
 #define DEFAULT_MAX_BODY ((lua_Integer)4 * 1024 * 1024)
 #define DEFAULT_HIGH_WATER ((lua_Integer)1024 * 1024)

@@ -3,7 +3,7 @@
  * event tables both it and the HTTP client hand to Lua.
  */
 #include "core.h"
-#include "sse.h"
+#include "http/sse.h"
 
 #define MT_SSE "claude.SSEParser"
 
