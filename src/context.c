@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "context.h"
 
 static const char CTX_KEY = 'c'; /* its address keys the registry entry */
 

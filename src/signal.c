@@ -8,7 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "core.h"
+#include "context.h"
 
 #define MT_SIGNAL "claude.core.Signal"
 

@@ -43,7 +43,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
+#include <uv.h>
+
+#include "watch.h"
 
 #define MAX_SLOTS 64
 /* While a deadline stays passed, poke again this often: an arm can be lost

@@ -55,7 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
+#include "budget/budget.h"
 
 /* The grace a stopped call's to-be-closed variables get, together. */
 #define CLOSE_RUN_NS ((uint64_t)100 * 1000 * 1000)

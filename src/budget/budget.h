@@ -13,8 +13,12 @@
 
 #include <stdatomic.h>
 
-#include "core.h"
-#include "meter.h"
+#include "budget/meter.h"
+#include "context.h"
+
+/* Adds core.budget, core.budget_current and core.resume to the module table
+ * on top of the stack (budget.c). */
+void claude_open_budget(lua_State *L);
 
 /* Instructions between two looks at the budget, when counting. */
 #define HOOK_PERIOD 1000

@@ -23,7 +23,7 @@
  * comparator), so a pcall does not keep the call alive. An arm that finds
  * nothing to stop settles the thread back to counting, or takes the hook off.
  */
-#include "budget.h"
+#include "budget/budget.h"
 
 const char claude_budget_key = 's';
 const char claude_budget_r_run[] = "run", claude_budget_r_instructions[] = "instructions",

@@ -22,7 +22,7 @@
  */
 #include <limits.h>
 
-#include "budget.h"
+#include "budget/budget.h"
 
 static long long add_sat(long long a, lua_Integer b) {
   return a > 0 && b > LLONG_MAX - a ? LLONG_MAX : a + (long long)b;

@@ -5,7 +5,7 @@
  */
 #include <string.h>
 
-#include "crypto.h"
+#include "crypto/crypto.h"
 
 static const char alphabet[] =
   "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";

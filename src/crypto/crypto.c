@@ -4,7 +4,7 @@
  * two primitives OAuth's PKCE needs: random bytes (state, verifiers) and
  * SHA-256 (challenges). Keys and signatures are key.c, key_jwk.c and jws.c.
  */
-#include "crypto.h"
+#include "crypto/crypto.h"
 #include "dynlib.h"
 
 #ifndef CLAUDE_CRYPTO_SONAME

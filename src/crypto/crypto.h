@@ -23,7 +23,7 @@
 #include <openssl/rsa.h>
 #include <openssl/x509.h>
 
-#include "core.h"
+#include "context.h"
 
 /* Every libcrypto function claude.core calls, looked up on first use
  * (dynlib.h): the headers give the types, the table the addresses. */

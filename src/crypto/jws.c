@@ -14,7 +14,7 @@
  */
 #include <string.h>
 
-#include "crypto.h"
+#include "crypto/crypto.h"
 
 #define RSA_MIN_BITS 2048 /* RFC 7518 3.3 and 3.5 */
 #define SIG_MAX 2048      /* an RSA signature of the largest key key.c takes */

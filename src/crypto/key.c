@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crypto.h"
+#include "crypto/crypto.h"
 
 #define SECRET_MAX (1 << 20) /* bytes of an HMAC key */
 #define RSA_GEN_MIN 2048

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "crypto.h"
+#include "crypto/crypto.h"
 
 #define MEMBER_MAX 8192      /* base64url characters of one member (16384-bit RSA: 2731) */
 #define RSA_N_MAX 2048       /* bytes: 16384 bits, as key.c takes */

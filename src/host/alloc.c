@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "host/alloc.h"
 
 #define GRAIN 16
 #define POOL_MAX 512

@@ -21,7 +21,7 @@
 #include <uv.h>
 
 #include "claude.h"
-#include "alloc.h"
+#include "host/alloc.h"
 
 static const char *progname = "claudelua";
 

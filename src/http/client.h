@@ -6,9 +6,8 @@
 #ifndef CLAUDE_HTTP_CLIENT_H
 #define CLAUDE_HTTP_CLIENT_H
 
+#include "context.h"
 #include "http/curl.h"
-
-#include "core.h"
 #include "http/sse.h"
 
 #define POOL_MAX 16 /* idle easy handles kept for reuse */
@@ -86,6 +85,9 @@ struct http_busy {
   http_multi *m;
   int open; /* handles not yet closed */
 };
+
+/* Adds core.http_request to the module table on top of the stack (client.c). */
+void claude_open_http_client(lua_State *L);
 
 /* http_multi.c: the multi handle, which drives the requests (it calls
  * http_transfer.c; not the other way round). */

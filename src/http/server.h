@@ -8,7 +8,7 @@
 
 #include <h2o.h>
 
-#include "core.h"
+#include "context.h"
 
 /* libh2o is loaded on the first core.http_listen, not with the module: its
  * dependencies (libssl, libcrypto) would cost every claudelua start several
@@ -154,7 +154,11 @@ struct http_res {
   int watch_open;         /* the poll handle exists (until its close callback) */
 };
 
-/* http_response.c */
+/* Adds core.http_listen and the server's classes to the module table on top
+ * of the stack (server.c). */
+void claude_open_http(lua_State *L);
+
+/* response.c */
 void claude_http_open_response(lua_State *L);
 /* Pushes a new response object for req and returns it. */
 http_res *claude_http_res_new(lua_State *L, http_server *srv, h2o_req_t *req);

@@ -62,4 +62,11 @@ void claude_sse_free(claude_sse *p);
  * was taken, 1 when emit asked to stop, -1 when memory ran out. */
 int claude_sse_feed(claude_sse *p, const char *buf, size_t len, claude_sse_emit emit, void *ud);
 
+/* sse_lua.c, the parser for Lua (declared without Lua's headers: the parser
+ * itself builds without them, as fuzz_sse does). Pushes one event as a table;
+ * adds core.sse_parser to the module table on top of the stack. */
+struct lua_State;
+void claude_sse_push(struct lua_State *L, const claude_sse_event *ev);
+void claude_open_sse(struct lua_State *L);
+
 #endif

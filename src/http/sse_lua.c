@@ -2,7 +2,7 @@
  * sse_lua.c -- core.sse_parser: the SSE parser of sse.c for Lua, and the
  * event tables both it and the HTTP client hand to Lua.
  */
-#include "core.h"
+#include "context.h"
 #include "http/sse.h"
 
 #define MT_SSE "claude.SSEParser"

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "io/io.h"
 
 #define MIN_READ ((size_t)64 * 1024)
 #define SHRINK_ABOVE ((size_t)1024 * 1024)

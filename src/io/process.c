@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "io/io.h"
 
 #define MT_PROCESS "claude.core.Process"
 

@@ -20,7 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "io/io.h"
+#include "json/json.h"
 
 #define DIRECT_WRITE ((size_t)64 * 1024) /* larger writes skip the buffer */
 #define FILE_READ ((size_t)64 * 1024)    /* one read(2) of a regular file per turn */

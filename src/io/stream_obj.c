@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "io/io.h"
 
 #define MT_STREAM "claude.core.Stream"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "json/json.h"
 
 #define ENCODE_MAX_DEPTH (2 * CLAUDE_JSON_MAX_DEPTH)
 

@@ -25,7 +25,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "core.h"
+#include "json/json.h"
 
 #define MAX_DEPTH CLAUDE_JSON_MAX_DEPTH
 #define STR_(x) #x

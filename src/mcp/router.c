@@ -34,7 +34,9 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "core.h"
+#include "context.h"
+#include "json/json.h"
+#include "mcp/router.h"
 
 /* Upvalues of mcp_dispatch. */
 #define UV_OBJECT lua_upvalueindex(1) /* the claude.json.object metatable */
