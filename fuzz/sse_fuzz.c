@@ -1,5 +1,5 @@
 /*
- * sse_fuzz.c -- libFuzzer target for the SSE parser (src/sse.c).
+ * sse_fuzz.c -- libFuzzer target for the SSE parser (src/http/sse.c).
  *
  * The first two bytes choose a limit for one event and a seed for where the
  * rest is cut into chunks. The rest is parsed twice, whole and in chunks;

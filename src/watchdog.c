@@ -5,7 +5,7 @@
  * `run` limit, and an interrupting signal (SIGINT in the claudelua host,
  * SIGTERM for `claudelua mcp`). Both end the same way as in lua.c: a count
  * hook is set, from a signal handler on the thread that runs the state, on
- * the coroutines being resumed there (budget.c keeps that chain and owns the
+ * the coroutines being resumed there (budget/ keeps that chain and owns the
  * hook). lua_sethook is meant for that (lua.c's SIGINT handler does it); we
  * never call it from another thread, where it would walk a list of call
  * frames the running thread changes under it.

@@ -17,8 +17,8 @@
  *            (watchdog.c); only when it passes while the resume still runs
  *            is a count hook set, from a signal handler on the state's
  *            thread, on every coroutine being resumed inside the call
- *            (budget_hook.c).
- *   memory   the state's allocator keeps a meter (meter.h, budget_meter.c)
+ *            (hook.c).
+ *   memory   the state's allocator keeps a meter (meter.h, memory.c)
  *            and refuses a growth past the limit: a compare per allocation.
  *   instructions  needs the count hook from the start: once one is set, Lua
  *            5.4's VM takes its hook path at every instruction (Lua code

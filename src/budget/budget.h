@@ -1,8 +1,8 @@
 /*
  * budget.h -- the private declarations of tool budgets, shared by budget.c
  * (the per-state part, core.budget{...} and the run of a budgeted resume),
- * budget_hook.c (the chain of resumes, the watchdog's arm, the count hook)
- * and budget_meter.c (the memory limit). See budget.c for the design.
+ * hook.c (the chain of resumes, the watchdog's arm, the count hook) and
+ * memory.c (the memory limit). See budget.c for the design.
  *
  * What every budgeted resume runs (pushing its node on the chain, switching
  * the meter on and off) is static inline here: the tool-call path pays no
@@ -90,7 +90,7 @@ struct budget {
 extern const char claude_budget_key;
 
 /* Why a budget stopped: compared by address, so one object each
- * (budget_hook.c). */
+ * (hook.c). */
 extern const char claude_budget_r_run[], claude_budget_r_instructions[],
     claude_budget_r_memory[], claude_budget_r_outer[];
 #define R_RUN claude_budget_r_run
@@ -98,7 +98,7 @@ extern const char claude_budget_r_run[], claude_budget_r_instructions[],
 #define R_MEMORY claude_budget_r_memory
 #define R_OUTER claude_budget_r_outer
 
-/* ---- budget_hook.c: the chain of resumes and the count hook ---- */
+/* ---- hook.c: the chain of resumes and the count hook ---- */
 
 /* The count hook (lua_Hook). */
 void claude_budget_hook(lua_State *L, lua_Debug *ar);
@@ -124,7 +124,7 @@ static inline void pop_node(budget_state *st, run_node *n) {
   if (st->interrupt == n->co) claude_budget_pass_interrupt(st);
 }
 
-/* ---- budget_meter.c: the memory limit ---- */
+/* ---- memory.c: the memory limit ---- */
 
 /* A meter for the state, once (the host's metered allocator, or a wrapper). */
 void claude_budget_need_meter(lua_State *L, budget_state *st);

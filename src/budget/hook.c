@@ -1,5 +1,5 @@
 /*
- * budget_hook.c -- reaching the coroutines a budgeted call runs: the chain of
+ * hook.c -- reaching the coroutines a budgeted call runs: the chain of
  * resumes, the watchdog's arm, and the count hook that stops them.
  *
  * Every resume through b:resume or core.resume pushes a node naming its
@@ -9,7 +9,7 @@
  *
  *   - from the start of a resume, when a current budget has `instructions`
  *     (every HOOK_PERIOD instructions), or when the call makes a coroutine
- *     (budget_meter.c hears of it): Lua copies the hook of its maker into it,
+ *     (memory.c hears of it): Lua copies the hook of its maker into it,
  *     and coroutine.resume runs it unseen by the chain;
  *   - by the watchdog (watchdog.c), when a resume's `run` deadline passed
  *     while it still runs: watch_arm, in a signal handler on the state's

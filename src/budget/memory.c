@@ -1,5 +1,5 @@
 /*
- * budget_meter.c -- the memory limit of budgets: the state's allocator keeps a
+ * memory.c -- the memory limit of budgets: the state's allocator keeps a
  * meter (meter.h) and refuses a growth past the limit, a compare per
  * allocation.
  *
@@ -10,7 +10,7 @@
  * outermost one it goes back to none (budget.h's no_limit).
  *
  * The meter, made when the first budget with `memory` or `run` is: the
- * claudelua host's allocator has a metered variant (alloc.c), swapped in only
+ * claudelua host's allocator has a metered variant (host/alloc.c), swapped in only
  * while a budget is current, so that the allocations of the loop and of
  * everything between tool calls are not counted at all; any other state
  * (stock lua5.4, an embedding application) gets budget_alloc wrapped around
@@ -18,7 +18,7 @@
  *
  * The meter also tells when a coroutine is made inside a budgeted call: Lua
  * copies its maker's hook into it, and coroutine.resume runs it unseen by the
- * chain of resumes, so the maker gets the count hook first (budget_hook.c).
+ * chain of resumes, so the maker gets the count hook first (hook.c).
  */
 #include <limits.h>
 

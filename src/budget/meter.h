@@ -5,11 +5,11 @@
  * A budget's `memory` limit is kept by the state's allocator: it knows how
  * many bytes the state may still grow by (`room`) and refuses a growth past
  * it, a compare and a subtraction per allocation. The claudelua host's
- * allocator (alloc.c) has a metered variant and hands it to the budgets
+ * allocator (host/alloc.c) has a metered variant and hands it to the budgets
  * (claude_budget_use_meter), which switch the state to it when the first
  * budget that needs it is made: a state without budgets pays nothing. In any
  * other state (stock lua5.4, an embedding application's allocator)
- * budget_meter.c wraps the allocator with lua_setallocf and keeps the meter
+ * memory.c wraps the allocator with lua_setallocf and keeps the meter
  * in the wrapper, an indirect call more per allocation.
  */
 #ifndef CLAUDE_METER_H

@@ -11,7 +11,7 @@
  * sees every block.
  *
  * claude_alloc_metered_fn is the same under the state's memory meter
- * (meter.h): tool budgets switch the state to it when the first one needs it,
+ * (budget/meter.h): tool budgets switch the state to it when the first one needs it,
  * so that a budget's `memory` costs a compare per allocation here instead of
  * a wrapper around us, and a state without budgets nothing.
  */

@@ -1,6 +1,6 @@
 /*
- * http_client.c -- core.http_request: HTTP(S) requests with libcurl on the
- * context's libuv loop (http_multi.c, http_transfer.c); easy handles of
+ * client.c -- core.http_request: HTTP(S) requests with libcurl on the
+ * context's libuv loop (multi.c, transfer.c); easy handles of
  * finished requests are kept for the next ones.
  *
  * A request lives in a userdata box. While its transfer runs, a registry

@@ -1,7 +1,7 @@
 /*
- * http_client.h -- what the files of the HTTP client share (private): the multi
- * handle of a lua_State (http_multi.c), a request and its transfer
- * (http_transfer.c), and core.http_request (http_client.c).
+ * client.h -- what the files of the HTTP client share (private): the multi
+ * handle of a lua_State (multi.c), a request and its transfer (transfer.c),
+ * and core.http_request (client.c).
  */
 #ifndef CLAUDE_HTTP_CLIENT_H
 #define CLAUDE_HTTP_CLIENT_H
@@ -89,15 +89,15 @@ struct http_busy {
 /* Adds core.http_request to the module table on top of the stack (client.c). */
 void claude_open_http_client(lua_State *L);
 
-/* http_multi.c: the multi handle, which drives the requests (it calls
- * http_transfer.c; not the other way round). */
+/* multi.c: the multi handle, which drives the requests (it calls
+ * transfer.c; not the other way round). */
 http_multi *claude_http_multi(lua_State *L, claude_ctx *ctx);
 /* With no transfer running and nothing for Lua, the multi handle keeps no
  * libuv handle open: after a request was stopped from Lua (cancel, __gc). */
 void claude_http_maybe_idle(http_multi *m);
 
-/* http_transfer.c: one request. It uses the multi handle's fields (its queue
- * of requests with something for Lua), none of http_multi.c's functions. */
+/* transfer.c: one request. It uses the multi handle's fields (its queue of
+ * requests with something for Lua), none of multi.c's functions. */
 void claude_http_mark_dirty(http_req *r);
 /* Ends r where it stands; whether the multi handle goes idle then is the
  * caller's to say (claude_http_maybe_idle). */

@@ -1,6 +1,6 @@
 /*
- * http_curl.c -- loads libcurl on the first core.http_request and fills the
- * table the HTTP client calls it through (see http_curl.h).
+ * curl.c -- loads libcurl on the first core.http_request and fills the
+ * table the HTTP client calls it through (see curl.h).
  */
 #include "dynlib.h"
 #include "http/curl.h"

@@ -1,6 +1,6 @@
 /*
- * http_curl.h -- libcurl for the HTTP client, through a table filled when
- * the library is loaded (http_curl.c) on the first core.http_request: its
+ * curl.h -- libcurl for the HTTP client, through a table filled when
+ * the library is loaded (curl.c) on the first core.http_request: its
  * headers (types, CURLOPT_* and the like) at build time, no link-time
  * reference to the library (see dynlib.h for why).
  */

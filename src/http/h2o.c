@@ -1,7 +1,7 @@
 /*
- * http_h2o.c -- loads libh2o (h2o's libuv build) on the first
+ * h2o.c -- loads libh2o (h2o's libuv build) on the first
  * core.http_listen and fills the table the HTTP server calls h2o through
- * (see http.h for why it is not linked).
+ * (see server.h for why it is not linked).
  */
 #include "dynlib.h"
 #include "http/server.h"

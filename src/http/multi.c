@@ -1,5 +1,5 @@
 /*
- * http_multi.c -- the curl multi handle of a lua_State on the context's
+ * multi.c -- the curl multi handle of a lua_State on the context's
  * libuv loop: curl_multi_socket_action with one uv_poll per socket curl
  * uses and a uv_timer for curl's timeouts (no threads of ours), and what
  * the multi handle reports done. One multi handle holds the connection

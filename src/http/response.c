@@ -1,5 +1,5 @@
 /*
- * http_response.c -- the response object on_request gets with each request:
+ * response.c -- the response object on_request gets with each request:
  * (Just over ~600 lines: the complete and the streamed answer share one
  * life cycle with h2o's generator; splitting them would split that.)
  * a complete answer (respond), or a streamed one (start, write, finish) that

@@ -1,9 +1,9 @@
 /*
- * http_server.c -- core.http_listen: an HTTP/1.1 server on the module's libuv
+ * server.c -- core.http_listen: an HTTP/1.1 server on the module's libuv
  * loop, built on h2o's libuv build (libh2o). h2o parses requests, reads
  * bodies (413 past max_body), keeps connections alive and frames streamed
  * bodies (chunked); this file accepts connections, hands each request to
- * Lua as a table and a response object (http_response.c), and closes
+ * Lua as a table and a response object (response.c), and closes
  * gracefully: no new connections, open responses ended, idle connections
  * shut down, everything cut after a grace period.
  */

@@ -1,10 +1,10 @@
 /*
- * http.h -- the HTTP server's private declarations, shared by http_server.c
- * (listener, connections, the server object) and http_response.c (the
- * response object handed to Lua with each request).
+ * server.h -- the HTTP server's private declarations, shared by server.c
+ * (listener, connections, the server object), response.c (the response
+ * object handed to Lua with each request) and h2o.c (libh2o's table).
  */
-#ifndef CLAUDE_HTTP_H
-#define CLAUDE_HTTP_H
+#ifndef CLAUDE_HTTP_SERVER_H
+#define CLAUDE_HTTP_SERVER_H
 
 #include <h2o.h>
 
@@ -13,7 +13,7 @@
 /* libh2o is loaded on the first core.http_listen, not with the module: its
  * dependencies (libssl, libcrypto) would cost every claudelua start several
  * milliseconds in the dynamic loader. Every h2o function we call goes
- * through this table (http_h2o.c), so the module has no link-time reference
+ * through this table (h2o.c), so the module has no link-time reference
  * to libh2o; h2o's inline helpers that call into the library are avoided. */
 #define CLAUDE_H2O_FUNCTIONS(X)                                                                   \
   X(void, h2o_accept, (h2o_accept_ctx_t *, h2o_socket_t *))                                     \

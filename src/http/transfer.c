@@ -1,5 +1,5 @@
 /*
- * http_transfer.c -- one request's transfer: libcurl's callbacks collect the
+ * transfer.c -- one request's transfer: libcurl's callbacks collect the
  * headers and the body (parsing SSE in C) into the request, and the loop's
  * check phase hands Lua what they collected, after
  * curl_multi_socket_action has returned: curl forbids adding or removing

@@ -4,7 +4,7 @@
  * in one place, which is the point of this file.)
  *
  * core.mcp_dispatch(server, message) reads one JSON-RPC message the CLI sent
- * to a claude.Server (lua/claude/tool.lua) and says what to do with it:
+ * to a claude.Server (claude.mcp.tool) and says what to do with it:
  *
  *   "reply", response                     answer at once (results, errors)
  *   "ack"                                 a notification, or a response from
@@ -18,7 +18,7 @@
  *
  * The router says what to do; the transport decides how. The CLI's control
  * channel wants an answer to every mcp_message, so its user acknowledges
- * "ack" and "cancel" (lua/claude/router.lua); a plain MCP peer over stdio or
+ * "ack" and "cancel" (claude.mcp.router); a plain MCP peer over stdio or
  * HTTP must get nothing for a notification.
  *
  * The protocol's constants live here once and are exported to Lua:
@@ -27,7 +27,7 @@
  *
  * It keeps no state: answers depend on the message and the server only, so
  * the CLI's two connections to one server (with the same JSON-RPC ids) are
- * served independently. The Lua half (lua/claude/router.lua) runs the calls.
+ * served independently. The Lua half (claude.mcp.router) runs the calls.
  * Empty objects and arrays made here carry the claude.json markers; ids are
  * echoed as they came (strings or integers).
  */
