@@ -582,6 +582,15 @@ static int do_notification(lua_State *L, const char *method, size_t len) {
   return reply_ack(L);
 }
 
+/* Whether the string at idx is "2.0": its length, then three bytes. (glibc's
+ * strcmp takes a slower path when either string lies near the end of a page,
+ * so with it the cost of every message moved with the layout of the binary.) */
+static int is_jsonrpc_2(lua_State *L, int idx) {
+  size_t n;
+  const char *s = lua_tolstring(L, idx, &n);
+  return n == 3 && memcmp(s, "2.0", 3) == 0;
+}
+
 /* core.mcp_dispatch(server, message) -> op, ... (see the top of this file).
  * `message` is the decoded JSON-RPC object, or its JSON text; anything else
  * is an invalid request. Raises only when `server` is not a table. */
@@ -606,8 +615,7 @@ static int l_mcp_dispatch(lua_State *L) {
     return reply_error(L, 0, -32600, "Invalid Request: 'id' must be a string or an integer");
   t = get_key(L, MESSAGE, K_METHOD);                    /* METHOD */
   get_key(L, MESSAGE, K_PARAMS);                        /* PARAMS */
-  if (get_key(L, MESSAGE, K_JSONRPC) != LUA_TSTRING ||
-      strcmp(lua_tostring(L, -1), "2.0") != 0)
+  if (get_key(L, MESSAGE, K_JSONRPC) != LUA_TSTRING || !is_jsonrpc_2(L, -1))
     return reply_error(L, has_id, -32600, "Invalid Request: 'jsonrpc' must be \"2.0\"");
   lua_pop(L, 1);
   if (t != LUA_TSTRING) {
