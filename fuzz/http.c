@@ -1,6 +1,6 @@
 /*
  * http.c -- libFuzzer target: raw bytes from a TCP client into the HTTP
- * stack (h2o's parser, src/http_server.c and http_response.c, the MCP
+ * stack (h2o's parser, src/http/server.c and response.c, the MCP
  * Streamable HTTP transport and claude.http.server). The Lua half
  * (fuzz/http.lua) listens once and drives the loop; this file gives it a
  * plain nonblocking client socket, as `fuzz.socket`.

@@ -1,6 +1,6 @@
 -- fuzz/http.lua -- the Lua half of the http target (fuzz/http.c): raw bytes from a TCP client
--- into h2o's parser, the C server (src/http_server.c, http_response.c), the MCP Streamable
--- HTTP transport (claude.mcp.server.http and what it uses: http_guard, http_auth, sse, connection,
+-- into h2o's parser, the C server (src/http/server.c, response.c), the MCP Streamable
+-- HTTP transport (claude.mcp.server.http and what it uses: origin, auth, events, connection,
 -- the router) and claude.http.server. Both listen once on 127.0.0.1; each input is one to
 -- four connections to one of them.
 --

@@ -1,6 +1,6 @@
 /*
  * jwt.c -- libFuzzer target: bearer tokens, JWKs and base64url text through
- * claude.oauth.jwt and the C layer under it (src/base64.c, key_jwk.c, jws.c),
+ * claude.oauth.jwt and the C layer under it (src/crypto/base64.c, key_jwk.c, jws.c),
  * as the HTTP server's token check meets them (fuzz/jwt.lua).
  */
 #include <stdint.h>

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "io/io.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   claude_lines lb;

@@ -1,5 +1,5 @@
 /*
- * sse_fuzz.c -- libFuzzer target for the SSE parser (src/sse.c).
+ * sse_fuzz.c -- libFuzzer target for the SSE parser (src/http/sse.c).
  *
  * The first two bytes choose a limit for one event and a seed for where the
  * rest is cut into chunks. The rest is parsed twice, whole and in chunks;
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../src/sse.h"
+#include "http/sse.h"
 
 /* Every event, serialized: what the two parses are compared by. */
 static int record(void *ud, const claude_sse_event *ev) {

@@ -2,16 +2,63 @@
  * context.c -- the per-lua_State context: its libuv loop, the objects that
  * own libuv handles, registry refs, protected callbacks into Lua, and the
  * functions that run the loop (directly, or a step at a time from somebody
- * else's loop: pollfd, timeout, step) and defer work to the end of a turn.
+ * else's loop: pollfd, timeout, step, and the wake that keeps pollfd
+ * truthful) and defer work to the end of a turn.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "context.h"
 
 static const char CTX_KEY = 'c'; /* its address keys the registry entry */
+
+/* -------------------------------------------------------------------------
+ * The wake: keeps claude.pollfd() truthful
+ *
+ * An application that runs its own event loop polls the descriptor of
+ * claude's private loop and calls claude.step() when it is readable. Work
+ * started outside step (a task, a timer, a process, a write, a query, from
+ * the application's own callbacks) only queues libuv watchers: the kernel
+ * learns of them at the loop's next turn, so nothing would ever make the
+ * descriptor readable. claude_wake() sends on an async handle whose eventfd
+ * is in the loop's epoll set: the descriptor becomes readable, the
+ * application steps, and that turn registers the new watchers. Inside step
+ * (or any turn of the loop) no wake is needed: the turn sees the work itself.
+ * ---------------------------------------------------------------------- */
+
+static void wake_cb(uv_async_t *h) { (void)h; }
+
+static void wake_closed(uv_handle_t *h) {
+  claude_handle_closed((claude_ctx *)h->data);
+}
+
+/* For a loop the context owns, right after uv_loop_init: the handle, and
+ * one turn that cannot run anything else (the loop is new) so that its
+ * descriptor joins the epoll set. Unreferenced: it never keeps the loop
+ * alive. A loop the application owns is run by the application: no wake. */
+static void wake_open(claude_ctx *ctx) {
+  if (!ctx->owns_loop || ctx->wake_init) return;
+  if (uv_async_init(ctx->loop, &ctx->wake, wake_cb) != 0) return;
+  ctx->wake.data = ctx;
+  ctx->wake_init = 1;
+  claude_handle_opened(ctx);
+  uv_run(ctx->loop, UV_RUN_NOWAIT);
+  uv_unref((uv_handle_t *)&ctx->wake);
+}
+
+/* Called where work is added; cheap when the loop is running (nothing) and
+ * when a wake is already pending (libuv sends once until the loop turns). */
+void claude_wake(claude_ctx *ctx) {
+  if (ctx->wake_init && ctx->run_L == NULL && !ctx->closing) uv_async_send(&ctx->wake);
+}
+
+static void wake_close(claude_ctx *ctx) {
+  if (!ctx->wake_init) return;
+  ctx->wake_init = 0;
+  uv_close((uv_handle_t *)&ctx->wake, wake_closed);
+}
 
 /* -------------------------------------------------------------------------
  * Context
@@ -62,12 +109,14 @@ static int ctx_gc(lua_State *L) {
   if (ctx == NULL) return 0;
   *box = NULL;
   ctx->closing = 1;
-  claude_wake_close(ctx);
+  wake_close(ctx);
   while (ctx->objects.next != &ctx->objects) {
     claude_handle *h = ctx->objects.next;
     claude_object_unlink(h);
     h->teardown(h);
   }
+  /* after the signal watchers gave up their interest in it */
+  claude_watch_close(&ctx->watch);
   if (ctx->step_timer_init) {
     ctx->step_timer_init = 0;
     uv_close((uv_handle_t *)&ctx->step_timer, step_timer_closed);
@@ -103,6 +152,7 @@ static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   claude_ctx *ctx = (claude_ctx *)calloc(1, sizeof(*ctx));
   *box = NULL;
   if (ctx == NULL) luaL_error(L, "claude: out of memory");
+  claude_watch_init(&ctx->watch);
   if (loop == NULL) {
     int err = uv_loop_init(&ctx->own_loop);
     if (err != 0) {
@@ -122,7 +172,7 @@ static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   ctx->defer_ref = LUA_NOREF;
   ctx->objects.next = ctx->objects.prev = &ctx->objects;
   ctx->pdeathsig = access("/usr/bin/setpriv", X_OK) == 0;
-  claude_wake_open(ctx);
+  wake_open(ctx);
   if (luaL_newmetatable(L, "claude.core.Context")) {
     lua_pushcfunction(L, ctx_gc);
     lua_setfield(L, -2, "__gc");
@@ -134,20 +184,23 @@ static claude_ctx *ctx_create(lua_State *L, uv_loop_t *loop) {
   return ctx;
 }
 
-claude_ctx *claude_ctx_get(lua_State *L) {
+/* The registry's box is NULL from the start of ctx_gc on. */
+claude_ctx *claude_ctx_find(lua_State *L) {
   claude_ctx *ctx = NULL;
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &CTX_KEY) == LUA_TUSERDATA)
     ctx = *(claude_ctx **)lua_touserdata(L, -1);
   lua_pop(L, 1);
+  return ctx;
+}
+
+claude_ctx *claude_ctx_get(lua_State *L) {
+  claude_ctx *ctx = claude_ctx_find(L);
   if (ctx == NULL) ctx = ctx_create(L, NULL);
   return ctx;
 }
 
 int claude_set_loop(lua_State *L, uv_loop_t *loop) {
-  claude_ctx *ctx = NULL;
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &CTX_KEY) == LUA_TUSERDATA)
-    ctx = *(claude_ctx **)lua_touserdata(L, -1);
-  lua_pop(L, 1);
+  claude_ctx *ctx = claude_ctx_find(L);
   if (ctx != NULL) return ctx->loop == loop ? 0 : -1;
   ctx_create(L, loop);
   return 0;

@@ -1,9 +1,19 @@
 /*
- * core.c -- luaopen_claude_core: assembles the C half of the module.
+ * core.c -- luaopen_claude_core: assembles the C half of the module. It
+ * includes the header of each part and calls its open function; nothing
+ * includes anything of core.c's.
  */
 #include <signal.h>
 
-#include "core.h"
+#include "budget/budget.h"
+#include "context.h"
+#include "crypto/crypto.h"
+#include "http/client.h"
+#include "http/server.h"
+#include "http/sse.h"
+#include "io/io.h"
+#include "json/json.h"
+#include "mcp/router.h"
 
 /* A write to a child that died must be an EPIPE error, not a dead host. */
 static void ignore_sigpipe(void) {
@@ -30,6 +40,10 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_sse(L);
   claude_open_http_client(L);
   claude_open_crypto(L);
+  claude_open_base64(L);
+  claude_open_key(L); /* before the two that add methods to claude.core.Key */
+  claude_open_jws(L);
+  claude_open_key_jwk(L);
   claude_open_fs(L);
   claude_open_budget(L);
   lua_pushliteral(L, CLAUDE_VERSION);

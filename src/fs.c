@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "context.h"
 
 /* core.scandir(path) -> { name, ... } (sorted by libuv), or nil, err, code */
 static int l_scandir(lua_State *L) {

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core.h"
+#include "context.h"
 
 /* core.environ() -> { NAME = value, ... } of this process */
 static int l_environ(lua_State *L) {

@@ -8,7 +8,7 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "core.h"
+#include "context.h"
 
 #define MT_SIGNAL "claude.core.Signal"
 
@@ -21,7 +21,7 @@ typedef struct signal_obj {
   int cb_ref;
   int closed;
   int name;      /* index into signal_names */
-  int interrupt; /* registered with the state's watch (watchdog.c) */
+  int interrupt; /* registered with the context's watch (watchdog.c) */
 } signal_obj;
 
 static void signal_closed(uv_handle_t *h) {
@@ -33,10 +33,8 @@ static void signal_closed(uv_handle_t *h) {
 static void signal_teardown(claude_handle *h) {
   signal_obj *s = (signal_obj *)h;
   if (s->interrupt) {
-    /* looked up again: at lua_close the budgets' state may be gone already */
-    claude_watch *w = claude_budget_watch(h->ctx->L);
     s->interrupt = 0;
-    if (w != NULL) claude_watch_interest(w, signal_numbers[s->name], 0);
+    claude_watch_interest(&h->ctx->watch, signal_numbers[s->name], 0);
   }
   claude_unref(h->ctx, &s->cb_ref);
   s->closed = 1;
@@ -49,10 +47,7 @@ static void signal_fired(uv_signal_t *h, int signum) {
   lua_State *L;
   if (ctx->closing || s->cb_ref == LUA_NOREF) return;
   L = claude_cb_state(ctx);
-  if (s->interrupt) {
-    claude_watch *w = claude_budget_watch(L);
-    if (w != NULL) claude_watch_seen(w, signum);
-  }
+  if (s->interrupt) claude_watch_seen(&ctx->watch, signum);
   lua_rawgeti(L, LUA_REGISTRYINDEX, s->cb_ref);
   lua_pushinteger(L, signum);
   claude_pcall(ctx, L, 1);
@@ -90,8 +85,7 @@ static int l_signal(lua_State *L) {
   if (lua_toboolean(L, 3)) uv_unref((uv_handle_t *)&s->handle);
   if (lua_toboolean(L, 4)) {
     /* after uv_signal_start: our handler goes in front of libuv's */
-    claude_watch *w = claude_budget_watch(L);
-    if (w == NULL || claude_watch_interest(w, signum, 1) != 0)
+    if (claude_watch_interest(&ctx->watch, signum, 1) != 0)
       return luaL_error(L, "core.signal: cannot interrupt on SIG%s", signal_names[name]);
     s->interrupt = 1;
   }
@@ -103,8 +97,8 @@ static int l_signal(lua_State *L) {
  * held the loop first). */
 static int l_interrupted(lua_State *L) {
   int name = luaL_checkoption(L, 1, NULL, signal_names);
-  claude_watch *w = claude_budget_watch(L);
-  lua_pushboolean(L, w != NULL && claude_watch_received(w, signal_numbers[name]));
+  claude_ctx *ctx = claude_ctx_get(L);
+  lua_pushboolean(L, claude_watch_received(&ctx->watch, signal_numbers[name]));
   return 1;
 }
 

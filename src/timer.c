@@ -3,7 +3,7 @@
  */
 #include <stdlib.h>
 
-#include "core.h"
+#include "context.h"
 
 #define MT_TIMER "claude.core.Timer"
 

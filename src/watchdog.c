@@ -5,7 +5,7 @@
  * `run` limit, and an interrupting signal (SIGINT in the claudelua host,
  * SIGTERM for `claudelua mcp`). Both end the same way as in lua.c: a count
  * hook is set, from a signal handler on the thread that runs the state, on
- * the coroutines being resumed there (budget.c keeps that chain and owns the
+ * the coroutines being resumed there (budget/ keeps that chain and owns the
  * hook). lua_sethook is meant for that (lua.c's SIGINT handler does it); we
  * never call it from another thread, where it would walk a list of call
  * frames the running thread changes under it.
@@ -31,6 +31,10 @@
  * table: one slot per state that uses it, with the thread it runs on and the
  * pokes waiting, all atomics. A handler touches the state of a slot only on
  * the slot's own thread, where the state cannot be freed meanwhile.
+ *
+ * The watch is the state's context's (claude_ctx): made with it, closed in
+ * its __gc after its objects (signal watchers) are gone. What a poke does is
+ * the budgets' arm, set while their state exists (claude_watch_set_arm).
  */
 #include <errno.h>
 #include <limits.h>
@@ -39,7 +43,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core.h"
+#include <uv.h>
+
+#include "watch.h"
 
 #define MAX_SLOTS 64
 /* While a deadline stays passed, poke again this often: an arm can be lost
@@ -96,13 +102,16 @@ static int run_pokes(uintptr_t self) {
   for (i = 0; i < MAX_SLOTS; i++) {
     slot *s = &slots[i];
     claude_watch *w = atomic_load(&s->w);
+    claude_watch_arm_fn arm;
     int what;
     if (w == NULL || w == RESERVED || atomic_load(&s->owner) != self) continue;
     what = atomic_exchange(&s->poke, 0);
     if (what == 0) continue;
     any = 1;
-    /* owner == self: only this thread frees w, and it is in this handler */
-    w->arm(w->ud, what);
+    /* owner == self: only this thread frees w or changes its arm, and it is
+     * in this handler (claude_watch_set_arm stores ud before arm) */
+    arm = atomic_load(&w->arm);
+    if (arm != NULL) arm(atomic_load(&w->ud), what);
   }
   return any;
 }
@@ -252,15 +261,25 @@ static int start_thread(claude_watch *w) {
 
 /* ---- the state's side ---------------------------------------------------- */
 
-void claude_watch_init(claude_watch *w, void (*arm)(void *ud, int what), void *ud) {
+/* A watch with no thread, no slot and nothing to arm yet. */
+void claude_watch_init(claude_watch *w) {
   memset(w, 0, sizeof *w);
   atomic_init(&w->deadline, 0);
   atomic_init(&w->wake_at, UINT64_MAX);
   atomic_init(&w->resumes, 0);
   atomic_init(&w->period, 0);
+  atomic_init(&w->arm, NULL);
+  atomic_init(&w->ud, NULL);
   w->slot = -1;
-  w->arm = arm;
-  w->ud = ud;
+}
+
+/* A handler that lands between two of these stores sees no arm, never an
+ * arm with another's ud: the arm goes first, its ud is in place before the
+ * new arm appears. */
+void claude_watch_set_arm(claude_watch *w, claude_watch_arm_fn arm, void *ud) {
+  atomic_store(&w->arm, NULL);
+  atomic_store(&w->ud, ud);
+  atomic_store(&w->arm, arm);
 }
 
 /* The cold half of claude_watch_deadline: the thread must look at the new

@@ -1,0 +1,498 @@
+/*
+ * server.c -- core.http_listen: an HTTP/1.1 server on the module's libuv
+ * loop, built on h2o's libuv build (libh2o). h2o parses requests, reads
+ * bodies (413 past max_body), keeps connections alive and frames streamed
+ * bodies (chunked); this file accepts connections, hands each request to
+ * Lua as a table and a response object (response.c), and closes
+ * gracefully: no new connections, open responses ended, idle connections
+ * shut down, everything cut after a grace period.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "http/server.h"
+
+#define DEFAULT_MAX_BODY ((lua_Integer)4 * 1024 * 1024)
+#define DEFAULT_HIGH_WATER ((lua_Integer)1024 * 1024)
+
+static void srv_close(http_server *srv, int abort);
+
+/* ------------------------------------------------------------------------- */
+
+/* h2o_context_dispose without its uv_run(NOWAIT), which must not run inside
+ * a callback of the loop (we close servers from tasks and timers). It closes
+ * h2o's timers with no close callback; see srv_dispose for when the memory
+ * they live in may go. */
+static void h2o_context_close(h2o_context_t *c) {
+  h2o_globalconf_t *config = c->globalconf;
+  size_t i, j;
+  for (i = 0; config->hosts[i] != NULL; ++i) {
+    h2o_hostconf_t *hostconf = config->hosts[i];
+    for (j = 0; j != hostconf->paths.size; ++j)
+      h2o_context_dispose_pathconf_context(c, hostconf->paths.entries + j);
+    h2o_context_dispose_pathconf_context(c, &hostconf->fallback_path);
+  }
+  free(c->_pathconfs_inited.entries);
+  free(c->_module_configs);
+  h2o_timeout_dispose(c->loop, &c->zero_timeout);
+  h2o_timeout_dispose(c->loop, &c->one_sec_timeout);
+  h2o_timeout_dispose(c->loop, &c->hundred_ms_timeout);
+  h2o_timeout_dispose(c->loop, &c->handshake_timeout);
+  h2o_timeout_dispose(c->loop, &c->http1.req_timeout);
+  h2o_timeout_dispose(c->loop, &c->http2.idle_timeout);
+  h2o_timeout_dispose(c->loop, &c->http2.graceful_shutdown_timeout);
+  h2o_timeout_dispose(c->loop, &c->proxy.io_timeout);
+  h2o_filecache_destroy(c->filecache);
+  c->filecache = NULL;
+  for (i = 0; i != c->storage.size; ++i)
+    if (c->storage.entries[i].dispose != NULL) c->storage.entries[i].dispose(c->storage.entries[i].data);
+  free(c->storage.entries);
+  h2o_multithread_unregister_receiver(c->queue, &c->receivers.hostinfo_getaddr);
+  h2o_multithread_destroy_queue(c->queue);
+  if (c->_timestamp_cache.value != NULL) h2o_mem_release_shared(c->_timestamp_cache.value);
+}
+
+static void sentinel_closed(uv_handle_t *h) {
+  http_server *srv = (http_server *)h->data;
+  claude_ctx *ctx = srv->hdr.ctx;
+  h2o_config_dispose(&srv->config);
+  claude_object_unlink(&srv->hdr);
+  if (srv->box != NULL) *srv->box = NULL;
+  free(srv);
+  claude_handle_closed(ctx);
+}
+
+/* Once the listener and every connection are closed: h2o's context goes.
+ * Its timers are closed without callbacks, inside the memory we free, so the
+ * sentinel (an idle handle never started) is closed first: libuv finishes
+ * the closes of one turn last-closed first, so its callback runs after
+ * libuv is done with every h2o handle. */
+static void srv_dispose_if_done(http_server *srv) {
+  if (srv->state == SRV_LISTENING || srv->listener_open || srv->nconns > 0 || srv->grace_open ||
+      !srv->h2o_open)
+    return;
+  srv->h2o_open = 0;
+  uv_close((uv_handle_t *)&srv->sentinel, sentinel_closed);
+  h2o_context_close(&srv->h2o);
+}
+
+static void listener_closed(uv_handle_t *h) {
+  http_server *srv = (http_server *)h->data;
+  srv->listener_open = 0;
+  claude_handle_closed(srv->hdr.ctx);
+  srv_dispose_if_done(srv);
+}
+
+static void grace_closed(uv_handle_t *h) {
+  http_server *srv = (http_server *)h->data;
+  srv->grace_open = 0;
+  claude_handle_closed(srv->hdr.ctx);
+  srv_dispose_if_done(srv);
+}
+
+static void grace_fired(uv_timer_t *h) {
+  srv_close((http_server *)h->data, 1);
+}
+
+/* h2o's socket is closed: the connection is gone. */
+static void conn_closed(uv_handle_t *h) {
+  http_conn *conn = (http_conn *)h;
+  http_server *srv = conn->srv;
+  claude_ctx *ctx = srv->hdr.ctx;
+  conn->prev->next = conn->next;
+  conn->next->prev = conn->prev;
+  srv->nconns--;
+  free(conn);
+  if (srv->nconns == 0 && srv->grace_open && !uv_is_closing((uv_handle_t *)&srv->grace))
+    uv_close((uv_handle_t *)&srv->grace, grace_closed);
+  srv_dispose_if_done(srv);
+  claude_handle_closed(ctx);
+}
+
+static void conn_shutdown(http_conn *conn) {
+  uv_os_fd_t fd;
+  if (uv_fileno((uv_handle_t *)&conn->tcp, &fd) == 0) shutdown(fd, SHUT_RDWR);
+}
+
+/* True when an open request of srv lives on conn. */
+static int conn_busy(http_server *srv, http_conn *conn) {
+  uv_os_fd_t fd;
+  http_res *res;
+  if (uv_fileno((uv_handle_t *)&conn->tcp, &fd) != 0) return 0;
+  for (res = srv->responses; res != NULL; res = res->next)
+    if (res->fd == fd) return 1;
+  return 0;
+}
+
+/* Stops accepting and ends what is open: gracefully (responses end, idle
+ * connections are shut down, a timer cuts the rest after the grace period),
+ * or at once (abort: every connection is shut down). Idempotent. */
+static void srv_close(http_server *srv, int abort) {
+  claude_ctx *ctx = srv->hdr.ctx;
+  http_conn *conn;
+  http_res *res;
+  if (srv->state == SRV_ABORTING || (srv->state == SRV_DRAINING && !abort)) return;
+  if (srv->state == SRV_LISTENING) {
+    claude_unref(ctx, &srv->on_request_ref);
+    claude_unref(ctx, &srv->self_ref);
+    if (srv->listener_open) uv_close((uv_handle_t *)&srv->listener, listener_closed);
+  }
+  srv->state = abort ? SRV_ABORTING : SRV_DRAINING;
+  /* each response once; a callback may end others, so search from the head */
+  for (;;) {
+    for (res = srv->responses; res != NULL; res = res->next)
+      if (res->state == RES_NEW || res->state == RES_STREAMING) break;
+    if (res == NULL) break;
+    claude_http_res_server_closing(res, abort);
+  }
+  for (res = srv->responses; res != NULL; res = res->next) claude_http_res_server_closing(res, abort);
+  for (conn = srv->conns.next; conn != &srv->conns; conn = conn->next)
+    if (abort || !conn_busy(srv, conn)) conn_shutdown(conn);
+  if (!abort && srv->nconns > 0 && !srv->grace_open) {
+    uv_timer_init(ctx->loop, &srv->grace);
+    srv->grace.data = srv;
+    srv->grace_open = 1;
+    claude_handle_opened(ctx);
+    uv_timer_start(&srv->grace, grace_fired, (uint64_t)(srv->grace_secs * 1000.0 + 0.5), 0);
+  }
+  srv_dispose_if_done(srv);
+}
+
+/* ------------------------------------------------------------------------- */
+
+static void on_accept(uv_stream_t *listener, int status) {
+  http_server *srv = (http_server *)listener->data;
+  claude_ctx *ctx = srv->hdr.ctx;
+  http_conn *conn;
+  h2o_socket_t *sock;
+  if (status != 0 || srv->state != SRV_LISTENING) return;
+  conn = (http_conn *)calloc(1, sizeof(*conn));
+  if (conn == NULL) return;
+  uv_tcp_init(ctx->loop, &conn->tcp);
+  conn->srv = srv;
+  conn->next = srv->conns.next;
+  conn->prev = &srv->conns;
+  srv->conns.next->prev = conn;
+  srv->conns.next = conn;
+  srv->nconns++;
+  claude_handle_opened(ctx);
+  sock = h2o_uv_socket_create((uv_stream_t *)&conn->tcp, conn_closed);
+  if (uv_accept(listener, (uv_stream_t *)&conn->tcp) != 0) {
+    h2o_socket_close(sock);
+    return;
+  }
+  uv_tcp_nodelay(&conn->tcp, 1);
+  h2o_accept(&srv->accept, sock);
+}
+
+static void push_iovec(lua_State *L, h2o_iovec_t v) {
+  lua_pushlstring(L, v.base != NULL ? v.base : "", v.len);
+}
+
+/* The request as a Lua table (see docs/http-server.md). */
+static void push_request(lua_State *L, h2o_req_t *req) {
+  struct sockaddr_storage sa;
+  socklen_t salen;
+  size_t i;
+  int headers, list;
+  lua_createtable(L, 0, 10);
+  push_iovec(L, req->method);
+  lua_setfield(L, -2, "method");
+  lua_pushlstring(L, req->path_normalized.base, req->path_normalized.len);
+  lua_setfield(L, -2, "path");
+  if (req->query_at != SIZE_MAX) {
+    lua_pushlstring(L, req->path.base + req->query_at + 1, req->path.len - req->query_at - 1);
+    lua_setfield(L, -2, "query");
+  }
+  push_iovec(L, req->path);
+  lua_setfield(L, -2, "target");
+  lua_pushstring(L, req->version == 0x101 ? "HTTP/1.1" : req->version == 0x100 ? "HTTP/1.0" : "HTTP/2");
+  lua_setfield(L, -2, "version");
+  push_iovec(L, req->entity);
+  lua_setfield(L, -2, "body");
+  /* headers: lower-cased names; repeated ones joined (", ", or "; " for
+   * cookie), as RFC 9110 allows; raw_headers keeps each: {name, value, ...} */
+  lua_createtable(L, 0, (int)req->headers.size + 1);
+  headers = lua_gettop(L);
+  lua_createtable(L, (int)req->headers.size * 2 + 2, 0);
+  list = lua_gettop(L);
+  if (req->authority.base != NULL) { /* h2o moves Host out of the headers */
+    lua_pushliteral(L, "host");
+    push_iovec(L, req->authority);
+    lua_pushvalue(L, -2);
+    lua_rawseti(L, list, 1);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, list, 2);
+    lua_rawset(L, headers);
+  }
+  for (i = 0; i < req->headers.size; i++) {
+    h2o_header_t *h = req->headers.entries + i;
+    lua_pushlstring(L, h->name->base, h->name->len);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, list, (lua_Integer)lua_rawlen(L, list) + 1);
+    push_iovec(L, h->value);
+    lua_pushvalue(L, -1);
+    lua_rawseti(L, list, (lua_Integer)lua_rawlen(L, list) + 1);
+    lua_pushvalue(L, -2);
+    if (lua_rawget(L, headers) == LUA_TSTRING) { /* name value old */
+      lua_insert(L, -2);
+      lua_pushstring(L, h2o_memis(h->name->base, h->name->len, H2O_STRLIT("cookie")) ? "; " : ", ");
+      lua_insert(L, -2);
+      lua_concat(L, 3);
+    } else {
+      lua_pop(L, 1);
+    }
+    lua_rawset(L, headers);
+  }
+  lua_setfield(L, -3, "raw_headers");
+  lua_setfield(L, -2, "headers");
+  salen = req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&sa);
+  if (salen > 0) {
+    char name[64];
+    int port = 0;
+    if (sa.ss_family == AF_INET) {
+      uv_ip4_name((struct sockaddr_in *)&sa, name, sizeof name);
+      port = ntohs(((struct sockaddr_in *)&sa)->sin_port);
+    } else if (sa.ss_family == AF_INET6) {
+      uv_ip6_name((struct sockaddr_in6 *)&sa, name, sizeof name);
+      port = ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
+    } else {
+      name[0] = '\0';
+    }
+    lua_pushstring(L, name);
+    lua_setfield(L, -2, "remote_address");
+    lua_pushinteger(L, port);
+    lua_setfield(L, -2, "remote_port");
+  }
+}
+
+/* h2o's handler: every request goes to on_request(req, res), protected. */
+static int on_req(h2o_handler_t *self, h2o_req_t *req) {
+  http_server *srv = ((http_handler *)self)->srv;
+  claude_ctx *ctx = srv->hdr.ctx;
+  lua_State *L;
+  http_res *res;
+  int status, top;
+  if (ctx->closing || srv->state != SRV_LISTENING || srv->on_request_ref == LUA_NOREF) {
+    req->http1_is_persistent = 0;
+    h2o_send_error_generic(req, 503, "Service Unavailable", "service unavailable\n",
+                           H2O_SEND_ERROR_HTTP1_CLOSE_CONNECTION);
+    return 0;
+  }
+  L = claude_cb_state(ctx);
+  top = lua_gettop(L);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, srv->on_request_ref);
+  push_request(L, req);
+  res = claude_http_res_new(L, srv, req);
+  res->pins++;
+  status = claude_pcall(ctx, L, 2);
+  lua_settop(L, top);
+  claude_http_res_after_handler(res, status != LUA_OK); /* releases the pin */
+  return 0;
+}
+
+/* ------------------------------------------------------------------------- */
+
+static http_server *check_server(lua_State *L) {
+  http_server *srv = *(http_server **)luaL_checkudata(L, 1, MT_HTTP_SERVER);
+  if (srv == NULL || srv->state != SRV_LISTENING) luaL_error(L, "attempt to use a closed server");
+  return srv;
+}
+
+static lua_Integer opt_integer(lua_State *L, const char *name, lua_Integer dflt, lua_Integer min) {
+  lua_Integer v = dflt;
+  int t = lua_getfield(L, 1, name);
+  if (t != LUA_TNIL) {
+    if (!lua_isinteger(L, -1))
+      luaL_error(L, "bad field '%s' (integer expected, got %s)", name, luaL_typename(L, -1));
+    v = lua_tointeger(L, -1);
+    if (v < min) luaL_error(L, "bad field '%s' (at least %d expected)", name, (int)min);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static double opt_number(lua_State *L, const char *name, double dflt) {
+  double v = dflt;
+  if (lua_getfield(L, 1, name) != LUA_TNIL) {
+    if (!lua_isnumber(L, -1) || lua_tonumber(L, -1) < 0)
+      luaL_error(L, "bad field '%s' (non-negative number expected)", name);
+    v = lua_tonumber(L, -1);
+  }
+  lua_pop(L, 1);
+  return v;
+}
+
+static void srv_teardown(claude_handle *h) {
+  http_server *srv = (http_server *)h;
+  srv->callbacks_off = 1;
+  if (srv->box != NULL) {
+    *srv->box = NULL;
+    srv->box = NULL;
+  }
+  srv_close(srv, 1);
+}
+
+/* core.http_listen{ on_request = fn, host = "127.0.0.1", port = 0,
+ * max_body = 4 MiB, high_water = 1 MiB, idle_timeout = 10, close_grace = 5,
+ * backlog = 128 } -> server | nil, err, code */
+static int l_http_listen(lua_State *L) {
+  claude_ctx *ctx = claude_ctx_get(L);
+  const char *host;
+  lua_Integer port, max_body, high_water, backlog;
+  double idle_timeout, grace;
+  struct sockaddr_storage addr;
+  int addrlen = sizeof addr, err;
+  http_server **box, *srv;
+  h2o_hostconf_t *hostconf;
+  h2o_pathconf_t *pathconf;
+  http_handler *handler;
+  char why[300];
+  luaL_checktype(L, 1, LUA_TTABLE);
+  if (lua_getfield(L, 1, "on_request") != LUA_TFUNCTION)
+    luaL_error(L, "bad field 'on_request' (function expected, got %s)", luaL_typename(L, -1));
+  lua_pop(L, 1);
+  lua_getfield(L, 1, "host");
+  host = lua_isnil(L, -1) ? "127.0.0.1" : lua_tostring(L, -1);
+  if (host == NULL || lua_type(L, -1) == LUA_TNUMBER)
+    luaL_error(L, "bad field 'host' (string expected, got %s)", luaL_typename(L, -1));
+  lua_pop(L, 1); /* the table keeps the string */
+  port = opt_integer(L, "port", 0, 0);
+  if (port > 65535) luaL_error(L, "bad field 'port' (0-65535 expected)");
+  max_body = opt_integer(L, "max_body", DEFAULT_MAX_BODY, 0);
+  high_water = opt_integer(L, "high_water", DEFAULT_HIGH_WATER, 0);
+  backlog = opt_integer(L, "backlog", 128, 1);
+  idle_timeout = opt_number(L, "idle_timeout", 10);
+  grace = opt_number(L, "close_grace", 5);
+  if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&addr) != 0 &&
+      uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&addr) != 0)
+    luaL_error(L, "bad field 'host' (an IPv4 or IPv6 address expected, got '%s')", host);
+  if (claude_h2o_load(why, sizeof why) != 0) {
+    luaL_pushfail(L);
+    lua_pushfstring(L, "the HTTP server needs libh2o (h2o's libuv build): %s", why);
+    lua_pushliteral(L, "ENOSYS");
+    return 3;
+  }
+
+  box = (http_server **)lua_newuserdatauv(L, sizeof(*box), 0);
+  *box = NULL;
+  luaL_setmetatable(L, MT_HTTP_SERVER);
+  srv = (http_server *)calloc(1, sizeof(*srv));
+  if (srv == NULL) return luaL_error(L, "out of memory");
+  srv->self_ref = srv->on_request_ref = LUA_NOREF;
+  srv->conns.next = srv->conns.prev = &srv->conns;
+  srv->high_water = (size_t)high_water;
+  srv->grace_secs = grace;
+
+  h2o_config_init(&srv->config);
+  srv->config.server_name = h2o_iovec_init(H2O_STRLIT(""));
+  srv->config.max_request_entity_size = (size_t)max_body;
+  srv->config.http1.req_timeout = (uint64_t)(idle_timeout * 1000.0 + 0.5);
+  srv->config.http1.upgrade_to_http2 = 0;
+  hostconf = h2o_config_register_host(&srv->config, h2o_iovec_init(H2O_STRLIT("default")), 65535);
+  pathconf = h2o_config_register_path(hostconf, "/", 0);
+  handler = (http_handler *)h2o_create_handler(pathconf, sizeof(*handler));
+  handler->super.on_req = on_req;
+  handler->srv = srv;
+  h2o_context_init(&srv->h2o, ctx->loop, &srv->config);
+  srv->accept.ctx = &srv->h2o;
+  srv->accept.hosts = srv->config.hosts;
+  srv->h2o_open = 1;
+  uv_idle_init(ctx->loop, &srv->sentinel);
+  srv->sentinel.data = srv;
+  claude_handle_opened(ctx); /* h2o's context and its handles, until the sentinel closes */
+  uv_tcp_init(ctx->loop, &srv->listener);
+  srv->listener.data = srv;
+  srv->listener_open = 1;
+  claude_handle_opened(ctx);
+  claude_object_link(ctx, &srv->hdr, "http_server", srv_teardown);
+  srv->box = box;
+  *box = srv;
+
+  err = uv_tcp_bind(&srv->listener, (struct sockaddr *)&addr, 0);
+  if (err == 0) err = uv_listen((uv_stream_t *)&srv->listener, (int)backlog, on_accept);
+  if (err == 0) err = uv_tcp_getsockname(&srv->listener, (struct sockaddr *)&addr, &addrlen);
+  if (err != 0) {
+    srv_teardown(&srv->hdr);
+    return claude_push_uv_error(L, err);
+  }
+  if (addr.ss_family == AF_INET6) {
+    uv_ip6_name((struct sockaddr_in6 *)&addr, srv->address, sizeof srv->address);
+    srv->port = ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
+  } else {
+    uv_ip4_name((struct sockaddr_in *)&addr, srv->address, sizeof srv->address);
+    srv->port = ntohs(((struct sockaddr_in *)&addr)->sin_port);
+  }
+  lua_getfield(L, 1, "on_request");
+  srv->on_request_ref = claude_ref(ctx, L, -1);
+  lua_pop(L, 1);
+  srv->self_ref = claude_ref(ctx, L, -1); /* a listening server is not collected */
+  return 1;
+}
+
+/* server:port() -> the port it listens on */
+static int srv_port(lua_State *L) {
+  lua_pushinteger(L, check_server(L)->port);
+  return 1;
+}
+
+/* server:address() -> the address it listens on, and the port */
+static int srv_address(lua_State *L) {
+  http_server *srv = check_server(L);
+  lua_pushstring(L, srv->address);
+  lua_pushinteger(L, srv->port);
+  return 2;
+}
+
+/* server:close(): stops accepting; open responses get on_close("server
+ * closed") and end (a 503, or the end of the stream); connections close once
+ * their last response is written, or after close_grace seconds. Idempotent. */
+static int srv_lua_close(lua_State *L) {
+  http_server **box = (http_server **)luaL_checkudata(L, 1, MT_HTTP_SERVER);
+  http_server *srv = *box;
+  if (srv == NULL) return 0;
+  *box = NULL;
+  srv->box = NULL;
+  srv_close(srv, 0);
+  return 0;
+}
+
+/* __gc: only at lua_close can a listening server be collected */
+static int srv_gc(lua_State *L) {
+  http_server **box = (http_server **)luaL_checkudata(L, 1, MT_HTTP_SERVER);
+  http_server *srv = *box;
+  if (srv == NULL) return 0;
+  *box = NULL;
+  srv->box = NULL;
+  srv->callbacks_off = 1;
+  srv_close(srv, 1);
+  return 0;
+}
+
+static int srv_tostring(lua_State *L) {
+  http_server *srv = *(http_server **)luaL_checkudata(L, 1, MT_HTTP_SERVER);
+  if (srv == NULL || srv->state != SRV_LISTENING) lua_pushliteral(L, "claude.HttpServer (closed)");
+  else lua_pushfstring(L, "claude.HttpServer (http://%s%s%s:%d, %d connection%s)",
+                       strchr(srv->address, ':') ? "[" : "", srv->address,
+                       strchr(srv->address, ':') ? "]" : "", srv->port, srv->nconns,
+                       srv->nconns == 1 ? "" : "s");
+  return 1;
+}
+
+static const luaL_Reg srv_methods[] = {
+  {"port", srv_port}, {"address", srv_address}, {"close", srv_lua_close}, {NULL, NULL}};
+static const luaL_Reg srv_metamethods[] = {
+  {"__gc", srv_gc}, {"__close", srv_lua_close}, {"__tostring", srv_tostring},
+  {"__index", NULL}, {NULL, NULL}};
+
+void claude_open_http(lua_State *L) {
+  luaL_newmetatable(L, MT_HTTP_SERVER);
+  luaL_setfuncs(L, srv_metamethods, 0);
+  luaL_newlib(L, srv_methods);
+  lua_setfield(L, -2, "__index");
+  lua_pop(L, 1);
+  claude_http_open_response(L);
+  lua_pushcfunction(L, l_http_listen);
+  lua_setfield(L, -2, "http_listen");
+}

@@ -1,0 +1,374 @@
+/*
+ * json.c -- Lua values to JSON text, and the claude.json entry points.
+ *
+ * Integers are written exactly, floats with the shortest text that reads back
+ * to the same double, tables marked with the array or object metatable encode
+ * as `[]` / `{}` even when empty, and json.null (the NULL light userdata, the
+ * same value as cjson.null) is null. Decoding is json_decode.c.
+ * See docs/json.md.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json/json.h"
+
+#define ENCODE_MAX_DEPTH (2 * CLAUDE_JSON_MAX_DEPTH)
+
+/* The marker metatables, also kept under these keys: no string lookup. */
+static const char ARRAY_MT_KEY = 'a', OBJECT_MT_KEY = 'o';
+
+/* ---- encoding ------------------------------------------------------------ */
+
+typedef struct enc {
+  lua_State *L;
+  char *buf;
+  size_t len, cap;
+  int array_mt, object_mt; /* stack indexes of the marker metatables (0: no table to encode) */
+  char err[256];
+  char path[256];
+} enc;
+
+static int reserve(enc *e, size_t n) {
+  if (e->len + n > e->cap) {
+    size_t cap = e->cap ? e->cap : 256;
+    char *b;
+    while (cap < e->len + n) cap *= 2;
+    b = (char *)realloc(e->buf, cap);
+    if (b == NULL) {
+      snprintf(e->err, sizeof e->err, "out of memory");
+      return 0;
+    }
+    e->buf = b;
+    e->cap = cap;
+  }
+  return 1;
+}
+
+static int put(enc *e, const char *s, size_t n) {
+  if (!reserve(e, n)) return 0;
+  memcpy(e->buf + e->len, s, n);
+  e->len += n;
+  return 1;
+}
+
+static const char need_escape[256] = {
+  1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+  0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+
+static int put_string(enc *e, const char *s, size_t n) {
+  static const char hex[] = "0123456789abcdef";
+  size_t i, run = 0;
+  if (!reserve(e, n + 2)) return 0;
+  e->buf[e->len++] = '"';
+  for (i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (!need_escape[c]) continue;
+    if (!put(e, s + run, i - run)) return 0;
+    run = i + 1;
+    switch (c) {
+      case '"': if (!put(e, "\\\"", 2)) return 0; break;
+      case '\\': if (!put(e, "\\\\", 2)) return 0; break;
+      case '\n': if (!put(e, "\\n", 2)) return 0; break;
+      case '\r': if (!put(e, "\\r", 2)) return 0; break;
+      case '\t': if (!put(e, "\\t", 2)) return 0; break;
+      case '\b': if (!put(e, "\\b", 2)) return 0; break;
+      case '\f': if (!put(e, "\\f", 2)) return 0; break;
+      default: {
+        char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+        if (!put(e, u, 6)) return 0;
+      }
+    }
+  }
+  if (!put(e, s + run, n - run)) return 0;
+  return put(e, "\"", 1);
+}
+
+/* Writes an integer's digits backwards from `end`; returns where they start. */
+static char *format_integer(lua_Integer i, char *end) {
+  lua_Unsigned u = i < 0 ? (lua_Unsigned)0 - (lua_Unsigned)i : (lua_Unsigned)i;
+  char *p = end;
+  do {
+    *--p = (char)('0' + (int)(u % 10));
+    u /= 10;
+  } while (u != 0);
+  if (i < 0) *--p = '-';
+  return p;
+}
+
+static int put_number(enc *e, int idx) {
+  char tmp[32];
+  int n;
+  if (lua_isinteger(e->L, idx)) {
+    char *start = format_integer(lua_tointeger(e->L, idx), tmp + sizeof tmp);
+    return put(e, start, (size_t)(tmp + sizeof tmp - start));
+  } else {
+    double d = lua_tonumber(e->L, idx);
+    int prec;
+    if (!isfinite(d)) {
+      snprintf(e->err, sizeof e->err, "cannot encode %s", isnan(d) ? "NaN" : "infinity");
+      return 0;
+    }
+    /* shortest of %.15g..%.17g that reads back exactly */
+    for (prec = 15; prec <= 17; prec++) {
+      n = snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+      if (strtod(tmp, NULL) == d) break;
+    }
+  }
+  return put(e, tmp, (size_t)n);
+}
+
+/* A table being written. Tables nest in these frames, not in C calls, so
+ * that depth costs no C stack. An array's element, or an object's key and
+ * value, sit on the Lua stack above the table while they are written. */
+typedef struct eframe {
+  int t;            /* stack index of the table */
+  int is_array;
+  lua_Integer i, n; /* array: the element being written, and how many */
+} eframe;
+
+/* The error's path, "$.a.b[1]", from the outermost of the first `n` frames
+ * inward (an object's key being written is the slot above its table). */
+static void set_path(enc *e, const eframe *f, int n) {
+  int k;
+  size_t used = 0;
+  for (k = 0; k < n && used + 80 < sizeof e->path; k++) {
+    int w;
+    if (f[k].is_array)
+      w = snprintf(e->path + used, sizeof e->path - used, "[%lld]", (long long)f[k].i);
+    else
+      w = snprintf(e->path + used, sizeof e->path - used, ".%.64s",
+                   lua_tostring(e->L, f[k].t + 1));
+    if (w < 0) break;
+    used += (size_t)w;
+  }
+  if (k < n) snprintf(e->path + used, sizeof e->path - used, "...");
+}
+
+/* Is the table at idx written as an array (*n elements)? 0 for an object,
+ * -1 (error set) when it is neither. A plain table is an array when its
+ * keys are exactly 1..n, an object when they are all strings; a marked table
+ * follows its marker. */
+static int classify(enc *e, int idx, lua_Integer *n) {
+  lua_State *L = e->L;
+  *n = (lua_Integer)lua_rawlen(L, idx);
+  if (lua_getmetatable(L, idx)) {
+    int is_array = lua_rawequal(L, -1, e->array_mt);
+    int is_object = !is_array && lua_rawequal(L, -1, e->object_mt);
+    lua_pop(L, 1);
+    if (is_array) return 1;
+    if (is_object) return 0;
+  }
+  if (*n > 0) {
+    lua_Integer count = 0;
+    lua_pushnil(L);
+    while (lua_next(L, idx)) {
+      lua_pop(L, 1);
+      count++;
+    }
+    if (count == *n) return 1;
+    snprintf(e->err, sizeof e->err,
+             "cannot encode a table with both list items and other keys (or holes)");
+    return -1;
+  }
+  return 0;
+}
+
+/* Writes one scalar (or fails naming it). */
+static int encode_scalar(enc *e, int idx) {
+  lua_State *L = e->L;
+  switch (lua_type(L, idx)) {
+    case LUA_TSTRING: {
+      size_t n;
+      const char *s = lua_tolstring(L, idx, &n);
+      return put_string(e, s, n);
+    }
+    case LUA_TNUMBER: return put_number(e, idx);
+    case LUA_TBOOLEAN:
+      return lua_toboolean(L, idx) ? put(e, "true", 4) : put(e, "false", 5);
+    case LUA_TNIL: return put(e, "null", 4);
+    case LUA_TLIGHTUSERDATA:
+      if (lua_touserdata(L, idx) == NULL) return put(e, "null", 4);
+      /* fall through */
+    default:
+      snprintf(e->err, sizeof e->err, "cannot encode a %s", luaL_typename(L, idx));
+      return 0;
+  }
+}
+
+/* Writes the value on top of the stack and pops it; on failure sets the
+ * error and its path (the caller resets the stack). Raises nothing. */
+static int encode_top(enc *e) {
+  lua_State *L = e->L;
+  eframe local[64], *frames = local, *f;
+  int depth = 0, cap = 64, ok = 0, path_frames = 0;
+  lua_Integer n;
+next:
+  if (lua_type(L, -1) != LUA_TTABLE) {
+    if (!encode_scalar(e, lua_gettop(L))) goto fail_here;
+    lua_pop(L, 1);
+  } else {
+    int is_array;
+    if (depth >= ENCODE_MAX_DEPTH) {
+      snprintf(e->err, sizeof e->err, "nesting deeper than %d (a cycle?)", ENCODE_MAX_DEPTH);
+      goto fail_here;
+    }
+    if (!lua_checkstack(L, 6)) {
+      snprintf(e->err, sizeof e->err, "no stack room for nesting this deep");
+      goto fail_here;
+    }
+    if ((is_array = classify(e, lua_gettop(L), &n)) < 0) goto fail_here;
+    if (depth == cap) {
+      eframe *more = (eframe *)malloc((size_t)cap * 4 * sizeof *more);
+      if (more == NULL) {
+        snprintf(e->err, sizeof e->err, "out of memory");
+        goto fail_here;
+      }
+      memcpy(more, frames, (size_t)cap * sizeof *more);
+      if (frames != local) free(frames);
+      frames = more;
+      cap *= 4;
+    }
+    f = &frames[depth++];
+    f->t = lua_gettop(L);
+    f->is_array = is_array;
+    f->i = 0;
+    f->n = n;
+    if (!put(e, is_array ? "[" : "{", 1)) goto fail_inside;
+    if (!is_array) lua_pushnil(L); /* the first key for lua_next */
+  }
+  /* The value is written: go on with the innermost table. */
+  while (depth > 0) {
+    f = &frames[depth - 1];
+    if (f->is_array) {
+      if (f->i < f->n) {
+        if (f->i > 0 && !put(e, ",", 1)) goto fail_inside;
+        lua_rawgeti(L, f->t, ++f->i);
+        goto next;
+      }
+    } else if (lua_next(L, f->t)) {
+      size_t klen;
+      const char *k;
+      if (lua_type(L, -2) != LUA_TSTRING) {
+        snprintf(e->err, sizeof e->err,
+                 "cannot encode a table with a %s key (object keys are strings, list keys 1..n)",
+                 luaL_typename(L, -2));
+        path_frames = depth - 1;
+        goto fail;
+      }
+      k = lua_tolstring(L, -2, &klen);
+      if ((f->i++ > 0 && !put(e, ",", 1)) || !put_string(e, k, klen) || !put(e, ":", 1))
+        goto fail_inside;
+      goto next;
+    }
+    if (!put(e, f->is_array ? "]" : "}", 1)) goto fail_inside;
+    lua_settop(L, f->t - 1);
+    depth--;
+  }
+  ok = 1;
+  goto out;
+fail_inside: /* in the innermost table itself: its own key or index is not part of the path */
+  path_frames = depth - 1;
+  goto fail;
+fail_here: /* at the value on top: every open table's key or index is */
+  path_frames = depth;
+fail:
+  set_path(e, frames, path_frames);
+out:
+  if (frames != local) free(frames);
+  return ok;
+}
+
+/* Appends the JSON text of the value at idx to the malloc'ed buffer *buf
+ * (*len bytes used of *cap), growing it as needed. Returns 1, or 0 with an
+ * error message pushed and *len as it was. The encoder reads tables raw and
+ * runs no Lua code, so nothing else can touch the buffer meanwhile. */
+int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, size_t *cap) {
+  enc e;
+  int ok, top = lua_gettop(L);
+  idx = lua_absindex(L, idx);
+  e.L = L;
+  e.buf = *buf;
+  e.len = *len;
+  e.cap = *cap;
+  e.err[0] = e.path[0] = '\0';
+  e.array_mt = e.object_mt = 0;
+  if (lua_type(L, idx) == LUA_TTABLE) { /* the marker metatables, to compare with */
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+    e.array_mt = lua_gettop(L);
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
+    e.object_mt = lua_gettop(L);
+  }
+  lua_pushvalue(L, idx);
+  ok = encode_top(&e);
+  lua_settop(L, top); /* the metatables, if a table was met */
+  *buf = e.buf;
+  *cap = e.cap;
+  if (!ok) {
+    if (e.path[0] != '\0') lua_pushfstring(L, "json: %s at $%s", e.err, e.path);
+    else lua_pushfstring(L, "json: %s", e.err);
+    return 0;
+  }
+  *len = e.len;
+  return 1;
+}
+
+/* Encodes the value at idx into a malloc'ed buffer (the caller frees it).
+ * Returns 1, or 0 with an error message pushed. */
+int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len) {
+  char *buf = NULL;
+  size_t used = 0, cap = 0;
+  if (!claude_json_encode_append(L, idx, &buf, &used, &cap)) {
+    free(buf);
+    return 0;
+  }
+  *out = buf;
+  *len = used;
+  return 1;
+}
+
+/* json_encode(value) -> text; raises on values JSON cannot hold */
+static int l_encode(lua_State *L) {
+  char *buf;
+  size_t len;
+  luaL_checkany(L, 1);
+  if (!claude_json_encode_buffer(L, 1, &buf, &len)) return lua_error(L);
+  lua_pushlstring(L, buf, len);
+  free(buf);
+  return 1;
+}
+
+/* json_decode(text) -> value | nil, message */
+static int l_decode(lua_State *L) {
+  size_t len;
+  const char *s = luaL_checklstring(L, 1, &len);
+  return claude_json_decode_push(L, s, len) ? 1 : 2;
+}
+
+/* Puts json_encode, json_decode, json_peek_ids, json_array_mt, json_object_mt and json_null
+ * into the module table on top of the stack. */
+void claude_open_json(lua_State *L) {
+  lua_pushlightuserdata(L, NULL);
+  lua_setfield(L, -2, "json_null");
+  luaL_newmetatable(L, CLAUDE_JSON_ARRAY_MT);
+  lua_pushliteral(L, "array");
+  lua_setfield(L, -2, "__jsontype");
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+  lua_setfield(L, -2, "json_array_mt");
+  luaL_newmetatable(L, CLAUDE_JSON_OBJECT_MT);
+  lua_pushliteral(L, "object");
+  lua_setfield(L, -2, "__jsontype");
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
+  lua_setfield(L, -2, "json_object_mt");
+  lua_pushcfunction(L, l_encode);
+  lua_setfield(L, -2, "json_encode");
+  lua_pushcfunction(L, l_decode);
+  lua_setfield(L, -2, "json_decode");
+  lua_pushcfunction(L, claude_json_peek_ids);
+  lua_setfield(L, -2, "json_peek_ids");
+}

@@ -1,0 +1,31 @@
+/*
+ * json.h -- JSON for claude.core: the encoder and the module's entry points
+ * (json.c) and the decoder (json_decode.c), which builds Lua values directly.
+ * Private to claude.core.
+ */
+#ifndef CLAUDE_JSON_H
+#define CLAUDE_JSON_H
+
+#include <stddef.h>
+
+#include <lua.h>
+#include <lauxlib.h>
+
+#define CLAUDE_JSON_ARRAY_MT "claude.json.array"
+#define CLAUDE_JSON_OBJECT_MT "claude.json.object"
+/* The decoder's nesting limit, counted from the outermost value (a message),
+ * far above what a model sends; the encoder takes twice as much, so that a
+ * decoded value still encodes inside envelopes. Neither uses the C stack
+ * per level. */
+#define CLAUDE_JSON_MAX_DEPTH 20000
+/* Adds the json functions to the module table on top of the stack. */
+void claude_open_json(lua_State *L);
+/* Pushes the value and returns 1, or pushes nil and a message and returns 0;
+ * raises only for memory errors. */
+int claude_json_decode_push(lua_State *L, const char *s, size_t len);
+/* core.json_peek_ids(line) -> request_id, id, type (json_decode.c) */
+int claude_json_peek_ids(lua_State *L);
+int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len);
+int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, size_t *cap);
+
+#endif
