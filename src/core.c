@@ -32,6 +32,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_crypto(L);
   claude_open_fs(L);
   claude_open_budget(L);
+  claude_open_regex(L);
   lua_pushliteral(L, CLAUDE_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

@@ -174,6 +174,9 @@ void claude_open_crypto(lua_State *L);
 
 /* fs.c */
 void claude_open_fs(lua_State *L);
+
+/* schema/regex.c: core.regex, ECMA-262 patterns on PCRE2 */
+void claude_open_regex(lua_State *L);
 /* Line framing over a growing buffer (lines.c). */
 typedef struct claude_lines {
   char *data;
