@@ -197,13 +197,13 @@ local function compile(json_schema, opts)
       return failure(m, p, w)
     end
   end
-  local max, refs = o.max_steps, st.refs
+  local max, protect = o.max_steps, st.protect
   local over = ("validation stopped after %d steps (max_steps): the schema applies too many "
     .. "subschemas to this value"):format(max)
   return function(value)
     st.steps, st.n, st.depth = max, 0, 0
     local ok, m, p, w
-    if refs then -- deep recursion through references must not escape as an error
+    if protect then -- deep recursion through references must not escape as an error
       local done
       done, ok, m, p, w = pcall(root, value)
       if not done then

@@ -35,13 +35,24 @@ local function never() return nil, "no value is allowed here", "", "" end
 
 local compile
 
--- A reference followed: one deeper, and into the target's resource (dynamic scope).
-local function ref_call(ctx, f, push, key)
+-- A reference followed, as a check `(v, k, ann)` or, with `node`, as the whole of a node
+-- that holds only the reference `(v, ann)`. Only a reference back to a subschema that
+-- encloses it (`loop`) can recurse without end: it counts the depth. `push` enters the
+-- target's resource into the dynamic scope. Steps are counted by the nodes that apply
+-- several subschemas to a value, not here: a reference multiplies nothing.
+local function ref_call(ctx, f, push, key, node, loop)
   local st, limit = ctx.st, ctx.max_ref_depth
   local too_deep = fmt("references nested deeper than %d levels (a $ref loop, or a value too "
     .. "deep for its schema)", limit)
-  if not push then
-    return function(v, _, ann)
+  local call
+  if not push and not loop then
+    call = function(v, ann)
+      local ok, m, p, w = f(v, ann)
+      if ok then return true end
+      return nil, m, p, key .. w
+    end
+  elseif not push then
+    call = function(v, ann)
       local d = st.depth + 1
       if d > limit then return nil, too_deep, "", key end
       st.depth = d
@@ -50,52 +61,62 @@ local function ref_call(ctx, f, push, key)
       if ok then return true end
       return nil, m, p, key .. w
     end
+  else
+    call = function(v, ann)
+      local d = st.depth + 1
+      if d > limit then return nil, too_deep, "", key end
+      st.depth = d
+      local n = st.n + 1
+      st.n, st.scope[n] = n, push
+      local ok, m, p, w = f(v, ann)
+      st.depth, st.n = d - 1, n - 1
+      if ok then return true end
+      return nil, m, p, key .. w
+    end
   end
-  return function(v, _, ann)
-    local d = st.depth + 1
-    if d > limit then return nil, too_deep, "", key end
-    st.depth = d
-    local n = st.n + 1
-    st.n, st.scope[n] = n, push
-    local ok, m, p, w = f(v, ann)
-    st.depth, st.n = d - 1, n - 1
-    if ok then return true end
-    return nil, m, p, key .. w
-  end
+  if node then return call end
+  return function(v, _, ann) return call(v, ann) end
 end
 
 -- $dynamicRef / $recursiveRef: the outermost resource of the dynamic scope that has the
 -- anchor wins over the static target.
-local function dynamic_call(ctx, static, by, key)
+local function dynamic_call(ctx, static, by, key, node)
   local st = ctx.st
   local scope = st.scope
-  local call = ref_call(ctx, function(v, ann)
+  return ref_call(ctx, function(v, ann)
     local f = static
     for i = 1, st.n do
       local g = by[scope[i]]
       if g then f = g; break end
     end
     return f(v, ann)
-  end, false, key)
-  return call
+  end, false, key, node, true)
 end
 
+-- Appends the reference checks; returns a maker of the node closure when there is exactly
+-- one reference (for a node that holds nothing else).
 local function add_refs(s, checks, ctx, path, info, mode)
   local reg, d = ctx.reg, info.dialect
+  local makers = {}
+  local function add(maker)
+    makers[#makers + 1] = maker
+    checks[#checks + 1] = maker(false)
+  end
   local function target_of(r, key)
     local t, tinfo = reg:resolve(r, info.base, d, key)
+    local loop = ctx.compiling[t] or false
     local f = compile(t, ctx, mode, tinfo.path or path)
     local push = ctx.dynamic and tinfo.base ~= info.base and tinfo.base
-    return t, f, push
+    return t, f, push, loop
   end
   local r = s["$ref"]
   if r ~= nil then
-    local _, f, push = target_of(r, "$ref")
-    checks[#checks + 1] = ref_call(ctx, f, push, "/$ref")
+    local _, f, push, loop = target_of(r, "$ref")
+    add(function(node) return ref_call(ctx, f, push, "/$ref", node, loop) end)
   end
   if d.keywords["$dynamicRef"] and s["$dynamicRef"] ~= nil then
     local dr = s["$dynamicRef"]
-    local t, f, push = target_of(dr, "$dynamicRef")
+    local t, f, push, loop = target_of(dr, "$dynamicRef")
     local _, frag = uri.split(uri.resolve(info.base, dr))
     if frag ~= "" and frag:sub(1, 1) ~= "/" and type(t) == "table"
         and t["$dynamicAnchor"] == frag then
@@ -104,23 +125,24 @@ local function add_refs(s, checks, ctx, path, info, mode)
         local node = anchors[frag]
         if node then by[base] = compile(node, ctx, mode, reg.info[node].path) end
       end
-      checks[#checks + 1] = dynamic_call(ctx, f, by, "/$dynamicRef")
+      add(function(node) return dynamic_call(ctx, f, by, "/$dynamicRef", node) end)
     else
-      checks[#checks + 1] = ref_call(ctx, f, push, "/$dynamicRef")
+      add(function(node) return ref_call(ctx, f, push, "/$dynamicRef", node, loop) end)
     end
   end
   if d.keywords["$recursiveRef"] and s["$recursiveRef"] ~= nil then
-    local t, f, push = target_of("#", "$recursiveRef")
+    local t, f, push, loop = target_of("#", "$recursiveRef")
     if type(t) == "table" and t["$recursiveAnchor"] == true then
       local by = {}
       for base, node in pairs(reg.recursive) do
         by[base] = compile(node, ctx, mode, reg.info[node].path)
       end
-      checks[#checks + 1] = dynamic_call(ctx, f, by, "/$recursiveRef")
+      add(function(node) return dynamic_call(ctx, f, by, "/$recursiveRef", node) end)
     else
-      checks[#checks + 1] = ref_call(ctx, f, push, "/$recursiveRef")
+      add(function(node) return ref_call(ctx, f, push, "/$recursiveRef", node, loop) end)
     end
   end
+  return #makers == 1 and makers[1] or nil
 end
 
 -- The usual tool input, {type = "object", properties = ..., required = ...,
@@ -223,19 +245,23 @@ function compile(s, ctx, mode, path)
   if type(s) ~= "table" then bad(path, "schema must be a table or a boolean") end
   local memo = mode and ctx.memo_ann or ctx.memo
   local f = memo[s]
-  if f then return f end
+  if f then
+    if ctx.compiling[s] then ctx.cycle = true end -- a reference back to an enclosing node
+    return f
+  end
   local info = ctx.reg.info[s]
   if not info then bad(path, "internal error: subschema not indexed") end
   memo[s] = function(v, a) return memo[s](v, a) end -- while compiling: recursion
+  ctx.compiling[s] = true
   local d = info.dialect
   local kw = d.keywords
   local checks = {}
   local uneval = (kw.unevaluatedProperties and s.unevaluatedProperties ~= nil)
     or (kw.unevaluatedItems and s.unevaluatedItems ~= nil)
   local inner = mode or uneval
-  local leaf, simple = false, nil
+  local leaf, simple, ref_node = false, nil, nil
   if d.ref_alone and s["$ref"] ~= nil then
-    add_refs(s, checks, ctx, path, info, inner)
+    ref_node = add_refs(s, checks, ctx, path, info, inner)
   else
     keywords.add_type(s, checks, path, kw)
     local type_only = #checks == 1
@@ -246,7 +272,7 @@ function compile(s, ctx, mode, path)
     local before = #checks
     local obj = keywords.add_objects(s, checks, ctx, path, kw, inner)
     keywords.add_combinators(s, checks, ctx, path, kw, inner)
-    add_refs(s, checks, ctx, path, info, inner)
+    ref_node = add_refs(s, checks, ctx, path, info, inner)
     local n = #checks
     leaf = n == 1 and type_only and not (kw.nullable and s.nullable) and PLAIN[s.type]
     if obj and type_only and before == 1 and n == 2 and s.type == "object"
@@ -272,6 +298,8 @@ function compile(s, ctx, mode, path)
         return c(v, kind(v))
       end
     end
+  elseif ref_node and #checks == 1 then -- {"$ref": ...} alone: one closure
+    f = ref_node(true)
   else
     f = general(ctx, checks)
     if simple and not mode then f = fast_object(simple, f) end
@@ -287,6 +315,7 @@ function compile(s, ctx, mode, path)
     end
   end
   memo[s] = f
+  ctx.compiling[s] = nil
   return f
 end
 
@@ -301,11 +330,12 @@ local MULTIPLY = { "allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef"
 -- @tparam table opts `dialect` (a dialect table), `loader`, `base_uri`, and the bounds
 --   `max_depth`, `max_subschemas`, `max_steps`, `max_ref_depth`
 -- @treturn function `(value, ann) -> true | nil, message, instance path, keyword path`
--- @treturn table the run state: `steps` (to reset before each call), `counted`, `refs`
+-- @treturn table the run state: `steps`, `n`, `depth` (to reset before each call), `counted`
+--   (steps are counted), `protect` (call in protected mode: the schema can recurse)
 function M.compile(json_schema, opts)
   local reg = registry.new(opts)
   reg:add_root(json_schema, opts.base_uri or "")
-  local counted, refs = false, #reg.pending > 0
+  local counted = false
   for node in pairs(reg.info) do
     for i = 1, #MULTIPLY do
       if node[MULTIPLY[i]] ~= nil then counted = true; break end
@@ -314,13 +344,16 @@ function M.compile(json_schema, opts)
   end
   local st = { steps = 0, n = 0, depth = 0, scope = {} }
   local ctx = {
-    reg = reg, memo = {}, memo_ann = {}, st = st, compile = compile, always = always,
+    reg = reg, memo = {}, memo_ann = {}, compiling = {}, st = st, compile = compile,
+    always = always,
     counted = counted, dynamic = reg.uses_dynamic, max_ref_depth = opts.max_ref_depth,
     over = fmt("validation stopped after %d steps (max_steps): the schema applies too many "
       .. "subschemas to this value", opts.max_steps),
   }
   local root = compile(json_schema, ctx, false, "")
-  st.counted, st.refs = counted, refs
+  -- a cycle (of references, or of Lua tables) can recurse as deep as the value: a protected
+  -- call catches what the depth bound does not
+  st.counted, st.protect = counted or ctx.cycle, ctx.cycle
   return root, st
 end
 
