@@ -597,10 +597,8 @@ function M.add_objects(s, checks, ctx, path, kw, mode)
   end
   local simple
   if npat == 0 and not minp and not maxp and not names_f then
-    local by_name = {}
-    for name in pairs(known) do by_name[name] = true end
-    for i = 1, np do by_name[names[i]] = subs[i] end
-    simple = { names = names, subs = subs, reqs = reqs, by_name = by_name, addl = addl }
+    simple = { names = names, subs = subs, reqs = reqs, known = known, addl = addl,
+      segs = segs, keys = keys, seg = seg }
   end
   if M.add_dependencies(s, checks, ctx, path, kw, mode) then simple = nil end
   return simple
