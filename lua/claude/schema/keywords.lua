@@ -126,6 +126,14 @@ local function located(m, p)
 end
 M.located = located
 
+-- A branch's reason inside anyOf/oneOf's message, cut: nested combinators would otherwise
+-- build messages that double at every level.
+local function reason(m, p)
+  local s = located(m, p)
+  if #s > 200 then s = s:sub(1, 197) .. "..." end
+  return s
+end
+
 local function num(s, key, path)
   local v = s[key]
   if v ~= nil and (type(v) ~= "number" or v - v ~= 0) then
@@ -491,6 +499,23 @@ function M.add_objects(s, checks, ctx, path, kw, mode)
       end
     end
   end
+  -- leaves first: the fast path of `validator` calls them for one result, cheaper, and runs
+  -- one again for its message (running a larger subschema twice would cost twice)
+  local nleaf
+  do
+    local leaves, rest = {}, {}
+    for i = 1, #names do
+      local t = ctx.leaves[subs[i]] and leaves or rest
+      t[#t + 1] = i
+    end
+    nleaf = #leaves
+    for _, i in ipairs(rest) do leaves[#leaves + 1] = i end
+    local n2, s2, g2, k2 = {}, {}, {}, {}
+    for j, i in ipairs(leaves) do
+      n2[j], s2[j], g2[j], k2[j] = names[i], subs[i], segs[i], keys[i]
+    end
+    names, subs, segs, keys = n2, s2, g2, k2
+  end
   local reqs = {}
   local req = kw.required and s.required
   if req then
@@ -598,7 +623,7 @@ function M.add_objects(s, checks, ctx, path, kw, mode)
   local simple
   if npat == 0 and not minp and not maxp and not names_f then
     simple = { names = names, subs = subs, reqs = reqs, known = known, addl = addl,
-      segs = segs, keys = keys, seg = seg }
+      segs = segs, keys = keys, seg = seg, nleaf = nleaf }
   end
   if M.add_dependencies(s, checks, ctx, path, kw, mode) then simple = nil end
   return simple
@@ -707,7 +732,7 @@ function M.add_combinators(s, checks, ctx, path, kw, mode)
           passed = true
         elseif not passed then
           why = why or {}
-          why[#why + 1] = located(m, p)
+          why[#why + 1] = reason(m, p)
         end
       end
       if passed then return true end
@@ -729,7 +754,7 @@ function M.add_combinators(s, checks, ctx, path, kw, mode)
               "/oneOf"
           end
         else
-          why[#why + 1] = located(m, p)
+          why[#why + 1] = reason(m, p)
         end
       end
       if hits == 1 then

@@ -155,8 +155,32 @@ end
 -- per level).
 local function fast_object(o, general)
   local names, subs, reqs, known, addl = o.names, o.subs, o.reqs, o.known, o.addl
-  local segs, keys, seg = o.segs, o.keys, o.seg
+  local segs, keys, seg, nleaf = o.segs, o.keys, o.seg, o.nleaf
   local np, nr = #names, #reqs
+  -- a leaf run again, for its message
+  local function fail(i, x)
+    local _, m, p, w = subs[i](x)
+    return nil, m, segs[i] .. p, keys[i] .. w
+  end
+  if addl == nil and nleaf == np then -- the shorthand's shape: the leanest closure
+    return function(v)
+      if type(v) ~= "table" then return general(v) end
+      local mt = getmetatable(v)
+      if mt == nil then
+        if rawlen(v) ~= 0 then return general(v) end
+      elseif mt ~= object_mt then
+        return general(v)
+      end
+      for i = 1, nr do
+        if v[reqs[i]] == nil then return general(v) end
+      end
+      for i = 1, np do
+        local x = v[names[i]]
+        if x ~= nil and not subs[i](x) then return fail(i, x) end
+      end
+      return true
+    end
+  end
   return function(v)
     if type(v) ~= "table" then return general(v) end
     local mt = getmetatable(v)
@@ -168,7 +192,11 @@ local function fast_object(o, general)
     for i = 1, nr do
       if v[reqs[i]] == nil then return general(v) end
     end
-    for i = 1, np do
+    for i = 1, nleaf do
+      local x = v[names[i]]
+      if x ~= nil and not subs[i](x) then return fail(i, x) end
+    end
+    for i = nleaf + 1, np do
       local x = v[names[i]]
       if x ~= nil then
         local ok, m, p, w = subs[i](x)
@@ -306,6 +334,7 @@ function compile(s, ctx, mode, path)
         return c(v, kind(v))
       end
     end
+    ctx.leaves[f] = true
   elseif ref_node and #checks == 1 then -- {"$ref": ...} alone: one closure
     f = ref_node(true)
   else
@@ -352,7 +381,7 @@ function M.compile(json_schema, opts)
   end
   local st = { steps = 0, n = 0, depth = 0, scope = {} }
   local ctx = {
-    reg = reg, memo = {}, memo_ann = {}, compiling = {}, st = st, compile = compile,
+    reg = reg, memo = {}, memo_ann = {}, compiling = {}, leaves = {}, st = st, compile = compile,
     always = always,
     counted = counted, dynamic = reg.uses_dynamic, max_ref_depth = opts.max_ref_depth,
     over = fmt("validation stopped after %d steps (max_steps): the schema applies too many "
