@@ -4,7 +4,7 @@
 -- applied in place of) uses `unevaluatedProperties`/`unevaluatedItems`: then the checks that
 -- evaluate properties or items mark them in it (see `claude.schema.validator`).
 --
--- One file of some 700 lines: the keyword families share the check signature, the message
+-- One file of some 850 lines: the keyword families share the check signature, the message
 -- style and the annotation marks, and each is short; split, they would only import each
 -- other's helpers.
 -- @module claude.schema.keywords
