@@ -14,6 +14,7 @@
 #include "io/io.h"
 #include "json/json.h"
 #include "mcp/router.h"
+#include "schema/regex.h"
 
 /* A write to a child that died must be an EPIPE error, not a dead host. */
 static void ignore_sigpipe(void) {
@@ -46,6 +47,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_key_jwk(L);
   claude_open_fs(L);
   claude_open_budget(L);
+  claude_open_regex(L);
   lua_pushliteral(L, CLAUDE_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

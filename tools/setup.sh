@@ -7,9 +7,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # libh2o-dev: h2o built on libuv, the HTTP server (its headers need libssl-dev);
-# curl: the HTTP server's specs; wrk: bench/http_wrk.sh
+# libpcre2-dev: JSON Schema patterns (loaded on first use); curl: the HTTP server's
+# specs; wrk: bench/http_wrk.sh
 packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev
-          libh2o-dev libssl-dev libcurl4-openssl-dev lua-busted lua-check lua-luv curl wrk)
+          libh2o-dev libssl-dev libcurl4-openssl-dev libpcre2-dev lua-busted lua-check lua-luv curl wrk)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

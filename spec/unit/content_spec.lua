@@ -230,8 +230,10 @@ describe("claude.content", function()
     local out_rows = {
       { { true, { n = 1 } }, { content = { { type = "text", text = '{"n":1}' } },
         structuredContent = { n = 1 } } },
-      { { true, { n = 1.5 } }, err "Output validation error: n: expected integer, got number" },
-      { { true, {} }, err "Output validation error: missing required property 'n'" },
+      { { true, { n = 1.5 } }, err("Output validation error: n: expected integer, got number "
+        .. "(keyword /properties/n/type)") },
+      { { true, {} },
+        err "Output validation error: missing required property 'n' (keyword /required)" },
       { { true, "1" }, err("Output validation error: the tool has an output schema but "
         .. "returned a string") },
       { { true, { content.text "x" } }, err("Output validation error: the tool has an output "

@@ -97,7 +97,7 @@ describe("claude.tool", function()
       assert.is_true(t.validate { a = 1, b = 2 })
       local ok, err, kind = t.validate { a = 1, b = "2" }
       assert.is_nil(ok)
-      assert.equal("b: expected number, got string", err.message)
+      assert.equal("b: expected number, got string (keyword /properties/b/type)", err.message)
       assert.equal("validation", kind)
     end)
 
@@ -402,9 +402,11 @@ describe("claude.tool", function()
       { add, { a = 15, b = 27 }, '{"content":[{"type":"text","text":"42"}]}' },
       { add, { a = 1.5, b = 2 }, '{"content":[{"type":"text","text":"3.5"}]}' },
       { add, { a = "1", b = 2 }, '{"content":[{"type":"text","text":'
-        .. '"Input validation error: a: expected number, got string"}],"isError":true}' },
+        .. '"Input validation error: a: expected number, got string '
+        .. '(keyword /properties/a/type)"}],"isError":true}' },
       { add, { a = 1 }, '{"content":[{"type":"text","text":'
-        .. '"Input validation error: missing required property \'b\'"}],"isError":true}' },
+        .. '"Input validation error: missing required property \'b\' (keyword /required)"}],'
+        .. '"isError":true}' },
       { echo, nil, '{"content":[{"type":"text","text":"{}"}],"structuredContent":{}}' },
       { echo, json.null, '{"content":[{"type":"text","text":"{}"}],"structuredContent":{}}' },
     }

@@ -31,6 +31,21 @@ function M.join(path, name)
   return path == "" and name or path .. "." .. name
 end
 
+--- The path of a subschema under keyword `key` (and `name`: a property, a definition, or
+-- a list index from 1), as schema errors spell it: `a.b`, `tags[]`, `allOf[2]`.
+-- @tparam string path
+-- @tparam string key
+-- @param[opt] name
+function M.sub_path(path, key, name)
+  if key == "properties" or key == "patternProperties" then return M.join(path, name) end
+  if (key == "items" or key == "additionalItems") and name == nil then return path .. "[]" end
+  if key == "additionalProperties" then return path .. ".*" end
+  local at = path == "" and key or path .. "." .. key
+  if name == nil then return at end
+  if type(name) == "number" then return fmt("%s[%d]", at, name) end
+  return M.join(at, name)
+end
+
 --- A list: marked as a JSON array, or with a first item.
 function M.is_list(t)
   return type(t) == "table" and (is_array(t) or t[1] ~= nil)

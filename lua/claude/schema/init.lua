@@ -21,32 +21,41 @@
 -- (copied, with `[]`/`{}` markers applied for JSON). A property literally named `type`,
 -- `enum`, ... therefore needs the full form.
 --
--- **Validation.** `validator(schema)` compiles a JSON Schema once into a function. Supported:
--- `type` (a name or a list; Lua integers and integral floats are integers; `json.null` and
--- `nil` are null), `nullable`, `enum`, `const`, `properties`, `required`,
--- `additionalProperties`, `patternProperties`, `minProperties`, `maxProperties`, `items`
--- (schema or tuple), `prefixItems`, `additionalItems`, `minItems`, `maxItems`, `uniqueItems`,
--- `minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum` (number or draft-4 boolean),
--- `multipleOf`, `minLength`, `maxLength` (in code points), `pattern`, `anyOf`, `oneOf`,
--- `allOf`, `not`, `if`/`then`/`else`, and local `$ref` (`#`, `#/$defs/...`). `pattern` is an
--- ECMA-262 regular expression matched by code point; a schema with a pattern using
--- lookbehind, backreferences or `\p{...}` is refused (kind `unsupported`), never left
--- unenforced. An unmarked empty table is an object, not an array (`json.array()` marks one),
--- and NaN and the infinities are not numbers. Annotations (`format`, `title`, `default`,
--- ...) and other keywords are ignored. Array paths in messages count from 1.
+-- **Validation.** `compile(schema, opts)` compiles a JSON Schema once into a function. Every
+-- keyword of draft 2020-12 is enforced (core, applicator, unevaluated and validation
+-- vocabularies; `format`, `title`, `default`, `content*` and unknown keywords are annotations);
+-- `$schema` selects the dialect: 2020-12 (the default, as in MCP), 2019-09, draft-07, draft-06
+-- or draft-04, or a custom meta-schema the loader has (its `$vocabulary` says which keywords
+-- are in force). An unknown `$schema` is refused (kind `unsupported`). References (`$ref`,
+-- `$dynamicRef`, `$recursiveRef`) resolve against `$id`s, `$anchor`s and JSON Pointers in
+-- the schema; a reference to another document is never fetched: it goes to `opts.loader`
+-- (a function or a table of documents), and one that does not resolve refuses the schema.
+-- Bounds: `max_depth` (64 nested subschemas), `max_subschemas` (10,000), `max_steps`
+-- (1,000,000 per validation, counted only for schemas with combinators or references) and
+-- `max_ref_depth` (500 nested references); a pattern runs under PCRE2's match limits.
+-- Values: Lua integers and integral floats are integers; `json.null` and `nil` are null; an
+-- unmarked empty table is an object (`json.array()` marks an empty array); NaN and the
+-- infinities are not numbers. `nullable = true` (OpenAPI) adds null to `type`. Array paths in
+-- messages count from 1.
 --
 -- **Failures.** `parse`, `compile` and `regex` return `nil, err, kind` (`claude.errors`):
--- kind `schema` for a malformed spec, schema or pattern, `unsupported` for a pattern this
--- engine cannot match; a validator returns `nil, err, "validation"` for a value it rejects.
--- `err.message` names the path. `normalize` and `validator` raise instead, at the caller's
--- line.
+-- kind `schema` for a malformed spec, schema or pattern, a reference that does not resolve
+-- or a bound exceeded, `unsupported` for an unknown dialect or a missing libpcre2; a
+-- validator returns `nil, err, "validation"` for a value it rejects. `err.message` names the
+-- instance path and the keyword (`"b: expected number, got string (keyword
+-- /properties/b/type)"`); `err.instance_location` and `err.keyword_location` are the JSON
+-- Pointers of the "basic" output format. `normalize` and `validator` raise instead, at the
+-- caller's line.
 --
--- The parts: `claude.schema.shorthand`, `claude.schema.validator`, `claude.schema.regex`.
+-- The parts: `claude.schema.shorthand`, `claude.schema.validator` (with
+-- `claude.schema.registry`, `claude.schema.keywords`, `claude.schema.dialects`,
+-- `claude.schema.uri`), `claude.schema.regex`.
 -- @module claude.schema
 local errors = require "claude.errors"
 local shorthand = require "claude.schema.shorthand"
 local validator = require "claude.schema.validator"
 local regex = require "claude.schema.regex"
+local dialects = require "claude.schema.dialects"
 
 local M = {}
 
@@ -74,34 +83,165 @@ end)
 
 --- Compile an ECMA-262 regular expression (as used by JSON Schema `pattern`).
 -- @tparam string pattern
--- @treturn[1] function `(s) -> boolean` (nil when the subject was too long to match)
--- @return[2] nil, an error, its kind: `"unsupported"` or `"schema"` (a syntax error)
+-- @treturn[1] function `(s) -> boolean`, or `nil, message` when the match hit a limit
+-- @return[2] nil, an error, its kind: `"schema"` (not a pattern) or `"unsupported"`
 function M.regex(pattern)
   return catch(pcall(regex.compile, pattern))
 end
 
---- Compile a JSON Schema into a validator. Compile once, call many times.
--- @tparam table|boolean json_schema
--- @treturn[1] function `(value) -> true | nil, err, "validation"`; `err.message` names the
---   path: `"b: expected number, got string"`, `"tags[2]: ..."`,
---   `"missing required property 'a'"`
--- @return[2] nil, a `schema` error saying why the schema is malformed, `"schema"`
-function M.compile(json_schema)
-  local root, err, kind = catch(pcall(validator.compile, json_schema))
-  if not root then return nil, err, kind end
+local defaults = validator.defaults
+local BOUNDS = { max_depth = true, max_subschemas = true, max_steps = true,
+  max_ref_depth = true }
+local DEFAULT = { dialect = dialects.known["2020-12"] }
+for k in pairs(BOUNDS) do DEFAULT[k] = defaults[k] end
+
+local function options(opts)
+  if opts == nil then return DEFAULT end
+  if type(opts) ~= "table" then
+    errors.misuse("bad argument #2 to 'compile' (table of options expected, got %s)",
+      errors.typename(opts))
+  end
+  local o = {}
+  for k, v in pairs(DEFAULT) do o[k] = v end
+  for k, v in pairs(opts) do
+    if k == "dialect" then
+      local d = type(v) == "string" and dialects.get(v)
+      if not d then
+        errors.misuse("bad option 'dialect' to 'compile' (one of %s, or its meta-schema URI, "
+          .. "expected, got %s)", dialects.names, type(v) == "string" and "'" .. v .. "'"
+          or errors.typename(v))
+      end
+      o.dialect = d
+    elseif k == "loader" then
+      if type(v) ~= "function" and type(v) ~= "table" then
+        errors.misuse("bad option 'loader' to 'compile' (function or table expected, got %s)",
+          errors.typename(v))
+      end
+      o.loader = v
+    elseif k == "base_uri" then
+      if type(v) ~= "string" then
+        errors.misuse("bad option 'base_uri' to 'compile' (string expected, got %s)",
+          errors.typename(v))
+      end
+      o.base_uri = v
+    elseif BOUNDS[k] then
+      if math.type(v) ~= "integer" or v < 1 then
+        errors.misuse("bad option '%s' to 'compile' (positive integer expected, got %s)", k,
+          tostring(v))
+      end
+      o[k] = v
+    else
+      errors.misuse("bad option '%s' to 'compile' (unknown)%s", tostring(k),
+        errors.suggestion(tostring(k), DEFAULT))
+    end
+  end
+  return o
+end
+
+-- `.a["b c"][2]` -> `/a/b c/1`
+local function pointer(p)
+  local out = {}
+  local i = 1
+  while i <= #p do
+    local c = p:sub(i, i)
+    if c == "." then
+      local name = p:match("^[%a_][%w_]*", i + 1)
+      out[#out + 1] = name
+      i = i + 1 + #name
+    elseif p:sub(i, i + 1) == '["' then
+      local j = i + 2
+      local buf = {}
+      while j <= #p and p:sub(j, j) ~= '"' do
+        local ch = p:sub(j, j)
+        if ch == "\\" then
+          local d = p:match("^%d%d?%d?", j + 1)
+          if d then buf[#buf + 1] = string.char(tonumber(d)); j = j + 1 + #d
+          else
+            local e = p:sub(j + 1, j + 1)
+            buf[#buf + 1] = e == "n" and "\n" or e == "r" and "\r" or e == "t" and "\t" or e
+            j = j + 2
+          end
+        else
+          buf[#buf + 1] = ch
+          j = j + 1
+        end
+      end
+      out[#out + 1] = table.concat(buf)
+      i = j + 2
+    else
+      local n = p:match("^%[(%d+)%]", i)
+      if not n then break end
+      out[#out + 1] = tostring(tonumber(n) - 1)
+      i = i + 2 + #n
+    end
+  end
+  for k, tok in ipairs(out) do out[k] = (tok:gsub("~", "~0"):gsub("/", "~1")) end
+  return #out == 0 and "" or "/" .. table.concat(out, "/")
+end
+
+local function failure(m, p, w)
+  local msg = located(m, p)
+  if w ~= "" then msg = msg .. " (keyword " .. w .. ")" end
+  return nil, new_error("validation", msg, { instance_location = pointer(p),
+    keyword_location = w }), "validation"
+end
+
+local function compile(json_schema, opts)
+  local o = options(opts)
+  local root, st, kind = catch(pcall(validator.compile, json_schema, o))
+  if not root then return nil, st, kind end
+  if not st.counted then
+    return function(value)
+      local ok, m, p, w = root(value)
+      if ok then return true end
+      return failure(m, p, w)
+    end
+  end
+  local max, protect = o.max_steps, st.protect
+  local over = ("validation stopped after %d steps (max_steps): the schema applies too many "
+    .. "subschemas to this value"):format(max)
   return function(value)
-    local ok, m, p = root(value)
+    st.steps, st.n, st.depth = max, 0, 0
+    local ok, m, p, w
+    if protect then -- deep recursion through references must not escape as an error
+      local done
+      done, ok, m, p, w = pcall(root, value)
+      if not done then
+        return nil, new_error("validation", "validation aborted: " .. tostring(ok)), "validation"
+      end
+    else
+      ok, m, p, w = root(value)
+    end
+    if st.steps < 0 then
+      return nil, new_error("validation", over, { bound = "max_steps" }), "validation"
+    end
     if ok then return true end
-    return nil, new_error("validation", located(m, p)), "validation"
+    return failure(m, p, w)
   end
 end
 
+--- Compile a JSON Schema into a validator. Compile once, call many times.
+-- @tparam table|boolean json_schema
+-- @tparam[opt] table opts `dialect` (the dialect of a schema without `$schema`: `"2020-12"`
+--   (default), `"2019-09"`, `"draft-07"`, `"draft-06"`, `"draft-04"` or a meta-schema URI),
+--   `loader` (for references to other documents: a function `uri -> schema | JSON text |
+--   nil, why`, or a table `uri -> schema | JSON text`; without it none is followed),
+--   `base_uri` (the schema's own URI), and the bounds `max_depth` (64), `max_subschemas`
+--   (10000), `max_steps` (1000000) and `max_ref_depth` (500)
+-- @treturn[1] function `(value) -> true | nil, err, "validation"`; `err.message` names the
+--   path and the keyword: `"b: expected number, got string (keyword /properties/b/type)"`
+-- @return[2] nil, an error, its kind: `"schema"` (malformed, unresolved, too large) or
+--   `"unsupported"` (an unknown `$schema` or vocabulary, no libpcre2 for a pattern)
+-- @function compile
+M.compile = errors.public(compile)
+
 --- Like `compile`, but raises on a malformed schema (at the caller's line).
 -- @tparam table|boolean json_schema
+-- @tparam[opt] table opts as for `compile`
 -- @treturn function `(value) -> true | nil, err, "validation"`
 -- @function validator
-M.validator = errors.public(function(json_schema)
-  local f, err = M.compile(json_schema)
+M.validator = errors.public(function(json_schema, opts)
+  local f, err = compile(json_schema, opts)
   if not f then errors.misuse("bad schema: %s", err.message) end
   return f
 end)

@@ -1,464 +1,186 @@
---- The JSON Schema validator: `compile(schema)` turns a schema into a function, once, that
--- checks values many times (see `claude.schema` for the keywords it knows). A malformed
--- schema throws a `schema` failure (`errors.throw`) naming its path.
+--- The JSON Schema validator: `compile(schema, opts)` indexes the schema and what it
+-- references (`claude.schema.registry`), then turns every subschema into a closure, once, that
+-- checks values many times (the keywords are `claude.schema.keywords`). A malformed schema
+-- throws a `schema` failure (`errors.throw`) naming its path.
+--
+-- Costs are paid only by schemas that use what costs: the step budget is counted only when
+-- a schema can apply more than one subschema to one value (combinators, references), the
+-- dynamic scope is kept only for `$dynamicRef`/`$recursiveRef`, and annotations (which
+-- properties and items were evaluated) are collected only under `unevaluatedProperties` and
+-- `unevaluatedItems`, by a second compilation of the subschemas applied in place there.
 -- @module claude.schema.validator
 local json = require "claude.json"
 local common = require "claude.schema.common"
-local regex = require "claude.schema.regex"
-local errors = require "claude.errors"
+local keywords = require "claude.schema.keywords"
+local registry = require "claude.schema.registry"
+local uri = require "claude.schema.uri"
 
 local M = {}
 
-local null = json.null
-local array_mt, object_mt = json.array_mt, json.object_mt
-local type, pairs, next, rawlen, tostring = type, pairs, next, rawlen, tostring
-local getmetatable = getmetatable
-local floor, math_type, fmt, concat = math.floor, math.type, string.format, table.concat
-local utf8_len = utf8.len
-local bad, ident, join, is_list = common.bad, common.ident, common.join, common.is_list
+local object_mt = json.object_mt
+local type, pairs, next, rawlen, getmetatable, tostring = type, pairs, next, rawlen,
+  getmetatable, tostring
+local fmt = string.format
+local bad = common.bad
+local kind, merge, PLAIN = keywords.kind, keywords.merge, keywords.PLAIN
 
---- The JSON kind of a Lua value: `"null"`, `"boolean"`, `"integer"`, `"number"`, `"string"`,
--- `"array"`, `"object"`, `"empty"` (an unmarked `{}`, either array or object), or the Lua type
--- name for anything else. Integral finite floats are `"integer"`; NaN and the infinities
--- are `"non-finite number"`.
--- @param v
--- @treturn string
-local function kind(v)
-  if v == null or v == nil then return "null" end
-  local t = type(v)
-  if t == "number" then
-    if math_type(v) == "integer" then return "integer" end
-    -- NaN and the infinities are no JSON numbers (a decoder may give one for 1e999)
-    if v - v ~= 0 then return "non-finite number" end
-    if v == floor(v) then return "integer" end
-    return "number"
-  elseif t == "table" then
-    local mt = getmetatable(v)
-    if mt == array_mt then return "array" end
-    if mt == object_mt then return "object" end
-    local n = rawlen(v)
-    if n == 0 then return next(v) == nil and "empty" or "object" end
-    local c = 0
-    for _ in next, v do
-      c = c + 1
-      if c > n then return "object" end
-    end
-    return c == n and "array" or "object"
-  end
-  return t
-end
 M.kind = kind
+M.located = keywords.located
 
-local GOT = { integer = "number", empty = "object" }
--- JSON types that are exactly one Lua type
-local PLAIN = { string = true, number = true, boolean = true }
-local TYPE_OK = {
-  null = { null = true }, boolean = { boolean = true }, string = { string = true },
-  integer = { integer = true }, number = { integer = true, number = true },
-  array = { array = true }, object = { object = true, empty = true },
-}
-
-local function show(v)
-  local ok, s = pcall(json.encode, v)
-  if not ok then s = tostring(v) end
-  if #s > 60 then s = s:sub(1, 57) .. "..." end
-  return s
-end
-
-local function equal(a, b)
-  if a == b then return true end
-  if type(a) ~= "table" or type(b) ~= "table" or a == null or b == null then return false end
-  for k, x in pairs(a) do
-    if not equal(x, b[k]) then return false end
-  end
-  for k in pairs(b) do
-    if a[k] == nil then return false end
-  end
-  return true
-end
+--- The bounds' defaults: generous for hand-written and generated schemas.
+M.defaults = { max_depth = 64, max_subschemas = 10000, max_steps = 1000000,
+  max_ref_depth = 500 }
 
 local function always() return true end
-
-local function seg(name)
-  if ident(name) then return "." .. name end
-  return fmt("[%q]", tostring(name))
-end
+local function never() return nil, "no value is allowed here", "", "" end
 
 local compile
 
-local function num(s, key, path)
-  local v = s[key]
-  if v ~= nil and type(v) ~= "number" then bad(path, "'%s' must be a number", key) end
-  return v
+-- A reference followed, as a check `(v, k, ann)` or, with `node`, as the whole of a node
+-- that holds only the reference `(v, ann)`. Only a reference back to a subschema that
+-- encloses it (`loop`) can recurse without end: it counts the depth. `push` enters the
+-- target's resource into the dynamic scope. Steps are counted by the nodes that apply
+-- several subschemas to a value, not here: a reference multiplies nothing.
+local function ref_call(ctx, f, push, key, node, loop)
+  local st, limit = ctx.st, ctx.max_ref_depth
+  local too_deep = fmt("references nested deeper than %d levels (a $ref loop, or a value too "
+    .. "deep for its schema)", limit)
+  local call
+  if not push and not loop then
+    call = function(v, ann)
+      local ok, m, p, w = f(v, ann)
+      if ok then return true end
+      return nil, m, p, key .. w
+    end
+  elseif not push then
+    call = function(v, ann)
+      local d = st.depth + 1
+      if d > limit then return nil, too_deep, "", key end
+      st.depth = d
+      local ok, m, p, w = f(v, ann)
+      st.depth = d - 1
+      if ok then return true end
+      return nil, m, p, key .. w
+    end
+  else
+    call = function(v, ann)
+      local d = st.depth + 1
+      if d > limit then return nil, too_deep, "", key end
+      st.depth = d
+      local n = st.n + 1
+      st.n, st.scope[n] = n, push
+      local ok, m, p, w = f(v, ann)
+      st.depth, st.n = d - 1, n - 1
+      if ok then return true end
+      return nil, m, p, key .. w
+    end
+  end
+  if node then return call end
+  return function(v, _, ann) return call(v, ann) end
 end
 
-local function count(s, key, path)
-  local v = s[key]
-  if v ~= nil and (math_type(v) ~= "integer" and not (type(v) == "number" and v == floor(v))
-      or v < 0) then
-    bad(path, "'%s' must be a non-negative integer", key)
-  end
-  return v
+-- $dynamicRef / $recursiveRef: the outermost resource of the dynamic scope that has the
+-- anchor wins over the static target.
+local function dynamic_call(ctx, static, by, key, node)
+  local st = ctx.st
+  local scope = st.scope
+  return ref_call(ctx, function(v, ann)
+    local f = static
+    for i = 1, st.n do
+      local g = by[scope[i]]
+      if g then f = g; break end
+    end
+    return f(v, ann)
+  end, false, key, node, true)
 end
 
-local function sub_list(s, key, ctx, path)
-  local l = s[key]
-  if l == nil then return nil end
-  if not is_list(l) then bad(path, "'%s' must be a list of schemas", key) end
-  local out = {}
-  for i = 1, #l do out[i] = compile(l[i], ctx, fmt("%s.%s[%d]", path, key, i)) end
-  return out
-end
-
-local function type_check(s, checks, path)
-  local ty = s.type
-  if ty == nil then return end
-  local names = type(ty) == "table" and ty or { ty }
-  if #names == 0 then bad(path, "'type' must be a type name or a list of them") end
-  local ok = {}
-  for i = 1, #names do
-    local set = TYPE_OK[names[i]]
-    if not set then bad(path, "unknown type '%s'", tostring(names[i])) end
-    for k in pairs(set) do ok[k] = true end
+-- Appends the reference checks; returns a maker of the node closure when there is exactly
+-- one reference (for a node that holds nothing else).
+local function add_refs(s, checks, ctx, path, info, mode)
+  local reg, d = ctx.reg, info.dialect
+  local makers = {}
+  local function add(maker)
+    makers[#makers + 1] = maker
+    checks[#checks + 1] = maker(false)
   end
-  if s.nullable == true then ok.null = true end
-  local want = concat(names, " or ")
-  if s.nullable == true then want = want .. " or null" end
-  local got = GOT
-  if ok.array then -- an unmarked {} is an object: say how to write an empty array
-    got = setmetatable({ empty = "object (an unmarked {}; json.array() marks an empty array)" },
-      { __index = GOT })
+  local function target_of(r, key)
+    local t, tinfo = reg:resolve(r, info.base, d, key)
+    local loop = ctx.compiling[t] or false
+    local f = compile(t, ctx, mode, tinfo.path or path)
+    local push = ctx.dynamic and tinfo.base ~= info.base and tinfo.base
+    return t, f, push, loop
   end
-  checks[#checks + 1] = function(_, k)
-    if ok[k] then return true end
-    return nil, "expected " .. want .. ", got " .. (got[k] or k), ""
+  local r = s["$ref"]
+  if r ~= nil then
+    local _, f, push, loop = target_of(r, "$ref")
+    add(function(node) return ref_call(ctx, f, push, "/$ref", node, loop) end)
   end
-end
-
-local function value_checks(s, checks, path)
-  local enum = s.enum
-  if enum ~= nil then
-    if not is_list(enum) then bad(path, "'enum' must be a list") end
-    local shown = {}
-    for i = 1, #enum do shown[i] = show(enum[i]) end
-    local want = #enum == 1 and "expected " .. shown[1]
-      or "expected one of " .. concat(shown, ", ")
-    checks[#checks + 1] = function(v)
-      for i = 1, #enum do
-        if equal(enum[i], v) then return true end
+  if d.keywords["$dynamicRef"] and s["$dynamicRef"] ~= nil then
+    local dr = s["$dynamicRef"]
+    local t, f, push, loop = target_of(dr, "$dynamicRef")
+    local _, frag = uri.split(uri.resolve(info.base, dr))
+    if frag ~= "" and frag:sub(1, 1) ~= "/" and type(t) == "table"
+        and t["$dynamicAnchor"] == frag then
+      local by = {}
+      for base, anchors in pairs(reg.dynamic) do
+        local node = anchors[frag]
+        if node then by[base] = compile(node, ctx, mode, reg.info[node].path) end
       end
-      return nil, want .. ", got " .. show(v), ""
+      add(function(node) return dynamic_call(ctx, f, by, "/$dynamicRef", node) end)
+    else
+      add(function(node) return ref_call(ctx, f, push, "/$dynamicRef", node, loop) end)
     end
   end
-  if s.const ~= nil then
-    local c = s.const
-    local want = "expected " .. show(c)
-    checks[#checks + 1] = function(v)
-      if equal(c, v) then return true end
-      return nil, want .. ", got " .. show(v), ""
-    end
-  end
-end
-
-local function number_checks(s, checks, path)
-  local min, max = num(s, "minimum", path), num(s, "maximum", path)
-  local xmin, xmax = s.exclusiveMinimum, s.exclusiveMaximum
-  if xmin == true then xmin, min = min, nil elseif xmin == false then xmin = nil end
-  if xmax == true then xmax, max = max, nil elseif xmax == false then xmax = nil end
-  for key, x in pairs { exclusiveMinimum = xmin, exclusiveMaximum = xmax } do
-    if type(x) ~= "number" then bad(path, "'%s' must be a number or a boolean", key) end
-  end
-  local mult = num(s, "multipleOf", path)
-  if mult and mult <= 0 then bad(path, "'multipleOf' must be positive") end
-  if not (min or max or xmin or xmax or mult) then return end
-  checks[#checks + 1] = function(v, k)
-    if k ~= "integer" and k ~= "number" then return true end
-    if min and v < min then return nil, fmt("must be >= %s, got %s", show(min), show(v)), "" end
-    if max and v > max then return nil, fmt("must be <= %s, got %s", show(max), show(v)), "" end
-    if xmin and v <= xmin then
-      return nil, fmt("must be > %s, got %s", show(xmin), show(v)), ""
-    end
-    if xmax and v >= xmax then
-      return nil, fmt("must be < %s, got %s", show(xmax), show(v)), ""
-    end
-    if mult then
-      local q = v / mult
-      if q ~= floor(q) then
-        return nil, fmt("must be a multiple of %s, got %s", show(mult), show(v)), ""
+  if d.keywords["$recursiveRef"] and s["$recursiveRef"] ~= nil then
+    local t, f, push, loop = target_of("#", "$recursiveRef")
+    if type(t) == "table" and t["$recursiveAnchor"] == true then
+      local by = {}
+      for base, node in pairs(reg.recursive) do
+        by[base] = compile(node, ctx, mode, reg.info[node].path)
       end
-    end
-    return true
-  end
-end
-
--- A pattern that does not compile refuses the schema: one this engine cannot match (kind
--- `unsupported`) too, since not enforcing it would let every string through.
-local function refuse(path, err, why)
-  if why == "unsupported" then
-    errors.throw("unsupported", (path ~= "" and path .. ": " or "") .. err.message)
-  end
-  bad(path, "%s", err.message)
-end
-
-local function string_checks(s, checks, path)
-  local minl, maxl = count(s, "minLength", path), count(s, "maxLength", path)
-  local pat, re = s.pattern, nil
-  if pat ~= nil then
-    if type(pat) ~= "string" then bad(path, "'pattern' must be a string") end
-    local err, why
-    re, err, why = errors.catch(pcall(regex.compile, pat))
-    if not re then refuse(path, err, why) end
-  end
-  if not (minl or maxl or re) then return end
-  checks[#checks + 1] = function(v, k)
-    if k ~= "string" then return true end
-    if minl or maxl then
-      local n = utf8_len(v) or #v
-      if minl and n < minl then
-        return nil, fmt("must be at least %d character%s long", minl, minl == 1 and "" or "s"),
-          ""
-      end
-      if maxl and n > maxl then
-        return nil, fmt("must be at most %d character%s long", maxl, maxl == 1 and "" or "s"),
-          ""
-      end
-    end
-    if re and not re(v) then return nil, fmt("does not match pattern '%s'", pat), "" end
-    return true
-  end
-end
-
-local function array_checks(s, checks, ctx, path)
-  local items, tuple, rest = s.items, nil, nil
-  if s.prefixItems ~= nil then
-    tuple = sub_list(s, "prefixItems", ctx, path)
-    if items ~= nil then rest = compile(items, ctx, path .. "[]") end
-  elseif is_list(items) then
-    tuple = sub_list(s, "items", ctx, path)
-    if s.additionalItems ~= nil then rest = compile(s.additionalItems, ctx, path .. "[]") end
-  elseif items ~= nil then
-    rest = compile(items, ctx, path .. "[]")
-  end
-  if rest == always then rest = nil end
-  local mini, maxi = count(s, "minItems", path), count(s, "maxItems", path)
-  local unique = s.uniqueItems == true
-  if not (tuple or rest or mini or maxi or unique) then return end
-  local nt = tuple and #tuple or 0
-  checks[#checks + 1] = function(v, k)
-    if k ~= "array" then return true end
-    local n = rawlen(v)
-    if mini and n < mini then
-      return nil, fmt("must have at least %d item%s", mini, mini == 1 and "" or "s"), ""
-    end
-    if maxi and n > maxi then
-      return nil, fmt("must have at most %d item%s", maxi, maxi == 1 and "" or "s"), ""
-    end
-    for i = 1, n do
-      local f = i <= nt and tuple[i] or rest
-      if f then
-        local ok, m, p = f(v[i])
-        if not ok then return nil, m, "[" .. i .. "]" .. p end
-      end
-    end
-    if unique then
-      for i = 2, n do
-        for j = 1, i - 1 do
-          if equal(v[i], v[j]) then
-            return nil, fmt("items must be unique (item %d repeats item %d)", i, j), ""
-          end
-        end
-      end
-    end
-    return true
-  end
-end
-
-local function object_checks(s, checks, ctx, path)
-  local props, req = s.properties, s.required
-  local names, subs, segs, known = {}, {}, {}, {}
-  if props ~= nil then
-    if type(props) ~= "table" then bad(path, "'properties' must be a table") end
-    for name, sub in pairs(props) do
-      known[name] = true
-      local f = compile(sub, ctx, join(path, name))
-      if f ~= always then
-        names[#names + 1], subs[#subs + 1], segs[#segs + 1] = name, f, seg(name)
-      end
+      add(function(node) return dynamic_call(ctx, f, by, "/$recursiveRef", node) end)
+    else
+      add(function(node) return ref_call(ctx, f, push, "/$recursiveRef", node, loop) end)
     end
   end
-  local reqs = {}
-  if req ~= nil then
-    if type(req) ~= "table" then bad(path, "'required' must be a list") end
-    for i = 1, #req do
-      if type(req[i]) ~= "string" then bad(path, "'required' must list property names") end
-      reqs[i] = req[i]
-    end
-  end
-  local pats = {}
-  if s.patternProperties ~= nil then
-    for p, sub in pairs(s.patternProperties) do
-      local re, err, why = errors.catch(pcall(regex.compile, p))
-      if not re then refuse(path, err, why) end
-      pats[#pats + 1] = { re, compile(sub, ctx, join(path, p)) }
-    end
-  end
-  local addl = s.additionalProperties
-  if addl ~= nil and addl ~= false then addl = compile(addl, ctx, path .. ".*") end
-  if addl == always then addl = nil end
-  local minp, maxp = count(s, "minProperties", path), count(s, "maxProperties", path)
-  local np, nr, npat = #names, #reqs, #pats
-  if np + nr + npat == 0 and addl == nil and not minp and not maxp then return end
-  local scan = addl ~= nil or npat > 0 or minp or maxp
-  local simple -- what the fast path of compile() needs, when nothing else is asked
-  if npat == 0 and not minp and not maxp then
-    local by_name = {}
-    for name in pairs(known) do by_name[name] = true end
-    for i = 1, np do by_name[names[i]] = subs[i] end
-    simple = { names = names, subs = subs, reqs = reqs, by_name = by_name, addl = addl }
-  end
-  checks[#checks + 1] = function(v, k)
-    if k ~= "object" and k ~= "empty" then return true end
-    for i = 1, nr do
-      if v[reqs[i]] == nil then return nil, "missing required property '" .. reqs[i] .. "'", "" end
-    end
-    for i = 1, np do
-      local x = v[names[i]]
-      if x ~= nil then
-        local ok, m, p = subs[i](x)
-        if not ok then return nil, m, segs[i] .. p end
-      end
-    end
-    if scan then
-      local n = 0
-      for key, x in next, v do
-        n = n + 1
-        local matched = known[key]
-        for i = 1, npat do
-          local pk = pats[i]
-          if type(key) == "string" and pk[1](key) then
-            matched = true
-            local ok, m, p = pk[2](x)
-            if not ok then return nil, m, seg(key) .. p end
-          end
-        end
-        if not matched then
-          if addl == false then return nil, "unexpected property '" .. tostring(key) .. "'", "" end
-          if addl then
-            local ok, m, p = addl(x)
-            if not ok then return nil, m, seg(key) .. p end
-          end
-        end
-      end
-      if minp and n < minp then return nil, fmt("must have at least %d properties", minp), "" end
-      if maxp and n > maxp then return nil, fmt("must have at most %d properties", maxp), "" end
-    end
-    return true
-  end
-  return simple
-end
-
-local function located(m, p)
-  if p ~= "" then return (p:gsub("^%.", "")) .. ": " .. m end
-  return m
-end
-
-local function combinator_checks(s, checks, ctx, path)
-  local all = sub_list(s, "allOf", ctx, path)
-  if all then
-    checks[#checks + 1] = function(v)
-      for i = 1, #all do
-        local ok, m, p = all[i](v)
-        if not ok then return nil, m, p end
-      end
-      return true
-    end
-  end
-  local any = sub_list(s, "anyOf", ctx, path)
-  if any then
-    checks[#checks + 1] = function(v)
-      local why = {}
-      for i = 1, #any do
-        local ok, m, p = any[i](v)
-        if ok then return true end
-        why[i] = located(m, p)
-      end
-      return nil, "does not match any allowed schema (" .. concat(why, "; ") .. ")", ""
-    end
-  end
-  local one = sub_list(s, "oneOf", ctx, path)
-  if one then
-    checks[#checks + 1] = function(v)
-      local hits, why = 0, {}
-      for i = 1, #one do
-        local ok, m, p = one[i](v)
-        if ok then hits = hits + 1 else why[#why + 1] = located(m, p) end
-      end
-      if hits == 1 then return true end
-      if hits == 0 then
-        return nil, "does not match any allowed schema (" .. concat(why, "; ") .. ")", ""
-      end
-      return nil, "matches more than one schema in 'oneOf'", ""
-    end
-  end
-  if s["not"] ~= nil then
-    local f = compile(s["not"], ctx, path)
-    checks[#checks + 1] = function(v)
-      if f(v) then return nil, "must not match the schema in 'not'", "" end
-      return true
-    end
-  end
-  if s["if"] ~= nil then
-    local cond = compile(s["if"], ctx, path)
-    local yes = s["then"] ~= nil and compile(s["then"], ctx, path) or always
-    local no = s["else"] ~= nil and compile(s["else"], ctx, path) or always
-    checks[#checks + 1] = function(v)
-      if cond(v) then return yes(v) end
-      return no(v)
-    end
-  end
-end
-
-local function resolve(ctx, ref, path)
-  if ref == "#" then return ctx.root end
-  local node = ctx.root
-  if ref:sub(1, 2) ~= "#/" then
-    bad(path, "unsupported $ref '%s' (only local '#/...' references)", ref)
-  end
-  for part in ref:sub(3):gmatch("[^/]+") do
-    part = part:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
-    part = part:gsub("~1", "/"):gsub("~0", "~")
-    if type(node) ~= "table" then node = nil; break end
-    node = node[part] or node[tonumber(part) and tonumber(part) + 1]
-  end
-  if node == nil then bad(path, "$ref '%s' does not resolve", ref) end
-  return node
-end
-
-local function ref_check(s, checks, ctx, path)
-  local ref = s["$ref"]
-  if ref == nil then return end
-  if type(ref) ~= "string" then bad(path, "'$ref' must be a string") end
-  local f = ctx.refs[ref]
-  if not f then
-    -- Compiled lazily so that recursive schemas terminate.
-    local target = resolve(ctx, ref, path)
-    local compiled
-    f = function(v)
-      if not compiled then compiled = compile(target, ctx, path) end
-      return compiled(v)
-    end
-    ctx.refs[ref] = f
-    compile(target, ctx, path)  -- report a broken target now, at definition time
-  end
-  checks[#checks + 1] = f
+  return #makers == 1 and makers[1] or nil
 end
 
 -- The usual tool input, {type = "object", properties = ..., required = ...,
 -- additionalProperties = ...} and nothing more, checked in one pass without classifying the
--- value first. Anything it does not accept goes to the general validator, which says why.
+-- value first. What it refuses it reports as the general validator would, in the same order
+-- (required, properties, then the other keys); only a value that is no plain object, or
+-- lacks a required property, goes to the general validator, which says why without running
+-- any subschema (running them again, at every level of a deep value, would double the work
+-- per level).
 local function fast_object(o, general)
-  local names, subs, reqs, by_name, addl = o.names, o.subs, o.reqs, o.by_name, o.addl
+  local names, subs, reqs, known, addl = o.names, o.subs, o.reqs, o.known, o.addl
+  local segs, keys, seg, nleaf = o.segs, o.keys, o.seg, o.nleaf
   local np, nr = #names, #reqs
+  -- a leaf run again, for its message
+  local function fail(i, x)
+    local _, m, p, w = subs[i](x)
+    return nil, m, segs[i] .. p, keys[i] .. w
+  end
+  if addl == nil and nleaf == np then -- the shorthand's shape: the leanest closure
+    return function(v)
+      if type(v) ~= "table" then return general(v) end
+      local mt = getmetatable(v)
+      if mt == nil then
+        if rawlen(v) ~= 0 then return general(v) end
+      elseif mt ~= object_mt then
+        return general(v)
+      end
+      for i = 1, nr do
+        if v[reqs[i]] == nil then return general(v) end
+      end
+      for i = 1, np do
+        local x = v[names[i]]
+        if x ~= nil and not subs[i](x) then return fail(i, x) end
+      end
+      return true
+    end
+  end
   return function(v)
     if type(v) ~= "table" then return general(v) end
     local mt = getmetatable(v)
@@ -470,50 +192,135 @@ local function fast_object(o, general)
     for i = 1, nr do
       if v[reqs[i]] == nil then return general(v) end
     end
-    if addl == nil then
-      for i = 1, np do
-        local x = v[names[i]]
-        if x ~= nil and not subs[i](x) then return general(v) end
-      end
-      return true
+    for i = 1, nleaf do
+      local x = v[names[i]]
+      if x ~= nil and not subs[i](x) then return fail(i, x) end
     end
+    for i = nleaf + 1, np do
+      local x = v[names[i]]
+      if x ~= nil then
+        local ok, m, p, w = subs[i](x)
+        if not ok then return nil, m, segs[i] .. p, keys[i] .. w end
+      end
+    end
+    if addl == nil then return true end
     for key, x in next, v do
-      local sub = by_name[key]
-      if sub then
-        if sub ~= true and not sub(x) then return general(v) end
-      elseif addl == false or not addl(x) then
-        return general(v)
+      if not known[key] then
+        if addl == false then
+          return nil, "unexpected property '" .. tostring(key) .. "'", "", "/additionalProperties"
+        end
+        local ok, m, p, w = addl(x)
+        if not ok then return nil, m, seg(key) .. p, "/additionalProperties" .. w end
       end
     end
     return true
   end
 end
 
-function compile(s, ctx, path)
-  if s == true then return always end
-  if s == false then
-    return function() return nil, "no value is allowed here", "" end
+-- The node's checks in order, over one classification of the value; counting a step when
+-- the schema is one that can multiply work.
+local function general(ctx, checks)
+  local n = #checks
+  if n == 0 then return always end
+  if ctx.counted then
+    local st, over = ctx.st, ctx.over
+    return function(v, ann)
+      local left = st.steps - 1
+      st.steps = left
+      if left < 0 then return nil, over, "", "" end
+      local k = kind(v)
+      for i = 1, n do
+        local ok, m, p, w = checks[i](v, k, ann)
+        if not ok then return nil, m, p, w end
+      end
+      return true
+    end
   end
+  if n == 1 then
+    local c = checks[1]
+    return function(v, ann) return c(v, kind(v), ann) end
+  end
+  return function(v, ann)
+    local k = kind(v)
+    for i = 1, n do
+      local ok, m, p, w = checks[i](v, k, ann)
+      if not ok then return nil, m, p, w end
+    end
+    return true
+  end
+end
+
+-- A node with unevaluated*: its own marks, then the unevaluated checks, then the marks go
+-- up to an enclosing node that collects them too.
+local function with_unevaluated(ctx, checks, uchecks)
+  local n, nu = #checks, #uchecks
+  local st, over = ctx.st, ctx.over
+  return function(v, ann)
+    local left = st.steps - 1
+    st.steps = left
+    if left < 0 then return nil, over, "", "" end
+    local k = kind(v)
+    local a = {}
+    for i = 1, n do
+      local ok, m, p, w = checks[i](v, k, a)
+      if not ok then return nil, m, p, w end
+    end
+    for i = 1, nu do
+      local ok, m, p, w = uchecks[i](v, k, a)
+      if not ok then return nil, m, p, w end
+    end
+    if ann then merge(ann, a) end
+    return true
+  end
+end
+
+--- Compiles subschema `s`; `mode` true when the caller collects annotations.
+function compile(s, ctx, mode, path)
+  if s == true then return always end
+  if s == false then return never end
   if type(s) ~= "table" then bad(path, "schema must be a table or a boolean") end
-  local memo = ctx.memo[s]
-  if memo then return memo end
+  local memo = mode and ctx.memo_ann or ctx.memo
+  local f = memo[s]
+  if f then
+    if ctx.compiling[s] then ctx.cycle = true end -- a reference back to an enclosing node
+    return f
+  end
+  local info = ctx.reg.info[s]
+  if not info then bad(path, "internal error: subschema not indexed") end
+  memo[s] = function(v, a) return memo[s](v, a) end -- while compiling: recursion
+  ctx.compiling[s] = true
+  local d = info.dialect
+  local kw = d.keywords
   local checks = {}
-  ctx.memo[s] = function(v) return ctx.memo[s](v) end  -- placeholder while compiling
-  type_check(s, checks, path)
-  local type_only = #checks == 1
-  value_checks(s, checks, path)
-  number_checks(s, checks, path)
-  string_checks(s, checks, path)
-  array_checks(s, checks, ctx, path)
-  local n_before = #checks
-  local simple = object_checks(s, checks, ctx, path)
-  local object_only = simple and type_only and n_before == 1 and #checks == 2
-  combinator_checks(s, checks, ctx, path)
-  ref_check(s, checks, ctx, path)
-  local n, f = #checks
-  if n == 0 then
-    f = always
-  elseif n == 1 and type_only and not s.nullable and PLAIN[s.type] then
+  local uneval = (kw.unevaluatedProperties and s.unevaluatedProperties ~= nil)
+    or (kw.unevaluatedItems and s.unevaluatedItems ~= nil)
+  local inner = mode or uneval
+  local leaf, simple, ref_node = false, nil, nil -- luacheck: ignore 311
+  if d.ref_alone and s["$ref"] ~= nil then
+    ref_node = add_refs(s, checks, ctx, path, info, inner)
+  else
+    keywords.add_type(s, checks, path, kw)
+    local type_only = #checks == 1
+    keywords.add_values(s, checks, path, kw)
+    keywords.add_numbers(s, checks, path, kw, d)
+    keywords.add_strings(s, checks, path, kw)
+    keywords.add_arrays(s, checks, ctx, path, kw, d, inner)
+    local before = #checks
+    local obj = keywords.add_objects(s, checks, ctx, path, kw, inner)
+    keywords.add_combinators(s, checks, ctx, path, kw, inner)
+    ref_node = add_refs(s, checks, ctx, path, info, inner)
+    local n = #checks
+    leaf = n == 1 and type_only and not (kw.nullable and s.nullable) and PLAIN[s.type]
+    if obj and type_only and before == 1 and n == 2 and s.type == "object"
+        and not (kw.nullable and s.nullable) then
+      simple = obj
+    end
+  end
+  if uneval then
+    local uchecks = {}
+    keywords.add_unevaluated(s, uchecks, ctx, path, kw)
+    f = with_unevaluated(ctx, checks, uchecks)
+  elseif leaf and not mode then
     -- the common leaf {type = "string"|"number"|"boolean"}: one type() test
     local c, want = checks[1], s.type
     if want == "number" then -- and finite
@@ -527,34 +334,64 @@ function compile(s, ctx, path)
         return c(v, kind(v))
       end
     end
-  elseif n == 1 then
-    local c = checks[1]
-    f = function(v) return c(v, kind(v)) end
+    ctx.leaves[f] = true
+  elseif ref_node and #checks == 1 then -- {"$ref": ...} alone: one closure
+    f = ref_node(true)
   else
-    f = function(v)
-      local k = kind(v)
-      for i = 1, n do
-        local ok, m, p = checks[i](v, k)
-        if not ok then return nil, m, p end
-      end
-      return true
+    f = general(ctx, checks)
+    if simple and not mode then f = fast_object(simple, f) end
+  end
+  if ctx.dynamic and info.root then -- a resource entered: the dynamic scope grows
+    local inner_f, st, base = f, ctx.st, info.base
+    f = function(v, ann)
+      local n = st.n + 1
+      st.n, st.scope[n] = n, base
+      local ok, m, p, w = inner_f(v, ann)
+      st.n = n - 1
+      return ok, m, p, w
     end
   end
-  if object_only and n == 2 and s.type == "object" and not s.nullable then
-    f = fast_object(simple, f)
-  end
-  ctx.memo[s] = f
+  memo[s] = f
+  ctx.compiling[s] = nil
   return f
 end
 
---- Compile a JSON Schema; throws a `schema` failure for a malformed one.
--- @tparam table|boolean json_schema
--- @treturn function `(value) -> true | nil, message, path`
-function M.compile(json_schema)
-  return compile(json_schema, { root = json_schema, refs = {}, memo = {} }, "")
-end
+-- Keywords that can apply several subschemas to one value: with any of them the work is no
+-- longer bounded by the value's size, and steps are counted.
+local MULTIPLY = { "allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef",
+  "$recursiveRef", "dependentSchemas", "dependencies", "unevaluatedProperties",
+  "unevaluatedItems" }
 
---- `message` at `path` as the validator's users see it: `"tags[2]: expected string"`.
-M.located = located
+--- Compiles a JSON Schema; throws a `schema` (or `unsupported`) failure for one it refuses.
+-- @param json_schema a table or a boolean
+-- @tparam table opts `dialect` (a dialect table), `loader`, `base_uri`, and the bounds
+--   `max_depth`, `max_subschemas`, `max_steps`, `max_ref_depth`
+-- @treturn function `(value, ann) -> true | nil, message, instance path, keyword path`
+-- @treturn table the run state: `steps`, `n`, `depth` (to reset before each call), `counted`
+--   (steps are counted), `protect` (call in protected mode: the schema can recurse)
+function M.compile(json_schema, opts)
+  local reg = registry.new(opts)
+  reg:add_root(json_schema, opts.base_uri or "")
+  local counted = false
+  for node in pairs(reg.info) do
+    for i = 1, #MULTIPLY do
+      if node[MULTIPLY[i]] ~= nil then counted = true; break end
+    end
+    if counted then break end
+  end
+  local st = { steps = 0, n = 0, depth = 0, scope = {} }
+  local ctx = {
+    reg = reg, memo = {}, memo_ann = {}, compiling = {}, leaves = {}, st = st, compile = compile,
+    always = always,
+    counted = counted, dynamic = reg.uses_dynamic, max_ref_depth = opts.max_ref_depth,
+    over = fmt("validation stopped after %d steps (max_steps): the schema applies too many "
+      .. "subschemas to this value", opts.max_steps),
+  }
+  local root = compile(json_schema, ctx, false, "")
+  -- a cycle (of references, or of Lua tables) can recurse as deep as the value: a protected
+  -- call catches what the depth bound does not
+  st.counted, st.protect = counted or ctx.cycle, ctx.cycle
+  return root, st
+end
 
 return M

@@ -444,7 +444,9 @@ end
 -- @return a list of tool descriptions | nil, err, kind
 -- @function list_tools
 Client.list_tools = public(function(self, opts)
-  return list_all(self, "tools/list", "tools", opts, "list_tools")
+  local tools, err, kind = list_all(self, "tools/list", "tools", opts, "list_tools")
+  if tools then self.output_schemas = M.output_schemas(tools) end
+  return tools, err, kind
 end)
 
 --- The server's resources, every page of them.
@@ -497,14 +499,57 @@ local function call_tool(self, name, args, opts)
     local r = table.pack(pcall(request, self, "tools/call", params, timeout))
     self.progress[token] = nil
     if not r[1] then error(r[2], 0) end
-    return table.unpack(r, 2, r.n)
+    return M.check_output(self, name, table.unpack(r, 2, r.n))
   end
   if meta then params._meta = meta end
-  return request(self, "tools/call", params, timeout)
+  return M.check_output(self, name, request(self, "tools/call", params, timeout))
+end
+
+-- Output validation. The `outputSchema`s the last `list_tools` saw (the tool descriptions
+-- themselves go to the caller untouched), each compiled when a result first needs it: a
+-- result of such a tool whose `structuredContent` is missing or does not match is a
+-- `validation` failure, as the server side refuses to send it (claude.mcp.content). A schema
+-- that cannot be compiled fails the call too: unchecked is not valid.
+local schema_mod -- claude.schema, loaded on the first check
+
+--- The output schemas of a tools/list answer, by tool name (the tables as listed).
+function M.output_schemas(tools)
+  local out = {}
+  for _, t in ipairs(tools) do
+    if type(t) == "table" and type(t.name) == "string" and type(t.outputSchema) == "table" then
+      out[t.name] = { schema = t.outputSchema }
+    end
+  end
+  return out
+end
+
+--- A call's results, or a `validation` failure when its structured result breaks the tool's
+-- output schema.
+function M.check_output(self, name, r, ...)
+  local known = type(r) == "table" and self.output_schemas and self.output_schemas[name]
+  if not known or r.isError == true then return r, ... end
+  if not known.validate then
+    schema_mod = schema_mod or require "claude.schema"
+    local v, err = schema_mod.compile(known.schema)
+    known.validate = v or function()
+      return nil, errors.new("validation", "its outputSchema cannot be checked: " .. err.message)
+    end
+  end
+  local sc = r.structuredContent
+  local ok, err
+  if sc == nil or sc == json.null then
+    err = errors.new("validation", "the result has no structuredContent")
+  else
+    ok, err = known.validate(sc)
+  end
+  if ok then return r end
+  return errors.fail("validation", string.format("the MCP server '%s' returned a result for "
+    .. "tool '%s' that does not match its outputSchema: %s", self.name, name, err.message))
 end
 
 --- Calls a tool. A result with `isError` is a result (the tool failed, the
--- call did not).
+-- call did not). When `list_tools` has listed the tool with an `outputSchema`, a result
+-- whose `structuredContent` is missing or does not match it is `nil, err, "validation"`.
 -- @tparam string name
 -- @tparam[opt] table args
 -- @tparam[opt] table opts `{ timeout = s, on_progress = fn(progress, total,

@@ -1,0 +1,82 @@
+-- The official JSON-Schema-Test-Suite (spec/vendor/JSON-Schema-Test-Suite, see its
+-- README.md): every test of every required file of draft 2020-12, 2019-09, draft-07 and
+-- draft-04, each a row, plus the optional files listed below. A schema the validator refuses
+-- fails every test of its group: 0 wrong and 0 refused is the bar. refRemote's documents
+-- come from the suite's remotes/ through a loader, as a user's would.
+local json = require "claude.json"
+local schema = require "claude.schema"
+
+local ROOT = "spec/vendor/JSON-Schema-Test-Suite"
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+-- http://localhost:1234/... is the suite's remotes/ directory
+local function loader(uri)
+  local rel = uri:match("^http://localhost:1234/(.*)$")
+  if not rel or rel:find("..", 1, true) then return nil, "not one of the suite's remotes" end
+  return read(ROOT .. "/remotes/" .. rel)
+end
+
+local function list(dir)
+  local out = {}
+  local p = assert(io.popen("ls " .. dir))
+  for name in p:lines() do
+    if name:match("%.json$") then out[#out + 1] = name end
+  end
+  p:close()
+  table.sort(out)
+  return out
+end
+
+local DRAFTS = {
+  { dir = "draft2020-12", dialect = "2020-12", optional = { "anchor", "bignum",
+    "cross-draft", "dependencies-compatibility", "dynamicRef", "ecmascript-regex",
+    "float-overflow", "id", "no-schema", "non-bmp-regex", "refOfUnknownKeyword",
+    "unknownKeyword" } },
+  { dir = "draft2019-09", dialect = "2019-09", optional = { "anchor", "bignum",
+    "cross-draft", "dependencies-compatibility", "ecmascript-regex", "float-overflow", "id",
+    "no-schema", "non-bmp-regex", "refOfUnknownKeyword", "unknownKeyword" } },
+  { dir = "draft7", dialect = "draft-07", optional = { "bignum", "cross-draft",
+    "ecmascript-regex", "float-overflow", "id", "non-bmp-regex", "unknownKeyword" } },
+  { dir = "draft4", dialect = "draft-04", optional = { "bignum", "ecmascript-regex",
+    "float-overflow", "id", "non-bmp-regex" } },
+}
+
+for _, draft in ipairs(DRAFTS) do
+  local dir = ROOT .. "/tests/" .. draft.dir
+  local files = list(dir)
+  for _, name in ipairs(draft.optional) do
+    if read(dir .. "/optional/" .. name .. ".json") then
+      files[#files + 1] = "optional/" .. name .. ".json"
+    end
+  end
+  describe("JSON-Schema-Test-Suite " .. draft.dir, function()
+    for _, file in ipairs(files) do
+      local groups = assert(json.decode(assert(read(dir .. "/" .. file))))
+      describe(file, function()
+        for gi, group in ipairs(groups) do
+          local validate, err = schema.compile(group.schema,
+            { dialect = draft.dialect, loader = loader })
+          for ti, test in ipairs(group.tests) do
+            it(("%d.%d %s: %s"):format(gi, ti, group.description, test.description), function()
+              assert(validate, err and err.message)
+              local ok, verr = validate(test.data)
+              if test.valid then
+                assert(ok == true, verr and verr.message)
+              else
+                assert(ok == nil, "accepted an invalid value")
+                assert.equal("validation", verr.kind)
+              end
+            end)
+          end
+        end
+      end)
+    end
+  end)
+end
