@@ -14,8 +14,9 @@ local smoke = [[ -e 'local c = require "claude"
 -- PKG_CONFIG_LIBDIR, Lua can only be found some other way.
 local function libuv_only()
   local dir = tempdir()
+  local libs = "libuv libh2o libcurl libcrypto libpcre2-8"
   local code, out = harness.sh("pkg-config --print-requires --print-requires-private "
-    .. "libuv libh2o libcurl libcrypto 2>/dev/null; echo libuv libh2o libcurl libcrypto")
+    .. libs .. " 2>/dev/null; echo " .. libs)
   assert.equal(0, code)
   for name in out:gmatch("[%w_.+-]+") do
     local c, pcdir = harness.sh("pkg-config --variable=pcfiledir " .. name)

@@ -376,12 +376,13 @@ end)
 
 describe("a tool whose schema cannot be enforced", function()
   it("is refused when it is defined, at the caller's line", function()
+    -- a reference nothing resolves (it is never fetched) fails closed, not open
     local ok, err = pcall(function()
       local t = claude.tool("t", "d", { type = "object", properties = {
-        s = { type = "string", pattern = "(?<=a)b" } } }, function() end)
+        s = { ["$ref"] = "https://schemas.example.com/s.json" } } }, function() end)
       return t
     end)
     assert.is_false(ok)
-    assert.matches("reliability_spec%.lua:%d+: .*s: lookbehind is not supported", err)
+    assert.matches("reliability_spec%.lua:%d+: .*https://schemas%.example%.com/s%.json", err)
   end)
 end)
