@@ -121,6 +121,51 @@ describe("claude.guard.url", function()
     end
   end)
 
+  it("classes an IPv6 address by the IPv4 address it carries, and every special range", function()
+    for address, class in pairs {
+      -- NAT64 (RFC 6052): the well-known prefix carries the IPv4 address in its last 32 bits
+      ["64:ff9b::7f00:1"] = "loopback", ["64:ff9b::a9fe:a9fe"] = "metadata",
+      ["64:ff9b::10.0.0.1"] = "private", ["64:ff9b::8.8.8.8"] = "public",
+      ["64:ff9b:0:1::808:808"] = "reserved",     -- in 64:ff9b::/32 but not the /96
+      ["64:ff9b:1::8.8.8.8"] = "private",        -- local-use NAT64 (RFC 8215): its layout is the
+      ["64:ff9b:1:7f00:1::1"] = "private",       -- operator's, so not the address it carries
+      -- Teredo (RFC 4380): the client's address, inverted, in the last 32 bits
+      ["2001:0:4136:e378::80ff:fffe"] = "loopback", ["2001:0:4136:e378::5601:5601"] = "metadata",
+      ["2001:0:4136:e378:8000:63bf:f7f7:f7f7"] = "public",
+      -- 6to4 (RFC 3056): bytes 2-5
+      ["2002:7f00:1::1"] = "loopback", ["2002:a9fe:a9fe::"] = "metadata",
+      ["2002:c0a8:101::1"] = "private", ["2002:808:808::1"] = "public",
+      -- IPv4-mapped, IPv4-translated (RFC 2765), IPv4-compatible (deprecated)
+      ["::ffff:127.0.0.1"] = "loopback", ["::ffff:8.8.8.8"] = "public",
+      ["::ffff:0:127.0.0.1"] = "loopback", ["::ffff:0:169.254.169.254"] = "metadata",
+      ["::ffff:0:8.8.8.8"] = "public", ["::127.0.0.1"] = "loopback", ["::10.1.2.3"] = "private",
+      ["::0.0.0.2"] = "unspecified", ["::"] = "unspecified", ["::1"] = "loopback",
+      -- IANA IPv6 special-purpose registry, and space outside global unicast 2000::/3
+      ["100::"] = "reserved", ["100::1"] = "reserved",                -- discard-only
+      ["100:0:0:1::1"] = "reserved", ["2001:1::1"] = "reserved",      -- dummy, PCP anycast
+      ["2001:2::1"] = "reserved", ["2001:3::1"] = "reserved",         -- benchmarking, AMT
+      ["2001:10::1"] = "reserved", ["2001:20::1"] = "reserved",       -- ORCHID, ORCHIDv2
+      ["2001:30::1"] = "reserved", ["2001:1ff::1"] = "reserved",      -- DET, rest of 2001::/23
+      ["2001:db8::1"] = "reserved", ["3fff::1"] = "reserved",         -- documentation
+      ["5f00::1"] = "reserved", ["4000::1"] = "reserved", ["e000::1"] = "reserved",
+      ["fc00::1"] = "private", ["fd00::1"] = "private", ["fec0::1"] = "private",
+      ["fe80::1"] = "link_local", ["febf::1"] = "link_local", ["ff02::1"] = "multicast",
+      ["fd00:ec2::254"] = "metadata",
+      ["2001:4860:4860::8888"] = "public", ["2606:4700::1111"] = "public",
+      ["2001:200::1"] = "public",
+      -- IANA IPv4 special-purpose registry
+      ["192.88.99.1"] = "reserved", ["192.0.0.170"] = "reserved", ["255.255.255.255"] = "reserved",
+      ["100.100.100.200"] = "metadata", ["8.8.8.8"] = "public",
+    } do
+      assert.equal(class, core.address_class(address), address)
+    end
+    refused("url.address", g:check("http://[64:ff9b::7f00:1]/"))
+    refused("url.address", g:check("http://[64:ff9b::a9fe:a9fe]/latest/meta-data/"))
+    refused("url.address", g:check("http://[2001:0:4136:e378::80ff:fffe]/"))
+    refused("url.address", g:check("http://[::ffff:0:7f00:1]/"))
+    refused("url.address", g:check("http://[100::1]/"))
+  end)
+
   it("passes a public address and pins it", function()
     local u = assert(g:check("https://93.184.215.14/path?q=1"))
     assert.equal("https", u.scheme)
