@@ -221,6 +221,29 @@ describe("claude.guard.env", function()
   end)
 end)
 
+describe("claude.guard.env: database passwords and URLs with credentials", function()
+  it("drops the standard password variables and any URL whose userinfo has a password", function()
+    local g = guard.env {}
+    for name, value in pairs {
+      PGPASSWORD = "x", MYSQL_PWD = "x", SQLCMDPASSWORD = "x", LDAPPASSWORD = "x",
+      REDIS_PWD = "x", ISC_PASSWORD = "x", DBPWD = "x",
+    } do
+      refused("env.secret_name", g:check(name, value))
+    end
+    for _, value in ipairs { "redis://:pw@host:6379/0", "postgres://user:pw@db/x",
+      "amqp://:@rabbit/", "mongodb+srv://u%40x:p%3Aw@cluster/db", "https://u:p@h/ and more",
+      "http://a@b:c@host/", "DSN=mysql://root:pw@tcp(localhost)/db",
+      "https://ghp_abcdef@github.com/o/r.git" } do
+      refused("env.secret_value", g:check("SOME_URL", value))
+    end
+    local env = { PWD = "/home/u", OLDPWD = "/tmp", URL = "https://host:8443/a@b",
+      MAIL = "mailto:u@example.com", PROXY = "http://proxy:3128/", ME = "https://user@host/" }
+    local kept, dropped = g:filter(env)
+    assert.same(env, kept)
+    assert.same({}, dropped)
+  end)
+end)
+
 describe("claude.guard in tools and can_use_tool", function()
   it("a violation in a tool is an isError result naming the rule", function()
     local tool = require "claude.tool"
