@@ -95,7 +95,8 @@ describe("claude.guard.command", function()
     refused("command.not_allowed", g:check("git push"))
     refused("command.not_allowed", g:check("/tmp/evil/ls"))              -- not that ls
     refused("command.not_allowed", g:check("/bin/cat x"))                -- another path
-    refused("command.denied_argument", g:check("git log --upload-pack=evil"))
+    refused("command.denied_option", g:check("git log --upload-pack=evil"))
+    refused("command.denied_argument", g:check("ls --upload-pack=evil"))
     refused("command.invalid", g:check({ "ls", 3 }))
     refused("command.invalid", g:check({}))
   end)
@@ -106,6 +107,96 @@ describe("claude.guard.command", function()
     refused("command.runner", d:check("env rm -rf /"))
     refused("command.runner", d:check("sudo ls"))
     assert.same({ "ls" }, d:check("ls"))
+  end)
+end)
+
+describe("claude.guard.command: runners and options", function()
+  it("deny mode knows runners by what they are, not only by a short list", function()
+    local d = guard.command { deny = { "rm" } }
+    for _, line in ipairs { "taskset 1 rm x", "flock /tmp/l rm x", "prlimit --nofile=9 rm x",
+      "chrt 1 rm x", "setarch x86_64 rm x", "x86_64 rm x", "systemd-run rm x", "rbash -c x",
+      "ash -c x", "mksh -c x", "/bin/busybox rm x", "python3.11 -c x", "perl5.36.0 -e x",
+      "/usr/bin/python3.12 -c x", "pypy3 -c x", "ruby3.1 -e x", "node18 -e x", "lua5.4 -e x",
+      "tclsh8.6", "ssh host rm x", "numactl -C 0 rm x", "unbuffer rm x", "sed -n 1ex f",
+      "/lib64/ld-linux-x86-64.so.2 /bin/rm x", { "vim", "-c", "!rm" }, "make -f x", "npx rm" } do
+      refused("command.runner", d:check(line))
+    end
+    for _, line in ipairs { "ls -l", "cat f", "grep -r x .", "git status", "wc -l f" } do
+      assert.is_table(d:check(line), line)
+    end
+  end)
+
+  it("deny mode refuses the options by which well-known programs run others", function()
+    local d = guard.command { deny = { "rm" } }
+    for _, line in ipairs { "tar xf a.tar --to-command=rm", "tar -x -I rm -f a.tar",
+      "tar xIf rm a.tar", "tar --use-compress=rm -xf a.tar", "rsync -e rm a b:c",
+      "git -c core.pager=rm log", "git --exec-path=/tmp log", "zip -T -TT rm a.zip f",
+      "sort --compress-program=rm f", "git grep -O rm x" } do
+      refused("command.denied_option", d:check(line))
+    end
+  end)
+
+  it("the docs' git = { status, diff } is read-only as written", function()
+    local g = guard.command { allow = { "ls", git = { "status", "diff" } } }
+    for _, line in ipairs { "git diff --output=/tmp/x", "git diff --output /tmp/x",
+      "git diff --outp=/tmp/x", "git diff --no-index /etc/shadow x", "git diff --no-i a b",
+      "git diff --ext-diff", "git diff HEAD --output=x", "git diff --stat -- --output=x",
+      "git status --porcelain --output=x" } do
+      refused("command.denied_option", g:check(line))
+    end
+    -- outside the work tree, two paths make `git diff` a plain diff of any two files
+    for _, line in ipairs { "git diff /etc/shadow x", "git diff -- ../../etc/shadow x",
+      "git diff x /etc/shadow" } do
+      refused("command.denied_argument", g:check(line))
+    end
+    for _, line in ipairs { "git -c core.pager=sh diff", "git -C /etc diff", "git --git-dir=x diff",
+      "git log" } do
+      refused("command.not_allowed", g:check(line))
+    end
+    for _, line in ipairs { "git diff", "git diff --stat", "git diff --text HEAD^ -- src",
+      "git diff HEAD -- --output", "git diff main..feature/x", "git status -s -b",
+      "git diff HEAD:./a b" } do
+      assert.is_table(g:check(line), line)
+    end
+  end)
+
+  it("allow rules bind options: deny_options, or an options list", function()
+    local g = guard.command { allow = {
+      curl = { deny_options = { "-o", "--output", "-K", "--config" } },
+      ls = { options = { "-l", "-a", "-R", "--color=" } },
+      tar = { options = { "-t", "-v", "-f=" } }, find = { options = { "-name=", "-type=" } },
+      git = { "status", log = { options = { "--oneline", "-n=", "--format=" } },
+        remote = { "show", "-v" }, diff = { options = { "--stat", "--no-index" } } },
+    } }
+    for _, line in ipairs { "curl -o x https://h/", "curl -sSo x https://h/",
+      "curl --output=x https://h/", "curl --out x https://h/", "curl https://h/ -o x",
+      "curl -K cfg https://h/", { "find", ".", "-exec", "rm", "{}", "+" }, "find . -delete",
+      "tar tf -I rm a.tar", "tar tvI rm a.tar", "git log --oneline -- --output=x" } do
+      refused("command.denied_option", g:check(line))
+    end
+    for _, line in ipairs { "ls -lx", "ls --colour=never", "ls --color -- -h", "git log -p",
+      "git log --oneline --stat", "git remote add x y", "git remote", "git diff -p",
+      "tar tfx a.tar", "tar -tf a.tar -x", "tar xf a.tar", "find . -name x -newer y" } do
+      refused("command.not_allowed", g:check(line))
+    end
+    for _, line in ipairs { "curl -s https://h/", "curl -sS https://h/", "ls -la", "ls -lR x",
+      "ls --color=auto", "ls --color never .", "ls -- -l", "git log --oneline -n 5",
+      "git log -n5 --format %h", "git log --format -p", "git remote show origin", "git remote -v",
+      "ls -l -- -R", "git log --oneline -- --stat",
+      "git status", "git diff --no-index a b", "tar tvf a.tar", "tar -tvf a.tar x",
+      "find . -name -x -type f" } do
+      assert.is_table(g:check(line), line)
+    end
+  end)
+
+  it("misuse of an allow rule raises at the caller's line", function()
+    for _, rule in ipairs { { git = { 3 } }, { git = { options = "x" } },
+      { git = { deny_options = { 1 } } }, { git = { diff = "x" } },
+      { git = { options = { "x" } } } } do
+      local ok, err = pcall(function() guard.command { allow = rule } end)
+      assert.is_false(ok)
+      assert.matches("guard_spec.lua:%d+: bad field 'allow%.git", tostring(err))
+    end
   end)
 end)
 
