@@ -719,7 +719,7 @@ typedef struct span {
   size_t n;
 } span;
 
-enum { PEEK_REQUEST_ID, PEEK_ID, PEEK_TYPE, PEEK_RESPONSE_REQUEST_ID, PEEK_N };
+enum { PEEK_REQUEST_ID, PEEK_ID, PEEK_TYPE, PEEK_RESPONSE_REQUEST_ID, PEEK_METHOD, PEEK_N };
 
 static int key_is(const char *k, size_t n, const char *want) {
   return n == strlen(want) && memcmp(k, want, n) == 0;
@@ -751,6 +751,7 @@ static void scan_object(const char *p, const char *end, int nested, span *out) {
       int which = key_is(k, kn, "request_id") ? PEEK_REQUEST_ID
                   : key_is(k, kn, "id")       ? PEEK_ID
                   : key_is(k, kn, "type")     ? PEEK_TYPE
+                  : key_is(k, kn, "method")   ? PEEK_METHOD
                                               : -1;
       if (which >= 0) out[which] = (span){v, (size_t)(after - v)};
     }
@@ -773,12 +774,14 @@ static void push_peeked(lua_State *L, span s, int integer) {
   lua_pushnil(L);
 }
 
-/* core.json_peek_ids(line) -> request_id, id, type: for a line that does
- * not decode (too deep, cut short, a bad escape further on), the top-level
- * "request_id" (a string; a control_response's "response"."request_id"
- * when there is none), "id" (a string or an integer) and "type" (a string)
- * found before the first thing that is not JSON, each nil when absent or
- * of another type. The line is only scanned: no depth limit, no tables. */
+/* core.json_peek_ids(line) -> request_id, id, type, has_method: for a line
+ * that does not decode (too deep, cut short, a bad escape or invalid UTF-8
+ * further on), the top-level "request_id" (a string; a control_response's
+ * "response"."request_id" when there is none), "id" (a string or an
+ * integer) and "type" (a string) found before the first thing that is not
+ * JSON, each nil when absent or of another type, and whether a top-level
+ * "method" was found, whatever its value (a JSON-RPC request, not an
+ * answer). The line is only scanned: no depth limit, no tables. */
 int claude_json_peek_ids(lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
@@ -790,5 +793,6 @@ int claude_json_peek_ids(lua_State *L) {
   push_peeked(L, out[PEEK_REQUEST_ID], 0);
   push_peeked(L, out[PEEK_ID], 1);
   push_peeked(L, out[PEEK_TYPE], 0);
-  return 3;
+  lua_pushboolean(L, out[PEEK_METHOD].p != NULL);
+  return 4;
 }

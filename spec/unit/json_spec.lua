@@ -488,7 +488,17 @@ describe("core.json_peek_ids", function()
   it("agrees with the decoder on lines that decode", function()
     local line = '{"type":"control_request","request_id":"q","id":12,"request":{"id":3}}'
     local m = assert(json.decode(line))
-    assert.same({ m.request_id, m.id, m.type }, { core.json_peek_ids(line) })
+    assert.same({ m.request_id, m.id, m.type, false }, { core.json_peek_ids(line) })
+  end)
+
+  it("says whether a top-level method was seen: a JSON-RPC request, not an answer", function()
+    local function method(line) return select(4, core.json_peek_ids(line)) end
+    assert.is_true(method('{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage",'
+      .. '"params":{"x":"\255"}}'))
+    assert.is_true(method('{"id":3,"method":"x\255"}'))   -- whatever its value
+    assert.is_false(method('{"jsonrpc":"2.0","id":3,"result":{"text":"\255"}}'))
+    assert.is_false(method('{"id":3,"result":{"method":"nested"},"x":"\255"}'))
+    assert.is_false(method("not json"))
   end)
 
   it("raises for a line that is not a string", function()
