@@ -592,6 +592,8 @@ describe("the HTTP server reads requests as RFC 9112 frames them", function()
       ["two Hosts"] = "GET /a HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n" .. HIDDEN,
       ["no Host in HTTP/1.1"] = "GET /a HTTP/1.1\r\n\r\n" .. HIDDEN,
       ["a Host that is not one"] = "GET /a HTTP/1.1\r\nHost: a b\r\n\r\n" .. HIDDEN,
+      ["a Host with text after its brackets"] = "GET /a HTTP/1.1\r\nHost: [::1]evil.com\r\n\r\n"
+        .. HIDDEN,
       ["a control character in a value"] = post("X: a\1b\r\nContent-Length: 0\r\n", HIDDEN),
     } do
       local statuses, how = wire(srv, bytes)
