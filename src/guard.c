@@ -12,7 +12,9 @@
  *                                         or nil when it is not an address
  *
  * Classification is done on the binary address, so every spelling of one
- * (0x7f.1, 2130706433, ::ffff:127.0.0.1, fe80::1%eth0) lands in one class.
+ * (0x7f.1, 2130706433, ::ffff:127.0.0.1, fe80::1%eth0) lands in one class,
+ * and an IPv6 address that carries an IPv4 one (NAT64, 6to4, Teredo, mapped)
+ * in the class of the one it carries.
  */
 #include <arpa/inet.h>
 #include <netdb.h>
@@ -31,7 +33,8 @@ static int v4_in(uint32_t a, uint32_t net, int bits) {
 #define V4(a, b, c, d) (((uint32_t)(a) << 24) | ((uint32_t)(b) << 16) | ((uint32_t)(c) << 8) | (d))
 
 static const char *class_v4(uint32_t a) {
-  if (a == V4(169, 254, 169, 254)) return "metadata"; /* cloud instance metadata */
+  /* cloud instance metadata: AWS, GCP, Azure, OpenStack; Alibaba Cloud */
+  if (a == V4(169, 254, 169, 254) || a == V4(100, 100, 100, 200)) return "metadata";
   if (v4_in(a, V4(0, 0, 0, 0), 8)) return "unspecified";
   if (v4_in(a, V4(127, 0, 0, 0), 8)) return "loopback";
   if (v4_in(a, V4(10, 0, 0, 0), 8) || v4_in(a, V4(172, 16, 0, 0), 12) ||
@@ -40,33 +43,67 @@ static const char *class_v4(uint32_t a) {
   if (v4_in(a, V4(169, 254, 0, 0), 16)) return "link_local";
   if (v4_in(a, V4(100, 64, 0, 0), 10)) return "shared"; /* carrier-grade NAT */
   if (v4_in(a, V4(224, 0, 0, 0), 4)) return "multicast";
+  /* IANA's IPv4 special-purpose registry: protocol assignments (DS-Lite, NAT64
+   * discovery, PCP and TURN anycast), documentation, the 6to4 relay anycast,
+   * benchmarking, 240/4 and the broadcast address */
   if (v4_in(a, V4(192, 0, 0, 0), 24) || v4_in(a, V4(192, 0, 2, 0), 24) ||
-      v4_in(a, V4(198, 18, 0, 0), 15) || v4_in(a, V4(198, 51, 100, 0), 24) ||
-      v4_in(a, V4(203, 0, 113, 0), 24) || v4_in(a, V4(240, 0, 0, 0), 4))
-    return "reserved"; /* protocol assignments, documentation, benchmarking, 240/4 */
+      v4_in(a, V4(192, 88, 99, 0), 24) || v4_in(a, V4(198, 18, 0, 0), 15) ||
+      v4_in(a, V4(198, 51, 100, 0), 24) || v4_in(a, V4(203, 0, 113, 0), 24) ||
+      v4_in(a, V4(240, 0, 0, 0), 4))
+    return "reserved";
   return "public";
 }
 
+static int zeros(const unsigned char *b, int from, int to) {
+  for (; from < to; from++)
+    if (b[from] != 0) return 0;
+  return 1;
+}
+
+#define V4_AT(b, i) V4((b)[i], (b)[(i) + 1], (b)[(i) + 2], (b)[(i) + 3])
+
+/* An IPv6 address that carries an IPv4 one reaches that IPv4 host (through a
+ * translator, a tunnel relay or the host's own stack), so it is classed by
+ * it. The rest follows IANA's IPv6 special-purpose registry; what lies
+ * outside global unicast (2000::/3) and the ranges below is reserved. */
 static const char *class_v6(const unsigned char *b) {
-  static const unsigned char zero[16] = {0};
-  static const unsigned char mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
   static const unsigned char ec2_metadata[16] = {0xfd, 0, 0x0e, 0xc2, 0, 0, 0, 0,
                                                  0,    0, 0,    0,    0, 0, 2, 0x54};
-  if (memcmp(b, mapped, 12) == 0 || (memcmp(b, zero, 12) == 0 && b[12] | b[13]))
-    /* IPv4-mapped (::ffff:a.b.c.d) and the old IPv4-compatible form */
-    return class_v4(V4(b[12], b[13], b[14], b[15]));
-  if (memcmp(b, zero, 15) == 0) return b[15] == 1 ? "loopback" : "unspecified";
+  if (zeros(b, 0, 10)) {
+    if (b[10] == 0xff && b[11] == 0xff) return class_v4(V4_AT(b, 12)); /* ::ffff:a.b.c.d mapped */
+    if (b[10] == 0 && b[11] == 0) {
+      if (zeros(b, 12, 15) && b[15] <= 1) return b[15] == 1 ? "loopback" : "unspecified";
+      return class_v4(V4_AT(b, 12)); /* ::a.b.c.d, the deprecated IPv4-compatible form */
+    }
+  }
+  if (zeros(b, 0, 8) && b[8] == 0xff && b[9] == 0xff && b[10] == 0 && b[11] == 0)
+    return class_v4(V4_AT(b, 12)); /* ::ffff:0:a.b.c.d, IPv4-translated (SIIT) */
+  if (b[0] == 0 && b[1] == 0x64 && b[2] == 0xff && b[3] == 0x9b) {
+    if (zeros(b, 4, 12)) return class_v4(V4_AT(b, 12)); /* NAT64 64:ff9b::/96 */
+    /* local-use NAT64 64:ff9b:1::/48: where the IPv4 address sits is the
+     * operator's choice (RFC 6052 formats), so it cannot be read back */
+    if (b[4] == 0 && b[5] == 1) return "private";
+    return "reserved";
+  }
   if (memcmp(b, ec2_metadata, 16) == 0) return "metadata";
-  if (b[0] == 0x64 && b[1] == 0xff && b[2] == 0x9b) /* NAT64 64:ff9b::/96 */
-    return class_v4(V4(b[12], b[13], b[14], b[15]));
+  if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0 && b[3] == 0) { /* Teredo 2001::/32 */
+    uint32_t client = V4_AT(b, 12) ^ 0xffffffffu;                /* stored inverted */
+    return class_v4(client);
+  }
+  if (b[0] == 0x20 && b[1] == 0x02) return class_v4(V4_AT(b, 2)); /* 6to4 2002::/16 */
+  /* the rest of the IETF protocol assignments 2001::/23 (PCP and TURN anycast,
+   * benchmarking, AMT, AS112, ORCHID, drone ids), documentation 2001:db8::/32 */
+  if (b[0] == 0x20 && b[1] == 0x01 && (b[2] & 0xfe) == 0) return "reserved";
+  if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8) return "reserved";
+  if (b[0] == 0x3f && (b[1] & 0xf0) == 0xf0) return "reserved"; /* documentation 3fff::/20 */
+  if ((b[0] & 0xe0) == 0x20) return "public"; /* global unicast 2000::/3 */
   if ((b[0] & 0xfe) == 0xfc) return "private"; /* unique local fc00::/7 */
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) return "link_local";
   if (b[0] == 0xfe && (b[1] & 0xc0) == 0xc0) return "private"; /* old site-local */
   if (b[0] == 0xff) return "multicast";
-  if (b[0] == 0x20 && b[1] == 0x01 && b[2] == 0x0d && b[3] == 0xb8) return "reserved";
-  if (b[0] == 0x20 && b[1] == 0x02) /* 6to4 carries an IPv4 address */
-    return class_v4(V4(b[2], b[3], b[4], b[5]));
-  return "public";
+  /* 100::/64 discard-only, 5f00::/16 SRv6 and all space IANA has not
+   * allocated */
+  return "reserved";
 }
 
 /* The class of a numeric address, or NULL when s is not one. inet_aton

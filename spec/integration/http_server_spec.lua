@@ -507,3 +507,150 @@ describe("the HTTP server", function()
     p:close(0)
   end)
 end)
+
+-- Raw bytes on one TCP connection (Node's net module): what the server answers, and whether
+-- it closed the connection. `expect` answers end the wait (a kept-alive connection stays open).
+local WIRE = [[
+  const fs = require('fs'), net = require('net');
+  const [port, file, expect] = process.argv.slice(1);
+  let out = '', done = false;
+  const finish = (how) => {
+    if (done) return;
+    done = true;
+    process.stdout.write(JSON.stringify({ out, how }) + '\n');
+    process.exit(0);
+  };
+  const s = net.connect(+port, '127.0.0.1', () => s.write(fs.readFileSync(file)));
+  s.on('data', d => {
+    out += d.toString('latin1');
+    if ((out.match(/ok \//g) || []).length >= +expect) finish('answered');
+  });
+  s.on('end', () => finish('closed'));
+  s.on('error', e => finish(e.code));
+]]
+
+local json = require "claude.json"
+
+-- Sends `bytes`; returns the statuses answered, how the connection ended ("closed",
+-- "answered" once `expect` requests were answered, or an error code such as ECONNRESET),
+-- and what the server wrote.
+local function wire(srv, bytes, expect)
+  local file = harness.tempfile(bytes)
+  local p <close> = assert(process.spawn { NODE, args = { "-e", WIRE, tostring(srv:port()), file,
+    tostring(expect or 1000) } })
+  local r = json.decode(assert(p:read_line(20)))
+  p:wait(20)
+  os.remove(file)
+  local statuses = {}
+  for s in r.out:gmatch("HTTP/1%.1 (%d%d%d)") do statuses[#statuses + 1] = tonumber(s) end
+  return statuses, r.how, r.out
+end
+
+describe("the HTTP server reads requests as RFC 9112 frames them", function()
+  local seen, srv
+  before_each(function()
+    harness.before()
+    seen = {}
+    srv = assert(core.http_listen { max_body = 1000, on_request = function(req, res)
+      seen[#seen + 1] = req.method .. " " .. req.path .. " " .. req.body
+      res:respond(200, { ["content-type"] = "text/plain" }, "ok " .. req.path .. "\n")
+    end })
+  end)
+  after_each(function()
+    close(srv)
+    harness.after()
+  end)
+
+  local HIDDEN = "GET /hidden HTTP/1.1\r\nHost: x\r\n\r\n"
+  local function post(fields, body)
+    return "POST /a HTTP/1.1\r\nHost: x\r\n" .. fields .. "\r\n" .. (body or "")
+  end
+
+  it("refuses what could smuggle a second request: 400, then the connection closes", function()
+    for name, bytes in pairs {
+      ["Content-Length and Transfer-Encoding"] = post("Content-Length: 5\r\n"
+        .. "Transfer-Encoding: chunked\r\n", "0\r\n\r\n" .. HIDDEN),
+      ["Transfer-Encoding and Content-Length"] = post("Transfer-Encoding: chunked\r\n"
+        .. "Content-Length: 5\r\n", "0\r\n\r\n" .. HIDDEN),
+      ["two Content-Lengths"] = post("Content-Length: 0\r\nContent-Length: 34\r\n", HIDDEN),
+      ["a Content-Length list"] = post("Content-Length: 0, 34\r\n", HIDDEN),
+      ["a signed Content-Length"] = post("Content-Length: +0\r\n", HIDDEN),
+      ["two Transfer-Encodings"] = post("Transfer-Encoding: chunked\r\n"
+        .. "Transfer-Encoding: chunked\r\n", "0\r\n\r\n" .. HIDDEN),
+      ["a coding other than chunked"] = post("Transfer-Encoding: gzip, chunked\r\n",
+        "0\r\n\r\n" .. HIDDEN),
+      ["Transfer-Encoding in HTTP/1.0"] = "POST /a HTTP/1.0\r\nHost: x\r\nConnection: keep-alive"
+        .. "\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n" .. HIDDEN,
+      ["a folded line"] = post("X: a\r\n Transfer-Encoding: chunked\r\nContent-Length: 0\r\n",
+        HIDDEN),
+      ["a blank before the colon"] = post("Transfer-Encoding : chunked\r\nContent-Length: 0\r\n",
+        HIDDEN),
+      ["a bare LF"] = "POST /a HTTP/1.1\nHost: x\nContent-Length: 0\n\n" .. HIDDEN,
+      ["a chunk size with junk after it"] = post("Transfer-Encoding: chunked\r\n",
+        "0 x\r\n\r\n" .. HIDDEN),
+      ["a chunk not ended by CRLF"] = post("Transfer-Encoding: chunked\r\n",
+        "1\r\nab\r\n0\r\n\r\n" .. HIDDEN),
+      ["trailer fields"] = post("Transfer-Encoding: chunked\r\n",
+        "0\r\nX: y\r\n\r\n" .. HIDDEN),
+      ["two Hosts"] = "GET /a HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n" .. HIDDEN,
+      ["no Host in HTTP/1.1"] = "GET /a HTTP/1.1\r\n\r\n" .. HIDDEN,
+      ["a Host that is not one"] = "GET /a HTTP/1.1\r\nHost: a b\r\n\r\n" .. HIDDEN,
+      ["a Host with text after its brackets"] = "GET /a HTTP/1.1\r\nHost: [::1]evil.com\r\n\r\n"
+        .. HIDDEN,
+      ["a control character in a value"] = post("X: a\1b\r\nContent-Length: 0\r\n", HIDDEN),
+    } do
+      local statuses, how = wire(srv, bytes)
+      assert.same({ 400 }, statuses, name)
+      assert.equal("closed", how, name)
+    end
+    assert.same({}, seen)
+  end)
+
+  it("answers the requests before a bad one, then refuses it and closes", function()
+    local statuses, how = wire(srv, "GET /1 HTTP/1.1\r\nHost: x\r\n\r\n"
+      .. post("Content-Length: 3\r\nTransfer-Encoding: chunked\r\n", "0\r\n\r\n") .. HIDDEN)
+    assert.same({ 200, 400 }, statuses)
+    assert.equal("closed", how)
+    assert.same({ "GET /1 " }, seen)
+  end)
+
+  it("keeps well-framed requests on one connection, pipelined", function()
+    local statuses, how = wire(srv, "\r\nGET /1 HTTP/1.1\r\nHost: x\r\n\r\n"
+      .. post("Content-Length: 3\r\n", "abc")
+      .. post("Transfer-Encoding: Chunked\r\n", "3;ext=1\r\nxyz\r\nA\r\n0123456789\r\n0\r\n\r\n")
+      .. "GET /4 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", 4)
+    assert.same({ 200, 200, 200, 200 }, statuses)
+    assert.equal("answered", how)
+    assert.same({ "GET /1 ", "POST /a abc", "POST /a xyz0123456789", "GET /4 " }, seen)
+  end)
+
+  it("answers 431 to a head over max_header and 413 to a body over max_body, then closes",
+    function()
+      for _, case in ipairs {
+        { 431, "GET /a HTTP/1.1\r\nHost: x\r\nX: " .. string.rep("y", 70 * 1024) .. "\r\n\r\n" },
+        -- past h2o's own limit (it closed without a word)
+        { 431, "GET /a HTTP/1.1\r\nHost: x\r\nX: " .. string.rep("y", 500 * 1024) .. "\r\n\r\n" },
+        -- more fields than h2o takes (it answered 400)
+        { 431, "GET /a HTTP/1.1\r\nHost: x\r\n" .. string.rep("X: y\r\n", 101) .. "\r\n" },
+        -- a body still coming when the answer goes (the close reset the connection, and the
+        -- client lost the answer)
+        { 413, post("Content-Length: 3000000\r\n", string.rep("x", 3000000)) },
+        { 413, post("Transfer-Encoding: chunked\r\n", "100000\r\n" .. string.rep("x", 1048576)
+          .. "\r\n0\r\n\r\n") },
+      } do
+        local statuses, how = wire(srv, case[2])
+        assert.same({ case[1] }, statuses)
+        assert.equal("closed", how)
+      end
+      assert.same({}, seen)
+      -- at max_header and max_body, requests go through
+      local small = assert(core.http_listen { max_header = 200, max_body = 10,
+        on_request = function(req, res) res:respond(200, nil, "ok " .. req.path .. "\n") end })
+      local head = "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n"
+      head = head .. "X: " .. string.rep("y", 200 - #head - 7) .. "\r\n\r\n"
+      assert.equal(200, #head)
+      assert.same({ 200 }, (wire(small, head .. "0123456789", 1)))
+      assert.same({ 431 }, (wire(small, head:gsub("X: ", "X: y") .. "0123456789")))
+      close(small)
+    end)
+end)

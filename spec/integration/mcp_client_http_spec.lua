@@ -50,6 +50,13 @@ local function start(port)
       res:start(200, { ["content-type"] = "text/event-stream" })
       res:write("data: {not json\n\n")
       return res:finish()
+    elseif name == "bad_utf8_sse" or name == "bad_utf8_json" then
+      local answer = '{"jsonrpc":"2.0","id":' .. json.encode(msg.id) .. ',"result":{"content":'
+        .. '[{"type":"text","text":"bad \255"}]}}'
+      if name == "bad_utf8_json" then return res:respond(200, JSON, answer) end
+      res:start(200, { ["content-type"] = "text/event-stream" })
+      res:write("data: " .. answer .. "\n\n")
+      return res:finish()
     elseif name == "sse" then
       res:start(200, { ["content-type"] = "text/event-stream" })
       res:write("event: message\ndata: " .. json.encode { jsonrpc = "2.0",
@@ -116,6 +123,21 @@ describe("claude.mcp client over Streamable HTTP", function()
       assert.matches("not JSON", problems[1].message)
       assert.equal("json ok", text(assert(c:call_tool("ok"))))
     end))
+
+  it("fails at once a call whose answer is not UTF-8, over JSON and over SSE", case(function()
+    local _srv <close>, url = start()
+    local problems = {}
+    local c <close> = assert(claude.mcp.connect { url = url, timeout = T,
+      on_error = function(e) problems[#problems + 1] = e end })
+    for _, name in ipairs { "bad_utf8_json", "bad_utf8_sse" } do
+      local r, err, kind = c:call_tool(name)
+      assert.is_nil(r)
+      assert.equal("protocol", kind, name)
+      assert.matches("not JSON %(invalid JSON: invalid UTF%-8 in string at byte", err.message)
+    end
+    assert.same({}, problems)
+    assert.equal("json ok", text(assert(c:call_tool("ok"))))
+  end))
 
   it("starts a new session after a 404 for the old one", case(function()
     local _srv <close>, url, log = start()

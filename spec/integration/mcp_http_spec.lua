@@ -295,6 +295,9 @@ describe("claudelua mcp --http", function()
       { 400, -32000, { url = url, headers = { ["Mcp-Session-Id"] = sid,
         ["MCP-Protocol-Version"] = "1999-01-01" }, body = rpc(1, "ping") } },
       { 400, -32700, { url = url, headers = s, body = '{"jsonrpc":"2.0","id":1,' } },
+      -- RFC 8259 8.1: not UTF-8 is not JSON (it used to be echoed raw in the answer)
+      { 400, -32700, { url = url, headers = s, body = '{"jsonrpc":"2.0","id":1,"method":'
+        .. '"tools/call","params":{"name":"x\255","arguments":{}}}' } },
       { 400, -32600, { url = url, headers = s, body = '{"id":1,"method":"ping"}' } },
       { 400, -32600, { url = url, headers = s, body = "[]" } },
       { 400, -32600, { url = url, headers = s, body = init_body() } },

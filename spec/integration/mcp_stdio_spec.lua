@@ -143,6 +143,26 @@ describe("claudelua mcp over stdio", function()
     assert.equal("2", answer(p, 2).result.content[1].text)
   end)
 
+  it("answers a line with invalid UTF-8 with -32700, goes on, and writes only UTF-8", function()
+    local p <close> = started([[
+      local claude = require "claude"
+      return claude.server("bin", {
+        claude.tool("binary", function() return "ok\255\254" end),
+        claude.tool("echo", { s = "string" }, function(a) return a.s end),
+      })
+    ]])
+    p:write('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x\255",'
+      .. '"arguments":{}}}\n')
+    local r = read(p) -- stdout is decoded as JSON, so it is UTF-8 too
+    assert.equal(json.null, r.id)
+    assert.equal(-32700, r.error.code)
+    assert.matches("invalid UTF%-8 in string at byte 66", r.error.message)
+    p:write_json(call(2, "binary"))
+    assert.equal("ok\u{FFFD}\u{FFFD}", answer(p, 2).result.content[1].text)
+    p:write_json(call(3, "echo", { s = "é中😀" }))
+    assert.equal("é中😀", answer(p, 3).result.content[1].text)
+  end)
+
   it("answers an oversized message with an error and goes on", function()
     local p <close> = started(nil, { "--max-message", "1000" })
     p:write_json(call(1, "add", { a = 1, b = 2, pad = string.rep("x", 5000) }))

@@ -342,6 +342,26 @@ describe("a line that cannot be decoded but carries a request id", function()
     assert.equal(0, log.exit_code)
   end)
 
+  it("a control_request with invalid UTF-8 is refused as not JSON; the session goes on",
+    function()
+      local msgs, log = converse([[
+        cli:expect_initialize()
+        cli:expect_user()
+        cli:system_init()
+        cli.pending["bad_2"] = true
+        cli:write_raw('{"type":"control_request","request_id":"bad_2","request":'
+          .. '{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls \255"}}}')
+        local body, err = cli:await_response("bad_2")
+        assert(body == nil, "a control request that is not UTF-8 was answered")
+        local d = cli:can_use_tool("Bash", { command = "ls" })
+        cli:reply(err .. " | " .. d.behavior)
+      ]], { can_use_tool = function() return true end })
+      assert.matches("^the control request cannot be decoded %(invalid JSON: invalid UTF%-8 in "
+        .. "string at byte 126 %(found byte 0xFF%)%) | allow$", msgs[#msgs].result)
+      assert.equal(2, #answers(log))
+      assert.equal(0, log.exit_code)
+    end)
+
   it("an undecodable control_response fails only that request; the session goes on",
     function()
       local opts, fake = testing.fake_cli([[

@@ -7,7 +7,8 @@
 -- another id), never (no answer), fail (a JSON-RPC error), is_error (an
 -- isError result), cancelled (the request ids cancelled so far), sample
 -- (asks the client for sampling, then answers with its text), roots (asks
--- for roots), progress (two progress notifications, then the answer).
+-- for roots), progress (two progress notifications, then the answer), binary (an
+-- answer whose text is not UTF-8, then a request whose params are not either).
 local json = require "claude.json"
 
 local mode = arg[1] or ""
@@ -34,7 +35,7 @@ local function ask(method, params)
 end
 
 local TOOLS = { "echo", "exit", "garbage", "huge", "unknown_id", "never", "fail", "is_error",
-  "cancelled", "sample", "roots", "progress" }
+  "cancelled", "sample", "roots", "progress", "binary" }
 
 local tools = {}
 function tools.echo(id, args) text(id, "echo: " .. tostring(args.message)) end
@@ -47,6 +48,12 @@ function tools.garbage(id)
   text(id, "after garbage")
 end
 function tools.huge(id) text(id, string.rep("x", 100000)) end
+function tools.binary(id)
+  io.stdout:write('{"jsonrpc":"2.0","id":"s0","method":"roots/list","params":{"x":"\255"}}\n')
+  io.stdout:write('{"jsonrpc":"2.0","id":', id, ',"result":{"content":[{"type":"text",'
+    .. '"text":"bad \255"}]}}\n')
+  io.stdout:flush()
+end
 function tools.unknown_id(id) text(id + 1000, "lost") end
 function tools.never() end
 function tools.fail(id)

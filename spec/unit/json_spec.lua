@@ -191,6 +191,43 @@ describe("claude.json decoding", function()
     assert.equal("\239\191\189\239\191\189", json.decode([["\ud83d\ud83d"]]))
   end)
 
+  it("refuses invalid UTF-8 in strings and keys (RFC 8259 8.1), naming the byte", function()
+    local bad = "invalid UTF-8 in string at byte "
+    fails('"a\255b"', bad .. "3 (found byte 0xFF)")
+    fails('["ok","\128"]', bad .. "8 (found byte 0x80)")            -- a lone continuation
+    fails('"\192\128"', bad .. "2 (found byte 0xC0)")              -- overlong NUL
+    fails('"\224\128\128"', bad .. "2 (found byte 0xE0)")         -- overlong
+    fails('"\237\160\128"', bad .. "2 (found byte 0xED)")         -- a surrogate, U+D800
+    fails('"\244\144\128\128"', bad .. "2 (found byte 0xF4)")    -- past U+10FFFF
+    fails('"\245\128\128\128"', bad .. "2 (found byte 0xF5)")
+    fails('"x\226\130"', bad .. "3 (found byte 0xE2)")             -- cut before the quote
+    fails('"\226\130\\n"', bad .. "2 (found byte 0xE2)")        -- cut by an escape
+    fails('"\\n\255"', bad .. "4 (found byte 0xFF)")             -- after an escape
+    fails('{"k\255":1}', bad .. "4 (found byte 0xFF)")              -- in a key
+    fails('"' .. string.rep("a", 40) .. "\195" .. '"', bad .. "42 (found byte 0xC3)")
+    for _, ok in ipairs { "é", "中", "😀", "\239\191\191", "\244\143\191\191",
+      "\237\159\191", "\238\128\128", string.rep("é中😀", 100) .. "\\n" .. "é" } do
+      assert.is_string(json.decode('"' .. ok .. '"'), ok)
+    end
+  end)
+
+  it("writes invalid UTF-8 in a Lua string as U+FFFD, one per maximal subpart", function()
+    local R = "\u{FFFD}"
+    for input, want in pairs {
+      ["a\255b"] = "a" .. R .. "b", ["\226\130"] = R, ["\226\130x"] = R .. "x",
+      ["\237\160\128"] = R .. R .. R, ["\192\128"] = R .. R, ["\240\159\152"] = R,
+      ["\244\144\128\128"] = R .. R .. R .. R, ["\128\128"] = R .. R,
+      ["é中😀"] = "é中😀", ["\239\191\191\244\143\191\191"] = "\239\191\191\244\143\191\191",
+    } do
+      assert.equal('"' .. want .. '"', json.encode(input), input)
+      assert.equal(want, json.decode(json.encode(input)))
+    end
+    assert.equal('{"k' .. R .. '":"v' .. R .. '"}', json.encode { ["k\255"] = "v\255" })
+    local long = string.rep("x", 1000) .. "\255" .. string.rep("y", 1000)
+    assert.equal('"' .. string.rep("x", 1000) .. R .. string.rep("y", 1000) .. '"',
+      json.encode(long))
+  end)
+
   it("keeps integers exact as far as Lua integers go", function()
     assert.equal(math.maxinteger, json.decode("9223372036854775807"))
     assert.equal(math.mininteger, json.decode("-9223372036854775808"))
@@ -360,7 +397,10 @@ describe("claude.json decoding against cjson, on generated texts", function()
           .. text:sub(at + 1)
       local ok, want = pcall(cjson.decode, cut)
       local got, err = json.decode(cut)
-      if ok and got == nil then -- cjson takes numbers RFC 8259 refuses: 007, 1.
+      if ok and got == nil and err:find("UTF-8", 1, true) then
+        -- cjson takes invalid UTF-8 (a byte of "é" cut out), which RFC 8259 refuses
+        assert.matches("^invalid JSON: invalid UTF%-8 in string at", err)
+      elseif ok and got == nil then -- cjson takes numbers RFC 8259 refuses: 007, 1.
         assert.matches("^invalid JSON: [a-z ]*number at", err)
       elseif ok then
         assert.same(want, got, cut:sub(1, 200))
@@ -448,7 +488,17 @@ describe("core.json_peek_ids", function()
   it("agrees with the decoder on lines that decode", function()
     local line = '{"type":"control_request","request_id":"q","id":12,"request":{"id":3}}'
     local m = assert(json.decode(line))
-    assert.same({ m.request_id, m.id, m.type }, { core.json_peek_ids(line) })
+    assert.same({ m.request_id, m.id, m.type, false }, { core.json_peek_ids(line) })
+  end)
+
+  it("says whether a top-level method was seen: a JSON-RPC request, not an answer", function()
+    local function method(line) return select(4, core.json_peek_ids(line)) end
+    assert.is_true(method('{"jsonrpc":"2.0","id":3,"method":"sampling/createMessage",'
+      .. '"params":{"x":"\255"}}'))
+    assert.is_true(method('{"id":3,"method":"x\255"}'))   -- whatever its value
+    assert.is_false(method('{"jsonrpc":"2.0","id":3,"result":{"text":"\255"}}'))
+    assert.is_false(method('{"id":3,"result":{"method":"nested"},"x":"\255"}'))
+    assert.is_false(method("not json"))
   end)
 
   it("raises for a line that is not a string", function()

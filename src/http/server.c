@@ -6,15 +6,34 @@
  * Lua as a table and a response object (response.c), and closes
  * gracefully: no new connections, open responses ended, idle connections
  * shut down, everything cut after a grace period.
+ *
+ * Every read on a connection goes through framing_read before h2o's own
+ * callback: framing.c follows the requests' framing and cuts the stream
+ * at the first request h2o could read otherwise than a proxy in front of it
+ * (request smuggling) or whose head is too large; h2o then gets the end of
+ * the stream, and the answer (400, 431) is written once h2o has let go of
+ * the connection. A connection closed while its client may still be sending
+ * (in the middle of a request, or with bytes unread) lingers: its sending
+ * side is shut down and what the client still sends is read and dropped for
+ * a moment, so that an answer written just before the close (413, 400, 431)
+ * reaches the client instead of being lost to the reset that closing a
+ * socket with unread data sends.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "http/server.h"
 
 #define DEFAULT_MAX_BODY ((lua_Integer)4 * 1024 * 1024)
 #define DEFAULT_HIGH_WATER ((lua_Integer)1024 * 1024)
+#define DEFAULT_MAX_HEADER ((lua_Integer)64 * 1024)
+/* How long a closed connection reads what its client still sends. */
+#define LINGER_MS 2000
 
 static void srv_close(http_server *srv, int abort);
 
@@ -68,13 +87,27 @@ static void sentinel_closed(uv_handle_t *h) {
  * sentinel (an idle handle never started) is closed first: libuv finishes
  * the closes of one turn last-closed first, so its callback runs after
  * libuv is done with every h2o handle. */
+static void rewrap_closed(uv_handle_t *h);
+
 static void srv_dispose_if_done(http_server *srv) {
   if (srv->state == SRV_LISTENING || srv->listener_open || srv->nconns > 0 || srv->grace_open ||
       !srv->h2o_open)
     return;
+  if (srv->rewrap_open) { /* first, with its close callback (it comes back here) */
+    if (!uv_is_closing((uv_handle_t *)&srv->rewrap))
+      uv_close((uv_handle_t *)&srv->rewrap, rewrap_closed);
+    return;
+  }
   srv->h2o_open = 0;
   uv_close((uv_handle_t *)&srv->sentinel, sentinel_closed);
   h2o_context_close(&srv->h2o);
+}
+
+static void rewrap_closed(uv_handle_t *h) {
+  http_server *srv = (http_server *)h->data;
+  srv->rewrap_open = 0;
+  claude_handle_closed(srv->hdr.ctx);
+  srv_dispose_if_done(srv);
 }
 
 static void listener_closed(uv_handle_t *h) {
@@ -95,6 +128,144 @@ static void grace_fired(uv_timer_t *h) {
   srv_close((http_server *)h->data, 1);
 }
 
+/* ---- the lingering close ---------------------------------------------- */
+
+/* A closed connection's socket (a dup that outlived h2o's), read and
+ * dropped until the client ends or LINGER_MS pass. Its handles are unref'ed:
+ * it keeps no loop running. */
+typedef struct http_linger {
+  claude_handle hdr;
+  uv_poll_t poll;
+  uv_timer_t timer;
+  int fd;
+  int open;  /* handles not closed yet */
+  int ended;
+} http_linger;
+
+static void linger_handle_closed(uv_handle_t *h) {
+  http_linger *l = (http_linger *)h->data;
+  claude_ctx *ctx = l->hdr.ctx;
+  claude_handle_closed(ctx); /* the context outlives this: the other handle counts */
+  if (--l->open > 0) return;
+  close(l->fd);
+  free(l);
+}
+
+static void linger_end(http_linger *l) {
+  if (l->ended) return;
+  l->ended = 1;
+  claude_object_unlink(&l->hdr);
+  uv_close((uv_handle_t *)&l->poll, linger_handle_closed);
+  uv_close((uv_handle_t *)&l->timer, linger_handle_closed);
+}
+
+static void linger_teardown(claude_handle *h) { linger_end((http_linger *)h); }
+
+static void linger_timeout(uv_timer_t *t) { linger_end((http_linger *)t->data); }
+
+static void linger_readable(uv_poll_t *p, int status, int events) {
+  http_linger *l = (http_linger *)p->data;
+  char buf[16384];
+  ssize_t n;
+  if (status < 0) {
+    linger_end(l);
+    return;
+  }
+  do n = recv(l->fd, buf, sizeof buf, MSG_DONTWAIT);
+  while (n > 0 || (n < 0 && errno == EINTR));
+  if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) linger_end(l);
+}
+
+/* Writes the answer to a refused request (framing.status), shuts the
+ * sending side down and reads what still comes; takes fd. */
+static void linger_start(claude_ctx *ctx, int fd, const http_framing *f) {
+  http_linger *l;
+  if (f->status != 0) {
+    char text[512];
+    int n = snprintf(text, sizeof text,
+                     "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                     "Connection: close\r\nContent-Length: %d\r\n\r\n%s\n",
+                     f->status,
+                     f->status == 431 ? "Request Header Fields Too Large" : "Bad Request",
+                     (int)strlen(f->why) + 1, f->why);
+    if (n > 0 && send(fd, text, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) { /* gone: fine */
+    }
+  }
+  shutdown(fd, SHUT_WR);
+  l = (http_linger *)calloc(1, sizeof *l);
+  if (l == NULL || uv_poll_init(ctx->loop, &l->poll, fd) != 0) {
+    free(l);
+    close(fd);
+    return;
+  }
+  l->fd = fd;
+  l->poll.data = l;
+  uv_timer_init(ctx->loop, &l->timer);
+  l->timer.data = l;
+  l->open = 2;
+  claude_handle_opened(ctx);
+  claude_handle_opened(ctx);
+  claude_object_link(ctx, &l->hdr, "http_linger", linger_teardown);
+  uv_poll_start(&l->poll, UV_READABLE | UV_DISCONNECT, linger_readable);
+  uv_timer_start(&l->timer, linger_timeout, LINGER_MS, 0);
+  uv_unref((uv_handle_t *)&l->poll);
+  uv_unref((uv_handle_t *)&l->timer);
+}
+
+/* ---- reads: the framing first ------------------------------------------ */
+
+/* Puts framing_read back in front of h2o's callback, which h2o sets anew
+ * each time it starts reading (uv_read_start). */
+static void framing_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+
+static void rewrap_conn(http_conn *conn) {
+  uv_read_cb cb = conn->tcp.read_cb;
+  if (cb != NULL && cb != framing_read) {
+    conn->h2o_read = cb;
+    conn->tcp.read_cb = framing_read;
+  }
+}
+
+/* A refused connection: once h2o reads again (now, or after answering the
+ * requests before the refused one), it gets the end of the stream and
+ * closes the connection, with the refused request incomplete. */
+static void refused_eof(http_conn *conn) {
+  uv_buf_t none = uv_buf_init(NULL, 0);
+  if (conn->framing.status == 0 || uv_is_closing((uv_handle_t *)&conn->tcp) ||
+      conn->tcp.read_cb == NULL)
+    return;
+  rewrap_conn(conn);
+  conn->h2o_read((uv_stream_t *)&conn->tcp, UV_EOF, &none);
+}
+
+/* libuv's read callback on every connection (in place of h2o's): the bytes
+ * h2o just got into its buffer go through the framing, and h2o is told of
+ * as many as may go on. */
+static void framing_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+  http_conn *conn = (http_conn *)stream;
+  if (nread > 0) {
+    size_t pass = conn->framing.status != 0
+                    ? 0
+                    : claude_http_framing_feed(&conn->framing, buf->base, (size_t)nread);
+    if (pass > 0) conn->h2o_read(stream, (ssize_t)pass, buf);
+    if (conn->framing.status != 0) refused_eof(conn);
+  } else {
+    conn->h2o_read(stream, nread, buf);
+  }
+  if (!uv_is_closing((uv_handle_t *)stream)) rewrap_conn(conn);
+}
+
+/* Before each wait for I/O: reads h2o started since are wrapped again. */
+static void rewrap_all(uv_prepare_t *p) {
+  http_server *srv = (http_server *)p->data;
+  http_conn *conn;
+  for (conn = srv->conns.next; conn != &srv->conns; conn = conn->next) {
+    if (uv_is_closing((uv_handle_t *)&conn->tcp)) continue;
+    rewrap_conn(conn);
+    refused_eof(conn);
+  }
+}
+
 /* h2o's socket is closed: the connection is gone. */
 static void conn_closed(uv_handle_t *h) {
   http_conn *conn = (http_conn *)h;
@@ -103,6 +274,17 @@ static void conn_closed(uv_handle_t *h) {
   conn->prev->next = conn->next;
   conn->next->prev = conn->prev;
   srv->nconns--;
+  if (conn->linger_fd >= 0) {
+    /* a client between requests, with nothing unread, sends nothing more: no reset to fear */
+    int unread = 0;
+    if (ioctl(conn->linger_fd, FIONREAD, &unread) != 0) unread = 0;
+    if (ctx->closing || srv->state == SRV_ABORTING ||
+        (conn->framing.status == 0 && claude_http_framing_between(&conn->framing) && unread == 0))
+      close(conn->linger_fd);
+    else
+      linger_start(ctx, conn->linger_fd, &conn->framing);
+  }
+  claude_http_framing_free(&conn->framing);
   free(conn);
   if (srv->nconns == 0 && srv->grace_open && !uv_is_closing((uv_handle_t *)&srv->grace))
     uv_close((uv_handle_t *)&srv->grace, grace_closed);
@@ -166,11 +348,14 @@ static void on_accept(uv_stream_t *listener, int status) {
   claude_ctx *ctx = srv->hdr.ctx;
   http_conn *conn;
   h2o_socket_t *sock;
+  uv_os_fd_t fd;
   if (status != 0 || srv->state != SRV_LISTENING) return;
   conn = (http_conn *)calloc(1, sizeof(*conn));
   if (conn == NULL) return;
   uv_tcp_init(ctx->loop, &conn->tcp);
   conn->srv = srv;
+  conn->linger_fd = -1;
+  claude_http_framing_init(&conn->framing, srv->max_header);
   conn->next = srv->conns.next;
   conn->prev = &srv->conns;
   srv->conns.next->prev = conn;
@@ -183,7 +368,10 @@ static void on_accept(uv_stream_t *listener, int status) {
     return;
   }
   uv_tcp_nodelay(&conn->tcp, 1);
+  if (uv_fileno((uv_handle_t *)&conn->tcp, &fd) == 0)
+    conn->linger_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   h2o_accept(&srv->accept, sock);
+  rewrap_conn(conn);
 }
 
 static void push_iovec(lua_State *L, h2o_iovec_t v) {
@@ -335,12 +523,12 @@ static void srv_teardown(claude_handle *h) {
 }
 
 /* core.http_listen{ on_request = fn, host = "127.0.0.1", port = 0,
- * max_body = 4 MiB, high_water = 1 MiB, idle_timeout = 10, close_grace = 5,
- * backlog = 128 } -> server | nil, err, code */
+ * max_body = 4 MiB, max_header = 64 KiB, high_water = 1 MiB,
+ * idle_timeout = 10, close_grace = 5, backlog = 128 } -> server | nil, err, code */
 static int l_http_listen(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
   const char *host;
-  lua_Integer port, max_body, high_water, backlog;
+  lua_Integer port, max_body, max_header, high_water, backlog;
   double idle_timeout, grace;
   struct sockaddr_storage addr;
   int addrlen = sizeof addr, err;
@@ -361,6 +549,10 @@ static int l_http_listen(lua_State *L) {
   port = opt_integer(L, "port", 0, 0);
   if (port > 65535) luaL_error(L, "bad field 'port' (0-65535 expected)");
   max_body = opt_integer(L, "max_body", DEFAULT_MAX_BODY, 0);
+  /* past h2o's own limit (H2O_MAX_REQLEN) it would close without an answer */
+  max_header = opt_integer(L, "max_header", DEFAULT_MAX_HEADER, 64);
+  if (max_header > H2O_MAX_REQLEN - 1024)
+    luaL_error(L, "bad field 'max_header' (at most %d expected)", (int)(H2O_MAX_REQLEN - 1024));
   high_water = opt_integer(L, "high_water", DEFAULT_HIGH_WATER, 0);
   backlog = opt_integer(L, "backlog", 128, 1);
   idle_timeout = opt_number(L, "idle_timeout", 10);
@@ -383,6 +575,7 @@ static int l_http_listen(lua_State *L) {
   srv->self_ref = srv->on_request_ref = LUA_NOREF;
   srv->conns.next = srv->conns.prev = &srv->conns;
   srv->high_water = (size_t)high_water;
+  srv->max_header = (size_t)max_header;
   srv->grace_secs = grace;
 
   h2o_config_init(&srv->config);
@@ -402,6 +595,12 @@ static int l_http_listen(lua_State *L) {
   uv_idle_init(ctx->loop, &srv->sentinel);
   srv->sentinel.data = srv;
   claude_handle_opened(ctx); /* h2o's context and its handles, until the sentinel closes */
+  uv_prepare_init(ctx->loop, &srv->rewrap);
+  srv->rewrap.data = srv;
+  srv->rewrap_open = 1;
+  claude_handle_opened(ctx);
+  uv_prepare_start(&srv->rewrap, rewrap_all);
+  uv_unref((uv_handle_t *)&srv->rewrap); /* it keeps no loop running */
   uv_tcp_init(ctx->loop, &srv->listener);
   srv->listener.data = srv;
   srv->listener_open = 1;

@@ -84,11 +84,41 @@ int claude_h2o_load(char *err, size_t errlen);
 typedef struct http_server http_server;
 typedef struct http_res http_res;
 
-/* One accepted TCP connection: h2o's socket wraps `tcp`. */
+/* The framing of the requests on one connection, as http/framing.c follows it. */
+typedef struct http_framing {
+  int state;
+  int status;          /* 0, or the status the connection is refused with: 400, 431 */
+  const char *why;     /* the reason, the body of that answer */
+  uint64_t left;       /* body or chunk bytes still to come */
+  int digits;          /* bytes of the version, or hex digits of a chunk size, read */
+  size_t max_header;   /* the largest head taken (431 past it) */
+  size_t head_len;     /* bytes of the head read */
+  char *line;          /* the field line being read */
+  size_t line_len, line_cap;
+  int minor;           /* HTTP/1.minor */
+  int fields, lengths, codings, hosts; /* fields; Content-Length, Transfer-Encoding, Host ones */
+  uint64_t length;     /* the Content-Length */
+} http_framing;
+
+/* http/framing.c */
+void claude_http_framing_init(http_framing *f, size_t max_header);
+void claude_http_framing_free(http_framing *f);
+/* Follows n more bytes of what the client sent. Returns how many may go on
+ * to h2o: n, or fewer once a request is refused (f->status is set, and the
+ * byte at the return value and all after it are not to be read). */
+size_t claude_http_framing_feed(http_framing *f, const char *p, size_t n);
+/* True between requests: all the client sent so far is whole requests. */
+int claude_http_framing_between(const http_framing *f);
+
+/* One accepted TCP connection: h2o's socket wraps `tcp`. Every read on it
+ * goes through http/server.c's framing_read, then on to h2o's callback. */
 typedef struct http_conn {
   uv_tcp_t tcp;
   http_server *srv;
   struct http_conn *prev, *next;
+  uv_read_cb h2o_read;    /* h2o's read callback on `tcp` */
+  http_framing framing;
+  int linger_fd;          /* a dup of the socket, for the lingering close, or -1 */
 } http_conn;
 
 /* The handler h2o calls for every request, pointing back at its server. */
@@ -115,6 +145,9 @@ struct http_server {
   uv_idle_t sentinel;     /* never started: see http_server_free_later */
   uv_timer_t grace;       /* ends a graceful close that takes too long */
   int grace_open;
+  uv_prepare_t rewrap;    /* puts framing_read back in front of h2o's reads */
+  int rewrap_open;
+  size_t max_header;
   double grace_secs;
   http_conn conns;        /* list head of live connections */
   int nconns;

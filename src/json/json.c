@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "json/json.h"
+#include "json/utf8.h"
 
 #define ENCODE_MAX_DEPTH (2 * CLAUDE_JSON_MAX_DEPTH)
 
@@ -57,7 +58,19 @@ static int put(enc *e, const char *s, size_t n) {
 static const char need_escape[256] = {
   1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
   0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0};
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  /* 0x80..0xFF: a UTF-8 sequence, checked */
+  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+  2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2};
+
+/* A Lua string is bytes; JSON text is UTF-8 (RFC 8259 8.1). What is not
+ * well-formed UTF-8 (a tool's binary output, Latin-1 text) is written as
+ * U+FFFD, one per maximal subpart as Unicode recommends, so that the rest of
+ * the message still goes out and stays readable. */
+#define REPLACEMENT "\xEF\xBF\xBD"
 
 static int put_string(enc *e, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
@@ -67,6 +80,18 @@ static int put_string(enc *e, const char *s, size_t n) {
   for (i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     if (!need_escape[c]) continue;
+    if (c >= 0x80) {
+      const unsigned char *u = (const unsigned char *)s;
+      size_t bad, len = claude_utf8_seq(u + i, u + n, &bad);
+      if (len > 0) {
+        i += len - 1;
+        continue;
+      }
+      if (!put(e, s + run, i - run) || !put(e, REPLACEMENT, 3)) return 0;
+      i += bad - 1;
+      run = i + 1;
+      continue;
+    }
     if (!put(e, s + run, i - run)) return 0;
     run = i + 1;
     switch (c) {

@@ -13,6 +13,10 @@
  * Containers nest in an explicit stack of frames, not in C calls: the depth
  * limit (CLAUDE_JSON_MAX_DEPTH, from the outermost value) costs no C stack.
  *
+ * Strings must be well-formed UTF-8 (RFC 8259 8.1): a peer that sends other
+ * bytes gets a parse error, and nothing that decodes can make the encoder
+ * write text that is not UTF-8.
+ *
  * The decoder never raises but for memory errors (it runs in protected calls
  * on the hot path); bad text gives nil and a message naming the byte.
  * See docs/json.md.
@@ -26,11 +30,13 @@
 #endif
 
 #include "json/json.h"
+#include "json/utf8.h"
 
 #define MAX_DEPTH CLAUDE_JSON_MAX_DEPTH
 #define STR_(x) #x
 #define STR(x) STR_(x)
 #define TOO_DEEP "nested deeper than " STR(CLAUDE_JSON_MAX_DEPTH) " levels"
+#define BAD_UTF8 "invalid UTF-8 in string"
 /* Containers on the C stack before frames move into a userdata. */
 #define LOCAL_FRAMES 64
 /* Past this depth an array holds no elements on the stack while a nested
@@ -92,8 +98,10 @@ static inline void skip_ws(dec *d) {
  * bytes of the text, eight at a time with the usual SWAR tests for a byte
  * equal to, or less than, a constant. A borrow can only mark bytes above a
  * true match, so on a little-endian machine the lowest marked byte is the
- * first match. */
-static inline const char *find_special(const char *q, const char *end) {
+ * first match. *high becomes nonzero when a byte of 0x80 or more may lie
+ * before the match: only then does the text need a UTF-8 check, so ASCII
+ * costs one OR per load. */
+static inline const char *find_special(const char *q, const char *end, unsigned *high) {
   const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
 #if defined(__SSE2__) && defined(__GNUC__)
   const __m128i quote16 = _mm_set1_epi8('"'), bs16 = _mm_set1_epi8('\\');
@@ -103,6 +111,7 @@ static inline const char *find_special(const char *q, const char *end) {
     __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote16), _mm_cmpeq_epi8(v, bs16)),
                                _mm_cmpeq_epi8(_mm_min_epu8(v, ctl16), v));
     unsigned mask = (unsigned)_mm_movemask_epi8(hit);
+    *high |= (unsigned)_mm_movemask_epi8(v);
     if (mask) return q + __builtin_ctz(mask);
     q += 16;
   }
@@ -113,6 +122,7 @@ static inline const char *find_special(const char *q, const char *end) {
     quote = w ^ (ones * '"');
     bs = w ^ (ones * '\\');
     hits = (((quote - ones) & ~quote) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & highs;
+    *high |= (w & highs) != 0;
 #if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (hits) return q + (__builtin_ctzll(hits) >> 3);
 #else
@@ -120,7 +130,7 @@ static inline const char *find_special(const char *q, const char *end) {
 #endif
     q += 8;
   }
-  while (q < end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20) q++;
+  while (q < end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20) *high |= *q++ & 0x80;
   return q;
 }
 
@@ -220,14 +230,15 @@ static void put_text(lua_State *L, unescaped *u, const char *s, size_t n) {
 
 /* The rest of a string with escapes: d->p is at its opening quote, s..q is
  * plain text, q is at the first backslash. */
-static int parse_escaped(dec *d, const char *s, const char *q) {
+static int parse_escaped(dec *d, const char *s, const char *q, unsigned high) {
   lua_State *L = d->L;
-  const char *end = d->end;
+  const char *end = d->end, *bad;
   unescaped u;
   u.p = u.local;
   u.n = 0;
   u.cap = sizeof u.local;
   u.boxed = 0;
+  if (high && (bad = claude_utf8_invalid(s, q)) != NULL) return fail(d, BAD_UTF8, bad);
   put_text(L, &u, s, (size_t)(q - s));
   for (;;) {
     char c;
@@ -257,7 +268,11 @@ static int parse_escaped(dec *d, const char *s, const char *q) {
     q += 2;
   plain:
     s = q;
-    q = find_special(q, end);
+    high = 0;
+    q = find_special(q, end, &high);
+    /* a segment cut short by the end is an unterminated string, said next */
+    if (high && q < end && (bad = claude_utf8_invalid(s, q)) != NULL)
+      return fail(d, BAD_UTF8, bad);
     put_text(L, &u, s, (size_t)(q - s));
   }
   if (u.boxed) {
@@ -271,8 +286,11 @@ static int parse_escaped(dec *d, const char *s, const char *q) {
 }
 
 /* A short string's cache slot, from its first and last eight bytes (all of
- * them up to 16 bytes long), which the slot keeps to compare with. */
-static void push_short(dec *d, const char *s, size_t n) {
+ * them up to 16 bytes long), which the slot keeps to compare with. A hit is
+ * the same bytes as a string already checked, so only a miss checks UTF-8.
+ * Returns 0 (the error set) for a string that is not UTF-8. */
+static int push_short(dec *d, const char *s, size_t n, unsigned high) {
+  const char *bad;
   lua_State *L = d->L;
   str_cache *c = d->cache;
   uint64_t head = 0, tail = 0;
@@ -294,29 +312,37 @@ static void push_short(dec *d, const char *s, size_t n) {
   if (c->len[i] == n && c->head[i] == head && c->tail[i] == tail &&
       (n <= 16 || memcmp(c->text[i] + 8, s + 8, n - 16) == 0)) {
     lua_rawgeti(L, d->anchors, (lua_Integer)i + 1);
-    return;
+    return 1;
   }
+  if (high && (bad = claude_utf8_invalid(s, s + n)) != NULL) return fail(d, BAD_UTF8, bad);
   c->text[i] = lua_pushlstring(L, s, n);
   c->len[i] = n;
   c->head[i] = head;
   c->tail[i] = tail;
   lua_pushvalue(L, -1);
   lua_rawseti(L, d->anchors, (lua_Integer)i + 1);
+  return 1;
 }
 
 /* d->p is at the opening quote. */
 static int parse_string(dec *d, size_t cache_len) {
-  const char *s = d->p + 1, *q = find_special(s, d->end);
+  unsigned high = 0;
+  const char *s = d->p + 1, *q = find_special(s, d->end, &high);
   if (q < d->end && *q == '"') {
     size_t n = (size_t)(q - s);
-    if (n <= cache_len) push_short(d, s, n);
-    else lua_pushlstring(d->L, s, n);
+    if (n <= cache_len) {
+      if (!push_short(d, s, n, high)) return 0;
+    } else {
+      const char *bad = high ? claude_utf8_invalid(s, q) : NULL;
+      if (bad != NULL) return fail(d, BAD_UTF8, bad);
+      lua_pushlstring(d->L, s, n);
+    }
     d->p = q + 1;
     return 1;
   }
   if (q >= d->end) return fail(d, "unterminated string", d->p);
   if (*q != '\\') return fail(d, "control character in string", q);
-  return parse_escaped(d, s, q);
+  return parse_escaped(d, s, q, high);
 }
 
 static int is_digit(const char *p, const char *end) {
@@ -649,9 +675,10 @@ int claude_json_decode_push(lua_State *L, const char *s, size_t len) {
 /* The byte after the string whose opening quote is at p, or NULL when it
  * does not end. */
 static const char *skip_string(const char *p, const char *end) {
+  unsigned high = 0; /* the scan does not check UTF-8: decoding what it finds does */
   p++;
   for (;;) {
-    p = find_special(p, end);
+    p = find_special(p, end, &high);
     if (p >= end) return NULL;
     if (*p == '"') return p + 1;
     p += *p == '\\' ? 2 : 1; /* an escape, or a control character: go on */
@@ -692,7 +719,7 @@ typedef struct span {
   size_t n;
 } span;
 
-enum { PEEK_REQUEST_ID, PEEK_ID, PEEK_TYPE, PEEK_RESPONSE_REQUEST_ID, PEEK_N };
+enum { PEEK_REQUEST_ID, PEEK_ID, PEEK_TYPE, PEEK_RESPONSE_REQUEST_ID, PEEK_METHOD, PEEK_N };
 
 static int key_is(const char *k, size_t n, const char *want) {
   return n == strlen(want) && memcmp(k, want, n) == 0;
@@ -724,6 +751,7 @@ static void scan_object(const char *p, const char *end, int nested, span *out) {
       int which = key_is(k, kn, "request_id") ? PEEK_REQUEST_ID
                   : key_is(k, kn, "id")       ? PEEK_ID
                   : key_is(k, kn, "type")     ? PEEK_TYPE
+                  : key_is(k, kn, "method")   ? PEEK_METHOD
                                               : -1;
       if (which >= 0) out[which] = (span){v, (size_t)(after - v)};
     }
@@ -746,12 +774,14 @@ static void push_peeked(lua_State *L, span s, int integer) {
   lua_pushnil(L);
 }
 
-/* core.json_peek_ids(line) -> request_id, id, type: for a line that does
- * not decode (too deep, cut short, a bad escape further on), the top-level
- * "request_id" (a string; a control_response's "response"."request_id"
- * when there is none), "id" (a string or an integer) and "type" (a string)
- * found before the first thing that is not JSON, each nil when absent or
- * of another type. The line is only scanned: no depth limit, no tables. */
+/* core.json_peek_ids(line) -> request_id, id, type, has_method: for a line
+ * that does not decode (too deep, cut short, a bad escape or invalid UTF-8
+ * further on), the top-level "request_id" (a string; a control_response's
+ * "response"."request_id" when there is none), "id" (a string or an
+ * integer) and "type" (a string) found before the first thing that is not
+ * JSON, each nil when absent or of another type, and whether a top-level
+ * "method" was found, whatever its value (a JSON-RPC request, not an
+ * answer). The line is only scanned: no depth limit, no tables. */
 int claude_json_peek_ids(lua_State *L) {
   size_t len;
   const char *s = luaL_checklstring(L, 1, &len);
@@ -763,5 +793,6 @@ int claude_json_peek_ids(lua_State *L) {
   push_peeked(L, out[PEEK_REQUEST_ID], 0);
   push_peeked(L, out[PEEK_ID], 1);
   push_peeked(L, out[PEEK_TYPE], 0);
-  return 3;
+  lua_pushboolean(L, out[PEEK_METHOD].p != NULL);
+  return 4;
 }

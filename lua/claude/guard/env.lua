@@ -4,9 +4,11 @@
 -- `claude.guard.env{ ... }` returns a guard; `g:filter(env)` returns a copy of
 -- the `NAME -> value` table `env` (default: this process's environment)
 -- without the variables whose name has a secret-like word as one of its
--- `_`-separated parts (`KEY`, `TOKEN`, `SECRET`, `PASSWORD`, `AUTH`, ...)
--- or whose value looks like a credential (`sk-...`, `ghp_...`, `AKIA...`, a
--- private key, a JWT, a URL with a password), and the sorted list of the
+-- `_`-separated parts (`KEY`, `TOKEN`, `SECRET`, `PASSWORD`, `AUTH`, `PWD`, ...)
+-- or ends in `PASSWORD`, `PASSWD`, `PASSPHRASE` or `PWD` (`PGPASSWORD`,
+-- `MYSQL_PWD`; not the shell's `PWD` and `OLDPWD`), or whose value looks like
+-- a credential (`sk-...`, `ghp_...`, `AKIA...`, a private key, a JWT, a URL
+-- whose userinfo has a password, even with no user, or is a token), and the sorted list of the
 -- names it dropped. `allow` keeps names regardless; `deny` drops more.
 -- `g:check(name, value)` is the test for one variable: the value, or
 -- `nil, err, "guard"`.
@@ -23,24 +25,41 @@ local SECRET_WORDS = common.set {
   "KEY", "KEYS", "APIKEY", "TOKEN", "TOKENS", "SECRET", "SECRETS", "PASSWORD", "PASSWD",
   "PASS", "PASSPHRASE", "CREDENTIAL", "CREDENTIALS", "CREDS", "AUTH",
   "AUTHORIZATION", "COOKIE", "COOKIES", "PRIVATE", "SIGNATURE", "PAT",
-  "BEARER", "OAUTH", "DSN",
+  "BEARER", "OAUTH", "DSN", "PWD",
 }
+
+-- Parts that end in one of these are secrets too: PGPASSWORD, SQLCMDPASSWORD, LDAPPASSWORD,
+-- DBPWD. MYSQL_PWD has PWD as a part; only the shell's own PWD and OLDPWD are directories.
+local SECRET_SUFFIXES = { "PASSWORD", "PASSWD", "PASSPHRASE", "PWD" }
+local NOT_SECRET = common.set { "PWD", "OLDPWD" }
 
 local SECRET_VALUES = {
   "^sk%-", "^sk_live_", "^rk_live_", "^gh[pousr]_", "^github_pat_", "^glpat%-", "^xox[abpors]%-",
   "^AKIA[0-9A-Z]+$", "^ASIA[0-9A-Z]+$", "^AIza", "^ya29%.", "%-%-%-%-%-BEGIN [%u ]*PRIVATE KEY",
-  "^eyJ[%w_-]+%.eyJ[%w_-]+%.", "://[^/@:]+:[^/@]+@", "^npm_", "^pypi%-",
+  "^eyJ[%w_-]+%.eyJ[%w_-]+%.", "^npm_", "^pypi%-",
 }
 
 local function secret_name(name)
-  for word in name:upper():gmatch("[^_]+") do
+  name = name:upper()
+  if NOT_SECRET[name] then return nil end
+  for word in name:gmatch("[^_]+") do
     if SECRET_WORDS[word] then return word end
+    for _, suffix in ipairs(SECRET_SUFFIXES) do
+      if #word > #suffix and word:sub(-#suffix) == suffix then return suffix end
+    end
   end
 end
 
 local function secret_value(value)
   for _, p in ipairs(SECRET_VALUES) do
     if value:find(p) then return true end
+  end
+  -- URLs anywhere in the value: an authority (up to / ? # or a blank) with userinfo (up to
+  -- its last @) that has a password, even an empty user's (redis://:pw@host), or is itself
+  -- a token (https://ghp_...@github.com)
+  for authority in value:gmatch("://([^/?#%s]*)") do
+    local userinfo = authority:match("^(.*)@")
+    if userinfo and (userinfo:find(":", 1, true) or secret_value(userinfo)) then return true end
   end
 end
 

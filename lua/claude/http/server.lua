@@ -49,7 +49,8 @@ local handle = M.handle
 --- Listens for HTTP requests.
 -- @tparam table opts `{ on_request = function(req, res) end, host = "127.0.0.1",
 --   port = 0 (any free port), max_body = 4 MiB (larger bodies get 413 without
---   a call), high_water = 1 MiB (res:write returns false above it),
+--   a call), max_header = 64 KiB (larger request heads get 431),
+--   high_water = 1 MiB (res:write returns false above it),
 --   idle_timeout = 10 (seconds a connection may wait for a request),
 --   close_grace = 5 (seconds close waits for open connections), backlog = 128,
 --   tasks = true (false: on_request runs in the loop's callback and must not wait),

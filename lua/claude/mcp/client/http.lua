@@ -96,8 +96,8 @@ local function on_event(self, stream, ev)
   if data == nil or data == "" then return end -- a priming event: an id, no message
   local value, err = json.decode(data)
   if value == nil then
-    return self.events.problem(new_error(self, "protocol", "an SSE event that is not JSON ("
-      .. err .. "): " .. data:sub(1, 200)))
+    return self.events.undecodable(data, new_error(self, "protocol", "an SSE event that is "
+      .. "not JSON (" .. err .. "): " .. data:sub(1, 200)))
   end
   deliver(self, value, stream)
 end

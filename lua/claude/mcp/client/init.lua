@@ -118,6 +118,16 @@ local function open_connection(self, kind)
       end
     end,
     problem = function(err) report(self, err) end,
+    -- a message that does not decode (cut short, invalid UTF-8, ...): when it answers a
+    -- call in flight (its id, no method), that call fails with `err` now rather than
+    -- timing out; anything else is reported
+    undecodable = function(text, err)
+      local peer = conn.peer
+      local _, id, _, has_method = core.json_peek_ids(text)
+      local cb = peer and id ~= nil and not has_method and peer.pending:take(id)
+      if cb then return cb(nil, err) end
+      report(self, err)
+    end,
     lost = function(err)
       -- the lost message may have been the answer to any call in flight
       report(self, err)

@@ -106,8 +106,8 @@ local function open_stream(self, attempt)
       if ev.event ~= "message" or ev.data == "" then return end
       local value, err = json.decode(ev.data)
       if value == nil then
-        return events.problem(new_error(self, "protocol", "an SSE event that is not JSON ("
-          .. err .. "): " .. ev.data:sub(1, 200)))
+        return events.undecodable(ev.data, new_error(self, "protocol", "an SSE event that "
+          .. "is not JSON (" .. err .. "): " .. ev.data:sub(1, 200)))
       end
       events.message(value)
     end,

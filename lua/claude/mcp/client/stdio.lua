@@ -54,7 +54,7 @@ function M.open(opts, events)
         events.lost(errors.new("overflow", "the MCP server '" .. opts.name
           .. "' sent a message over max_message_size (" .. e .. "); it was dropped"))
       elseif ekind == "json" then
-        events.problem(errors.new("protocol", "the MCP server '" .. opts.name
+        events.undecodable(line, errors.new("protocol", "the MCP server '" .. opts.name
           .. "' wrote a line that is not JSON (" .. e .. "): " .. tostring(line):sub(1, 200),
           { line = line }))
       else

@@ -17,13 +17,15 @@ local fmt = string.format
 
 local LOCAL_HOSTS = { localhost = true, ["127.0.0.1"] = true, ["[::1]"] = true, ["::1"] = true }
 
--- "Host:port" or "[v6]:port" -> the lower-case name, brackets kept
+-- "Host:port" or "[v6]:port" -> the lower-case name, brackets kept; nil when it is not of
+-- that form (RFC 3986 host [ ":" port ]): "[::1]evil.com" must not read as "[::1]"
 local function host_name(hostport)
   if not hostport then return nil end
   hostport = hostport:lower()
-  local v6 = hostport:match("^(%[[^%]]*%])")
-  if v6 then return v6 end
-  return (hostport:gsub(":%d*$", ""))
+  local name, port = hostport:match("^(%[[^%]]*%])(.*)$")
+  if not name then name, port = hostport:match("^([^:%[%]]*)(.*)$") end
+  if name and (port == "" or port:match("^:%d*$")) then return name end
+  return nil
 end
 
 local function set_of(list)
