@@ -352,3 +352,60 @@ size_t claude_http_framing_feed(http_framing *f, const char *p, size_t n) {
   }
   return n;
 }
+
+/* ---- the read gate: every read of a connection goes through the framing
+ * before h2o gets it ------------------------------------------------------ */
+
+/* ---- reads: the framing first ------------------------------------------ */
+
+/* Puts framing_read back in front of h2o's callback, which h2o sets anew
+ * each time it starts reading (uv_read_start). */
+static void framing_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
+
+void claude_http_framing_wrap(http_conn *conn) {
+  uv_read_cb cb = conn->tcp.read_cb;
+  if (cb != NULL && cb != framing_read) {
+    conn->h2o_read = cb;
+    conn->tcp.read_cb = framing_read;
+  }
+}
+
+/* A refused connection: once h2o reads again (now, or after answering the
+ * requests before the refused one), it gets the end of the stream and
+ * closes the connection, with the refused request incomplete. */
+static void refused_eof(http_conn *conn) {
+  uv_buf_t none = uv_buf_init(NULL, 0);
+  if (conn->framing.status == 0 || uv_is_closing((uv_handle_t *)&conn->tcp) ||
+      conn->tcp.read_cb == NULL)
+    return;
+  claude_http_framing_wrap(conn);
+  conn->h2o_read((uv_stream_t *)&conn->tcp, UV_EOF, &none);
+}
+
+/* libuv's read callback on every connection (in place of h2o's): the bytes
+ * h2o just got into its buffer go through the framing, and h2o is told of
+ * as many as may go on. */
+static void framing_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
+  http_conn *conn = (http_conn *)stream;
+  if (nread > 0) {
+    size_t pass = conn->framing.status != 0
+                    ? 0
+                    : claude_http_framing_feed(&conn->framing, buf->base, (size_t)nread);
+    if (pass > 0) conn->h2o_read(stream, (ssize_t)pass, buf);
+    if (conn->framing.status != 0) refused_eof(conn);
+  } else {
+    conn->h2o_read(stream, nread, buf);
+  }
+  if (!uv_is_closing((uv_handle_t *)stream)) claude_http_framing_wrap(conn);
+}
+
+/* Before each wait for I/O: reads h2o started since are wrapped again. */
+void claude_http_framing_rewrap_all(uv_prepare_t *p) {
+  http_server *srv = (http_server *)p->data;
+  http_conn *conn;
+  for (conn = srv->conns.next; conn != &srv->conns; conn = conn->next) {
+    if (uv_is_closing((uv_handle_t *)&conn->tcp)) continue;
+    claude_http_framing_wrap(conn);
+    refused_eof(conn);
+  }
+}

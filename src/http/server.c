@@ -7,8 +7,8 @@
  * gracefully: no new connections, open responses ended, idle connections
  * shut down, everything cut after a grace period.
  *
- * Every read on a connection goes through framing_read before h2o's own
- * callback: framing.c follows the requests' framing and cuts the stream
+ * Every read on a connection goes through framing.c's read gate before
+ * h2o's own callback: it follows the requests' framing and cuts the stream
  * at the first request h2o could read otherwise than a proxy in front of it
  * (request smuggling) or whose head is too large; h2o then gets the end of
  * the stream, and the answer (400, 431) is written once h2o has let go of
@@ -32,8 +32,6 @@
 #define DEFAULT_MAX_BODY ((lua_Integer)4 * 1024 * 1024)
 #define DEFAULT_HIGH_WATER ((lua_Integer)1024 * 1024)
 #define DEFAULT_MAX_HEADER ((lua_Integer)64 * 1024)
-/* How long a closed connection reads what its client still sends. */
-#define LINGER_MS 2000
 
 static void srv_close(http_server *srv, int abort);
 
@@ -128,144 +126,6 @@ static void grace_fired(uv_timer_t *h) {
   srv_close((http_server *)h->data, 1);
 }
 
-/* ---- the lingering close ---------------------------------------------- */
-
-/* A closed connection's socket (a dup that outlived h2o's), read and
- * dropped until the client ends or LINGER_MS pass. Its handles are unref'ed:
- * it keeps no loop running. */
-typedef struct http_linger {
-  claude_handle hdr;
-  uv_poll_t poll;
-  uv_timer_t timer;
-  int fd;
-  int open;  /* handles not closed yet */
-  int ended;
-} http_linger;
-
-static void linger_handle_closed(uv_handle_t *h) {
-  http_linger *l = (http_linger *)h->data;
-  claude_ctx *ctx = l->hdr.ctx;
-  claude_handle_closed(ctx); /* the context outlives this: the other handle counts */
-  if (--l->open > 0) return;
-  close(l->fd);
-  free(l);
-}
-
-static void linger_end(http_linger *l) {
-  if (l->ended) return;
-  l->ended = 1;
-  claude_object_unlink(&l->hdr);
-  uv_close((uv_handle_t *)&l->poll, linger_handle_closed);
-  uv_close((uv_handle_t *)&l->timer, linger_handle_closed);
-}
-
-static void linger_teardown(claude_handle *h) { linger_end((http_linger *)h); }
-
-static void linger_timeout(uv_timer_t *t) { linger_end((http_linger *)t->data); }
-
-static void linger_readable(uv_poll_t *p, int status, int events) {
-  http_linger *l = (http_linger *)p->data;
-  char buf[16384];
-  ssize_t n;
-  if (status < 0) {
-    linger_end(l);
-    return;
-  }
-  do n = recv(l->fd, buf, sizeof buf, MSG_DONTWAIT);
-  while (n > 0 || (n < 0 && errno == EINTR));
-  if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) linger_end(l);
-}
-
-/* Writes the answer to a refused request (framing.status), shuts the
- * sending side down and reads what still comes; takes fd. */
-static void linger_start(claude_ctx *ctx, int fd, const http_framing *f) {
-  http_linger *l;
-  if (f->status != 0) {
-    char text[512];
-    int n = snprintf(text, sizeof text,
-                     "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                     "Connection: close\r\nContent-Length: %d\r\n\r\n%s\n",
-                     f->status,
-                     f->status == 431 ? "Request Header Fields Too Large" : "Bad Request",
-                     (int)strlen(f->why) + 1, f->why);
-    if (n > 0 && send(fd, text, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) { /* gone: fine */
-    }
-  }
-  shutdown(fd, SHUT_WR);
-  l = (http_linger *)calloc(1, sizeof *l);
-  if (l == NULL || uv_poll_init(ctx->loop, &l->poll, fd) != 0) {
-    free(l);
-    close(fd);
-    return;
-  }
-  l->fd = fd;
-  l->poll.data = l;
-  uv_timer_init(ctx->loop, &l->timer);
-  l->timer.data = l;
-  l->open = 2;
-  claude_handle_opened(ctx);
-  claude_handle_opened(ctx);
-  claude_object_link(ctx, &l->hdr, "http_linger", linger_teardown);
-  uv_poll_start(&l->poll, UV_READABLE | UV_DISCONNECT, linger_readable);
-  uv_timer_start(&l->timer, linger_timeout, LINGER_MS, 0);
-  uv_unref((uv_handle_t *)&l->poll);
-  uv_unref((uv_handle_t *)&l->timer);
-}
-
-/* ---- reads: the framing first ------------------------------------------ */
-
-/* Puts framing_read back in front of h2o's callback, which h2o sets anew
- * each time it starts reading (uv_read_start). */
-static void framing_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf);
-
-static void rewrap_conn(http_conn *conn) {
-  uv_read_cb cb = conn->tcp.read_cb;
-  if (cb != NULL && cb != framing_read) {
-    conn->h2o_read = cb;
-    conn->tcp.read_cb = framing_read;
-  }
-}
-
-/* A refused connection: once h2o reads again (now, or after answering the
- * requests before the refused one), it gets the end of the stream and
- * closes the connection, with the refused request incomplete. */
-static void refused_eof(http_conn *conn) {
-  uv_buf_t none = uv_buf_init(NULL, 0);
-  if (conn->framing.status == 0 || uv_is_closing((uv_handle_t *)&conn->tcp) ||
-      conn->tcp.read_cb == NULL)
-    return;
-  rewrap_conn(conn);
-  conn->h2o_read((uv_stream_t *)&conn->tcp, UV_EOF, &none);
-}
-
-/* libuv's read callback on every connection (in place of h2o's): the bytes
- * h2o just got into its buffer go through the framing, and h2o is told of
- * as many as may go on. */
-static void framing_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
-  http_conn *conn = (http_conn *)stream;
-  if (nread > 0) {
-    size_t pass = conn->framing.status != 0
-                    ? 0
-                    : claude_http_framing_feed(&conn->framing, buf->base, (size_t)nread);
-    if (pass > 0) conn->h2o_read(stream, (ssize_t)pass, buf);
-    if (conn->framing.status != 0) refused_eof(conn);
-  } else {
-    conn->h2o_read(stream, nread, buf);
-  }
-  if (!uv_is_closing((uv_handle_t *)stream)) rewrap_conn(conn);
-}
-
-/* Before each wait for I/O: reads h2o started since are wrapped again. */
-static void rewrap_all(uv_prepare_t *p) {
-  http_server *srv = (http_server *)p->data;
-  http_conn *conn;
-  for (conn = srv->conns.next; conn != &srv->conns; conn = conn->next) {
-    if (uv_is_closing((uv_handle_t *)&conn->tcp)) continue;
-    rewrap_conn(conn);
-    refused_eof(conn);
-  }
-}
-
 /* h2o's socket is closed: the connection is gone. */
 static void conn_closed(uv_handle_t *h) {
   http_conn *conn = (http_conn *)h;
@@ -282,7 +142,7 @@ static void conn_closed(uv_handle_t *h) {
         (conn->framing.status == 0 && claude_http_framing_between(&conn->framing) && unread == 0))
       close(conn->linger_fd);
     else
-      linger_start(ctx, conn->linger_fd, &conn->framing);
+      claude_http_linger(ctx, conn->linger_fd, &conn->framing);
   }
   claude_http_framing_free(&conn->framing);
   free(conn);
@@ -371,7 +231,7 @@ static void on_accept(uv_stream_t *listener, int status) {
   if (uv_fileno((uv_handle_t *)&conn->tcp, &fd) == 0)
     conn->linger_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   h2o_accept(&srv->accept, sock);
-  rewrap_conn(conn);
+  claude_http_framing_wrap(conn);
 }
 
 static void push_iovec(lua_State *L, h2o_iovec_t v) {
@@ -599,7 +459,7 @@ static int l_http_listen(lua_State *L) {
   srv->rewrap.data = srv;
   srv->rewrap_open = 1;
   claude_handle_opened(ctx);
-  uv_prepare_start(&srv->rewrap, rewrap_all);
+  uv_prepare_start(&srv->rewrap, claude_http_framing_rewrap_all);
   uv_unref((uv_handle_t *)&srv->rewrap); /* it keeps no loop running */
   uv_tcp_init(ctx->loop, &srv->listener);
   srv->listener.data = srv;

@@ -100,7 +100,19 @@ typedef struct http_framing {
   uint64_t length;     /* the Content-Length */
 } http_framing;
 
-/* http/framing.c */
+/* http/linger.c: writes the answer to a refused request (f->status, when
+ * set), shuts fd's sending side down and reads what still comes for a
+ * moment, then closes it; takes fd. */
+void claude_http_linger(claude_ctx *ctx, int fd, const http_framing *f);
+
+/* http/framing.c: the framing, and the read gate in front of h2o's read
+ * callback (put back on a connection with claude_http_framing_wrap, which
+ * h2o's own uv_read_start undoes; and on every connection of a server
+ * before each wait for I/O by claude_http_framing_rewrap_all, a prepare
+ * callback). */
+struct http_conn;
+void claude_http_framing_wrap(struct http_conn *conn);
+void claude_http_framing_rewrap_all(uv_prepare_t *p);
 void claude_http_framing_init(http_framing *f, size_t max_header);
 void claude_http_framing_free(http_framing *f);
 /* Follows n more bytes of what the client sent. Returns how many may go on
