@@ -127,6 +127,13 @@ function Provider:load()
       .. errors.message(ok and err or rec)))
   elseif type(rec) == "table" then
     self.record = copy(rec)
+    local r = self.record
+    -- a record of an older version: its one client belongs to its issuer
+    if type(r.client) == "table" and r.issuer then
+      r.clients = r.clients or {}
+      r.clients[r.issuer] = r.clients[r.issuer] or r.client
+    end
+    r.client = nil
   end
 end
 
@@ -149,7 +156,10 @@ function Provider:keep(d, client, tokens, requested)
   r.scope = tokens.scope or requested
   r.scope_granted = tokens.scope ~= nil or nil
   r.issuer = d.issuer
-  if client.registered then r.client = client end
+  if client.registered then
+    r.clients = r.clients or {}
+    r.clients[d.issuer] = client
+  end
   self.record = r
   self.stale = nil
   self:save()
@@ -298,19 +308,24 @@ end
 -- The flows
 ---------------------------------------------------------------------------------------------
 
--- The discovery, kept until a challenge names other resource metadata.
-function Provider:discover(params)
+-- The discovery, kept until a challenge names other resource metadata, or (`fresh`) a
+-- token that worked is refused: the resource may have moved to another authorization
+-- server (SEP-2352), which its metadata then names.
+function Provider:discover(params, fresh)
   local d = self.discovery
   local named = params.resource_metadata
-  if d and (named == nil or named == d.resource_metadata_url) then return d end
+  if d and not fresh and (named == nil or named == d.resource_metadata_url) then return d end
   local err, kind
   d, err, kind = discovery.discover(self.server, params,
     { ["MCP-Protocol-Version"] = self.protocol_version() })
   if not d then return nil, err, kind end
   local r = self.record
-  if r and r.issuer and not discovery.same_issuer(r.issuer, d.issuer) then
-    -- credentials of another authorization server are never shown to this one
-    self.record = nil
+  if r and r.issuer and r.issuer ~= d.issuer then
+    -- tokens of another authorization server are never shown to this one (its clients
+    -- stay, each under its own issuer, and are never shown to another either)
+    r.access_token, r.refresh_token, r.expires_at, r.scope, r.scope_granted =
+      nil, nil, nil, nil, nil
+    r.issuer = nil
     self:save()
   end
   self.discovery = d
@@ -347,7 +362,7 @@ function Provider:client(d, scope, known)
   local doc = registration.metadata_document(d.meta, a.client_metadata_url)
   if doc then return doc end
   local r = self.record
-  local c = r and r.client
+  local c = r and r.clients and r.clients[d.issuer]
   if c and c.client_id and not (c.client_secret_expires_at and c.client_secret_expires_at > 0
       and os.time() >= c.client_secret_expires_at) then
     return c
@@ -355,10 +370,12 @@ function Provider:client(d, scope, known)
   if known then return fail("auth", "the client the tokens were issued to is not known") end
   local err, kind
   c, err, kind = registration.register(d, { client_name = a.client_name,
-    redirect_uri = a.redirect_uri, grant = self.grant, scope = scope })
+    redirect_uri = a.redirect_uri, grant = self.grant, scope = scope,
+    application_type = a.application_type })
   if not c then return nil, err, kind end
   self.record = self.record or {}
-  self.record.client, self.record.issuer = c, d.issuer
+  self.record.clients = self.record.clients or {}
+  self.record.clients[d.issuer] = c
   self:save()
   return c
 end
@@ -367,7 +384,7 @@ end
 -- (or when the refresh fails) a new authorization.
 function Provider:reauthorize(params, sent)
   self.hint = params
-  local d, err, kind = self:discover(params)
+  local d, err, kind = self:discover(params, sent ~= nil)
   if not d then return nil, err, kind end
   local r = self.record
   if r and r.refresh_token and (sent == nil or sent == self:header()) then
@@ -423,10 +440,11 @@ function Provider:authorize(d, scope)
   return self.grant.obtain(self, d, scope)
 end
 
--- A client the authorization server no longer knows: registered again next time.
-function Provider:forget_client()
-  if self.record then
-    self.record.client = nil
+-- A client the authorization server `issuer` no longer knows: registered again next time.
+function Provider:forget_client(issuer)
+  local clients = self.record and self.record.clients
+  if clients and clients[issuer] then
+    clients[issuer] = nil
     self:save()
   end
 end

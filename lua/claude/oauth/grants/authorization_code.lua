@@ -97,7 +97,7 @@ function M.obtain(provider, d, scope)
     "the authorization code exchange")
   if not tokens then
     if err.oauth_error == "invalid_client" and client.registered then
-      provider:forget_client() -- registered again next time
+      provider:forget_client(d.issuer) -- registered again next time
     end
     return nil, err, kind
   end
