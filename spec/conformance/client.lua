@@ -174,6 +174,10 @@ local auth_scenarios = {
       idp_token_endpoint = context.idp_token_endpoint, id_token = context.idp_id_token,
       client_id = context.idp_client_id } }
   end,
+  -- SEP-1933: a workload's identity token as the grant, a public client (no secret)
+  ["auth/wif-jwt-bearer"] = function()
+    authorized { grant = "jwt_bearer", assertion = function() return context.valid_jwt end }
+  end,
 }
 
 -- its name in conformance 0.1.16

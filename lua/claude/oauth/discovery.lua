@@ -94,12 +94,15 @@ function M.challenges(header)
 end
 
 --- The parameters of the `Bearer` challenge of a `WWW-Authenticate` value
--- (`resource_metadata`, `scope`, `error`, ...), or an empty table.
+-- (`resource_metadata`, `scope`, `error`, ...), else of its `DPoP` challenge (RFC 9449
+-- section 7.1: a server that takes DPoP tokens only), or an empty table.
 function M.bearer(header)
+  local dpop
   for _, c in ipairs(M.challenges(header)) do
     if c.scheme == "bearer" then return c.params end
+    if c.scheme == "dpop" then dpop = dpop or c.params end
   end
-  return {}
+  return dpop or {}
 end
 
 ---------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ local TYPES = {
   client_name = "string", redirect_uri = "string", on_authorize = "function",
   client_id = "string", client_secret = "string", client_metadata_url = "string",
   grant = "string", scope = "string", store = "table", application_type = "string",
+  dpop = "boolean",
   -- private_key_jwt: a function that returns a signed client assertion, or the key the
   -- library signs one with (PEM text, a JWK table or a claude.core.Key)
   client_assertion = "function", token_endpoint_auth_method = "string",

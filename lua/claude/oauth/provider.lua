@@ -28,6 +28,7 @@ local discovery = require "claude.oauth.discovery"
 local registration = require "claude.oauth.registration"
 local token = require "claude.oauth.token"
 local grants = require "claude.oauth.grants"
+local dpop_mod = require "claude.oauth.dpop"
 
 local M = {}
 
@@ -151,6 +152,7 @@ end
 function Provider:keep(d, client, tokens, requested)
   local r = self.record or {}
   r.access_token, r.token_type = tokens.access_token, tokens.token_type
+  r.dpop_jwk = tokens.token_type == "DPoP" and self.dpop and self.dpop:jwk() or nil
   r.refresh_token, r.expires_at = tokens.refresh_token, tokens.expires_at
   -- the scope granted when the server says it, else the one asked for
   r.scope = tokens.scope or requested
@@ -177,11 +179,49 @@ end
 -- What the transports ask
 ---------------------------------------------------------------------------------------------
 
---- The `Authorization` header value for the next request, or nil.
-function Provider:header()
+--- The `Authorization` header value for the next request (and with a DPoP-bound token
+-- the `DPoP` proof for `method` and `target`), or nil.
+-- @tparam[opt] string method default "POST"
+-- @tparam[opt] string target default the MCP endpoint
+function Provider:header(method, target)
   local r = self.record
-  if r and r.access_token then return "Bearer " .. r.access_token end
-  return nil
+  if not (r and r.access_token) then return nil end
+  if r.token_type == "DPoP" then
+    local d = self:dpop_key()
+    local proof = d and d:proof(method or "POST", target or self.key, r.access_token)
+    return "DPoP " .. r.access_token, proof or nil
+  end
+  return "Bearer " .. r.access_token
+end
+
+--- The `Authorization` header value alone (no proof made), or nil: what a request carried
+-- is compared with it.
+function Provider:authorization()
+  local r = self.record
+  if not (r and r.access_token) then return nil end
+  return (r.token_type == "DPoP" and "DPoP " or "Bearer ") .. r.access_token
+end
+
+-- The DPoP key of this client: the one its tokens are bound to (from the store), else new.
+function Provider:dpop_key()
+  if self.dpop then return self.dpop end
+  local r = self.record
+  local d, err = dpop_mod.new(r and r.dpop_jwk)
+  if not d then
+    self.report(err)
+    return nil
+  end
+  self.dpop = d
+  return d
+end
+
+--- The DPoP key to bind tokens of the authorization server `d` to, or nil: `auth.dpop`,
+-- else DPoP when the server offers it (`dpop_signing_alg_values_supported`).
+function Provider:proofs(d)
+  local want = self.auth.dpop
+  if want == nil then want = dpop_mod.offered(d.meta) end
+  if not want then return nil end
+  return self:dpop_key()
 end
 
 -- A token that expires within the margin and can be renewed without a person.
@@ -276,9 +316,14 @@ function Provider:challenge(status, headers, sent, attempt)
     return nil, wrap(self, errors.new("auth", "the server kept refusing the request (HTTP "
       .. status .. ") after " .. MAX_ROUNDS .. " authorizations")), "auth"
   end
-  local current = self:header()
+  local current = self:authorization()
   local renewed = current ~= nil and current ~= sent -- another request renewed it meanwhile
   local fn
+  if status == 401 and params.error == "use_dpop_nonce" and self.dpop
+    and self.dpop:nonce_from(self.key, headers) then
+    -- RFC 9449 section 9: the resource server wants its nonce in the proof: once more
+    return true
+  end
   if status == 401 then
     if renewed then return true end
     if attempt.unauthorized then
@@ -387,7 +432,7 @@ function Provider:reauthorize(params, sent)
   local d, err, kind = self:discover(params, sent ~= nil)
   if not d then return nil, err, kind end
   local r = self.record
-  if r and r.refresh_token and (sent == nil or sent == self:header()) then
+  if r and r.refresh_token and (sent == nil or sent == self:authorization()) then
     if self:refresh(d) then return true end
   end
   return self:authorize(d, self:select_scope(d, params.scope))
@@ -424,7 +469,7 @@ function Provider:refresh(d)
   if not client then return nil, err, kind end
   local tokens
   tokens, err, kind = token.request(d, client, { grant_type = "refresh_token",
-    refresh_token = r.refresh_token }, "the token refresh")
+    refresh_token = r.refresh_token }, "the token refresh", self:proofs(d))
   if not tokens then
     -- revoked or expired (invalid_grant), or refused: the tokens are of no more use
     if err.status then self:drop_tokens() end
