@@ -72,6 +72,33 @@ local function protocol(self, method, what)
     method, what))
 end
 
+-- The option that gives each capability a server may require.
+local OPTIONS = { elicitation = "on_elicitation", sampling = "on_sampling",
+  roots = "roots or on_roots" }
+
+-- -32021: the server needs a capability the client did not declare; when it is one a
+-- callback gives, the error says which.
+local function missing(self, method, opts, err)
+  local caps = type(err.data) == "table" and err.data.requiredCapabilities
+  local wanted = {}
+  if type(caps) == "table" then
+    for cap in pairs(caps) do
+      if type(cap) == "string" then wanted[#wanted + 1] = cap end
+    end
+  end
+  table.sort(wanted)
+  local give = {}
+  for _, cap in ipairs(wanted) do
+    if OPTIONS[cap] then give[#give + 1] = "'" .. OPTIONS[cap] .. "'" end
+  end
+  local what = method .. (opts and opts.name and (" '" .. opts.name .. "'") or "")
+  return errors.fail("unsupported", string.format("the MCP server '%s' needs the client's "
+    .. "%s capability for %s, which it did not declare%s", self.name,
+    wanted[1] and table.concat(wanted, ", ") or "(unnamed)", what,
+    give[1] and (" (give claude.mcp.connect " .. table.concat(give, ", ") .. ")") or ""),
+    { code = err.code, data = err.data, remote_message = err.remote_message, cause = err })
+end
+
 --- Sends a request of the modern era and follows its answer to the end.
 -- @param self the client
 -- @tparam function send `send(params)` -> result | nil, err, kind (one request)
@@ -101,6 +128,9 @@ function M.request(self, send, method, params, opts)
           p._meta[META.protocol_version] = v
           goto again
         end
+      end
+      if kind == "remote" and err.code == era.ERRORS.missing_capability then
+        return missing(self, method, opts, err)
       end
       return nil, err, kind
     end
