@@ -294,6 +294,7 @@ describe("claude.mcp tasks", function()
     r, err, kind = s:wait { timeout = T }
     assert.is_nil(r)
     assert.equal("cancelled", kind)
+    assert.matches("was cancelled", err.message)
     assert.is_true(assert(s:cancel())) -- idempotent once it ended
   end)
 
@@ -311,7 +312,9 @@ describe("claude.mcp tasks", function()
     local statuses = {}
     local c <close> = assert(claude.mcp.connect { command = NODE,
       args = { EVERYTHING, "stdio" }, timeout = T,
-      on_elicitation = function() return { action = "accept", content = { interpretation = "x" } } end })
+      on_elicitation = function()
+        return { action = "accept", content = { interpretation = "x" } }
+      end })
     assert.equal("legacy", c.era)
     local t = assert(c:call_tool("simulate-research-query", { topic = "lua", ambiguous = true },
       { task = true, on_status = function(task) statuses[task.status] = true end }))
