@@ -459,6 +459,8 @@ end
 -- Connecting
 ---------------------------------------------------------------------------------------------
 
+local send_one -- (self): the function sending one request of the modern era (below)
+
 local function connect(opts)
   local o, kind = options.check(opts, "connect")
   local self = setmetatable({
@@ -472,6 +474,7 @@ local function connect(opts)
     extensions = o.tasks and { [era.TASKS] = jobject() } or nil,
   }, Client)
   self.handlers = handlers_for(self)
+  self.send_one = send_one(self)
   self.listening = listen.new(self, function(e) report(self, e) end)
   if o.auth then
     self.provider = require("claude.oauth.provider").new(o.auth, o.url, { name = o.name,
@@ -559,11 +562,16 @@ local function request(self, method, params, timeout, ropts)
   local peer, err, kind = peer_of(self, timeout or nil)
   if not peer then return nil, err, kind end
   if self.era ~= "modern" then return peer_request(self, peer, method, params, timeout) end
-  return modern.request(self, function(p)
-    local pr, perr, pkind = peer_of(self, timeout or nil)
-    if not pr then return nil, perr, pkind end
-    return peer_request(self, pr, method, p, timeout)
-  end, method, params, ropts)
+  return modern.request(self, self.send_one, method, params, ropts, timeout)
+end
+
+-- One request of the modern era (each round of one; the connection may change between).
+send_one = function(self)
+  return function(method, params, timeout)
+    local peer, err, kind = peer_of(self, timeout or nil)
+    if not peer then return nil, err, kind end
+    return peer_request(self, peer, method, params, timeout)
+  end
 end
 
 local function check_self(self, fname)
@@ -735,7 +743,7 @@ local function call_tool(self, name, args, opts)
     self.progress[token] = on_progress
   end
   params._meta = meta
-  local ropts = { name = name }
+  local ropts = { name = name, owned = true }
   if want_task and self.era == "modern" and not self.opts.tasks then
     ropts.extensions = { [era.TASKS] = jobject() }
   elseif want_task and self.era == "legacy" then

@@ -52,15 +52,35 @@ function M.envelope(self, version, extensions)
   return meta
 end
 
---- `params` (not changed) with the envelope in its `_meta`, over what `_meta` held.
-function M.params(self, params, extensions)
-  local p = {}
+-- The client's envelope as it stands, made once for as long as it does not change (every
+-- request carries it: the same table, which nothing changes).
+local function current_envelope(self)
+  local e = self.envelope_now
+  if e and e.version == self.protocol_version and e.log_level == self.log_level then
+    return e.meta
+  end
+  e = { version = self.protocol_version, log_level = self.log_level,
+    meta = M.envelope(self) }
+  self.envelope_now = e
+  return e.meta
+end
+
+--- `params` with the envelope in its `_meta`, over what `_meta` held: a new table, unless
+-- `owned` (the caller's own table, changed in place).
+function M.params(self, params, extensions, owned)
+  local p = params
+  if not (owned and p) then
+    p = {}
+    for k, v in pairs(params or {}) do p[k] = v end
+  end
+  local user = p._meta
+  if extensions == nil and (user == nil or next(user) == nil) then
+    p._meta = current_envelope(self)
+    return p
+  end
   local meta = {}
-  if params then
-    for k, v in pairs(params) do p[k] = v end
-    if type(params._meta) == "table" then
-      for k, v in pairs(params._meta) do meta[k] = v end
-    end
+  if type(user) == "table" then
+    for k, v in pairs(user) do meta[k] = v end
   end
   for k, v in pairs(M.envelope(self, nil, extensions)) do meta[k] = v end
   p._meta = meta
@@ -101,19 +121,20 @@ end
 
 --- Sends a request of the modern era and follows its answer to the end.
 -- @param self the client
--- @tparam function send `send(params)` -> result | nil, err, kind (one request)
+-- @tparam function send `send(method, params, timeout)` -> result | nil, err, kind (one
+--   request)
 -- @tparam string method
 -- @tparam[opt] table params without the envelope
 -- @tparam[opt] table opts `extensions` (per-request capability extensions), `name` (what
---   the request is about, for messages)
+--   the request is about, for messages), `owned` (`params` may be changed)
 -- @return the result (and `"task"` for a task's handle) | nil, err, kind
-function M.request(self, send, method, params, opts)
+function M.request(self, send, method, params, opts, timeout)
   local extensions = opts and opts.extensions
-  local p = M.params(self, params, extensions)
+  local p = M.params(self, params, extensions, opts and opts.owned)
   local rounds, corrected = 0, false
   local max = self.opts.max_input_rounds or M.MAX_ROUNDS
   while true do
-    local r, err, kind = send(p)
+    local r, err, kind = send(method, p, timeout)
     if not r then
       local data = kind == "remote" and err.code == era.ERRORS.unsupported_version
         and type(err.data) == "table" and err.data
@@ -125,7 +146,10 @@ function M.request(self, send, method, params, opts)
         if v then
           corrected = true
           self.protocol_version = v
-          p._meta[META.protocol_version] = v
+          local meta = {}
+          for k, mv in pairs(p._meta) do meta[k] = mv end
+          meta[META.protocol_version] = v
+          p._meta = meta
           goto again
         end
       end
@@ -164,8 +188,7 @@ function M.request(self, send, method, params, opts)
         return protocol(self, method, "with input_required asking for nothing")
       end
       local nextp = {}
-      for k, v in pairs(params or {}) do nextp[k] = v end
-      nextp._meta = p._meta
+      for k, v in pairs(p) do nextp[k] = v end
       nextp.inputResponses = responses
       nextp.requestState = type(r.requestState) == "string" and r.requestState or nil
       p = nextp
