@@ -197,6 +197,8 @@ for _, transport in ipairs { "stdio", "http" } do
       assert.equal("hi", text(assert(m:call_tool("v2", "echo", { text = "hi" }))))
       assert.equal("Hello, Ada!", text(assert(m:call_tool("v2", "ask_name", {}))))
       assert.is_true(m:ping_all())
+      assert.equal("modern", m:status().v2.era)
+      assert.equal("2026-07-28", m:status().v2.protocol_version)
       local c = assert(m:client("v2"))
       assert.equal("modern", c.era)
       local s = assert(c:as_server { name = "v2", filter = { "echo", "region" } })
