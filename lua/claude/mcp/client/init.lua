@@ -6,18 +6,26 @@
 --     for _, t in ipairs(assert(c:list_tools())) do print(t.name) end
 --     local r = assert(c:call_tool("add", { a = 1, b = 2 }))
 --
+-- A connection speaks the protocol era the server does (claude.mcp.era): the legacy one
+-- (`initialize`) or the modern one (`server/discover`, then every request with its
+-- envelope): claude.mcp.client.negotiate decides, claude.mcp.client.modern carries the
+-- modern requests; the methods are the same in both.
+--
 -- Every method waits (inside a task other tasks run meanwhile; outside one
 -- it runs the loop) and has a timeout. Failures are `nil, err, kind`:
 -- `timeout`, `connection` (the server went away, or could not be reached:
 -- a call whose outcome is unknown is never replayed), `protocol` (the server
 -- broke the protocol), `remote` (the server answered with a JSON-RPC error:
--- `err.code`, `err.data`), `auth` (the server wants authorization and it
--- could not be had: see claude.oauth), `overflow`, `closed`. A tool's
--- `isError` result is a result, not a failure. See docs/mcp-client.md.
+-- `err.code`, `err.data`), `unsupported` (the server needs input the client
+-- cannot give), `auth` (the server wants authorization and it could not be had:
+-- see claude.oauth), `overflow`, `closed`. A tool's `isError` result is a result,
+-- not a failure. See docs/mcp-client.md.
 --
--- (Over 600 lines: the lifecycle (connect, reconnect, close) and the methods share the
--- client's state machine and one request path; the transports, the options, the inbound
--- requests and authorization are files of their own in claude.mcp.client.*.)
+-- (Over 600 lines: the lifecycle (connect in either era, reconnect, close) and the
+-- methods share the client's state machine and one request path; the transports, the
+-- options, the inbound requests, authorization, the era's probe, the modern requests,
+-- their input, headers, listen, the cache and tasks are files of their own in
+-- claude.mcp.client.*.)
 -- @module claude.mcp.client
 local core = require "claude.core"
 local async = require "claude.async"
@@ -509,16 +517,18 @@ local function connect(opts)
   return self
 end
 
---- Connects to an MCP server and runs the handshake.
+--- Connects to an MCP server in the era it speaks.
 -- @tparam table opts stdio: `command`, `args`, `env`, `cwd`, `stderr`; HTTP:
 --   `url`, `headers`, `transport` (`"streamable_http"` or `"sse"`; default:
 --   Streamable HTTP, falling back to HTTP+SSE for a server that refuses
 --   it); both: `name`, `timeout` (seconds per call, default 60),
 --   `connect_timeout` (30), `max_retries` (3), `retry_delay` (0.5),
 --   `max_retry_delay` (30), `max_message_size` (bytes), `auth` (OAuth for
---   an HTTP server, see claude.oauth), `protocol_version`,
---   `client_info`, `on_notification`, `on_sampling`, `on_elicitation`,
---   `roots`, `on_roots`, `on_state`, `on_error`. See docs/mcp-client.md.
+--   an HTTP server, see claude.oauth), `protocol` (`"auto"`, `"legacy"` or a
+--   revision), `protocol_version`, `probe_timeout`, `client_info`, `log_level`,
+--   `cache`, `tasks`, `max_input_rounds`, `on_notification`, `on_sampling`,
+--   `on_elicitation`, `roots`, `on_roots`, `on_state`, `on_error`. See
+--   docs/mcp-client.md.
 -- @return the client | nil, err, kind
 -- @function connect
 M.connect = public(connect)
