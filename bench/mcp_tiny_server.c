@@ -8,6 +8,10 @@
  * (one tool, add), tools/call (the sum of arguments a and b as text), ping,
  * and ignores notifications. Parsing is a scanner for the fields it needs,
  * not a JSON parser: the clients under test send well-formed messages.
+ *
+ * `mcp_tiny_server modern` speaks the 2026-07-28 era as well: it answers
+ * server/discover, and its results say `"resultType":"complete"`. Without
+ * the argument server/discover is an unknown method (a legacy server).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,7 +43,9 @@ static int field(const char *line, const char *key, char *out, size_t cap) {
   return 1;
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  int modern = argc > 1 && strcmp(argv[1], "modern") == 0;
+  const char *rt = modern ? ",\"resultType\":\"complete\"" : "";
   char *line = NULL;
   size_t cap = 0;
   ssize_t len;
@@ -54,7 +60,7 @@ int main(void) {
                "\"message\":\"a and b expected\"}}\n", id);
       } else {
         printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"content\":[{\"type\":\"text\","
-               "\"text\":\"%lld\"}]}}\n", id, atoll(a) + atoll(b));
+               "\"text\":\"%lld\"}]%s}}\n", id, atoll(a) + atoll(b), rt);
       }
     } else if (strcmp(method, "\"initialize\"") == 0) {
       if (!field(line, "protocolVersion", version, sizeof version))
@@ -62,10 +68,16 @@ int main(void) {
       printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"protocolVersion\":%s,"
              "\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":\"tiny\","
              "\"version\":\"1.0.0\"}}}\n", id, version);
+    } else if (modern && strcmp(method, "\"server/discover\"") == 0) {
+      printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"supportedVersions\":"
+             "[\"2026-07-28\"],\"capabilities\":{\"tools\":{}},\"serverInfo\":{\"name\":"
+             "\"tiny\",\"version\":\"1.0.0\"},\"resultType\":\"complete\",\"ttlMs\":0,"
+             "\"cacheScope\":\"private\"}}\n", id);
     } else if (strcmp(method, "\"tools/list\"") == 0) {
       printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{\"tools\":[{\"name\":\"add\","
              "\"inputSchema\":{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"number\"},"
-             "\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"]}}]}}\n", id);
+             "\"b\":{\"type\":\"number\"}},\"required\":[\"a\",\"b\"]}}]%s%s}}\n", id, rt,
+             modern ? ",\"ttlMs\":0,\"cacheScope\":\"private\"" : "");
     } else if (strcmp(method, "\"ping\"") == 0) {
       printf("{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}\n", id);
     } else {

@@ -1,12 +1,15 @@
-// The TypeScript SDK's MCP Client under the same load as bench/lua/mcp_client.lua:
-// `node bench/ts/mcp_client.mjs SERVER [INFLIGHT] [CALLS]`.
+// The TypeScript SDK v2's MCP Client (@modelcontextprotocol/client) under the same load as
+// bench/lua/mcp_client.lua: `node bench/ts/mcp_client.mjs SERVER [INFLIGHT] [CALLS] [ERA]`
+// (ERA `modern`: version negotiation `auto` against `SERVER modern`; `legacy`, the default:
+// the SDK's legacy mode, plain initialize).
 import { readFileSync } from "node:fs";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
-const [server, inflightArg, callsArg] = process.argv.slice(2);
+const [server, inflightArg, callsArg, eraArg] = process.argv.slice(2);
 const inflight = Number(inflightArg ?? 1);
 const calls = Number(callsArg ?? 20000);
+const era = eraArg ?? "legacy";
 const WARMUP = 1000;
 
 function peakRssKb() {
@@ -14,8 +17,14 @@ function peakRssKb() {
   return m ? Number(m[1]) : null;
 }
 
-const client = new Client({ name: "bench", version: "1.0.0" });
-await client.connect(new StdioClientTransport({ command: server }));
+const client = new Client({ name: "bench", version: "1.0.0" },
+  { versionNegotiation: { mode: era === "modern" ? "auto" : "legacy" } });
+await client.connect(new StdioClientTransport({ command: server,
+  args: era === "modern" ? ["modern"] : [] }));
+const negotiated = client.getNegotiatedProtocolVersion();
+if ((negotiated >= "2026-07-28") !== (era === "modern")) {
+  throw new Error(`negotiated ${negotiated} for the ${era} era`);
+}
 
 async function load(n) {
   let next = 0;
@@ -35,8 +44,8 @@ const cpu0 = process.cpuUsage();
 await load(calls);
 const seconds = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
-console.log(JSON.stringify({ side: "ts", inflight, calls, seconds: Number(seconds.toFixed(4)),
-  calls_per_s: Math.round(calls / seconds),
+console.log(JSON.stringify({ side: "ts", era, inflight, calls,
+  seconds: Number(seconds.toFixed(4)), calls_per_s: Math.round(calls / seconds),
   cpu_us_per_call: Number(((cpu.user + cpu.system) / calls).toFixed(1)),
   peak_rss_kb: peakRssKb() }));
 await client.close();

@@ -84,6 +84,8 @@ for _, name in ipairs { "stdio", "streamable_http", "sse" } do
       assert.equal("connected", c.state)
       assert.equal(name == "streamable_http" and "http" or name, c.transport_kind)
       assert.equal("mcp-servers/everything", c.server_info.name)
+      -- a server of the legacy era: the probe fell back to initialize
+      assert.equal("legacy", c.era)
       assert.is_string(c.instructions)
       local names = {}
       for _, t in ipairs(assert(c:list_tools())) do names[t.name] = true end

@@ -9,6 +9,12 @@
 -- (asks the client for sampling, then answers with its text), roots (asks
 -- for roots), progress (two progress notifications, then the answer), binary (an
 -- answer whose text is not UTF-8, then a request whose params are not either).
+-- The protocol era (server/discover): "probe_silent" never answers the probe,
+-- "probe_exit" exits on it, "probe_late" answers it after half a second (legacy
+-- servers all three, for initialize); "modern" speaks 2026-07-28 with the tools
+-- rounds (input_required twice: an elicitation, then state alone), forever (always
+-- input_required), no_type (a result without resultType), odd_type (an unknown
+-- resultType), params (the params it got, as text).
 local json = require "claude.json"
 
 local mode = arg[1] or ""
@@ -92,10 +98,74 @@ local function list_tools(id, params)
   result(id, { tools = { list[at] }, nextCursor = at < #list and tostring(at + 1) or nil })
 end
 
+local V = "2026-07-28"
+local function complete(id, r)
+  r.resultType = "complete"
+  result(id, r)
+end
+
+local modern = {}
+function modern.rounds(id, params)
+  local state = params.requestState
+  if state == nil then
+    return result(id, { resultType = "input_required", requestState = "{\"n\": 1}",
+      inputRequests = { name = { method = "elicitation/create", params = {
+        message = "Name?", requestedSchema = { type = "object",
+          properties = { name = { type = "string" } } } } } } })
+  elseif state == "{\"n\": 1}" then
+    local answer = params.inputResponses and params.inputResponses.name
+    return result(id, { resultType = "input_required", requestState = "{\"n\": 2, \"name\": "
+      .. json.encode(answer and answer.content and answer.content.name or "?") .. "}" })
+  end
+  complete(id, { content = { { type = "text", text = "state " .. state .. " inputs "
+    .. json.encode(params.inputResponses or json.null) } } })
+end
+function modern.forever(id, params)
+  result(id, { resultType = "input_required",
+    requestState = "s" .. tostring(params.requestState or "") })
+end
+function modern.no_type(id) result(id, { content = { { type = "text", text = "no type" } } }) end
+function modern.odd_type(id) result(id, { resultType = "weird" }) end
+function modern.params(id, params)
+  complete(id, { content = { { type = "text", text = json.encode(params) } } })
+end
+
+local function serve_modern(id, method, params)
+  local meta = type(params) == "table" and params._meta or {}
+  if method == "server/discover" then
+    return complete(id, { supportedVersions = { V }, capabilities = { tools = json.object() },
+      serverInfo = { name = "fake-modern", version = "0.2" }, ttlMs = 0,
+      cacheScope = "private" })
+  end
+  if meta["io.modelcontextprotocol/protocolVersion"] ~= V then
+    return send { jsonrpc = "2.0", id = id, error = { code = -32022,
+      message = "Unsupported protocol version", data = { supported = { V } } } }
+  end
+  if method == "tools/list" then
+    local list = {}
+    for name in pairs(modern) do list[#list + 1] = { name = name,
+      inputSchema = { type = "object" } } end
+    table.sort(list, function(a, b) return a.name < b.name end)
+    return complete(id, { tools = list, ttlMs = 0, cacheScope = "private" })
+  elseif method == "tools/call" and modern[params.name] then
+    return modern[params.name](id, params)
+  end
+  send { jsonrpc = "2.0", id = id, error = { code = -32601, message = "Method not found" } }
+end
+
 for line in io.stdin:lines() do
   local msg = json.decode(line)
   local id, method, params = msg.id, msg.method, msg.params
-  if method == "initialize" then
+  if method == "server/discover" and mode:find("^probe_") then
+    if mode == "probe_exit" then os.exit(0) end
+    if mode == "probe_late" then
+      os.execute("sleep 0.5")
+      result(id, { resultType = "complete", supportedVersions = { V },
+        capabilities = json.object() })
+    end
+  elseif mode == "modern" then
+    if id ~= nil and method ~= nil then serve_modern(id, method, params) end
+  elseif method == "initialize" then
     result(id, { protocolVersion = mode == "bad_version" and "1999-01-01"
       or params.protocolVersion, capabilities = { tools = json.object() },
       serverInfo = { name = "fake", version = "0.1" }, instructions = "be kind" })

@@ -118,11 +118,14 @@ describe("discovery checks", function()
     end
   end)
 
-  it("compares issuers, one trailing slash aside", function()
-    assert.is_true(discovery.same_issuer("https://as.example/", "https://as.example"))
-    assert.is_true(discovery.same_issuer("https://AS.example:443/t1", "https://as.example/t1/"))
-    assert.is_false(discovery.same_issuer("https://as.example/t1", "https://as.example/t2"))
-    assert.is_false(discovery.same_issuer("https://as.example", "http://as.example"))
+  it("takes metadata for the issuer it was fetched for: the same string, or one slash less",
+    function()
+    assert.is_true(discovery.issuer_matches("https://as.example", "https://as.example"))
+    assert.is_true(discovery.issuer_matches("https://as.example", "https://as.example/"))
+    assert.is_false(discovery.issuer_matches("https://as.example/", "https://as.example"))
+    assert.is_false(discovery.issuer_matches("https://AS.example:443/t1", "https://as.example/t1"))
+    assert.is_false(discovery.issuer_matches("https://as.example/t1", "https://as.example/t2"))
+    assert.is_false(discovery.issuer_matches("https://as.example", "http://as.example"))
   end)
 end)
 
@@ -153,7 +156,7 @@ describe("the answer of on_authorize", function()
   local ok_rows = {
     { "http://127.0.0.1:8765/callback?code=abc&state=s-123", "abc" },
     { "http://127.0.0.1:8765/callback?state=s-123&code=a%2Bb", "a+b" },
-    { "HTTP://127.0.0.1:8765/callback?code=abc&state=s-123&iss=https%3A%2F%2Fas.example%2F",
+    { "HTTP://127.0.0.1:8765/callback?code=abc&state=s-123&iss=https%3A%2F%2Fas.example",
       "abc" },
     { "a-bare-code", "a-bare-code" },
   }
@@ -176,6 +179,14 @@ describe("the answer of on_authorize", function()
     { "http://127.0.0.1:8765/callback?error=access_denied&state=s-123",
       "refused the authorization: access_denied" },
     { "http://127.0.0.1:8765/callback?code=abc&state=s-123&iss=https%3A%2F%2Fevil.example",
+      "a mix%-up is refused" },
+    -- RFC 9207: the issuer as a plain string; a trailing slash, another case, the default
+    -- port written out are other issuers
+    { "http://127.0.0.1:8765/callback?code=abc&state=s-123&iss=https%3A%2F%2Fas.example%2F",
+      "a mix%-up is refused" },
+    { "http://127.0.0.1:8765/callback?code=abc&state=s-123&iss=https%3A%2F%2FAS.example",
+      "a mix%-up is refused" },
+    { "http://127.0.0.1:8765/callback?code=abc&state=s-123&iss=https%3A%2F%2Fas.example%3A443",
       "a mix%-up is refused" },
     { "a code with blanks", "blanks" },
     { "", "an empty string" },

@@ -63,6 +63,13 @@ M.CACHEABLE = set { "server/discover", "tools/list", "prompts/list", "resources/
 --- Requests whose result may be `input_required` (multi round-trip) in the modern era.
 M.MAY_NEED_INPUT = set { "tools/call", "prompts/get", "resources/read" }
 
+--- The param whose value a modern HTTP request repeats in its `Mcp-Name` header, per method.
+M.NAME_PARAM = { ["tools/call"] = "name", ["prompts/get"] = "name", ["resources/read"] = "uri",
+  ["tasks/get"] = "taskId", ["tasks/update"] = "taskId", ["tasks/cancel"] = "taskId" }
+
+--- The tasks extension (SEP-2663): its key in `capabilities.extensions`.
+M.TASKS = "io.modelcontextprotocol/tasks"
+
 --- The protocol revision a modern request claims in its envelope, or nil (a legacy one).
 -- @tparam table msg a decoded JSON-RPC request
 -- @treturn string?

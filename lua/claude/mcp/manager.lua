@@ -296,7 +296,8 @@ function Manager:ping_all()
 end
 
 --- The state of every server: `{ name = { state, kind, error, healthy, latency,
--- server_info, reconnects } }`.
+-- server_info, reconnects, era, protocol_version } }` (`era`: `"legacy"`, `"modern"`, or
+-- `"in-process"`).
 function Manager:status()
   local out = {}
   for name, e in pairs(self.entries) do
@@ -306,6 +307,8 @@ function Manager:status()
       error = (c and c.error) or e.error or nil,
       healthy = e.healthy, latency = e.latency, ping_error = e.ping_error or nil,
       server_info = c and c.server_info or nil, reconnects = c and c.reconnects or 0,
+      era = e.kind == "in-process" and "in-process" or (c and c.era) or nil,
+      protocol_version = c and c.protocol_version or nil,
     }
   end
   return out

@@ -94,12 +94,15 @@ function M.challenges(header)
 end
 
 --- The parameters of the `Bearer` challenge of a `WWW-Authenticate` value
--- (`resource_metadata`, `scope`, `error`, ...), or an empty table.
+-- (`resource_metadata`, `scope`, `error`, ...), else of its `DPoP` challenge (RFC 9449
+-- section 7.1: a server that takes DPoP tokens only), or an empty table.
 function M.bearer(header)
+  local dpop
   for _, c in ipairs(M.challenges(header)) do
     if c.scheme == "bearer" then return c.params end
+    if c.scheme == "dpop" then dpop = dpop or c.params end
   end
-  return {}
+  return dpop or {}
 end
 
 ---------------------------------------------------------------------------------------------
@@ -154,12 +157,11 @@ function M.resource_allowed(server, resource)
   return have:sub(1, #want) == want
 end
 
---- Are two issuer identifiers the same (one trailing slash aside)?
-function M.same_issuer(a, b)
-  local x, y = url.parse_canonical(a), url.parse_canonical(b)
-  if not (x and y) then return a == b end
-  return url.origin(x) == url.origin(y) and trimmed_path(x) == trimmed_path(y)
-    and x.query == y.query
+--- Does metadata naming issuer `named` describe the issuer `expected` it was fetched for?
+-- The same string (RFC 8414 section 3.3), or `expected` with one trailing slash more (the
+-- way resource metadata often lists an issuer); nothing else is normalized.
+function M.issuer_matches(named, expected)
+  return named == expected or (expected:sub(-1) == "/" and named == expected:sub(1, -2))
 end
 
 --- Checks that an authorization server URL is HTTPS, or plain HTTP on a
@@ -230,7 +232,7 @@ local function server_metadata(issuer, issuer_u, strict, headers)
       if type(meta.issuer) ~= "string" then
         return fail("auth", where .. " names no issuer")
       end
-      if strict and not M.same_issuer(meta.issuer, issuer) then
+      if strict and not M.issuer_matches(meta.issuer, issuer) then
         return fail("auth", string.format("%s is for issuer '%s', not for '%s' (a metadata "
           .. "document must describe the server it was fetched for)", where, meta.issuer,
           issuer), { issuer = meta.issuer })

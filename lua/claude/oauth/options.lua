@@ -14,7 +14,8 @@ local misuse = errors.misuse
 local TYPES = {
   client_name = "string", redirect_uri = "string", on_authorize = "function",
   client_id = "string", client_secret = "string", client_metadata_url = "string",
-  grant = "string", scope = "string", store = "table",
+  grant = "string", scope = "string", store = "table", application_type = "string",
+  dpop = "boolean",
   -- private_key_jwt: a function that returns a signed client assertion, or the key the
   -- library signs one with (PEM text, a JWK table or a claude.core.Key)
   client_assertion = "function", token_endpoint_auth_method = "string",
@@ -128,6 +129,11 @@ function M.check(auth, fname)
     if o[k] ~= nil and o.private_key == nil then
       misuse("bad field 'auth.%s' to '%s' (only with 'auth.private_key')", k, fname)
     end
+  end
+  if o.application_type ~= nil and o.application_type ~= "native"
+    and o.application_type ~= "web" then
+    misuse("bad field 'auth.application_type' to '%s' ('native' or 'web' expected, got '%s')",
+      fname, o.application_type)
   end
   local doc = o.client_metadata_url
   if doc ~= nil and not doc:find("^https://[^/?#]+/[^?#]") then

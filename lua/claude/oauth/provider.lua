@@ -28,6 +28,7 @@ local discovery = require "claude.oauth.discovery"
 local registration = require "claude.oauth.registration"
 local token = require "claude.oauth.token"
 local grants = require "claude.oauth.grants"
+local dpop_mod = require "claude.oauth.dpop"
 
 local M = {}
 
@@ -127,6 +128,13 @@ function Provider:load()
       .. errors.message(ok and err or rec)))
   elseif type(rec) == "table" then
     self.record = copy(rec)
+    local r = self.record
+    -- a record of an older version: its one client belongs to its issuer
+    if type(r.client) == "table" and r.issuer then
+      r.clients = r.clients or {}
+      r.clients[r.issuer] = r.clients[r.issuer] or r.client
+    end
+    r.client = nil
   end
 end
 
@@ -144,12 +152,16 @@ end
 function Provider:keep(d, client, tokens, requested)
   local r = self.record or {}
   r.access_token, r.token_type = tokens.access_token, tokens.token_type
+  r.dpop_jwk = tokens.token_type == "DPoP" and self.dpop and self.dpop:jwk() or nil
   r.refresh_token, r.expires_at = tokens.refresh_token, tokens.expires_at
   -- the scope granted when the server says it, else the one asked for
   r.scope = tokens.scope or requested
   r.scope_granted = tokens.scope ~= nil or nil
   r.issuer = d.issuer
-  if client.registered then r.client = client end
+  if client.registered then
+    r.clients = r.clients or {}
+    r.clients[d.issuer] = client
+  end
   self.record = r
   self.stale = nil
   self:save()
@@ -167,11 +179,49 @@ end
 -- What the transports ask
 ---------------------------------------------------------------------------------------------
 
---- The `Authorization` header value for the next request, or nil.
-function Provider:header()
+--- The `Authorization` header value for the next request (and with a DPoP-bound token
+-- the `DPoP` proof for `method` and `target`), or nil.
+-- @tparam[opt] string method default "POST"
+-- @tparam[opt] string target default the MCP endpoint
+function Provider:header(method, target)
   local r = self.record
-  if r and r.access_token then return "Bearer " .. r.access_token end
-  return nil
+  if not (r and r.access_token) then return nil end
+  if r.token_type == "DPoP" then
+    local d = self:dpop_key()
+    local proof = d and d:proof(method or "POST", target or self.key, r.access_token)
+    return "DPoP " .. r.access_token, proof or nil
+  end
+  return "Bearer " .. r.access_token
+end
+
+--- The `Authorization` header value alone (no proof made), or nil: what a request carried
+-- is compared with it.
+function Provider:authorization()
+  local r = self.record
+  if not (r and r.access_token) then return nil end
+  return (r.token_type == "DPoP" and "DPoP " or "Bearer ") .. r.access_token
+end
+
+-- The DPoP key of this client: the one its tokens are bound to (from the store), else new.
+function Provider:dpop_key()
+  if self.dpop then return self.dpop end
+  local r = self.record
+  local d, err = dpop_mod.new(r and r.dpop_jwk)
+  if not d then
+    self.report(err)
+    return nil
+  end
+  self.dpop = d
+  return d
+end
+
+--- The DPoP key to bind tokens of the authorization server `d` to, or nil: `auth.dpop`,
+-- else DPoP when the server offers it (`dpop_signing_alg_values_supported`).
+function Provider:proofs(d)
+  local want = self.auth.dpop
+  if want == nil then want = dpop_mod.offered(d.meta) end
+  if not want then return nil end
+  return self:dpop_key()
 end
 
 -- A token that expires within the margin and can be renewed without a person.
@@ -266,9 +316,14 @@ function Provider:challenge(status, headers, sent, attempt)
     return nil, wrap(self, errors.new("auth", "the server kept refusing the request (HTTP "
       .. status .. ") after " .. MAX_ROUNDS .. " authorizations")), "auth"
   end
-  local current = self:header()
+  local current = self:authorization()
   local renewed = current ~= nil and current ~= sent -- another request renewed it meanwhile
   local fn
+  if status == 401 and params.error == "use_dpop_nonce" and self.dpop
+    and self.dpop:nonce_from(self.key, headers) then
+    -- RFC 9449 section 9: the resource server wants its nonce in the proof: once more
+    return true
+  end
   if status == 401 then
     if renewed then return true end
     if attempt.unauthorized then
@@ -298,19 +353,24 @@ end
 -- The flows
 ---------------------------------------------------------------------------------------------
 
--- The discovery, kept until a challenge names other resource metadata.
-function Provider:discover(params)
+-- The discovery, kept until a challenge names other resource metadata, or (`fresh`) a
+-- token that worked is refused: the resource may have moved to another authorization
+-- server (SEP-2352), which its metadata then names.
+function Provider:discover(params, fresh)
   local d = self.discovery
   local named = params.resource_metadata
-  if d and (named == nil or named == d.resource_metadata_url) then return d end
+  if d and not fresh and (named == nil or named == d.resource_metadata_url) then return d end
   local err, kind
   d, err, kind = discovery.discover(self.server, params,
     { ["MCP-Protocol-Version"] = self.protocol_version() })
   if not d then return nil, err, kind end
   local r = self.record
-  if r and r.issuer and not discovery.same_issuer(r.issuer, d.issuer) then
-    -- credentials of another authorization server are never shown to this one
-    self.record = nil
+  if r and r.issuer and r.issuer ~= d.issuer then
+    -- tokens of another authorization server are never shown to this one (its clients
+    -- stay, each under its own issuer, and are never shown to another either)
+    r.access_token, r.refresh_token, r.expires_at, r.scope, r.scope_granted =
+      nil, nil, nil, nil, nil
+    r.issuer = nil
     self:save()
   end
   self.discovery = d
@@ -347,7 +407,7 @@ function Provider:client(d, scope, known)
   local doc = registration.metadata_document(d.meta, a.client_metadata_url)
   if doc then return doc end
   local r = self.record
-  local c = r and r.client
+  local c = r and r.clients and r.clients[d.issuer]
   if c and c.client_id and not (c.client_secret_expires_at and c.client_secret_expires_at > 0
       and os.time() >= c.client_secret_expires_at) then
     return c
@@ -355,10 +415,12 @@ function Provider:client(d, scope, known)
   if known then return fail("auth", "the client the tokens were issued to is not known") end
   local err, kind
   c, err, kind = registration.register(d, { client_name = a.client_name,
-    redirect_uri = a.redirect_uri, grant = self.grant, scope = scope })
+    redirect_uri = a.redirect_uri, grant = self.grant, scope = scope,
+    application_type = a.application_type })
   if not c then return nil, err, kind end
   self.record = self.record or {}
-  self.record.client, self.record.issuer = c, d.issuer
+  self.record.clients = self.record.clients or {}
+  self.record.clients[d.issuer] = c
   self:save()
   return c
 end
@@ -367,10 +429,10 @@ end
 -- (or when the refresh fails) a new authorization.
 function Provider:reauthorize(params, sent)
   self.hint = params
-  local d, err, kind = self:discover(params)
+  local d, err, kind = self:discover(params, sent ~= nil)
   if not d then return nil, err, kind end
   local r = self.record
-  if r and r.refresh_token and (sent == nil or sent == self:header()) then
+  if r and r.refresh_token and (sent == nil or sent == self:authorization()) then
     if self:refresh(d) then return true end
   end
   return self:authorize(d, self:select_scope(d, params.scope))
@@ -407,7 +469,7 @@ function Provider:refresh(d)
   if not client then return nil, err, kind end
   local tokens
   tokens, err, kind = token.request(d, client, { grant_type = "refresh_token",
-    refresh_token = r.refresh_token }, "the token refresh")
+    refresh_token = r.refresh_token }, "the token refresh", self:proofs(d))
   if not tokens then
     -- revoked or expired (invalid_grant), or refused: the tokens are of no more use
     if err.status then self:drop_tokens() end
@@ -423,10 +485,11 @@ function Provider:authorize(d, scope)
   return self.grant.obtain(self, d, scope)
 end
 
--- A client the authorization server no longer knows: registered again next time.
-function Provider:forget_client()
-  if self.record then
-    self.record.client = nil
+-- A client the authorization server `issuer` no longer knows: registered again next time.
+function Provider:forget_client(issuer)
+  local clients = self.record and self.record.clients
+  if clients and clients[issuer] then
+    clients[issuer] = nil
     self:save()
   end
 end

@@ -2,11 +2,11 @@
 -- whole URL the authorization server redirected the browser to. A URL is
 -- checked before its code is used: it must go to the `redirect_uri` that
 -- was sent, repeat no parameter, carry the `state` that was sent, and,
--- when it names an issuer (RFC 9207), that of the server asked.
+-- when it names an issuer (RFC 9207), exactly that of the server asked (and it must name
+-- one when the server promises to).
 -- @module claude.oauth.redirect
 local errors = require "claude.errors"
 local url = require "claude.url"
-local discovery = require "claude.oauth.discovery"
 
 local M = {}
 
@@ -69,7 +69,8 @@ function M.code(answer, expect)
       .. "%s%s", p.error:gsub("[^%w_%-%.]", "?"):sub(1, 64), desc), { oauth_error = p.error })
   end
   if p.iss ~= nil and expect.issuer then
-    if not discovery.same_issuer(p.iss, expect.issuer) then
+    -- RFC 9207 section 2.4: a simple string comparison, no normalization at all
+    if p.iss ~= expect.issuer then
       return fail("auth", string.format("the redirect names issuer '%s', not the "
         .. "authorization server asked ('%s'): a mix-up is refused", p.iss:sub(1, 200),
         expect.issuer))

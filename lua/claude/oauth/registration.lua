@@ -6,6 +6,7 @@
 -- @module claude.oauth.registration
 local json = require "claude.json"
 local errors = require "claude.errors"
+local url = require "claude.url"
 local fetch = require "claude.oauth.fetch"
 
 local M = {}
@@ -44,9 +45,23 @@ local function wanted_method(meta, grant)
   return nil
 end
 
+-- The OpenID `application_type` a registration declares (SEP-837): `native` for a redirect
+-- to a loopback host or to a scheme of its own (RFC 8252), `web` otherwise (a client
+-- without a person has no redirect: `web`, OpenID's default).
+function M.application_type(redirect_uri)
+  if not redirect_uri then return "web" end
+  local scheme = (redirect_uri:match("^(%a[%w+.-]*):") or ""):lower()
+  if scheme ~= "http" and scheme ~= "https" then return "native" end
+  local u = url.parse(redirect_uri)
+  if not u then return "web" end
+  if u.host and url.is_loopback(u.host) then return "native" end
+  return "web"
+end
+
 --- Registers a client (RFC 7591).
 -- @tparam table d the discovery (`meta`, `issuer`)
--- @tparam table o `client_name`, `redirect_uri`, `grant` (claude.oauth.grants), `scope`
+-- @tparam table o `client_name`, `redirect_uri`, `grant` (claude.oauth.grants), `scope`,
+--   `application_type` (default: from the redirect URI)
 -- @return `{ client_id, client_secret, client_secret_expires_at,
 --   token_endpoint_auth_method, registered = true }` | nil, err, "auth"
 function M.register(d, o)
@@ -66,6 +81,8 @@ function M.register(d, o)
     redirect_uris = interactive and { o.redirect_uri } or nil,
     token_endpoint_auth_method = wanted_method(d.meta, o.grant),
     scope = o.scope,
+    application_type = o.application_type
+      or M.application_type(interactive and o.redirect_uri or nil),
   }
   local resp, err, kind = fetch.send { method = "POST", url = endpoint, what = "the client "
     .. "registration", body = json.encode(body), headers = { ["Content-Type"] =

@@ -21,7 +21,9 @@ local core = require "claude.core"
 local async = require "claude.async"
 local json = require "claude.json"
 local errors = require "claude.errors"
+local era = require "claude.mcp.era"
 local authorize = require "claude.mcp.client.authorize"
+local param_headers = require "claude.mcp.client.param_headers"
 
 local M = {}
 
@@ -46,18 +48,40 @@ end
 function M.open(opts, events, provider)
   return setmetatable({ url = opts.url, name = opts.name, user_headers = opts.headers or {},
     max = opts.max_message_size, events = events, session_id = nil, provider = provider,
-    protocol_version = nil, active = {}, timers = {}, tasks = {}, closing = false }, Transport)
+    protocol_version = nil, active = {}, by_id = {}, timers = {}, tasks = {}, closing = false },
+    Transport)
 end
 
-local function headers(self, accept, extra)
+local function headers(self, accept, extra, method)
   local h = {}
   for k, v in pairs(self.user_headers) do h[k] = v end
   h.Accept = accept
-  h.Authorization = self.provider and self.provider:header() or nil
+  if self.provider then
+    local auth, dpop = self.provider:header(method or "POST", self.url)
+    h.Authorization, h.DPoP = auth, dpop
+  end
   if self.session_id then h["Mcp-Session-Id"] = self.session_id end
   if self.protocol_version then h["MCP-Protocol-Version"] = self.protocol_version end
   for k, v in pairs(extra or {}) do h[k] = v end
   return h
+end
+
+-- The headers of the modern wire (SEP-2243), derived from the message itself: a message
+-- whose `_meta` claims a revision carries it in `MCP-Protocol-Version`, its method in
+-- `Mcp-Method`, the name, URI or task id it is about in `Mcp-Name`, and the arguments its
+-- tool's schema designates in `Mcp-Param-*` (the owner's `events.headers`).
+local function modern_headers(self, msg, extra)
+  local claimed = era.claimed(msg)
+  if not claimed then return end
+  extra["MCP-Protocol-Version"] = claimed
+  extra["Mcp-Method"] = msg.method
+  local field = era.NAME_PARAM[msg.method]
+  local name = field and msg.params[field]
+  if type(name) == "string" then extra["Mcp-Name"] = param_headers.encode(name) end
+  local more = self.events.headers and self.events.headers(msg)
+  if more then
+    for k, v in pairs(more) do extra[k] = v end
+  end
 end
 
 local function new_error(self, kind, what, fields)
@@ -143,7 +167,7 @@ local in_task, reauthorize = authorize.in_task, authorize.reauthorize
 open_get = function(self, stream)
   local req
   local extra = stream.last_id and { ["Last-Event-ID"] = stream.last_id } or nil
-  local h = headers(self, "text/event-stream", extra)
+  local h = headers(self, "text/event-stream", extra, "GET")
   req = core.http_request {
     method = "GET", url = self.url, headers = h, max_event = self.max,
     on_headers = function(status, hdrs)
@@ -202,8 +226,9 @@ local function post(self, msg, body, attempt)
   if id ~= nil then stream.waiting[id] = true end
   local status, hdrs, is_sse
   local req
-  local h = headers(self, "application/json, text/event-stream",
-    { ["Content-Type"] = "application/json" })
+  local extra = { ["Content-Type"] = "application/json" }
+  if msg.method then modern_headers(self, msg, extra) end
+  local h = headers(self, "application/json, text/event-stream", extra)
   req = core.http_request {
     method = "POST", url = self.url, body = body, max_body = self.max, max_event = self.max,
     headers = h,
@@ -215,6 +240,7 @@ local function post(self, msg, body, attempt)
     on_event = function(ev) on_event(self, stream, ev) end,
     on_done = function(ok, a, b, c)
       self.active[req] = nil
+      if id ~= nil and self.by_id[id] == req then self.by_id[id] = nil end
       if self.closing then return end
       if not ok then
         if c == nil and b == "connection" then
@@ -253,6 +279,7 @@ local function post(self, msg, body, attempt)
     end,
   }
   track(self, req)
+  if req and id ~= nil then self.by_id[id] = req end
 end
 
 --- Sends one message (a POST of its own).
@@ -270,6 +297,17 @@ function Transport:send(msg)
   else
     post(self, msg, body, {})
   end
+  return true
+end
+
+--- Stops the POST that carries request `id` (its stream closes: in the modern era that is
+-- how a server learns that nobody waits any more). Its answer will not come.
+function Transport:abort(id)
+  local req = self.by_id[id]
+  if not req then return false end
+  self.by_id[id] = nil
+  self.active[req] = nil
+  req:cancel()
   return true
 end
 
@@ -297,7 +335,7 @@ function Transport:close()
   local finished = false
   local wake
   req = core.http_request { method = "DELETE", url = self.url, headers = headers(self,
-    "application/json, text/event-stream"), timeout = CLOSE_TIMEOUT,
+    "application/json, text/event-stream", nil, "DELETE"), timeout = CLOSE_TIMEOUT,
     on_done = function()
       finished = true
       if wake then wake() end

@@ -6,26 +6,41 @@
 --     for _, t in ipairs(assert(c:list_tools())) do print(t.name) end
 --     local r = assert(c:call_tool("add", { a = 1, b = 2 }))
 --
+-- A connection speaks the protocol era the server does (claude.mcp.era): the legacy one
+-- (`initialize`) or the modern one (`server/discover`, then every request with its
+-- envelope): claude.mcp.client.negotiate decides, claude.mcp.client.modern carries the
+-- modern requests; the methods are the same in both.
+--
 -- Every method waits (inside a task other tasks run meanwhile; outside one
 -- it runs the loop) and has a timeout. Failures are `nil, err, kind`:
 -- `timeout`, `connection` (the server went away, or could not be reached:
 -- a call whose outcome is unknown is never replayed), `protocol` (the server
 -- broke the protocol), `remote` (the server answered with a JSON-RPC error:
--- `err.code`, `err.data`), `auth` (the server wants authorization and it
--- could not be had: see claude.oauth), `overflow`, `closed`. A tool's
--- `isError` result is a result, not a failure. See docs/mcp-client.md.
+-- `err.code`, `err.data`), `unsupported` (the server needs input the client
+-- cannot give), `auth` (the server wants authorization and it could not be had:
+-- see claude.oauth), `overflow`, `closed`. A tool's `isError` result is a result,
+-- not a failure. See docs/mcp-client.md.
 --
--- (Over 600 lines: the lifecycle (connect, reconnect, close) and the methods share the
--- client's state machine and one request path; the transports, the options, the inbound
--- requests and authorization are files of their own in claude.mcp.client.*.)
+-- (Over 600 lines: the lifecycle (connect in either era, reconnect, close) and the
+-- methods share the client's state machine and one request path; the transports, the
+-- options, the inbound requests, authorization, the era's probe, the modern requests,
+-- their input, headers, listen, the cache and tasks are files of their own in
+-- claude.mcp.client.*.)
 -- @module claude.mcp.client
 local core = require "claude.core"
 local async = require "claude.async"
 local rpc = require "claude.rpc"
 local json = require "claude.json"
 local errors = require "claude.errors"
+local era = require "claude.mcp.era"
 local options = require "claude.mcp.client.options"
 local inbound = require "claude.mcp.client.inbound"
+local negotiate = require "claude.mcp.client.negotiate"
+local modern = require "claude.mcp.client.modern"
+local cache_mod = require "claude.mcp.client.cache"
+local param_headers = require "claude.mcp.client.param_headers"
+local listen = require "claude.mcp.client.listen"
+local tasks = require "claude.mcp.client.tasks"
 
 local M = {}
 
@@ -78,7 +93,13 @@ local function on_notification(self, method, params)
       return
     end
   end
-  if method == "notifications/tools/list_changed" then self.tools_cache = nil end
+  if self.listening and self.listening:notified(method, params) then return end
+  self.cache:notified(method, params)
+  if method == "notifications/tools/list_changed" then self.tool_headers = nil end
+  if self.tasks_live and type(params) == "table" and params.taskId ~= nil then
+    local t = self.tasks_live[params.taskId]
+    if t then t:notified(method, params) end
+  end
   local fn = self.opts.on_notification
   if fn then
     local ok, err = pcall(fn, method, params)
@@ -98,19 +119,45 @@ local transports = {
 
 local on_lost -- (self, conn, err): the connection is gone by itself
 
--- Opens a transport and its peer; returns the connection | nil, err, kind.
+-- The Mcp-Param-* headers of a modern tools/call (the tool's x-mcp-header declarations).
+local function param_headers_of(self, msg)
+  if msg.method ~= "tools/call" or not self.tool_headers then return nil end
+  local params = msg.params
+  local decls = self.tool_headers[params.name]
+  if not decls or not decls[1] then return nil end
+  return param_headers.build(decls, params.arguments)
+end
+
+-- Opens a transport and its peer; returns the connection | nil, err, kind. While the era
+-- is being found (`conn.probe`), the probe's answer goes to it and nothing else is read;
+-- an answer to a probe that timed out (`conn.dropped`) is dropped.
 local function open_connection(self, kind)
-  local conn = { alive = true }
+  local conn = { alive = true, era = nil, dropped = {} }
   local events = {
     message = function(msg)
       local peer = conn.peer
       if not peer then return end
-      if type(msg) == "table" and msg.method == nil and msg.id ~= nil
-        and not (math.type(msg.id) == "integer" and msg.id >= 1 and msg.id <= peer.counter)
-        and peer.pending:get(msg.id) == nil then
-        return report(self, errors.new("protocol", "the MCP server '" .. self.name
-          .. "' answered request id " .. tostring(msg.id) .. ", which was never sent"))
+      local probe = conn.probe
+      if probe then
+        if type(msg) == "table" and msg.id == probe.id and msg.method == nil then
+          if msg.error ~= nil then
+            local e = msg.error
+            probe.done({ error = type(e) == "table" and e or { message = tostring(e) } })
+          else
+            probe.done({ result = msg.result })
+          end
+        end
+        return
       end
+      if type(msg) == "table" and msg.method == nil and msg.id ~= nil then
+        if conn.dropped[msg.id] then return end
+        if not (math.type(msg.id) == "integer" and msg.id >= 1 and msg.id <= peer.counter)
+          and peer.pending:get(msg.id) == nil then
+          return report(self, errors.new("protocol", "the MCP server '" .. self.name
+            .. "' answered request id " .. tostring(msg.id) .. ", which was never sent"))
+        end
+      end
+      if self.listening:cancelled(msg) then return end
       local ok, why = peer:receive(msg)
       if not ok then
         report(self, errors.new("protocol", "the MCP server '" .. self.name
@@ -138,26 +185,46 @@ local function open_connection(self, kind)
         cb(nil, err)
       end
     end,
-    closed = function(err) on_lost(self, conn, err) end,
+    closed = function(err)
+      if conn.probe then conn.probe.done({ closed = err }) end
+      on_lost(self, conn, err)
+    end,
     -- a request the transport could not deliver (HTTP: its POST failed)
     failed = function(id, err)
+      if conn.probe and conn.probe.id == id then return conn.probe.done({ failed = err }) end
       local peer = conn.peer
       local cb = peer and peer.pending:take(id)
       if cb then
         cb(nil, err)
       end
     end,
+    headers = function(msg) return param_headers_of(self, msg) end,
   }
   local mod = require(transports[kind])
   local t, err, ekind = mod.open(self.opts, events, self.provider)
   if not t then return nil, err, ekind end
   conn.transport = t
+  local function send(msg)
+    -- a notification of the modern era carries the envelope too
+    if conn.era == "modern" and msg.method ~= nil and msg.id == nil then
+      msg.params = modern.params(self, msg.params)
+    end
+    return t:send(msg)
+  end
   conn.peer = rpc.new {
     codec = rpc.jsonrpc,
     name = "MCP server '" .. self.name .. "'",
-    send = function(msg) return t:send(msg) end,
-    handlers = handlers_for(self),
+    send = send,
+    handlers = self.handlers,
     on_notification = function(method, params) on_notification(self, method, params) end,
+    -- a modern HTTP request is abandoned by closing its stream; elsewhere the server is told
+    on_cancel = function(id, _, cerr)
+      if conn.era == "modern" and t.abort then
+        t:abort(id)
+        return
+      end
+      send(rpc.jsonrpc.cancel(id, cerr.message))
+    end,
     context = { client = self },
     timeout = self.opts.timeout,
   }
@@ -217,14 +284,12 @@ local function peer_request(self, peer, method, params, timeout)
   return peer:request(method, params, timeout)
 end
 
--- The handshake on a new connection.
-local function initialize(self, conn)
+-- The legacy handshake on a new connection: `initialize`, `notifications/initialized`.
+local function initialize(self, conn, offered)
   set_state(self, "initializing")
   local o = self.opts
-  local offered = o.protocol_version or M.PROTOCOL_VERSION
   local r, err, kind = peer_request(self, conn.peer, "initialize", {
-    protocolVersion = offered, capabilities = capabilities_of(o),
-    clientInfo = o.client_info or { name = "claudelua", version = core.version },
+    protocolVersion = offered, capabilities = self.offered, clientInfo = self.client_info,
   }, o.connect_timeout)
   if not r then return nil, err, kind end
   local version = type(r) == "table" and r.protocolVersion
@@ -235,28 +300,115 @@ local function initialize(self, conn)
       table.concat(M.PROTOCOL_VERSIONS, ", ")), { server_version = version })
   end
   if conn.transport.set_protocol_version then conn.transport:set_protocol_version(version) end
-  self.protocol_version = version
+  conn.era = "legacy"
+  self.era, self.protocol_version = "legacy", version
+  self.discovered = nil
   self.server_info = type(r.serverInfo) == "table" and r.serverInfo or {}
   self.capabilities = type(r.capabilities) == "table" and r.capabilities or {}
   self.instructions = type(r.instructions) == "string" and r.instructions or nil
   local ok, nerr, nkind = conn.peer:notify("notifications/initialized")
   if not ok then return nil, nerr, nkind end
   if conn.transport.initialized then conn.transport:initialized() end
+  if self.log_level then
+    -- the level asked for at connect, told the legacy way (a server without logging
+    -- declines, which changes nothing)
+    peer_request(self, conn.peer, "logging/setLevel", { level = self.log_level },
+      o.connect_timeout)
+  end
   return true
 end
 
--- One attempt: a new connection, initialized. Sets self.conn.
+-- The modern era, found by `server/discover`: no handshake; what the server said of itself.
+local function adopt_modern(self, conn, version, r)
+  if conn.transport.set_protocol_version then conn.transport:set_protocol_version(version) end
+  conn.era = "modern"
+  self.era, self.protocol_version = "modern", version
+  self.discovered = r
+  local meta = type(r._meta) == "table" and r._meta or {}
+  local info = meta[era.META.server_info]
+  if type(info) ~= "table" then info = r.serverInfo end
+  self.server_info = type(info) == "table" and info or {}
+  self.capabilities = type(r.capabilities) == "table" and r.capabilities or {}
+  self.instructions = type(r.instructions) == "string" and r.instructions or nil
+  return true
+end
+
+-- Finds the era of a new connection (claude.mcp.client.negotiate) and opens it in that era:
+-- true | nil, err, kind | "respawn" (a stdio server exited on the probe: start it again for
+-- the legacy handshake).
+local function handshake(self, conn)
+  local o, mode = self.opts, self.mode
+  if mode.legacy or self.transport_kind == "sse" then
+    return initialize(self, conn, mode.version or M.PROTOCOL_VERSION)
+  end
+  set_state(self, "initializing")
+  local version = mode.version or era.LATEST_MODERN
+  local timeout = o.probe_timeout or (self.transport_kind == "stdio"
+    and math.min(3, o.connect_timeout / 3) or o.connect_timeout)
+  local corrected = false
+  while true do
+    self.probes = self.probes + 1
+    local msg = negotiate.request(self.probes, modern.envelope(self, version))
+    local outcome = negotiate.probe(conn, msg, timeout, self.provider)
+    local v = negotiate.classify(outcome, self.transport_kind)
+    if v.kind == "modern" then
+      if mode.version and v.version ~= mode.version then
+        return errors.fail("protocol", string.format("the MCP server '%s' speaks %s, not "
+          .. "the protocol revision the client is pinned to (%s)", self.name, v.version,
+          mode.version))
+      end
+      return adopt_modern(self, conn, v.version, v.discover)
+    elseif v.kind == "corrective" and not corrected
+        and (mode.version == nil or mode.version == v.version) then
+      corrected, version = true, v.version
+    elseif v.kind == "legacy" and not mode.version then
+      if v.respawn or not conn.alive then return "respawn" end
+      return initialize(self, conn, M.PROTOCOL_VERSION)
+    elseif v.kind == "error" then
+      local err = v.err
+      return nil, err, err.kind
+    else
+      return errors.fail("protocol", string.format("the MCP server '%s' does not speak "
+        .. "protocol revision %s, which the client is pinned to (%s)", self.name, version,
+        v.why or "it asked for another revision"))
+    end
+  end
+end
+
+-- One attempt: a new connection, in its era. Sets self.conn.
 local function attempt(self)
   local conn, err, kind = open_connection(self, self.transport_kind)
   if not conn then return nil, err, kind end
   self.conn = conn
-  local ok, ierr, ikind = initialize(self, conn)
+  self.cache:clear()
+  self.tool_headers = nil
+  local ok, ierr, ikind = handshake(self, conn)
+  if ok == "respawn" then
+    -- the server exited on the probe (or cannot go on after it): the legacy handshake
+    -- on a new process
+    close_connection(conn, "the server exited on server/discover")
+    conn, err, kind = open_connection(self, self.transport_kind)
+    if not conn then
+      self.conn = nil
+      return nil, err, kind
+    end
+    self.conn = conn
+    ok, ierr, ikind = initialize(self, conn, M.PROTOCOL_VERSION)
+  end
   if not ok then
     self.conn = nil
     close_connection(conn, "the handshake failed")
     return nil, ierr, ikind
   end
   return true
+end
+
+-- A connection is up: in the modern era, the listen its notifications need.
+local function opened(self)
+  self.listening:reset()
+  if self.era ~= "modern" then return end
+  local ok, err = self.listening:open()
+  if not ok then report(self, err) end
 end
 
 local function backoff(self, n)
@@ -284,6 +436,7 @@ local function reconnect(self, cause)
         self.reconnecting = nil
         set_state(self, "connected")
         self.ready:set()
+        opened(self)
         return
       end
       err = aerr
@@ -324,18 +477,28 @@ end
 -- Connecting
 ---------------------------------------------------------------------------------------------
 
+local send_one -- (self): the function sending one request of the modern era (below)
+
 local function connect(opts)
   local o, kind = options.check(opts, "connect")
   local self = setmetatable({
     opts = o, name = o.name, transport_kind = kind, state = "disconnected",
     progress = {}, reconnects = 0, closed = false, error = false,
-    ready = async.event(), conn = nil, next_token = 0,
+    ready = async.event(), conn = nil, next_token = 0, probes = 0,
+    mode = options.mode(o), era = nil, protocol_version = nil, log_level = o.log_level,
+    offered = capabilities_of(o),
+    client_info = o.client_info or { name = "claudelua", version = core.version },
+    cache = cache_mod.new(o.cache), tool_headers = nil, subscriptions = {},
+    extensions = o.tasks and { [era.TASKS] = jobject() } or nil,
   }, Client)
+  self.handlers = handlers_for(self)
+  self.send_one = send_one(self)
+  self.listening = listen.new(self, function(e) report(self, e) end)
   if o.auth then
     self.provider = require("claude.oauth.provider").new(o.auth, o.url, { name = o.name,
       report = function(e) report(self, e) end,
       protocol_version = function()
-        return self.protocol_version or o.protocol_version or M.PROTOCOL_VERSION
+        return self.protocol_version or self.mode.version or M.PROTOCOL_VERSION
       end })
   end
   set_state(self, "connecting")
@@ -360,19 +523,22 @@ local function connect(opts)
   end
   set_state(self, "connected")
   self.ready:set()
+  opened(self)
   return self
 end
 
---- Connects to an MCP server and runs the handshake.
+--- Connects to an MCP server in the era it speaks.
 -- @tparam table opts stdio: `command`, `args`, `env`, `cwd`, `stderr`; HTTP:
 --   `url`, `headers`, `transport` (`"streamable_http"` or `"sse"`; default:
 --   Streamable HTTP, falling back to HTTP+SSE for a server that refuses
 --   it); both: `name`, `timeout` (seconds per call, default 60),
 --   `connect_timeout` (30), `max_retries` (3), `retry_delay` (0.5),
 --   `max_retry_delay` (30), `max_message_size` (bytes), `auth` (OAuth for
---   an HTTP server, see claude.oauth), `protocol_version`,
---   `client_info`, `on_notification`, `on_sampling`, `on_elicitation`,
---   `roots`, `on_roots`, `on_state`, `on_error`. See docs/mcp-client.md.
+--   an HTTP server, see claude.oauth), `protocol` (`"auto"`, `"legacy"` or a
+--   revision), `protocol_version`, `probe_timeout`, `client_info`, `log_level`,
+--   `cache`, `tasks`, `max_input_rounds`, `on_notification`, `on_sampling`,
+--   `on_elicitation`, `roots`, `on_roots`, `on_state`, `on_error`. See
+--   docs/mcp-client.md.
 -- @return the client | nil, err, kind
 -- @function connect
 M.connect = public(connect)
@@ -409,11 +575,23 @@ local function timeout_of(self, opts, fname)
   return t
 end
 
--- A request on the current connection: the result | nil, err, kind.
-local function request(self, method, params, timeout)
+-- A request on the current connection: the result | nil, err, kind. In the modern era
+-- with the envelope, the answer followed through its rounds (claude.mcp.client.modern);
+-- a task's handle comes back as `r, "task"`. `ropts`: `extensions`, `name` (modern).
+local function request(self, method, params, timeout, ropts)
   local peer, err, kind = peer_of(self, timeout or nil)
   if not peer then return nil, err, kind end
-  return peer_request(self, peer, method, params, timeout)
+  if self.era ~= "modern" then return peer_request(self, peer, method, params, timeout) end
+  return modern.request(self, self.send_one, method, params, ropts, timeout)
+end
+
+-- One request of the modern era (each round of one; the connection may change between).
+send_one = function(self)
+  return function(method, params, timeout)
+    local peer, err, kind = peer_of(self, timeout or nil)
+    if not peer then return nil, err, kind end
+    return peer_request(self, peer, method, params, timeout)
+  end
 end
 
 local function check_self(self, fname)
@@ -429,14 +607,54 @@ local function check_opts(opts, n, fname)
   end
 end
 
+local LIST_OPTIONS = { timeout = true, cache = true }
+
+-- A cacheable request (modern era: claude.mcp.client.cache): the kept result while it is
+-- valid, else the server's, kept for as long as it says.
+local function cached(self, method, key, params, timeout, use_cache)
+  if self.era == "modern" and use_cache ~= false then
+    local hit = self.cache:get(method, key)
+    if hit then return hit end
+  end
+  local r, err, kind = request(self, method, params, timeout)
+  if not r then return nil, err, kind end
+  if self.era == "modern" then self.cache:put(method, key, r) end
+  return r
+end
+
+-- Tools of the modern era whose x-mcp-header declarations are invalid are dropped (a
+-- header that cannot be built right would make every call of them fail); the others'
+-- declarations are kept for the Mcp-Param-* headers of their calls.
+local function scan_tools(self, tools)
+  local kept, decls = json.array(), {}
+  for _, t in ipairs(tools) do
+    local d, why = nil, "not a tool description"
+    if type(t) == "table" and type(t.name) == "string" then
+      d, why = param_headers.scan(t.inputSchema)
+    end
+    if d then
+      kept[#kept + 1] = t
+      decls[t.name] = d
+    else
+      report(self, errors.new("protocol", string.format("the MCP server '%s' lists tool "
+        .. "'%s' with %s; it is left out", self.name, type(t) == "table"
+        and tostring(t.name) or "?", why)))
+    end
+  end
+  self.tool_headers = decls
+  return kept
+end
+
 -- A list method: every page, followed by its cursor.
 local function list_all(self, method, field, opts, fname)
   check_self(self, fname)
   check_opts(opts, 1, fname)
+  if opts then errors.check_fields(opts, LIST_OPTIONS, fname) end
   local timeout = timeout_of(self, opts, fname)
   local out, cursor = json.array(), nil
   repeat
-    local r, err, kind = request(self, method, cursor and { cursor = cursor } or nil, timeout)
+    local r, err, kind = cached(self, method, cursor, cursor and { cursor = cursor } or nil,
+      timeout, opts and opts.cache)
     if not r then return nil, err, kind end
     if type(r) ~= "table" or type(r[field]) ~= "table" then
       return errors.fail("protocol", string.format("the MCP server '%s' answered %s without "
@@ -446,6 +664,7 @@ local function list_all(self, method, field, opts, fname)
     cursor = r.nextCursor
     if cursor == json.null then cursor = nil end
   until cursor == nil
+  if method == "tools/list" and self.era == "modern" then out = scan_tools(self, out) end
   return out
 end
 
@@ -478,7 +697,36 @@ Client.list_prompts = public(function(self, opts)
   return list_all(self, "prompts/list", "prompts", opts, "list_prompts")
 end)
 
-local CALL_OPTIONS = { timeout = true, on_progress = true, meta = true }
+local CALL_OPTIONS = { timeout = true, on_progress = true, meta = true, task = true,
+  on_status = true, traceparent = true, tracestate = true }
+
+-- The `_meta` a call asks for: `meta`, and the W3C trace context (`traceparent`,
+-- `tracestate`) when given. A new table, or nil.
+local function meta_of(opts, fname)
+  if not opts then return nil end
+  local m
+  if opts.meta ~= nil then
+    errors.check_field(opts.meta, "meta", fname, "table")
+    m = {}
+    for k, v in pairs(opts.meta) do m[k] = v end
+  end
+  for _, k in ipairs { "traceparent", "tracestate" } do
+    local v = opts[k]
+    if v ~= nil then
+      errors.check_field(v, k, fname, "string")
+      m = m or {}
+      m[k] = v
+    end
+  end
+  return m
+end
+
+-- The request of a task handle: `request` with this client.
+local function task_request(self)
+  return function(method, params, timeout, ropts)
+    return request(self, method, params, timeout, ropts)
+  end
+end
 
 local function call_tool(self, name, args, opts)
   check_self(self, "call_tool")
@@ -497,22 +745,61 @@ local function call_tool(self, name, args, opts)
     errors.bad_field("on_progress", "call_tool", "function expected, got %s",
       errors.typename(on_progress))
   end
-  local meta = opts and opts.meta
-  if on_progress then
-    local token = self.next_token + 1
-    self.next_token = token
-    local m = {}
-    for k, v in pairs(meta or {}) do m[k] = v end
-    m.progressToken = token
-    params._meta = m
-    self.progress[token] = on_progress
-    local r = table.pack(pcall(request, self, "tools/call", params, timeout))
-    self.progress[token] = nil
-    if not r[1] then error(r[2], 0) end
-    return M.check_output(self, name, table.unpack(r, 2, r.n))
+  local want_task = opts and opts.task
+  if want_task ~= nil and type(want_task) ~= "boolean" and type(want_task) ~= "table" then
+    errors.bad_field("task", "call_tool", "true or { ttl = seconds } expected, got %s",
+      errors.typename(want_task))
   end
-  if meta then params._meta = meta end
-  return M.check_output(self, name, request(self, "tools/call", params, timeout))
+  local on_status = opts and opts.on_status
+  if on_status ~= nil and type(on_status) ~= "function" then
+    errors.bad_field("on_status", "call_tool", "function expected, got %s",
+      errors.typename(on_status))
+  end
+  local meta = meta_of(opts, "call_tool")
+  local token
+  if on_progress then
+    token = self.next_token + 1
+    self.next_token = token
+    meta = meta or {}
+    meta.progressToken = token
+    self.progress[token] = on_progress
+  end
+  params._meta = meta
+  local ropts = { name = name, owned = true }
+  if want_task and self.era == "modern" and not self.opts.tasks then
+    ropts.extensions = { [era.TASKS] = jobject() }
+  elseif want_task and self.era == "legacy" then
+    -- 2025-11-25: the task is asked for in the call (the server may answer at once)
+    local ttl = type(want_task) == "table" and tonumber(want_task.ttl)
+    params.task = ttl and { ttl = math.floor(ttl * 1000) } or jobject()
+  end
+  local r = pack(pcall(request, self, "tools/call", params, timeout, ropts))
+  if r[1] and r[2] == nil and self.era == "modern" and type(r[3]) == "table"
+    and r[3].code == era.ERRORS.header_mismatch
+    and not (self.tool_headers and self.tool_headers[name]) then
+    -- an x-mcp-header tool the client has not listed yet: its Mcp-Param-* headers were
+    -- missing; listed now, the call goes once more
+    local listed = list_all(self, "tools/list", "tools", { cache = false }, "call_tool")
+    if listed and self.tool_headers and self.tool_headers[name] then
+      r = pack(pcall(request, self, "tools/call", params, timeout, ropts))
+    end
+  end
+  if token then self.progress[token] = nil end
+  if not r[1] then error(r[2], 0) end
+  local result, how = r[2], r[3]
+  if result == nil then return nil, r[3], r[4] end
+  local info = how == "task" and result
+    or (self.era == "legacy" and type(result.task) == "table" and result.task.taskId ~= nil
+      and result.content == nil and result.task)
+  if info then
+    local t = tasks.new(self, task_request(self), info, { name = name, timeout = timeout,
+      on_status = on_status, report = function(e) report(self, e) end })
+    if want_task then return t end
+    -- a task the server chose to make: the call waits for its end
+    return M.check_output(self, name, t:wait { timeout = timeout or nil })
+  end
+  if want_task then return tasks.done(self, result, { name = name }) end
+  return M.check_output(self, name, result)
 end
 
 -- Output validation. The `outputSchema`s the last `list_tools` saw (the tool descriptions
@@ -574,36 +861,73 @@ local function string_arg(v, n, fname)
   end
 end
 
---- Reads a resource.
+local READ_OPTIONS = { timeout = true, cache = true, meta = true, traceparent = true,
+  tracestate = true }
+
+--- Reads a resource (in the modern era from the client's cache while the server's
+-- caching hint says the last read is valid; `{ cache = false }` reads anew).
 -- @return the ReadResourceResult (`contents`) | nil, err, kind
 -- @function read_resource
 Client.read_resource = public(function(self, uri, opts)
   check_self(self, "read_resource")
   string_arg(uri, 1, "read_resource")
   check_opts(opts, 2, "read_resource")
-  return request(self, "resources/read", { uri = uri }, timeout_of(self, opts, "read_resource"))
+  if opts then errors.check_fields(opts, READ_OPTIONS, "read_resource") end
+  local meta = meta_of(opts, "read_resource")
+  local timeout = timeout_of(self, opts, "read_resource")
+  if meta then return request(self, "resources/read", { uri = uri, _meta = meta }, timeout) end
+  return cached(self, "resources/read", uri, { uri = uri }, timeout, opts and opts.cache)
 end)
+
+-- The modern era's subscriptions: the set changes, and the listen with it.
+local function resubscribe(self, uri, on)
+  local before = self.subscriptions[uri]
+  self.subscriptions[uri] = on or nil
+  local ok, err, kind = self.listening:open()
+  if not ok then
+    self.subscriptions[uri] = before
+    return nil, err, kind
+  end
+  return true
+end
 
 local function simple(method, fname, field)
   return public(function(self, value, opts)
     check_self(self, fname)
     string_arg(value, 1, fname)
     check_opts(opts, 2, fname)
-    local r, err, kind = request(self, method, { [field] = value }, timeout_of(self, opts, fname))
+    local timeout = timeout_of(self, opts, fname)
+    peer_of(self, timeout or nil) -- the era is known once connected
+    if self.era == "modern" then
+      if method == "logging/setLevel" then
+        if not options.LOG_LEVELS[value] then
+          misuse("bad argument #1 to '%s' (a log level expected, got '%s')", fname, value)
+        end
+        self.log_level = value -- sent with every request from now on
+        return true
+      end
+      return resubscribe(self, value, method == "resources/subscribe")
+    end
+    local r, err, kind = request(self, method, { [field] = value }, timeout)
     if r == nil then return nil, err, kind end
+    if method == "logging/setLevel" then self.log_level = value end
     return true
   end)
 end
 
---- Subscribes to a resource's updates (`notifications/resources/updated`).
+--- Subscribes to a resource's updates (`notifications/resources/updated`; in the modern era
+-- through the client's `subscriptions/listen`).
 -- @function subscribe
 Client.subscribe = simple("resources/subscribe", "subscribe", "uri")
 --- Ends a subscription.
 -- @function unsubscribe
 Client.unsubscribe = simple("resources/unsubscribe", "unsubscribe", "uri")
---- Sets the server's log level (`notifications/message` below it stop).
+--- Sets the server's log level (`notifications/message` below it stop; in the modern era
+-- every later request asks for it in its envelope).
 -- @function set_log_level
 Client.set_log_level = simple("logging/setLevel", "set_log_level", "level")
+
+local PROMPT_OPTIONS = { timeout = true, meta = true, traceparent = true, tracestate = true }
 
 --- Gets a prompt.
 -- @tparam string name
@@ -615,8 +939,10 @@ Client.get_prompt = public(function(self, name, args, opts)
   string_arg(name, 1, "get_prompt")
   check_opts(args, 2, "get_prompt")
   check_opts(opts, 3, "get_prompt")
-  return request(self, "prompts/get", { name = name, arguments = args },
-    timeout_of(self, opts, "get_prompt"))
+  if opts then errors.check_fields(opts, PROMPT_OPTIONS, "get_prompt") end
+  return request(self, "prompts/get", { name = name, arguments = args,
+    _meta = meta_of(opts, "get_prompt") }, timeout_of(self, opts, "get_prompt"),
+    { name = name })
 end)
 
 --- Asks for completions of a prompt's or a resource template's argument.
@@ -640,13 +966,17 @@ Client.complete = public(function(self, ref, argument, opts)
   return type(r) == "table" and r.completion or r
 end)
 
---- Pings the server.
+--- Pings the server (in the modern era, which has no `ping`, `server/discover` asks it
+-- whether it is there).
 -- @return true | nil, err, kind
 -- @function ping
 Client.ping = public(function(self, opts)
   check_self(self, "ping")
   check_opts(opts, 1, "ping")
-  local r, err, kind = request(self, "ping", nil, timeout_of(self, opts, "ping"))
+  local timeout = timeout_of(self, opts, "ping")
+  peer_of(self, timeout or nil)
+  local r, err, kind = request(self, self.era == "modern" and "server/discover" or "ping", nil,
+    timeout)
   if r == nil then return nil, err, kind end
   return true
 end)
@@ -659,9 +989,13 @@ function Client:notify(method, params)
   return peer:notify(method, params)
 end
 
---- Tells the server the roots changed (`notifications/roots/list_changed`).
+--- Tells the server the roots changed (`notifications/roots/list_changed`; in the modern
+-- era servers ask for the roots with each request that needs them, so nothing is sent).
 function Client:roots_changed()
-  return self:notify("notifications/roots/list_changed")
+  local peer, err, kind = peer_of(self, self.opts.timeout)
+  if not peer then return nil, err, kind end
+  if self.era == "modern" then return true end
+  return peer:notify("notifications/roots/list_changed")
 end
 
 --- Closes the connection: calls in flight end with `closed`, a stdio server
@@ -677,6 +1011,7 @@ function Client:close()
   self.ready:set()
   -- a reconnect under way stops at once (it is not left sleeping)
   if self.reconnecting then self.reconnecting:cancel("the MCP client was closed") end
+  self.listening:close()
   if conn then close_connection(conn, "the MCP client '" .. self.name .. "' was closed") end
   return true
 end

@@ -2,6 +2,7 @@
 -- option is a misuse, raised at the caller's line and naming the option.
 -- @module claude.mcp.client.options
 local errors = require "claude.errors"
+local era = require "claude.mcp.era"
 
 local M = {}
 
@@ -16,7 +17,9 @@ local TYPES = {
   -- both
   name = "string", timeout = "number", connect_timeout = "number", max_retries = "number",
   retry_delay = "number", max_retry_delay = "number", max_message_size = "number",
-  protocol_version = "string", client_info = "table",
+  protocol = "string", protocol_version = "string", probe_timeout = "number",
+  client_info = "table", cache = "boolean", log_level = "string", tasks = "boolean",
+  max_input_rounds = "number",
   on_notification = "function", on_sampling = "function", on_elicitation = "function",
   roots = "table", on_roots = "function", on_state = "function", on_error = "function",
 }
@@ -27,6 +30,46 @@ local DEFAULTS = {
 }
 
 local TRANSPORTS = { streamable_http = "http", sse = "sse" }
+
+local LOG_LEVELS = { debug = true, info = true, notice = true, warning = true, error = true,
+  critical = true, alert = true, emergency = true }
+M.LOG_LEVELS = LOG_LEVELS
+
+local function revisions()
+  return table.concat(era.MODERN_VERSIONS, ", ") .. ", " .. table.concat(era.LEGACY_VERSIONS,
+    ", ")
+end
+
+--- Checks `protocol` (and the older `protocol_version`, a pin to one revision).
+function M.check_protocol(o, kind, fname)
+  if o.protocol ~= nil and o.protocol_version ~= nil then
+    misuse("bad options to '%s' ('protocol' and 'protocol_version' exclude each other)", fname)
+  end
+  local p = o.protocol or o.protocol_version
+  if p == nil then return end
+  local field = o.protocol and "protocol" or "protocol_version"
+  local ok = era.LEGACY[p] or era.MODERN_SET[p]
+    or (field == "protocol" and (p == "auto" or p == "legacy"))
+  if not ok then
+    errors.bad_field(field, fname, "%s%s expected, got '%s'", field == "protocol"
+      and "'auto', 'legacy' or a revision: " or "a revision: ", revisions(), p)
+  end
+  if kind == "sse" and era.MODERN_SET[p] then
+    errors.bad_field(field, fname, "the HTTP+SSE transport of 2024-11-05 speaks the legacy "
+      .. "era only, not %s", p)
+  end
+end
+
+--- How a client finds its era: `{ legacy = true, version = v? }` (the `initialize`
+-- handshake), `{ version = v? }` (the `server/discover` probe; with `version`, pinned to it:
+-- no fallback), from the checked options.
+function M.mode(o)
+  local p = o.protocol or o.protocol_version or "auto"
+  if p == "auto" then return {} end
+  if p == "legacy" then return { legacy = true } end
+  if era.LEGACY[p] then return { legacy = true, version = p } end
+  return { version = p }
+end
 
 --- Checks `opts` and returns a copy with the defaults filled in, and the
 -- transport's kind (`"stdio"`, `"http"` or `"sse"`).
@@ -98,6 +141,18 @@ function M.check(opts, fname)
           fname)
       end
     end
+  end
+  M.check_protocol(o, kind, fname)
+  if o.probe_timeout ~= nil and o.probe_timeout <= 0 then
+    errors.bad_field("probe_timeout", fname, "positive number expected")
+  end
+  if o.max_input_rounds ~= nil and (math.type(o.max_input_rounds) ~= "integer"
+      or o.max_input_rounds < 1) then
+    errors.bad_field("max_input_rounds", fname, "positive integer expected")
+  end
+  if o.log_level ~= nil and not LOG_LEVELS[o.log_level] then
+    errors.bad_field("log_level", fname, "one of debug, info, notice, warning, error, "
+      .. "critical, alert, emergency expected, got '%s'", o.log_level)
   end
   o.name = o.name or (o.command and o.command:match("[^/]*$"))
     or o.url:match("^%a[%w+.-]*://([^/?#]+)") or o.url

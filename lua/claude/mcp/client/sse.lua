@@ -38,11 +38,13 @@ local function resolve(base, ref)
   return (base:match("^(.*/)") or (origin .. "/")) .. ref
 end
 
-local function headers(self, extra)
+local function headers(self, extra, method, target)
   local h = {}
   for k, v in pairs(self.user_headers) do h[k] = v end
   for k, v in pairs(extra) do h[k] = v end
-  h.Authorization = self.provider and self.provider:header() or nil
+  if self.provider then
+    h.Authorization, h.DPoP = self.provider:header(method, target)
+  end
   return h
 end
 
@@ -57,7 +59,7 @@ end
 local function post(self, msg, body, attempt)
   local id = msg.method ~= nil and msg.id or nil
   local req
-  local h = headers(self, { ["Content-Type"] = "application/json" })
+  local h = headers(self, { ["Content-Type"] = "application/json" }, "POST", self.endpoint)
   req = core.http_request {
     method = "POST", url = self.endpoint, body = body, headers = h,
     on_done = function(ok, a, b)
@@ -91,7 +93,7 @@ local function open_stream(self, attempt)
   local events = self.events
   local status, hdrs
   local req
-  local h = headers(self, { Accept = "text/event-stream" })
+  local h = headers(self, { Accept = "text/event-stream" }, "GET", self.url)
   req = core.http_request {
     method = "GET", url = self.url, max_event = self.max, headers = h,
     on_headers = function(s, hh) status, hdrs = s, hh end,

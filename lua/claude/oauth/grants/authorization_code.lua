@@ -94,10 +94,10 @@ function M.obtain(provider, d, scope)
   local tokens
   tokens, err, kind = token.request(d, client, { grant_type = "authorization_code",
     code = code, redirect_uri = a.redirect_uri, code_verifier = verifier },
-    "the authorization code exchange")
+    "the authorization code exchange", provider:proofs(d))
   if not tokens then
     if err.oauth_error == "invalid_client" and client.registered then
-      provider:forget_client() -- registered again next time
+      provider:forget_client(d.issuer) -- registered again next time
     end
     return nil, err, kind
   end

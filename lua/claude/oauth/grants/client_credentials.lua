@@ -19,7 +19,7 @@ end
 --- Asks the token endpoint with `fields` as `client` and keeps the tokens: the last step
 -- of every grant without a person.
 function M.request(provider, d, client, fields, what, scope)
-  local tokens, err, kind = token.request(d, client, fields, what)
+  local tokens, err, kind = token.request(d, client, fields, what, provider:proofs(d))
   if not tokens then return nil, err, kind end
   provider:keep(d, client, tokens, scope)
   return true

@@ -1,6 +1,6 @@
 --- The JWT bearer grant (RFC 7523 section 2.1): an assertion the application gets
--- elsewhere (an ID-JAG from the enterprise's identity provider, `claude.oauth.id_jag`)
--- is exchanged for tokens. No person.
+-- elsewhere (an ID-JAG from the enterprise's identity provider, `claude.oauth.id_jag`; a
+-- workload's identity token) is exchanged for tokens. No person.
 -- @module claude.oauth.grants.jwt_bearer
 local errors = require "claude.errors"
 local client_credentials = require "claude.oauth.grants.client_credentials"
@@ -10,8 +10,13 @@ local M = { name = "jwt_bearer", interactive = false,
 
 M.GRANT_TYPE = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 
+--- A client id; the client may authenticate (a secret, a key, an assertion of its own) or
+-- not: a public client (`none`), whose assertion alone speaks for it (workload identity
+-- federation, SEP-1933).
 function M.check(o, fname)
-  client_credentials.check(o, fname)
+  if o.client_id == nil then
+    errors.bad_field("auth", fname, "the jwt_bearer grant needs 'auth.client_id'")
+  end
 end
 
 function M.obtain(provider, d, scope)

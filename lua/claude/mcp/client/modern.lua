@@ -1,0 +1,201 @@
+--- The client's requests in the modern era (claude.mcp.era): each carries the `_meta`
+-- envelope (the revision, the client's capabilities and info, the log level it wants);
+-- each answer says what it is in `resultType`:
+--
+-- * `complete`: the result (the discriminator removed);
+-- * `input_required` (multi round-trip, SEP-2322): the server needs input first. Its
+--   `inputRequests` are answered by the client's callbacks (claude.mcp.client.input) and
+--   the request is sent again, on a new id, with the original params, the answers as
+--   `inputResponses` and the server's `requestState` exactly as it came; a round without
+--   requests (state only) waits a quarter of a second first. At most `max_input_rounds`
+--   rounds (10);
+-- * `task` (the tasks extension): returned to the caller (claude.mcp.client.tasks);
+-- * none: from a modern server a broken answer (`protocol`; a legacy server's results
+--   have none and are complete), never sent again.
+--
+-- A request refused with -32022 (unsupported revision) whose `data.supported` lists a
+-- modern revision we speak is sent again once at that revision, which the client keeps.
+-- @module claude.mcp.client.modern
+local async = require "claude.async"
+local errors = require "claude.errors"
+local json = require "claude.json"
+local era = require "claude.mcp.era"
+local input = require "claude.mcp.client.input"
+
+local M = {}
+
+local META = era.META
+M.MAX_ROUNDS = 10
+M.STATE_PAUSE = 0.25
+
+--- The envelope of every request: a new table each time.
+-- @param self the client
+-- @tparam[opt] string version the revision claimed (default: the client's)
+-- @tparam[opt] table extensions more `capabilities.extensions` for this request
+function M.envelope(self, version, extensions)
+  local caps = self.offered
+  if extensions or self.extensions then
+    local c = json.object()
+    for k, v in pairs(caps) do c[k] = v end
+    local ext = json.object()
+    for k, v in pairs(self.extensions or {}) do ext[k] = v end
+    for k, v in pairs(extensions or {}) do ext[k] = v end
+    c.extensions = ext
+    caps = c
+  end
+  local meta = {
+    [META.protocol_version] = version or self.protocol_version,
+    [META.client_capabilities] = caps,
+    [META.client_info] = self.client_info,
+  }
+  if self.log_level then meta[META.log_level] = self.log_level end
+  return meta
+end
+
+-- The client's envelope as it stands, made once for as long as it does not change (every
+-- request carries it: the same table, which nothing changes).
+local function current_envelope(self)
+  local e = self.envelope_now
+  if e and e.version == self.protocol_version and e.log_level == self.log_level then
+    return e.meta
+  end
+  e = { version = self.protocol_version, log_level = self.log_level,
+    meta = M.envelope(self) }
+  self.envelope_now = e
+  return e.meta
+end
+
+--- `params` with the envelope in its `_meta`, over what `_meta` held: a new table, unless
+-- `owned` (the caller's own table, changed in place).
+function M.params(self, params, extensions, owned)
+  local p = params
+  if not (owned and p) then
+    p = {}
+    for k, v in pairs(params or {}) do p[k] = v end
+  end
+  local user = p._meta
+  if extensions == nil and (user == nil or next(user) == nil) then
+    p._meta = current_envelope(self)
+    return p
+  end
+  local meta = {}
+  if type(user) == "table" then
+    for k, v in pairs(user) do meta[k] = v end
+  end
+  for k, v in pairs(M.envelope(self, nil, extensions)) do meta[k] = v end
+  p._meta = meta
+  return p
+end
+
+local function protocol(self, method, what)
+  return errors.fail("protocol", string.format("the MCP server '%s' answered %s %s", self.name,
+    method, what))
+end
+
+-- The option that gives each capability a server may require.
+local OPTIONS = { elicitation = "on_elicitation", sampling = "on_sampling",
+  roots = "roots or on_roots" }
+
+-- -32021: the server needs a capability the client did not declare; when it is one a
+-- callback gives, the error says which.
+local function missing(self, method, opts, err)
+  local caps = type(err.data) == "table" and err.data.requiredCapabilities
+  local wanted = {}
+  if type(caps) == "table" then
+    for cap in pairs(caps) do
+      if type(cap) == "string" then wanted[#wanted + 1] = cap end
+    end
+  end
+  table.sort(wanted)
+  local give = {}
+  for _, cap in ipairs(wanted) do
+    if OPTIONS[cap] then give[#give + 1] = "'" .. OPTIONS[cap] .. "'" end
+  end
+  local what = method .. (opts and opts.name and (" '" .. opts.name .. "'") or "")
+  return errors.fail("unsupported", string.format("the MCP server '%s' needs the client's "
+    .. "%s capability for %s, which it did not declare%s", self.name,
+    wanted[1] and table.concat(wanted, ", ") or "(unnamed)", what,
+    give[1] and (" (give claude.mcp.connect " .. table.concat(give, ", ") .. ")") or ""),
+    { code = err.code, data = err.data, remote_message = err.remote_message, cause = err })
+end
+
+--- Sends a request of the modern era and follows its answer to the end.
+-- @param self the client
+-- @tparam function send `send(method, params, timeout)` -> result | nil, err, kind (one
+--   request)
+-- @tparam string method
+-- @tparam[opt] table params without the envelope
+-- @tparam[opt] table opts `extensions` (per-request capability extensions), `name` (what
+--   the request is about, for messages), `owned` (`params` may be changed)
+-- @return the result (and `"task"` for a task's handle) | nil, err, kind
+function M.request(self, send, method, params, opts, timeout)
+  local extensions = opts and opts.extensions
+  local p = M.params(self, params, extensions, opts and opts.owned)
+  local rounds, corrected = 0, false
+  local max = self.opts.max_input_rounds or M.MAX_ROUNDS
+  while true do
+    local r, err, kind = send(method, p, timeout)
+    if not r then
+      local data = kind == "remote" and err.code == era.ERRORS.unsupported_version
+        and type(err.data) == "table" and err.data
+      if data and not corrected and type(data.supported) == "table" then
+        local v
+        for _, s in ipairs(data.supported) do
+          if era.MODERN_SET[s] then v = v or s end
+        end
+        if v then
+          corrected = true
+          self.protocol_version = v
+          local meta = {}
+          for k, mv in pairs(p._meta) do meta[k] = mv end
+          meta[META.protocol_version] = v
+          p._meta = meta
+          goto again
+        end
+      end
+      if kind == "remote" and err.code == era.ERRORS.missing_capability then
+        return missing(self, method, opts, err)
+      end
+      return nil, err, kind
+    end
+    if type(r) ~= "table" then return protocol(self, method, "with a result that is not "
+      .. "an object") end
+    do
+      local rt = r.resultType
+      if rt == "complete" then
+        r.resultType = nil
+        return r
+      elseif rt == nil then
+        return protocol(self, method, "without resultType (a server of protocol revision "
+          .. tostring(self.protocol_version) .. " must say it)")
+      elseif rt == "task" then
+        return r, "task"
+      elseif rt ~= "input_required" then
+        return protocol(self, method, "with resultType '" .. tostring(rt):sub(1, 40)
+          .. "', which this client does not know")
+      end
+      rounds = rounds + 1
+      if rounds > max then
+        return protocol(self, method, string.format("with input_required %d times in a row; "
+          .. "the client stops at %d rounds (max_input_rounds)", rounds, max))
+      end
+      local requests, responses = r.inputRequests, nil
+      if requests ~= nil and requests ~= json.null and next(requests) ~= nil then
+        responses, err, kind = input.answer(self, requests, { method = method,
+          name = opts and opts.name })
+        if not responses then return nil, err, kind end
+      elseif type(r.requestState) ~= "string" then
+        return protocol(self, method, "with input_required asking for nothing")
+      end
+      local nextp = {}
+      for k, v in pairs(p) do nextp[k] = v end
+      nextp.inputResponses = responses
+      nextp.requestState = type(r.requestState) == "string" and r.requestState or nil
+      p = nextp
+      if not responses then async.sleep(M.STATE_PAUSE) end
+    end
+    ::again::
+  end
+end
+
+return M
