@@ -10,6 +10,7 @@ local core = require "claude.core"
 local json = require "claude.json"
 local schema = require "claude.schema"
 local errors = require "claude.errors"
+local input = require "claude.mcp.input"
 
 local M = {}
 
@@ -287,14 +288,19 @@ end
 -- A string becomes text; a number or boolean becomes text (`42`, not `42.0`); a content value
 -- or a list of them is sent as is; any other table becomes JSON text plus `structuredContent`
 -- (arrays: text only); `nil, message` and errors become `isError` results. With an
--- `output_schema`, the result must be a table matching it.
+-- `output_schema`, the result must be a table matching it. A tool that unwound to ask the
+-- client (`claude.mcp.input`) gives back what it raised.
 -- @tparam[opt] table tool a tool object (for `validate_output`), or nil
 -- @tparam boolean ok
 -- @param ... the values returned, or the error raised
 -- @treturn table CallToolResult
 function M.result(tool, ok, ...)
   local r, e = ...
-  if not ok then return M.error(message(r)) end
+  if not ok then
+    -- the tool asks the client (modern era): the transport answers input_required
+    if input.is_unwind(r) then return r end
+    return M.error(message(r))
+  end
   if r == nil then
     if e ~= nil then return M.error(type(e) == "string" and e or message(e)) end
     return { content = jarray() }

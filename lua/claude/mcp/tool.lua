@@ -15,6 +15,8 @@ local schema = require "claude.schema"
 local content = require "claude.mcp.content"
 local errors = require "claude.errors"
 local budget = require "claude.mcp.budget"
+local input = require "claude.mcp.input"
+local wire = require "claude.mcp.wire"
 
 local M = {}
 
@@ -239,7 +241,7 @@ M.tool = public(tool)
 ---------------------------------------------------------------------------------------------
 
 local RESOURCE_FIELDS = set { "uri", "uri_template", "name", "title", "description",
-  "mime_type", "size", "annotations", "read", "text", "blob", "bytes" }
+  "mime_type", "size", "annotations", "read", "text", "blob", "bytes", "cache", "meta" }
 
 local function percent_decode(s)
   return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
@@ -291,9 +293,11 @@ local function resource(spec)
     mime_type = want(F, nil, spec, "mime_type", "string", true),
     annotations = want(F, nil, spec, "annotations", "table", true),
     read = want(F, nil, spec, "read", "function", true),
+    cache = wire.check_cache(spec.cache, F),
+    meta = want(F, nil, spec, "meta", "table", true),
   }
   local listing = { name = r.name, title = r.title, description = r.description,
-    mimeType = r.mime_type, annotations = r.annotations }
+    mimeType = r.mime_type, annotations = r.annotations, _meta = r.meta }
   local static = spec.text ~= nil or spec.blob ~= nil or spec.bytes ~= nil
   if tpl then
     if static then bad(F, nil, "read", "a resource template needs a read function") end
@@ -326,8 +330,11 @@ end
 -- `{+var}`).
 --
 --     resource{ uri =, name =, title =, description =, mime_type =, size =, annotations =,
+--               cache =, meta =,
 --               read = function(uri, params, ctx) ... end }   -- or text = / blob = / bytes =
 --
+-- `cache = {ttl_ms =, scope =}` are the caching hints of its reads in the modern era (the
+-- server's by default); `meta` is the `_meta` of its listing.
 -- `read` returns a string (text), `{text = | blob = | bytes =, mime_type =}`, a
 -- `content.resource` value, a list of these, or `nil, message`. For a template, `params`
 -- holds the decoded variables; for a plain resource it is empty.
@@ -521,7 +528,7 @@ local function remove(s, what, key)
 end
 
 local SERVER_OPTIONS = set { "version", "state", "instructions", "subscribe", "list_changed",
-  "page_size", "budget", "auth" }
+  "page_size", "budget", "auth", "cache" }
 
 local function server(name, items, opts)
   if type(name) ~= "string" or not name:find(NAME) then
@@ -550,6 +557,8 @@ local function server(name, items, opts)
     instructions = want("server", nil, opts, "instructions", "string", true),
     subscribe = want("server", nil, opts, "subscribe", "boolean", true) or false,
     list_changed = list_changed, page_size = page_size,
+    -- caching hints of its lists and reads in the modern era (claude.mcp.wire)
+    cache = wire.check_cache(opts.cache, "server") or wire.DEFAULT_CACHE,
     tools = {}, tool_list = {}, resources = {}, resource_list = {},
     resource_templates = {}, resource_template_list = {}, prompts = {}, prompt_list = {},
     completions = {}, completion_list = {},
@@ -583,7 +592,9 @@ end
 --   subscriptions (`server:resource_updated(uri)` notifies the subscribers), `list_changed`
 --   announces tools, resources and prompts added or removed while serving (default; false:
 --   never), `auth` the OAuth bearer checks of `claudelua mcp --http` (claude.mcp.server.auth;
---   false: none, on purpose; an in-process session ignores it, stdio refuses it)
+--   false: none, on purpose; an in-process session ignores it, stdio refuses it), `cache`
+--   the caching hints of its lists and reads in the modern era (`{ttl_ms = 0, scope =
+--   "private"}` by default; a resource's own `cache` wins for its reads)
 -- @treturn claude.Server
 M.server = public(server)
 
@@ -679,9 +690,12 @@ function M.is_tool(v)
   return getmetatable(v) == Tool
 end
 
+local is_unwind = input.is_unwind
+
 local function report(name)
   return function(e)
-    if errors.is(e, "cancelled") then return e end -- a cancelled call is no failure
+    -- a cancelled call is no failure, nor one that asks the client (claude.mcp.input)
+    if errors.is(e, "cancelled") or is_unwind(e) then return e end
     local msg = type(e) == "string" and e or content.message(e)
     io.stderr:write(fmt("claude: tool '%s' failed: %s\n", name, debug.traceback(msg, 2)))
     return e
