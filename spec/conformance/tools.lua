@@ -336,6 +336,56 @@ server:add(claude.tool("test_update_watched", "Marks test://watched-resource as 
     return "updated"
   end))
 
+-- The tasks extension (SEP-2663): the fixtures its scenarios call. A tool with `task` becomes a
+-- task when it waits (or at ctx.task()), for a client that declares the extension.
+server:add(claude.tool("greet", "Says hello (never a task)", { name = "string" }, function(args)
+  return "Hello, " .. args.name .. "!"
+end))
+server:add(claude.tool("slow_compute", "Sleeps, then answers (a task when it sleeps)",
+  { seconds = "number", label = "string?" }, function(args)
+    if args.seconds > 0 then claude.sleep(args.seconds) end
+    return string.format("computed %s after %ss", tostring(args.label), args.seconds)
+  end, { task = true }))
+server:add(claude.tool("failing_job", "Fails after a second (tasks only)", function()
+  claude.sleep(1)
+  error("the job failed", 0)
+end, { task = "required" }))
+server:add(claude.tool("protocol_error_job", "Ends in a protocol error (a task)", function()
+  claude.sleep(0.1)
+  error(claude.errors.new("rpc", "Internal error: the job broke", { code = -32603 }))
+end, { task = true }))
+server:add(claude.tool("confirm_delete", "Asks for a confirmation as a task",
+  { filename = "string" }, function(args, ctx)
+    ctx.task()
+    local r, err = ctx.elicit { message = "Delete " .. args.filename .. "?",
+      requestedSchema = { type = "object", properties = { confirm = { type = "boolean" } },
+        required = { "confirm" } } }
+    if not r then return nil, err end
+    return (r.action == "accept" and "deleted " or "kept ") .. args.filename
+  end, { task = true }))
+server:add(claude.tool("multi_input", "Asks two things at once as a task", function(_, ctx)
+  ctx.task()
+  local r, err = ctx.input {
+    first = { method = "elicitation/create", params = { message = "First?",
+      requestedSchema = { type = "object", properties = { name = { type = "string" } } } } },
+    second = { method = "elicitation/create", params = { message = "Second?",
+      requestedSchema = { type = "object", properties = { name = { type = "string" } } } } },
+  }
+  if not r then return nil, err end
+  return "got " .. r.first.action .. " and " .. r.second.action
+end, { task = true }))
+server:add(claude.tool("test_tool_with_task", "Asks a name, then goes on as a task",
+  function(_, ctx)
+    local r, err = ctx.input { user_name = { method = "elicitation/create", params = {
+      message = "What is your name?", requestedSchema = { type = "object",
+        properties = { name = { type = "string" } }, required = { "name" } } } } }
+    if not r then return nil, err end
+    ctx.task()
+    claude.sleep(0.2)
+    local c = r.user_name.content
+    return "Task done for " .. tostring(c and c.name)
+  end, { task = "required" }))
+
 -- Listen diagnostics (SEP-2575): each call changes the list (a tool, a prompt, there or not),
 -- so that the clients listening are told.
 local spare_tool = claude.tool("test_spare_tool", "Comes and goes", function() return "here" end)

@@ -289,7 +289,8 @@ end
 -- or a list of them is sent as is; any other table becomes JSON text plus `structuredContent`
 -- (arrays: text only); `nil, message` and errors become `isError` results. With an
 -- `output_schema`, the result must be a table matching it. A tool that unwound to ask the
--- client (`claude.mcp.input`) gives back what it raised.
+-- client (`claude.mcp.input`) gives back what it raised, and so does one that raised an error
+-- of kind `rpc` with an integer `code` (the call is answered with that JSON-RPC error).
 -- @tparam[opt] table tool a tool object (for `validate_output`), or nil
 -- @tparam boolean ok
 -- @param ... the values returned, or the error raised
@@ -299,6 +300,8 @@ function M.result(tool, ok, ...)
   if not ok then
     -- the tool asks the client (modern era): the transport answers input_required
     if input.is_unwind(r) then return r end
+    -- an error of kind rpc with an integer code: the call answers with that JSON-RPC error
+    if errors.is(r, "rpc") and math.type(r.code) == "integer" then return r end
     return M.error(message(r))
   end
   if r == nil then

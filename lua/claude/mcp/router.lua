@@ -55,6 +55,7 @@ local function id_of(message)
 end
 
 local rpc_error = core.jsonrpc_error
+local RPC_ERROR = getmetatable(errors.new("rpc", ""))
 
 ---------------------------------------------------------------------------------------------
 -- ctx: what execute/read/get receive
@@ -197,6 +198,11 @@ Ctx.__index = function(ctx, k)
     end
   elseif k == "input" then
     f = function(requests, timeout) return public_input(ctx, requests, timeout) end
+  elseif k == "task" then -- the tasks extension: go on as a task (the transport's `task`)
+    f = function()
+      local hook = ctx._router._task
+      return hook ~= nil and hook(ctx) or false
+    end
   elseif META_FIELDS[k] then
     local m = rawget(ctx, "_meta")
     local v = m and m[k]
@@ -372,12 +378,13 @@ end
 --   client and waits for its result (`ctx.sample`, `ctx.elicit`, `ctx.roots`, `ctx.request`),
 --   returning it or `nil, err, kind`; `input = function(ctx, requests)`: answers `ctx.input`
 --   (the modern era's multi round-trip requests; without it, `ctx.input` sends the requests
---   with `request`); `ack = false`: notifications get no answer (a plain MCP transport; the
---   CLI's control channel wants one, the default)
+--   with `request`); `task = function(ctx)`: answers `ctx.task()` (the tasks extension: the
+--   call goes on as a task; without it, false); `ack = false`: notifications get no answer
+--   (a plain MCP transport; the CLI's control channel wants one, the default)
 -- @treturn claude.Router
 -- @function new
 local NEW_OPTIONS = { notify = true, request = true, ack = true, budget = true,
-  close_stream = true, input = true }
+  close_stream = true, input = true, task = true }
 
 M.new = public(function(servers, opts)
   errors.check(servers, 1, "new", "table", true)
@@ -385,7 +392,7 @@ M.new = public(function(servers, opts)
   opts = opts or {}
   errors.check_fields(opts, NEW_OPTIONS, "new")
   budgets.check(opts.budget, "the session (tool_budget)")
-  for _, f in ipairs { "notify", "request", "input" } do
+  for _, f in ipairs { "notify", "request", "input", "task" } do
     if opts[f] ~= nil and type(opts[f]) ~= "function" then
       misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(opts[f]))
     end
@@ -401,7 +408,7 @@ M.new = public(function(servers, opts)
   return setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
     _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
     _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
-    _input = opts.input }, Router)
+    _input = opts.input, _task = opts.task }, Router)
 end)
 
 -- The work of one request, in a task: a tool call answers with its result (the caller writes
@@ -410,6 +417,9 @@ local function run_call(self, name, t, args, ctx, id, reply, tag)
   local result = call_tool(t, args, ctx, true)
   if ctx._task then unregister(self, name, id, ctx) end
   if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
+  if getmetatable(result) == RPC_ERROR and result.kind == "rpc" then -- it raised a JSON-RPC error
+    return reply(tag, rpc_error(id, result.code, result.message, result.data))
+  end
   reply(tag, result, id == nil and null or id)
 end
 

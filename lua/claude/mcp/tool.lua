@@ -92,9 +92,10 @@ end
 ---------------------------------------------------------------------------------------------
 
 local TOOL_FIELDS = set { "name", "title", "description", "input_schema", "output_schema",
-  "annotations", "execute", "max_result_size_chars", "always_load", "meta", "budget" }
+  "annotations", "execute", "max_result_size_chars", "always_load", "meta", "budget", "task" }
 local OPTION_FIELDS = set { "title", "output_schema", "annotations", "max_result_size_chars",
-  "always_load", "meta", "budget" }
+  "always_load", "meta", "budget", "task" }
+local TASK_SUPPORT = { [true] = "optional", optional = "optional", required = "required" }
 
 local ANNOTATIONS = {
   read_only = "readOnlyHint", readOnlyHint = "readOnlyHint",
@@ -173,6 +174,16 @@ local function build_tool(spec, labels)
     end
   end
 
+  local task = spec.task
+  if task ~= nil and task ~= false then
+    task = TASK_SUPPORT[task]
+    if not task then
+      bad(F, labels, "task", "true, 'optional' or 'required' expected, got %s",
+        type(spec.task) == "string" and "'" .. spec.task .. "'" or typename(spec.task))
+    end
+  else
+    task = nil
+  end
   local listing = {
     name = name, title = title, description = description, inputSchema = input_schema,
     outputSchema = output_schema, annotations = annotations, _meta = meta,
@@ -182,6 +193,7 @@ local function build_tool(spec, labels)
     input_schema = input_schema, output_schema = output_schema, annotations = annotations,
     meta = meta, execute = execute, validate = validate, validate_output = validate_output,
     listing = listing, budget = budget.check(spec.budget, "tool '" .. name .. "'"),
+    task = task,
   }, Tool)
 end
 
@@ -231,8 +243,10 @@ end
 -- `schema`/`input_schema` is shorthand or a full JSON Schema (see `claude.schema`);
 -- `options` takes the table form's other fields. `annotations` accepts `read_only`,
 -- `destructive`, `idempotent`, `open_world`, `title` (or the MCP names `readOnlyHint`, ...),
--- and `max_result_size_chars`. `execute(args, ctx)` returns the result (see
--- `claude.content.result`).
+-- and `max_result_size_chars`. `task = true` (or `"optional"`) lets a call go on as a task of
+-- the tasks extension when its client accepts tasks (it becomes one when it waits, or at
+-- `ctx.task()`); `task = "required"`: only clients that accept tasks may call it.
+-- `execute(args, ctx)` returns the result (see `claude.content.result`).
 -- @treturn claude.Tool
 M.tool = public(tool)
 

@@ -11,6 +11,7 @@ local async = require "claude.async"
 local errors = require "claude.errors"
 local tool = require "claude.mcp.tool"
 local origin = require "claude.mcp.server.origin"
+local state = require "claude.mcp.server.state"
 
 local M = {}
 
@@ -57,6 +58,11 @@ OAuth (HTTP only; for the servers without an auth option of their own, see docs/
                           an error and the server goes on
   --request-timeout SECONDS  how long a request to the client (ctx.sample, ctx.elicit,
                           ctx.roots, ctx.request) may take (default 60; 0: no limit)
+  --state-key-file FILE   protocol 2026-07-28: the key that signs the requestState of
+                          multi round-trip requests (at least 16 bytes), shared by the
+                          processes behind one load balancer (default: the environment
+                          variable CLAUDELUA_MCP_STATE_KEY, else a random key per process)
+  --state-ttl SECONDS     how long a requestState stays valid (default 600)
   -h, --help              show this help
 
 Over stdio, stdout carries the protocol alone: print, io.write and logs go to stderr. The
@@ -181,6 +187,11 @@ function M.parse(argv)
     elseif a == "--request-timeout" then
       local t = number_arg(a, value())
       o.request_timeout = t > 0 and t or false
+    elseif a == "--state-key-file" then
+      o.state_key_file = value()
+    elseif a == "--state-ttl" then
+      o.state_ttl = number_arg(a, value())
+      if o.state_ttl <= 0 then usage_error("--state-ttl needs a positive number") end
     elseif a == "--" then
       i = i + 1
       break
@@ -200,6 +211,24 @@ function M.parse(argv)
   end
   o.auth = auth_option(o)
   return o
+end
+
+-- The requestState key: --state-key-file, else CLAUDELUA_MCP_STATE_KEY, else none (each
+-- process makes its own).
+local function state_key(o)
+  local key = os.getenv(state.ENV)
+  if o.state_key_file then
+    local f, err = io.open(o.state_key_file, "rb")
+    if not f then usage_error("--state-key-file: %s", err) end
+    key = f:read("a"):gsub("%s+$", "")
+    f:close()
+  end
+  if key == "" then key = nil end
+  if key and #key < state.MIN_KEY then
+    usage_error("the requestState key (%s) has %d bytes: at least %d are needed",
+      o.state_key_file and "--state-key-file" or state.ENV, #key, state.MIN_KEY)
+  end
+  return key
 end
 
 -- What the file returned -> { {name, server}, ... } in a stable order | nil, message
@@ -380,6 +409,7 @@ local function serve_http(o, list)
   local t, err
   ok, t, err = pcall(http.listen, list, {
     host = o.http.host, port = o.http.port, stateless = o.stateless,
+    state_key = state_key(o), state_ttl = o.state_ttl,
     max_body = o.max_message, request_timeout = o.request_timeout,
     session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
     allowed_origins = o.allowed_origins, auth = o.auth,
@@ -430,7 +460,7 @@ function M.main(...)
     local stdio = require "claude.mcp.server.stdio"
     local err
     t, err = stdio.open { max_message = o.max_message, grace = o.grace,
-      request_timeout = o.request_timeout }
+      request_timeout = o.request_timeout, state_key = state_key(o), state_ttl = o.state_ttl }
     if not t then error(err, 0) end
     local ok, rerr = stdio.redirect_stdout()
     if not ok then error(rerr, 0) end

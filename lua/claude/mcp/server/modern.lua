@@ -35,6 +35,7 @@ local input = require "claude.mcp.input"
 local router_mod = require "claude.mcp.router"
 local content = require "claude.mcp.content"
 local state_mod = require "claude.mcp.server.state"
+local tasks_mod = require "claude.mcp.server.tasks"
 
 local M = {}
 
@@ -218,6 +219,7 @@ local function ask(ctx, requests)
     end
   end
   if not missing then return got end
+  if req.task then return req.tasks:ask(req, requests, got) end -- a task waits for them
   local caps = req.meta[CAPS]
   for _, r in pairs(missing) do
     if not input.declared(caps, r.method) then
@@ -253,12 +255,15 @@ function Modern:capabilities()
   local _, response = dispatch(self._server, { jsonrpc = "2.0", id = 0, method = "initialize",
     params = { protocolVersion = era.LATEST_LEGACY } })
   local caps = response.result.capabilities
-  local ext = self._extensions
-  if ext and next(ext) then
-    local e = jobject()
-    for k, v in pairs(ext) do e[k] = v.capability end
-    caps.extensions = e
+  local e
+  for _, x in ipairs(self._extensions) do
+    local c = x:capability()
+    if c then
+      e = e or jobject()
+      e[x.id] = c
+    end
   end
+  caps.extensions = e
   return caps
 end
 
@@ -282,7 +287,7 @@ local function tagged(id, method, params)
   return { jsonrpc = "2.0", method = method, params = params }
 end
 
-local function listen(self, msg, out)
+local function listen(self, msg, out, auth)
   local params = msg.params
   local want = type(params) == "table" and params.notifications
   if type(want) ~= "table" then
@@ -308,7 +313,8 @@ local function listen(self, msg, out)
     end
     honoured.resourceSubscriptions = kept
   end
-  local sub = { id = msg.id, filter = honoured, uris = uris, out = out }
+  local sub = { id = msg.id, filter = honoured, uris = uris, out = out,
+    tasks = tasks_mod.declared(params._meta[CAPS]), principal = auth and auth.principal or nil }
   self._listens[sub] = true
   out.listening = sub
   out.send(tagged(msg.id, "notifications/subscriptions/acknowledged",
@@ -351,16 +357,24 @@ end
 --- A modern-era server for `server`.
 -- @tparam claude.Server server
 -- @tparam[opt] table opts `state` (a `claude.mcp.server.state`; default: one with this
---   process's key), `extensions` (`{ [id] = { capability =, methods = { [method] =
---   function(modern, msg, out, auth) } } }`: the extensions served, as
---   `claude.mcp.server.tasks` makes them)
+--   process's key)
 -- @treturn claude.mcp.ModernServer
 function M.new(server, opts)
   opts = opts or {}
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
-    _state = opts.state or state_mod.new(), _extensions = opts.extensions }, Modern)
+    _state = opts.state or state_mod.new() }, Modern)
+  -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
+  self._tasks = tasks_mod.new(self)
+  self._extensions = { self._tasks }
   self._router = router_mod.new({ [server.name] = server }, { ack = false, notify = notify,
-    request = ask_one, input = ask })
+    request = ask_one, input = ask,
+    task = function(ctx) -- ctx.task(): the call goes on as a task, when its client may
+      local req = ctx._req
+      if req.task then return true end
+      if not req.may_task then return false end
+      self._tasks:start(req, ctx, req.auth)
+      return true
+    end })
   self._reply = function(req, response, id) return reply(self, req, response, id) end
   self:set_meta()
   watch(self, server)
@@ -409,19 +423,30 @@ function Modern:handle(msg, out, auth)
     return nil
   end
   if method == "subscriptions/listen" then
-    listen(self, msg, out)
+    listen(self, msg, out, auth)
     return nil
   end
   local ext = self._extensions
-  if ext then
-    for _, e in pairs(ext) do
-      local f = e.methods[method]
-      if f then return f(self, msg, out, auth) end
+  for i = 1, #ext do
+    local f = ext[i].methods[method]
+    if f then
+      f(self, msg, out, auth)
+      return nil
     end
   end
   local params = msg.params
-  local req = setmetatable({ meta = params._meta, out = out, method = method, params = params },
-    Req)
+  local req = setmetatable({ meta = params._meta, out = out, method = method, params = params,
+    id = id, auth = auth }, Req)
+  if method == "tools/call" then
+    local t = self._server.tools[params.name]
+    if t and t.task then
+      local refusal = self._tasks:check_call(t, req, id)
+      if refusal then
+        out.send(refusal)
+        return nil
+      end
+    end
+  end
   local state, responses = params.requestState, params.inputResponses
   if state ~= nil or responses ~= nil then
     local answers
@@ -446,7 +471,10 @@ end
 --- Serve `msg` with the request context `req` (the tasks extension runs a tool this way).
 -- @return the request's context while it runs, or nil
 function Modern:dispatch(msg, req, auth)
-  return self._router:handle_async(self._key, msg, self._reply, req, auth, req)
+  local ctx = self._router:handle_async(self._key, msg, self._reply, req, auth, req)
+  -- a call that may be a task and waits becomes one (claude.mcp.server.tasks)
+  if ctx and req.may_task and not req.task then self._tasks:start(req, ctx, auth) end
+  return ctx
 end
 
 --- Cancel a request in flight (its client left); its answer is dropped by the transport.
