@@ -326,8 +326,11 @@ local items = {
     end },
 }
 
+-- The skills extension (SEP-2640): the skills of spec/conformance/skills/, beside this file.
+local here = (arg and arg[0] or ""):match("^(.*)/[^/]*$") or "."
+
 server = claude.server("conformance-test-server", items, { subscribe = true,
-  instructions = "The server the MCP conformance suite tests." })
+  instructions = "The server the MCP conformance suite tests.", skills = here .. "/skills" })
 
 -- Tells the subscribers of test://watched-resource that it changed (a tool a test can call).
 server:add(claude.tool("test_update_watched", "Marks test://watched-resource as updated",

@@ -17,6 +17,7 @@ local errors = require "claude.errors"
 local budget = require "claude.mcp.budget"
 local input = require "claude.mcp.input"
 local wire = require "claude.mcp.wire"
+local skills = require "claude.mcp.skills"
 
 local M = {}
 
@@ -542,7 +543,7 @@ local function remove(s, what, key)
 end
 
 local SERVER_OPTIONS = set { "version", "state", "instructions", "subscribe", "list_changed",
-  "page_size", "budget", "auth", "cache" }
+  "page_size", "budget", "auth", "cache", "skills" }
 
 local function server(name, items, opts)
   if type(name) ~= "string" or not name:find(NAME) then
@@ -595,6 +596,13 @@ local function server(name, items, opts)
     local err = add(s, items[i])
     if err then misuse("bad argument #2 to 'server' (item %d: %s)", i, err) end
   end
+  if opts.skills ~= nil then
+    if type(opts.skills) ~= "string" and type(opts.skills) ~= "table" then
+      bad("server", nil, "skills", "a folder or a list of folders expected, got %s",
+        typename(opts.skills))
+    end
+    methods.add_skills(s, opts.skills)
+  end
   return s
 end
 
@@ -608,7 +616,8 @@ end
 --   never), `auth` the OAuth bearer checks of `claudelua mcp --http` (claude.mcp.server.auth;
 --   false: none, on purpose; an in-process session ignores it, stdio refuses it), `cache`
 --   the caching hints of its lists and reads in the modern era (`{ttl_ms = 0, scope =
---   "private"}` by default; a resource's own `cache` wins for its reads)
+--   "private"}` by default; a resource's own `cache` wins for its reads), `skills` a folder
+--   (or a list of folders) of Agent Skills to serve (`server:add_skills`)
 -- @treturn claude.Server
 M.server = public(server)
 
@@ -623,6 +632,51 @@ methods.add = public(function(s, item)
   end
   local err = add(s, item)
   if err then misuse("bad argument #1 to 'add' (%s)", err) end
+  return s
+end)
+
+--- Serve the skills of one or more folders (the skills extension of the modern era,
+-- `claude.mcp.skills`): each directory holding a `SKILL.md` is a skill; each skill's
+-- `SKILL.md` becomes a resource (`skill://<name>/SKILL.md`, named and described by its
+-- frontmatter), its other files are read through the resource template `skill://{+path}`,
+-- and clients of the modern era list them with `skills/list` and `skills/get`. Replaces the
+-- skills served before, if any. A folder that is not one, a skill without a valid name or
+-- description, two skills of one name: a misuse.
+-- @tparam string|{string,...} dirs
+-- @treturn claude.Server the server itself
+-- @function add_skills
+methods.add_skills = public(function(s, dirs)
+  if getmetatable(s) ~= Server then
+    misuse("bad self to 'add_skills' (claude.Server expected, got %s)", typename(s))
+  end
+  local catalog = skills.load(dirs)
+  local old = s.skills
+  if old then
+    for _, r in ipairs(old.items) do
+      if r.kind == "resource" then remove(s, "resources", r.uri)
+      else remove(s, "resource_templates", r.uri_template) end
+    end
+  end
+  local items, files = {}, catalog.files
+  for _, e in ipairs(catalog.skills) do
+    local path = skills.path(e.uri)
+    items[#items + 1] = resource { uri = e.uri, name = e.frontmatter.name,
+      description = e.frontmatter.description, mime_type = "text/markdown",
+      size = files[path].size, read = function() return { text = files[path].bytes } end }
+  end
+  items[#items + 1] = resource { uri_template = skills.SCHEME .. "{+path}", name = "skills",
+    description = "The files of the skills this server serves", read = function(uri)
+      local f = files[skills.path(uri)]
+      if not f then return nil, "no skill file at " .. uri end
+      if f.text then return { text = f.bytes, mime_type = f.mime } end
+      return { bytes = f.bytes, mime_type = f.mime }
+    end }
+  catalog.items = items
+  s.skills = catalog
+  for _, r in ipairs(items) do
+    local err = add(s, r)
+    if err then misuse("bad argument #1 to 'add_skills' (%s)", err) end
+  end
   return s
 end)
 

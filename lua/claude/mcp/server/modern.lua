@@ -36,6 +36,7 @@ local router_mod = require "claude.mcp.router"
 local content = require "claude.mcp.content"
 local state_mod = require "claude.mcp.server.state"
 local tasks_mod = require "claude.mcp.server.tasks"
+local skills_mod = require "claude.mcp.server.skills"
 
 local M = {}
 
@@ -365,7 +366,7 @@ function M.new(server, opts)
     _state = opts.state or state_mod.new() }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
   self._tasks = tasks_mod.new(self)
-  self._extensions = { self._tasks }
+  self._extensions = { self._tasks, skills_mod.new(self) }
   self._router = router_mod.new({ [server.name] = server }, { ack = false, notify = notify,
     request = ask_one, input = ask,
     task = function(ctx) -- ctx.task(): the call goes on as a task, when its client may
