@@ -7,9 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # libh2o-dev: h2o built on libuv, the HTTP server (its headers need libssl-dev);
-# curl: the HTTP server's specs; wrk: bench/http_wrk.sh
+# curl: the HTTP server's specs; wrk: bench/http_wrk.sh; haproxy: the load-balancer spec of
+# claudelua mcp --http (spec/e2e/mcp_haproxy_spec.lua)
 packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev
-          libh2o-dev libssl-dev libcurl4-openssl-dev lua-busted lua-check lua-luv curl wrk)
+          libh2o-dev libssl-dev libcurl4-openssl-dev lua-busted lua-check lua-luv curl wrk
+          haproxy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

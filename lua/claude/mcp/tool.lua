@@ -671,7 +671,7 @@ methods.add_skills = public(function(s, dirs)
       if f.text then return { text = f.bytes, mime_type = f.mime } end
       return { bytes = f.bytes, mime_type = f.mime }
     end }
-  catalog.items = items
+  catalog.items, catalog.sources = items, type(dirs) == "string" and { dirs } or dirs
   s.skills = catalog
   for _, r in ipairs(items) do
     local err = add(s, r)

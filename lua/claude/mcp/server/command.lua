@@ -63,6 +63,11 @@ OAuth (HTTP only; for the servers without an auth option of their own, see docs/
                           processes behind one load balancer (default: the environment
                           variable CLAUDELUA_MCP_STATE_KEY, else a random key per process)
   --state-ttl SECONDS     how long a requestState stays valid (default 600)
+  --node NAME             HTTP only: this process's name behind a load balancer; the ids of
+                          its tasks start with it (NAME.), so that the balancer can route
+                          tasks/* requests (Mcp-Name) to the process that has the task
+  --skills DIR            serve the Agent Skills of DIR (each directory with a SKILL.md) on
+                          every server, beside those of its own skills option (repeatable)
   -h, --help              show this help
 
 Over stdio, stdout carries the protocol alone: print, io.write and logs go to stderr. The
@@ -187,6 +192,14 @@ function M.parse(argv)
     elseif a == "--request-timeout" then
       local t = number_arg(a, value())
       o.request_timeout = t > 0 and t or false
+    elseif a == "--node" then
+      o.node = value()
+      if not o.node:find("^[%w_%-]+$") then
+        usage_error("--node needs a name of letters, digits, '-' and '_', got '%s'", o.node)
+      end
+    elseif a == "--skills" then
+      o.skills = o.skills or {}
+      o.skills[#o.skills + 1] = value()
     elseif a == "--state-key-file" then
       o.state_key_file = value()
     elseif a == "--state-ttl" then
@@ -206,7 +219,8 @@ function M.parse(argv)
   for j = i + 1, #argv do o.args[#o.args + 1] = argv[j] end
   if not o.file and not o.help then usage_error("no tools file given") end
   if o.stateless and not o.http then usage_error("--stateless needs --http") end
-  for _, k in ipairs { "allowed_origins", "allowed_hosts", "session_timeout", "no_auth" } do
+  for _, k in ipairs { "allowed_origins", "allowed_hosts", "session_timeout", "no_auth",
+    "node" } do
     if o[k] ~= nil and not o.http then usage_error("--%s needs --http", k:gsub("_", "-")) end
   end
   o.auth = auth_option(o)
@@ -265,11 +279,25 @@ local function servers_of(value, file)
   return list
 end
 
+-- --skills DIR: every server serves those skills too.
+local function add_skills(list, dirs)
+  for _, e in ipairs(list) do
+    local server = e[2]
+    local all = {}
+    for _, d in ipairs(server.skills and server.skills.sources or {}) do all[#all + 1] = d end
+    for _, d in ipairs(dirs) do all[#all + 1] = d end
+    local ok, err = pcall(server.add_skills, server, all)
+    if not ok then return nil, (tostring(err):gsub("^[^\n]-:%d+: ", "")) end
+  end
+  return list
+end
+
 --- Run a tools file and return its servers.
 -- @tparam string file
 -- @tparam {string,...} args
+-- @tparam[opt] {string,...} skills folders of skills every server serves too (`--skills`)
 -- @return `{ {name, server}, ... }` | nil, message
-function M.load(file, args)
+function M.load(file, args, skills)
   local chunk, err = loadfile(file)
   if not chunk then return nil, err end
   local ok, value = xpcall(chunk, async.traceback, table.unpack(args))
@@ -277,7 +305,10 @@ function M.load(file, args)
     return nil, string.format("%s failed: %s", file, errors.is(value) and value.message
       or tostring(value))
   end
-  return servers_of(value, file)
+  local list
+  list, err = servers_of(value, file)
+  if list and skills then return add_skills(list, skills) end
+  return list, err
 end
 
 local function pick(list, name)
@@ -328,7 +359,7 @@ end
 -- @tparam {string,...} args the file's arguments
 -- @tparam function apply
 -- @return the watching task (cancel it to stop)
-function M.watch(file, args, apply)
+function M.watch(file, args, apply, skills)
   local last = read_all(file)
   return async.spawn(function()
     while true do
@@ -336,7 +367,7 @@ function M.watch(file, args, apply)
       local now = read_all(file)
       if now and now ~= last then
         last = now
-        local list, err = M.load(file, args)
+        local list, err = M.load(file, args, skills)
         if list then
           local ok, aerr = pcall(apply, list)
           if ok then
@@ -382,7 +413,7 @@ local function serve_stdio(o, t, list)
       if not s then error(perr, 0) end
       server = s
       t.conn:set_server(s)
-    end)
+    end, o.skills)
   end
   local unwatch = M.stop_signals(function(signame)
     t:shutdown(o.grace, "server stopped (SIG" .. signame:upper() .. ")")
@@ -409,7 +440,7 @@ local function serve_http(o, list)
   local t, err
   ok, t, err = pcall(http.listen, list, {
     host = o.http.host, port = o.http.port, stateless = o.stateless,
-    state_key = state_key(o), state_ttl = o.state_ttl,
+    state_key = state_key(o), state_ttl = o.state_ttl, node = o.node,
     max_body = o.max_message, request_timeout = o.request_timeout,
     session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
     allowed_origins = o.allowed_origins, auth = o.auth,
@@ -436,7 +467,8 @@ local function serve_http(o, list)
   io.stderr:flush()
   local stop = async.event()
   local unwatch = M.stop_signals(function() stop:set() end)
-  local watcher = o.watch and M.watch(o.file, o.args, function(new) t:set_servers(new) end)
+  local watcher = o.watch and M.watch(o.file, o.args, function(new) t:set_servers(new) end,
+    o.skills)
   pcall(stop.wait, stop)
   if watcher then watcher:cancel("server stopped") end
   local deadline = core.now() + o.grace
@@ -465,7 +497,7 @@ function M.main(...)
     local ok, rerr = stdio.redirect_stdout()
     if not ok then error(rerr, 0) end
   end
-  local list, err = M.load(o.file, o.args)
+  local list, err = M.load(o.file, o.args, o.skills)
   if not list then
     if t then t:close() end
     error(errors.new("load", "mcp: " .. err, { traceback = false }), 0)

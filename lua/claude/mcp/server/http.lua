@@ -319,7 +319,7 @@ end
 local function modern_of(self, ep)
   local m = ep.modern
   if not m then
-    m = modern.new(ep.server, { state = self.state })
+    m = modern.new(ep.server, { state = self.state, node = self.opts.node })
     ep.modern = m
   end
   return m
@@ -664,7 +664,8 @@ end
 --   option of their own: see claude.mcp.server.auth; `false`: none, on purpose),
 --   `state_key` (the key that signs the `requestState` of multi round-trip requests, shared
 --   by the processes behind one load balancer; default: a random key of this process),
---   `state_ttl` (seconds a `requestState` stays valid, 600)
+--   `state_ttl` (seconds a `requestState` stays valid, 600), `node` (this process's name
+--   behind a load balancer: task ids start with it, for routing; letters, digits, `-`, `_`)
 -- @return the transport (`:url()`, `:port()`, `:close()`), or nil, err, "connection"
 -- @raise a misuse for bad options, and for a `host` that is not loopback with a server
 --   that has no `auth` while the transport's `auth` is not given (`auth = false` says so)

@@ -358,12 +358,13 @@ end
 --- A modern-era server for `server`.
 -- @tparam claude.Server server
 -- @tparam[opt] table opts `state` (a `claude.mcp.server.state`; default: one with this
---   process's key)
+--   process's key), `node` (this process's name behind a load balancer: the prefix of its
+--   task ids)
 -- @treturn claude.mcp.ModernServer
 function M.new(server, opts)
   opts = opts or {}
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
-    _state = opts.state or state_mod.new() }, Modern)
+    _state = opts.state or state_mod.new(), node = opts.node }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
   self._tasks = tasks_mod.new(self)
   self._extensions = { self._tasks, skills_mod.new(self) }

@@ -13,8 +13,10 @@
 -- and `ctx.input` wait for the answers `tasks/update` brings (the task's status is then
 -- `input_required`, its `inputRequests` the questions not answered yet). A task runs in the
 -- process that created it, under the tool's budgets; its record is kept `ttl_ms` after it
--- was created (default one hour), then forgotten. Listens of clients that declared the
--- extension get `notifications/tasks` when a task's status changes.
+-- was created (default one hour), then forgotten. Behind a load balancer, a task's id starts
+-- with the process's `node` name and a dot (`a.3kx...`), so that `tasks/*` requests, whose
+-- `Mcp-Name` header is the id, can be routed to the process that has the task. Listens of
+-- clients that declared the extension get `notifications/tasks` when a task's status changes.
 -- @module claude.mcp.server.tasks
 local core = require "claude.core"
 local async = require "claude.async"
@@ -165,7 +167,9 @@ function Tasks:start(req, ctx, auth)
   if req.task then return req.task end
   sweep(self)
   local t = now()
-  local rec = { id = core.base64url_encode(assert(core.random_bytes(18))), status = "working",
+  local node = self._modern.node
+  local rec = { id = (node and node .. "." or "") .. core.base64url_encode(assert(
+    core.random_bytes(18))), status = "working",
     created = t, created_at = iso(t), ttl_ms = M.TTL_MS, ctx = ctx,
     principal = auth and auth.principal or nil }
   rec.updated_at = rec.created_at
