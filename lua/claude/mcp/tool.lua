@@ -762,8 +762,9 @@ local is_unwind = input.is_unwind
 
 local function report(name)
   return function(e)
-    -- a cancelled call is no failure, nor one that asks the client (claude.mcp.input)
-    if errors.is(e, "cancelled") or is_unwind(e) then return e end
+    -- a cancelled call is no failure, nor one that asks the client (claude.mcp.input), nor
+    -- a JSON-RPC error the tool raised on purpose (kind rpc)
+    if errors.is(e, "cancelled") or errors.is(e, "rpc") or is_unwind(e) then return e end
     local msg = type(e) == "string" and e or content.message(e)
     io.stderr:write(fmt("claude: tool '%s' failed: %s\n", name, debug.traceback(msg, 2)))
     return e
