@@ -28,7 +28,7 @@ end
 local function recorder()
   local sent = {}
   local out = { own_ids = true, sent = sent,
-    send = function(msg) sent[#sent + 1] = json.decode(json.encode(msg)) return true end }
+    send = function(_, msg) sent[#sent + 1] = json.decode(json.encode(msg)) return true end }
   return out
 end
 

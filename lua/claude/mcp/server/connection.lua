@@ -58,6 +58,10 @@ local content = require "claude.mcp.content"
 local tool = require "claude.mcp.tool"
 local era = require "claude.mcp.era"
 local modern = require "claude.mcp.server.modern"
+local check = modern.check
+local PV, CAPS, LEVEL = era.META.protocol_version, era.META.client_capabilities,
+  era.META.log_level
+local LATEST = era.LATEST_MODERN
 
 local M = {}
 
@@ -257,8 +261,8 @@ local function modern_of(self)
   m = modern.new(self._server, { state = self._state })
   local send_result = self._send_result
   self._mout = { own_ids = true,
-    send = function(msg) return out(self, msg, msg.id) end,
-    text = send_result and function(id, text, suffix)
+    send = function(_, msg) return out(self, msg, msg.id) end,
+    text = send_result and function(_, id, text, suffix)
       if self.closed then return nil end
       return send_result(id, text, id, suffix)
     end }
@@ -272,17 +276,27 @@ local function receive_modern(self, msg, auth)
   local id, method = msg.id, msg.method
   if method == nil then return true end -- an answer: this era sends no request to the client
   if id ~= nil then
-    if method == "initialize" and era.claimed(msg) == nil then
-      return out(self, rpc_error(id, era.ERRORS.unsupported_version, "Unsupported protocol "
-        .. "version: this connection speaks " .. era.LATEST_MODERN .. " (no initialize)",
-        { supported = json.array(era.MODERN_VERSIONS),
-          requested = type(msg.params) == "table" and msg.params.protocolVersion or null }), id)
+    -- the usual request (the version we speak, capabilities, no log level) without a call
+    local params = msg.params
+    local meta = type(params) == "table" and params._meta
+    local caps = type(meta) == "table" and meta[CAPS]
+    local code, message, data
+    if not (caps and meta[PV] == LATEST and type(caps) == "table" and caps[1] == nil
+        and getmetatable(caps) ~= json.array_mt and meta[LEVEL] == nil) then
+      code, message, data = check(msg, false)
     end
-    local code, message, data = modern.check(msg, false)
-    if code then return out(self, rpc_error(id, code, message, data), id) end
-    if method ~= "server/discover" then self.era = "modern" end
+    if code then
+      if method == "initialize" and era.claimed(msg) == nil then
+        code, message, data = era.ERRORS.unsupported_version, "Unsupported protocol version: "
+          .. "this connection speaks " .. era.LATEST_MODERN .. " (no initialize)",
+          { supported = json.array(era.MODERN_VERSIONS),
+            requested = type(msg.params) == "table" and msg.params.protocolVersion or null }
+      end
+      return out(self, rpc_error(id, code, message, data), id)
+    end
+    if self.era ~= "modern" and method ~= "server/discover" then self.era = "modern" end
   end
-  return modern_of(self):handle(msg, self._mout, auth)
+  return (self._modern or modern_of(self)):handle(msg, self._mout, auth)
 end
 
 local function receive_one(self, msg, auth)
@@ -326,7 +340,15 @@ end
 --   (`claude.mcp.server.auth`): the requests' `ctx.auth`
 function Conn:receive(msg, auth)
   if self.closed then return end
+  -- a connection pinned to the modern era: one message (no batch in that era)
+  if self.era == "modern" and type(msg) == "table" and msg.jsonrpc ~= nil then
+    return receive_modern(self, msg, auth)
+  end
   if type(msg) == "table" and msg[1] ~= nil and msg.jsonrpc == nil then
+    if self.era == "modern" then
+      return out(self, rpc_error(null, INVALID_REQUEST, "Invalid Request: no batch in "
+        .. "protocol " .. era.MODERN .. " and later"))
+    end
     for i = 1, #msg do receive_one(self, msg[i], auth) end
     return
   end

@@ -112,7 +112,7 @@ function M.check_headers(msg, headers, server)
   local method = msg.method
   local hm = headers["mcp-method"]
   if hm == nil then return mismatch("Header mismatch: the Mcp-Method header is missing") end
-  if trim(hm) ~= method then
+  if hm ~= method and trim(hm) ~= method then
     return mismatch(fmt("Header mismatch: Mcp-Method says '%s', the body '%s'", trim(hm),
       method))
   end
@@ -122,7 +122,7 @@ function M.check_headers(msg, headers, server)
   local want = type(params) == "table" and params[field]
   local hn = headers["mcp-name"]
   if hn == nil then return mismatch("Header mismatch: the Mcp-Name header is missing") end
-  local name = M.header_value(hn)
+  local name = hn == want and hn or M.header_value(hn)
   if name == nil then return mismatch("Header mismatch: Mcp-Name is not valid base64") end
   if name ~= want then
     return mismatch(fmt("Header mismatch: Mcp-Name says '%s', the body's %s '%s'", name, field,
@@ -160,34 +160,36 @@ end
 -- The exchange of one POST
 ---------------------------------------------------------------------------------------------
 
--- out.send of a POST: the answer ends it (JSON, or the last event of its stream); anything
--- before the answer turns it into an event stream.
-local function exchange(res, id)
-  local ex = { own_ids = false, done = false, stream = false }
-  ex.send = function(msg)
-    if ex.done then return nil end
-    local data = encode(msg)
-    if msg.method == nil and msg.id == id then
-      ex.done = true
-      if ex.stream then
-        res:write("event: message\ndata: " .. data .. "\n\n")
-        res:finish()
-      else
-        local e = msg.error
-        res:respond(e and STATUS[e.code] or 200, JSON_HEADERS, data)
-      end
-      return true
+-- The out of a POST (claude.mcp.server.modern): the answer ends it (JSON, or the last event
+-- of its stream); anything before the answer turns it into an event stream.
+local Exchange = { own_ids = false }
+Exchange.__index = Exchange
+
+function Exchange:send(msg)
+  if self.done then return nil end
+  local res, data = self.res, encode(msg)
+  if msg.method == nil and msg.id == self.id then
+    self.done = true
+    if self.stream then
+      res:write("event: message\ndata: " .. data .. "\n\n")
+      res:finish()
+    else
+      local e = msg.error
+      res:respond(e and STATUS[e.code] or 200, JSON_HEADERS, data)
     end
-    if not ex.stream then
-      if res:state() ~= "new" then return nil end
-      ex.stream = true
-      res:start(200, SSE_HEADERS)
-    end
-    if res:write("event: message\ndata: " .. data .. "\n\n") == nil then return nil end
     return true
   end
-  return ex
+  if not self.stream then
+    if res:state() ~= "new" then return nil end
+    self.stream = true
+    res:start(200, SSE_HEADERS)
+  end
+  if res:write("event: message\ndata: " .. data .. "\n\n") == nil then return nil end
+  return true
 end
+
+-- The out of a notification: nothing goes back.
+local NOWHERE = { own_ids = false, send = function() return true end }
 
 --- Serve one POST of the modern era whose body `msg` is a single message (`is_modern`).
 -- @param m the endpoint's `claude.mcp.server.modern`
@@ -202,7 +204,7 @@ function M.post(m, req, res, msg, auth)
   end
   if id == nil then -- a notification
     res:respond(202, {})
-    return m:handle(msg, { own_ids = false, send = function() end }, auth)
+    return m:handle(msg, NOWHERE, auth)
   end
   local code, message, data = modern.check(msg, headers["mcp-protocol-version"])
   if not code then
@@ -214,7 +216,7 @@ function M.post(m, req, res, msg, auth)
     end
   end
   if code then return M.fail(res, STATUS[code] or 400, id, code, message, data) end
-  local ex = exchange(res, id)
+  local ex = setmetatable({ res = res, id = id, done = false, stream = false }, Exchange)
   local ctx = m:handle(msg, ex, auth)
   if not ex.done then
     res.on_close = function()

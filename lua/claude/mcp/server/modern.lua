@@ -10,8 +10,8 @@
 --     m:set_server(new)            -- --watch: listens are told the lists changed
 --     m:close(reason)              -- calls cancelled, listens ended
 --
--- `out` is where the messages of one request go: `out.send(msg)` (its answer, its progress
--- and logs, the notifications of a listen), and optionally `out.text(id, text, suffix)`, a
+-- `out` is where the messages of one request go: `out:send(msg)` (its answer, its progress
+-- and logs, the notifications of a listen), and optionally `out:text(id, text, suffix)`, a
 -- transport that writes a text result with its envelope itself (stdio). `out.listening` is
 -- set to the subscription while the request is a listen (the transport keeps it open);
 -- `out.own_ids` says the request ids are one client's (stdio), so that
@@ -33,7 +33,6 @@ local era = require "claude.mcp.era"
 local wire = require "claude.mcp.wire"
 local input = require "claude.mcp.input"
 local router_mod = require "claude.mcp.router"
-local content = require "claude.mcp.content"
 local state_mod = require "claude.mcp.server.state"
 local tasks_mod = require "claude.mcp.server.tasks"
 local skills_mod = require "claude.mcp.server.skills"
@@ -42,6 +41,7 @@ local M = {}
 
 local rpc_error, dispatch, jobject, jarray = core.jsonrpc_error, core.mcp_dispatch, json.object,
   json.array
+local array_mt, getmetatable = json.array_mt, getmetatable
 local is_unwind, stamp = input.is_unwind, wire.stamp
 local type, fmt, pairs, setmetatable = type, string.format, pairs, setmetatable
 
@@ -49,6 +49,7 @@ local META = era.META
 local PV, CAPS, INFO, LEVEL, SUB = META.protocol_version, META.client_capabilities,
   META.client_info, META.log_level, META.subscription_id
 local E = era.ERRORS
+local LATEST = era.LATEST_MODERN
 
 -- Severity of each MCP log level: a request's logLevel lets through what is at least as severe.
 local SEVERITY = {}
@@ -74,7 +75,12 @@ function M.check(msg, header)
       .. "of protocol " .. era.MODERN .. " and later",
       { envelope = { missing = jarray { "_meta" } } }
   end
-  local v = meta[PV]
+  local v, caps = meta[PV], meta[CAPS]
+  -- the usual request first: the version we speak, in the header too, capabilities, no level
+  if v == LATEST and (header == false or header == v) and type(caps) == "table"
+      and caps[1] == nil and getmetatable(caps) ~= array_mt and meta[LEVEL] == nil then
+    return nil
+  end
   if type(v) ~= "string" then
     return -32602, "Invalid params: the envelope (_meta) is missing '" .. PV .. "'",
       { envelope = { missing = jarray { PV } } }
@@ -92,8 +98,8 @@ function M.check(msg, header)
     return E.header_mismatch, "Header mismatch: the MCP-Protocol-Version header is missing "
       .. "(the envelope says '" .. v .. "')", { mismatch = { header = json.null, body = v } }
   end
-  local caps = meta[CAPS]
-  if type(caps) ~= "table" or json.is_array(caps) then
+  if type(caps) ~= "table" or getmetatable(caps) == array_mt
+      or (getmetatable(caps) == nil and caps[1] ~= nil) then
     return -32602, "Invalid params: the envelope (_meta) is missing '" .. CAPS .. "' (an object)",
       { envelope = { key = CAPS, problem = caps == nil and "missing" or "invalid" } }
   end
@@ -119,14 +125,16 @@ function M.is_modern(msg, header)
 end
 
 ---------------------------------------------------------------------------------------------
--- A request's context (ctx._req): read lazily from its envelope
+-- A request's context (ctx._req): its params themselves, which hold its envelope (`_meta`),
+-- given the `_out` its messages go to (and, but for tools/call, its `_method`), read through
+-- this metatable. (No table of its own: a call of this era costs what one of the other does.)
 ---------------------------------------------------------------------------------------------
 
-local Req = { era = "modern" }
+local Req = { era = "modern", _method = "tools/call" }
 Req.__index = function(r, k)
   local v = Req[k]
   if v ~= nil then return v end
-  local meta = r.meta
+  local meta = rawget(r, "_meta")
   if k == "client_capabilities" then return meta[CAPS] end
   if k == "protocol_version" then return meta[PV] end
   if k == "client_info" then return meta[INFO] end
@@ -144,7 +152,8 @@ Modern.__tostring = function(m)
 end
 
 local function bind_of(method, params)
-  local name = type(params) == "table" and (params.name or params.uri) or ""
+  local name = type(params) == "table" and (rawget(params, "name") or rawget(params, "uri"))
+    or ""
   return method .. "\0" .. tostring(name)
 end
 
@@ -160,43 +169,43 @@ local function unwound(self, req, u, id)
   local used = req.used or jobject()
   return { jsonrpc = "2.0", id = id, result = {
     resultType = "input_required", inputRequests = u.requests,
-    requestState = self._state:seal(used, bind_of(req.method, req.params)),
+    requestState = self._state:seal(used, bind_of(req._method, req)),
     _meta = self._meta } }
 end
 
 -- reply of the router: a tool call's (req, result, id), or a whole response (req, response)
-local function reply(self, req, response, id)
-  local out = req.out
+local function reply(self) return function(req, response, id)
+  local out = req._out
   if id ~= nil then -- tools/call: a CallToolResult, its text, or an unwind
     if type(response) == "string" then
-      local text = out.text
-      if text then return text(id, response, self._suffix) end
-      response = content.text_result(response)
+      if out.text then return out:text(id, response, self._suffix) end
+      return out:send({ jsonrpc = "2.0", id = id, result = { content = jarray {
+        { type = "text", text = response } }, resultType = "complete", _meta = self._meta } })
     elseif is_unwind(response) then
-      return out.send(unwound(self, req, response, id))
+      return out:send(unwound(self, req, response, id))
     end
     response.resultType = "complete"
     local m = response._meta
     if m == nil then response._meta = self._meta else stamp("tools/call", response, self._meta) end
-    return out.send({ jsonrpc = "2.0", id = id, result = response })
+    return out:send({ jsonrpc = "2.0", id = id, result = response })
   end
   local result = response.result
   if result ~= nil then
-    if is_unwind(result) then return out.send(unwound(self, req, result, response.id)) end
-    stamp(req.method, result, self._meta, self._server.cache)
+    if is_unwind(result) then return out:send(unwound(self, req, result, response.id)) end
+    stamp(req._method, result, self._meta, self._server.cache)
   end
-  return out.send(response)
-end
+  return out:send(response)
+end end
 
 -- notifications of a request (progress, logs) go where its answer goes; a log only when the
 -- request asked for logs, at its level or above
 local function notify(_, msg, ctx)
   local req = ctx._req
   if msg.method == "notifications/message" then
-    local level = req.meta[LEVEL]
+    local level = req._meta[LEVEL]
     if level == nil or SEVERITY[msg.params.level] < SEVERITY[level] then return end
   end
-  return req.out.send(msg)
+  return req._out:send(msg)
 end
 
 -- ctx.input: the answers the retry carries (and those of the earlier rounds, from the state),
@@ -221,7 +230,7 @@ local function ask(ctx, requests)
   end
   if not missing then return got end
   if req.task then return req.tasks:ask(req, requests, got) end -- a task waits for them
-  local caps = req.meta[CAPS]
+  local caps = req._meta[CAPS]
   for _, r in pairs(missing) do
     if not input.declared(caps, r.method) then
       input.unwind("missing_capability", { required = input.required(r.method, r.params) })
@@ -292,7 +301,7 @@ local function listen(self, msg, out, auth)
   local params = msg.params
   local want = type(params) == "table" and params.notifications
   if type(want) ~= "table" then
-    return out.send(rpc_error(msg.id, -32602, "Invalid params: 'notifications' must be an "
+    return out:send(rpc_error(msg.id, -32602, "Invalid params: 'notifications' must be an "
       .. "object (toolsListChanged, promptsListChanged, resourcesListChanged, "
       .. "resourceSubscriptions)"))
   end
@@ -318,7 +327,7 @@ local function listen(self, msg, out, auth)
     tasks = tasks_mod.declared(params._meta[CAPS]), principal = auth and auth.principal or nil }
   self._listens[sub] = true
   out.listening = sub
-  out.send(tagged(msg.id, "notifications/subscriptions/acknowledged",
+  out:send(tagged(msg.id, "notifications/subscriptions/acknowledged",
     { notifications = honoured }))
   return sub
 end
@@ -335,7 +344,7 @@ local function watch(self, server)
   server._subscribers[self] = function(uri)
     for sub in pairs(self._listens) do
       if sub.uris and sub.uris[uri] then
-        sub.out.send(tagged(sub.id, "notifications/resources/updated", { uri = uri }))
+        sub.out:send(tagged(sub.id, "notifications/resources/updated", { uri = uri }))
       end
     end
   end
@@ -347,8 +356,14 @@ function Modern:changed(key)
   local method = CHANGED[key]
   if not method or self._server.list_changed == false then return end
   for sub in pairs(self._listens) do
-    if sub.filter[key] then sub.out.send(tagged(sub.id, method)) end
+    if sub.filter[key] then sub.out:send(tagged(sub.id, method)) end
   end
+end
+
+-- A method of the legacy era only: not found here (-32601).
+local function removed(_, msg, out)
+  out:send(rpc_error(msg.id, -32601, fmt("Method not found: '%s' is not in protocol %s",
+    msg.method, era.MODERN)))
 end
 
 ---------------------------------------------------------------------------------------------
@@ -368,16 +383,24 @@ function M.new(server, opts)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
   self._tasks = tasks_mod.new(self)
   self._extensions = { self._tasks, skills_mod.new(self) }
+  -- the methods served here and not by the router, in one table
+  local special = { ["server/discover"] = function(m, msg, out) out:send(discover(m, msg)) end,
+    ["subscriptions/listen"] = listen }
+  for method in pairs(era.LEGACY_ONLY) do special[method] = removed end
+  for _, e in ipairs(self._extensions) do
+    for method, f in pairs(e.methods) do special[method] = f end
+  end
+  self._special = special
   self._router = router_mod.new({ [server.name] = server }, { ack = false, notify = notify,
     request = ask_one, input = ask,
     task = function(ctx) -- ctx.task(): the call goes on as a task, when its client may
       local req = ctx._req
       if req.task then return true end
       if not req.may_task then return false end
-      self._tasks:start(req, ctx, req.auth)
+      self._tasks:start(req, ctx, ctx.auth)
       return true
     end })
-  self._reply = function(req, response, id) return reply(self, req, response, id) end
+  self._reply = reply(self)
   self:set_meta()
   watch(self, server)
   return self
@@ -415,48 +438,35 @@ function Modern:handle(msg, out, auth)
     end
     return nil
   end
-  if era.LEGACY_ONLY[method] then
-    out.send(rpc_error(id, -32601, fmt("Method not found: '%s' is not in protocol %s",
-      method, era.MODERN)))
+  -- discover, listen, the extensions' methods and those this era removed
+  local special = self._special[method]
+  if special then
+    special(self, msg, out, auth)
     return nil
-  end
-  if method == "server/discover" then
-    out.send(discover(self, msg))
-    return nil
-  end
-  if method == "subscriptions/listen" then
-    listen(self, msg, out, auth)
-    return nil
-  end
-  local ext = self._extensions
-  for i = 1, #ext do
-    local f = ext[i].methods[method]
-    if f then
-      f(self, msg, out, auth)
-      return nil
-    end
   end
   local params = msg.params
-  local req = setmetatable({ meta = params._meta, out = out, method = method, params = params,
-    id = id, auth = auth }, Req)
-  if method == "tools/call" then
+  params._out = out
+  setmetatable(params, Req)
+  if method ~= "tools/call" then
+    params._method = method
+  else
     local t = self._server.tools[params.name]
     if t and t.task then
-      local refusal = self._tasks:check_call(t, req, id)
+      local refusal = self._tasks:check_call(t, params, id)
       if refusal then
-        out.send(refusal)
+        out:send(refusal)
         return nil
       end
     end
   end
-  local state, responses = params.requestState, params.inputResponses
+  local state, responses = rawget(params, "requestState"), rawget(params, "inputResponses")
   if state ~= nil or responses ~= nil then
     local answers
     if state ~= nil then
       local why
       answers, why = self._state:open(state, bind_of(method, params))
       if answers == nil or type(answers) ~= "table" then
-        out.send(rpc_error(id, -32602, "Invalid or expired requestState ("
+        out:send(rpc_error(id, -32602, "Invalid or expired requestState ("
           .. tostring(why or "not an object") .. ")", { reason = "invalid_request_state" }))
         return nil
       end
@@ -465,17 +475,13 @@ function Modern:handle(msg, out, auth)
       answers = answers or {}
       for k, v in pairs(responses) do answers[k] = v end
     end
-    req.answers = answers
+    params.answers = answers
   end
-  return self:dispatch(msg, req, auth)
-end
-
---- Serve `msg` with the request context `req` (the tasks extension runs a tool this way).
--- @return the request's context while it runs, or nil
-function Modern:dispatch(msg, req, auth)
-  local ctx = self._router:handle_async(self._key, msg, self._reply, req, auth, req)
+  local ctx = self._router:handle_async(self._key, msg, self._reply, params, auth, params)
   -- a call that may be a task and waits becomes one (claude.mcp.server.tasks)
-  if ctx and req.may_task and not req.task then self._tasks:start(req, ctx, auth) end
+  if ctx and rawget(params, "may_task") and not rawget(params, "task") then
+    self._tasks:start(params, ctx, auth)
+  end
   return ctx
 end
 
@@ -534,7 +540,7 @@ function Modern:close(reason)
   self._router:cancel_all(reason or "server closed")
   for sub in pairs(self._listens) do
     self._listens[sub] = nil
-    sub.out.send({ jsonrpc = "2.0", id = sub.id, result = { resultType = "complete",
+    sub.out:send({ jsonrpc = "2.0", id = sub.id, result = { resultType = "complete",
       _meta = { [SUB] = sub.id } } })
   end
 end

@@ -42,13 +42,13 @@ function M.new(modern)
   local self = setmetatable({ id = M.ID, _modern = modern }, Skills)
   local function answer(msg, out, result)
     local server = modern:server()
-    out.send({ jsonrpc = "2.0", id = msg.id, result = wire.stamp(msg.method, result,
+    out:send({ jsonrpc = "2.0", id = msg.id, result = wire.stamp(msg.method, result,
       modern._meta, server.cache) })
   end
   local function catalog(msg, out)
     local c = modern:server().skills
     if not c then
-      out.send(rpc_error(msg.id, -32601, fmt("Method not found: '%s' (the server serves no "
+      out:send(rpc_error(msg.id, -32601, fmt("Method not found: '%s' (the server serves no "
         .. "skills)", msg.method)))
     end
     return c
@@ -61,7 +61,7 @@ function M.new(modern)
       local list, next_cursor = page(c.skills, msg.params.cursor, "skills",
         server.page_size or PAGE)
       if not list then
-        return out.send(rpc_error(msg.id, -32602, "Invalid params: invalid cursor"))
+        return out:send(rpc_error(msg.id, -32602, "Invalid params: invalid cursor"))
       end
       answer(msg, out, { skills = list, nextCursor = next_cursor })
     end,
@@ -72,7 +72,7 @@ function M.new(modern)
       local path = catalog_mod.path(uri)
       local entry = path and c.by_uri[catalog_mod.uri(path)]
       if not entry then
-        return out.send(rpc_error(msg.id, -32602, fmt("Invalid params: no skill is served at %s",
+        return out:send(rpc_error(msg.id, -32602, fmt("Invalid params: no skill is served at %s",
           tostring(uri)), { uri = uri }))
       end
       answer(msg, out, { skill = entry })
@@ -84,12 +84,12 @@ function M.new(modern)
       local path = catalog_mod.path(uri)
       local children = path and catalog_mod.children(c, path)
       if not children then
-        return out.send(rpc_error(msg.id, -32602, fmt("Invalid params: %s is not a directory",
+        return out:send(rpc_error(msg.id, -32602, fmt("Invalid params: %s is not a directory",
           tostring(uri)), { uri = uri }))
       end
       local list, next_cursor = page(children, msg.params.cursor, "dir", PAGE * 10)
       if not list then
-        return out.send(rpc_error(msg.id, -32602, "Invalid params: invalid cursor"))
+        return out:send(rpc_error(msg.id, -32602, "Invalid params: invalid cursor"))
       end
       answer(msg, out, { resources = list, nextCursor = next_cursor })
     end,

@@ -87,7 +87,7 @@ local function announce(self, rec)
     if sub.tasks and sub.principal == rec.principal then
       local params = detailed(rec, {})
       params._meta = { [SUB] = sub.id }
-      sub.out.send({ jsonrpc = "2.0", method = "notifications/tasks", params = params })
+      sub.out:send({ jsonrpc = "2.0", method = "notifications/tasks", params = params })
     end
   end
 end
@@ -113,14 +113,14 @@ function M.new(modern)
   local self = setmetatable({ id = M.ID, _modern = modern, _store = {} }, Tasks)
   local function gate(fn)
     return function(_, msg, out, auth)
-      if not M.declared(msg.params._meta[CAPS]) then return out.send(missing(msg.id)) end
+      if not M.declared(msg.params._meta[CAPS]) then return out:send(missing(msg.id)) end
       local id = msg.params.taskId
       local rec = type(id) == "string" and self._store[id]
       if not rec or rec.principal ~= (auth and auth.principal or nil) then
-        return out.send(rpc_error(msg.id, -32602, fmt("Invalid params: unknown task '%s'",
+        return out:send(rpc_error(msg.id, -32602, fmt("Invalid params: unknown task '%s'",
           tostring(id)), { taskId = id }))
       end
-      return out.send({ jsonrpc = "2.0", id = msg.id, result = fn(rec, msg.params) })
+      return out:send({ jsonrpc = "2.0", id = msg.id, result = fn(rec, msg.params) })
     end
   end
   self.methods = {
@@ -153,7 +153,7 @@ end
 -- become a task), else the error response (-32021: the tool requires tasks, the client does
 -- not declare them).
 function Tasks:check_call(t, req, id)
-  if M.declared(req.meta[CAPS]) then
+  if M.declared(req._meta[CAPS]) then
     req.may_task, req.tasks = true, self
     return nil
   end
@@ -174,10 +174,10 @@ function Tasks:start(req, ctx, auth)
     principal = auth and auth.principal or nil }
   rec.updated_at = rec.created_at
   self._store[rec.id] = rec
-  local out = req.out
+  local out = req._out
   req.task = rec
-  req.out = { own_ids = false, send = function(msg) return self:finish(rec, msg) end }
-  out.send({ jsonrpc = "2.0", id = req.id, result = fields(rec, { resultType = "task",
+  req._out = { own_ids = false, send = function(_, msg) return self:finish(rec, msg) end }
+  out:send({ jsonrpc = "2.0", id = ctx.request_id, result = fields(rec, { resultType = "task",
     _meta = self._modern._meta }) })
   return rec
 end
@@ -242,7 +242,7 @@ end
 -- @return the answers, key -> answer
 function Tasks:ask(req, requests, got)
   local rec = req.task
-  local caps = req.meta[CAPS]
+  local caps = req._meta[CAPS]
   local asked = false
   rec.answers = rec.answers or {}
   for key, r in pairs(requests) do
