@@ -10,9 +10,16 @@ local core = require "claude.core"
 local json = require "claude.json"
 local schema = require "claude.schema"
 local errors = require "claude.errors"
-local input = require "claude.mcp.input"
 
 local M = {}
+
+-- Is `e` what a tool raised to ask its client (claude.mcp.input)? That module is loaded by
+-- the transports that can ask (the modern era's); without it, nothing can have been raised.
+local loaded = package.loaded
+local function is_unwind(e)
+  local m = loaded["claude.mcp.input"]
+  return m ~= nil and m.is_unwind(e)
+end
 
 local jarray, jobject, null = json.array, json.object, json.null
 local type, tostring, fmt = type, tostring, string.format
@@ -299,7 +306,7 @@ function M.result(tool, ok, ...)
   local r, e = ...
   if not ok then
     -- the tool asks the client (modern era): the transport answers input_required
-    if input.is_unwind(r) then return r end
+    if is_unwind(r) then return r end
     -- an error of kind rpc with an integer code: the call answers with that JSON-RPC error
     if errors.is(r, "rpc") and math.type(r.code) == "integer" then return r end
     return M.error(message(r))

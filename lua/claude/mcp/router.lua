@@ -18,7 +18,6 @@ local tool = require "claude.mcp.tool"
 local content = require "claude.mcp.content"
 local errors = require "claude.errors"
 local budgets = require "claude.mcp.budget"
-local input = require "claude.mcp.input"
 
 local M = {}
 
@@ -133,7 +132,7 @@ local function ask(ctx, requests, timeout)
     if type(key) ~= "string" then
       misuse("bad argument #1 to 'input' (keys must be strings, got %s)", typename(key))
     end
-    if type(r) ~= "table" or not input.CAPABILITY[r.method] then
+    if type(r) ~= "table" or not require("claude.mcp.input").CAPABILITY[r.method] then
       misuse("bad argument #1 to 'input' (%s: {method = 'elicitation/create', "
         .. "'sampling/createMessage' or 'roots/list', params = {...}} expected)", key)
     end
@@ -223,6 +222,7 @@ local function new_ctx(self, name, server, id, meta, auth, req)
     request_id = id, server = name, state = server.state, cancelled = false,
     tool_use_id = meta and meta["claudecode/toolUseId"] or nil, auth = auth,
     _router = self, _token = meta and meta.progressToken or nil, _meta = meta, _req = req,
+    _task = false, -- (set when the request waits: read at its end, without a metamethod)
   }, Ctx)
 end
 
@@ -280,7 +280,13 @@ end
 -- Resources and prompts (tools go through claude.tool.call)
 ---------------------------------------------------------------------------------------------
 
-local is_unwind = input.is_unwind
+-- Is `e` what a tool raised to ask its client (claude.mcp.input)? That module is loaded by
+-- the transports that can ask (the modern era's); without it, nothing can have been raised.
+local loaded = package.loaded
+local function is_unwind(e)
+  local m = loaded["claude.mcp.input"]
+  return m ~= nil and m.is_unwind(e)
+end
 
 local function report(what, name)
   return function(e)
@@ -417,7 +423,8 @@ local function run_call(self, name, t, args, ctx, id, reply, tag)
   local result = call_tool(t, args, ctx, true)
   if ctx._task then unregister(self, name, id, ctx) end
   if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
-  if getmetatable(result) == RPC_ERROR and result.kind == "rpc" then -- it raised a JSON-RPC error
+  if type(result) == "table" and getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
+    -- the tool raised a JSON-RPC error
     return reply(tag, rpc_error(id, result.code, result.message, result.data))
   end
   reply(tag, result, id == nil and null or id)

@@ -15,9 +15,6 @@ local schema = require "claude.schema"
 local content = require "claude.mcp.content"
 local errors = require "claude.errors"
 local budget = require "claude.mcp.budget"
-local input = require "claude.mcp.input"
-local wire = require "claude.mcp.wire"
-local skills = require "claude.mcp.skills"
 
 local M = {}
 
@@ -308,7 +305,7 @@ local function resource(spec)
     mime_type = want(F, nil, spec, "mime_type", "string", true),
     annotations = want(F, nil, spec, "annotations", "table", true),
     read = want(F, nil, spec, "read", "function", true),
-    cache = wire.check_cache(spec.cache, F),
+    cache = spec.cache ~= nil and require("claude.mcp.wire").check_cache(spec.cache, F) or nil,
     meta = want(F, nil, spec, "meta", "table", true),
   }
   local listing = { name = r.name, title = r.title, description = r.description,
@@ -573,7 +570,8 @@ local function server(name, items, opts)
     subscribe = want("server", nil, opts, "subscribe", "boolean", true) or false,
     list_changed = list_changed, page_size = page_size,
     -- caching hints of its lists and reads in the modern era (claude.mcp.wire)
-    cache = wire.check_cache(opts.cache, "server") or wire.DEFAULT_CACHE,
+    cache = opts.cache ~= nil and require("claude.mcp.wire").check_cache(opts.cache, "server")
+      or nil,
     tools = {}, tool_list = {}, resources = {}, resource_list = {},
     resource_templates = {}, resource_template_list = {}, prompts = {}, prompt_list = {},
     completions = {}, completion_list = {},
@@ -649,6 +647,7 @@ methods.add_skills = public(function(s, dirs)
   if getmetatable(s) ~= Server then
     misuse("bad self to 'add_skills' (claude.Server expected, got %s)", typename(s))
   end
+  local skills = require "claude.mcp.skills" -- loaded by the servers that serve skills only
   local catalog = skills.load(dirs)
   local old = s.skills
   if old then
@@ -758,7 +757,13 @@ function M.is_tool(v)
   return getmetatable(v) == Tool
 end
 
-local is_unwind = input.is_unwind
+-- Is `e` what a tool raised to ask its client (claude.mcp.input)? That module is loaded by
+-- the transports that can ask (the modern era's); without it, nothing can have been raised.
+local loaded = package.loaded
+local function is_unwind(e)
+  local m = loaded["claude.mcp.input"]
+  return m ~= nil and m.is_unwind(e)
+end
 
 local function report(name)
   return function(e)
