@@ -324,7 +324,7 @@ local function listen(self, msg, out, auth)
     honoured.resourceSubscriptions = kept
   end
   local sub = { id = msg.id, filter = honoured, uris = uris, out = out,
-    tasks = tasks_mod.declared(params._meta[CAPS]), principal = auth and auth.principal or nil }
+    tasks = tasks_mod.declared(params._meta[CAPS]), principal = tasks_mod.owner(auth) }
   self._listens[sub] = true
   out.listening = sub
   out:send(tagged(msg.id, "notifications/subscriptions/acknowledged",

@@ -53,6 +53,17 @@ function M.declared(caps)
   return type(ext) == "table" and type(ext[M.ID]) == "table"
 end
 
+--- Whose a task is: the subject (or client) of the request's verified OAuth token at its
+-- issuer, as the HTTP transport binds a session; nil without a token.
+-- @tparam[opt] table auth `ctx.auth`
+-- @treturn string|nil
+function M.owner(auth)
+  if type(auth) ~= "table" then return nil end
+  local who = auth.subject and "sub:" .. auth.subject
+    or auth.client_id and "client:" .. auth.client_id
+  return who and (auth.issuer or "") .. "\n" .. who or nil
+end
+
 local function missing(id)
   return rpc_error(id, era.ERRORS.missing_capability, "Missing required client capability: "
     .. "the " .. M.ID .. " extension", { requiredCapabilities = { extensions = {
@@ -116,7 +127,7 @@ function M.new(modern)
       if not M.declared(msg.params._meta[CAPS]) then return out:send(missing(msg.id)) end
       local id = msg.params.taskId
       local rec = type(id) == "string" and self._store[id]
-      if not rec or rec.principal ~= (auth and auth.principal or nil) then
+      if not rec or rec.principal ~= M.owner(auth) then
         return out:send(rpc_error(msg.id, -32602, fmt("Invalid params: unknown task '%s'",
           tostring(id)), { taskId = id }))
       end
@@ -171,7 +182,7 @@ function Tasks:start(req, ctx, auth)
   local rec = { id = (node and node .. "." or "") .. core.base64url_encode(assert(
     core.random_bytes(18))), status = "working",
     created = t, created_at = iso(t), ttl_ms = M.TTL_MS, ctx = ctx,
-    principal = auth and auth.principal or nil }
+    principal = M.owner(auth) }
   rec.updated_at = rec.created_at
   self._store[rec.id] = rec
   local out = req._out
