@@ -145,6 +145,15 @@ describe("claudelua mcp --http, protocol 2026-07-28", function()
     assert.equal("L", events[2].params._meta["io.modelcontextprotocol/subscriptionId"])
   end))
 
+  it("serves each mounted server in this era too (/mcp/NAME)", function()
+    local resp, r = post(url .. "/conformance-test-server", msg(17, "server/discover"),
+      std("server/discover"))
+    assert.equal(200, resp.status)
+    assert.equal("conformance-test-server",
+      r.result._meta["io.modelcontextprotocol/serverInfo"].name)
+    assert.same({ "2026-07-28" }, r.result.supportedVersions)
+  end)
+
   it("serves the legacy era beside it", function()
     local resp, r = post(url, { jsonrpc = "2.0", id = 0, method = "initialize", params = {
       protocolVersion = "2025-11-25", capabilities = {},
