@@ -37,8 +37,8 @@ local function check(r, protocol)
   assert.equal("Sampling response: Paris", r.sample)
   assert.equal("Client exposed 1 root(s): file:///spec/root", r.roots)
   assert.equal("Multi-round complete: Alice likes blue", r.multi_round)
-  assert.same({ "test://static-binary", "test://static-text", "test://watched-resource" },
-    r.resources)
+  assert.same({ "skill://lua-style/SKILL.md", "test://static-binary", "test://static-text",
+    "test://watched-resource" }, r.resources)
   assert.equal("This is the content of the static text resource.", r.read)
   assert.equal("7", r.template)
   assert.is_true(#r.prompts >= 5)
@@ -54,6 +54,9 @@ describe("claudelua mcp with the TypeScript SDK v2 client", function()
     check(r, "2026-07-28")
     assert.same({ created = "task", status = "completed", text = "computed task after 0.5s",
       cancelled = true }, r.task)
+    assert.same({ names = { "lua-style" }, verified = { true, true }, name = "lua-style",
+      dir = { "skill://lua-style/SKILL.md", "skill://lua-style/references",
+        "skill://lua-style/scripts" } }, r.skills)
   end)
 
   it("negotiates 2026-07-28 over HTTP and serves everything in it", function()

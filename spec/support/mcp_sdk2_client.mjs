@@ -15,6 +15,7 @@
 // with tasks/get (which it sends for the extension, given a result schema).
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 
 const [kind, ...rest] = process.argv.slice(2);
 let transport, mode;
@@ -105,6 +106,19 @@ await step('list_changed', async () => {
   await client.callTool({ name: 'test_trigger_tool_change', arguments: {} });
   for (let i = 0; i < 50 && changed === before; i++) await sleep(100);
   return changed > before;
+});
+// the skills extension, through the SDK's SkillsClient, which checks every file it reads
+// against the entry (size, SHA-256 digest, and for SKILL.md the frontmatter)
+await step('skills', async () => {
+  const skills = new SkillsClient(client);
+  if (!skills.supported) return { supported: false };
+  const { skills: entries } = await skills.list();
+  const manifest = await skills.read(entries[0]);
+  const guide = await skills.read(entries[0], 'references/GUIDE.md');
+  const dir = await skills.readDirectory('skill://lua-style');
+  return { names: entries.map((e) => e.frontmatter.name), verified: [manifest.verified,
+    guide.verified], name: manifest.frontmatter?.name,
+    dir: dir.resources.map((r) => r.uri).sort() };
 });
 await step('task_sync', async () => text(await client.callTool({ name: 'slow_compute',
   arguments: { seconds: 0.3, label: 'sync' } })));
