@@ -14,9 +14,14 @@
  *                  and b and answer the sum as text, which every answer is
  *                  checked against
  *   --timeout S    give up after S seconds without progress (default 60)
+ *   --era E        legacy (default: initialize, then a session) or modern
+ *                  (protocol 2026-07-28: server/discover, then every request
+ *                  with its _meta envelope and, over HTTP, its standard
+ *                  headers; no session)
  *
- * It runs initialize (timed from the spawn: the start-up figure),
- * notifications/initialized, then the calls, and prints one JSON line:
+ * It runs initialize (or server/discover; timed from the spawn: the start-up
+ * figure), notifications/initialized (legacy), then the calls, and prints one
+ * JSON line:
  * {"ok":true,"transport":...,"inflight":...,"calls":...,"seconds":...,
  *  "calls_per_s":...,"p50_us":...,"p90_us":...,"p99_us":...,"startup_ms":...,
  *  "server_peak_rss_kb":...}. A wrong, missing or failed answer ends the run
@@ -51,6 +56,7 @@
 
 static long inflight = 1, ncalls = 20000, nwarmup = 1000;
 static const char *tool = "add";
+static int modern = 0; /* --era modern */
 static double timeout_s = 60;
 static pid_t server_pid = -1;
 
@@ -127,13 +133,26 @@ static long sent, answered, timed_answered;
 static double *sent_at;   /* by call number */
 static double t_first = 0, t_last = 0;
 
-/* The JSON-RPC request for call number n (1-based): add(n, 1). */
+/* The envelope of the modern era, as a client sends it with every request. */
+#define ENVELOPE_KEYS                                                                              \
+  "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\","                                      \
+  "\"io.modelcontextprotocol/clientCapabilities\":{},"                                              \
+  "\"io.modelcontextprotocol/clientInfo\":{\"name\":\"mcp_load\",\"version\":\"1\"}"
+#define ENVELOPE "\"_meta\":{" ENVELOPE_KEYS "}"
+
+/* The JSON-RPC request for call number n (1-based): add(n, 1), with the `_meta` the claude CLI
+ * puts in every tools/call (its tool use id, a progress token), and in the modern era the
+ * envelope beside it. */
 static int call_request(char *out, size_t cap, long n) {
   return snprintf(out, cap,
                   "{\"jsonrpc\":\"2.0\",\"id\":%ld,\"method\":\"tools/call\",\"params\":{\"name\":"
-                  "\"%s\",\"arguments\":{\"a\":%ld,\"b\":1}}}",
-                  n, tool, n);
+                  "\"%s\",\"arguments\":{\"a\":%ld,\"b\":1},\"_meta\":{%s"
+                  "\"claudecode/toolUseId\":\"toolu_01%022ld\",\"progressToken\":%ld}}}",
+                  n, tool, n, modern ? ENVELOPE_KEYS "," : "", n, n);
 }
+
+static const char *DISCOVER =
+  "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"server/discover\",\"params\":{" ENVELOPE "}}";
 
 static const char *INITIALIZE =
   "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\""
@@ -241,7 +260,7 @@ static void run_stdio(char **argv) {
   long total = nwarmup + ncalls;
   int initialized = 0;
   server_pid = spawn(argv, &in_fd, &out_fd);
-  buf_add(&w, INITIALIZE, strlen(INITIALIZE));
+  buf_add(&w, modern ? DISCOVER : INITIALIZE, strlen(modern ? DISCOVER : INITIALIZE));
   buf_add(&w, "\n", 1);
   while (answered < total) {
     struct pollfd p[2] = {{out_fd, POLLIN, 0}, {in_fd, w.start < w.len ? POLLOUT : 0, 0}};
@@ -263,8 +282,10 @@ static void run_stdio(char **argv) {
         if (id == 0 && !initialized) {
           initialized = 1;
           startup = now() - t0;
-          buf_add(&w, INITIALIZED, strlen(INITIALIZED));
-          buf_add(&w, "\n", 1);
+          if (!modern) {
+            buf_add(&w, INITIALIZED, strlen(INITIALIZED));
+            buf_add(&w, "\n", 1);
+          }
           while (sent < inflight && sent < total) send_call_line(&w);
         } else {
           record(id);
@@ -322,13 +343,21 @@ static int connect_once(void) {
 }
 
 static void queue_post(conn *c, const char *body) {
-  char head[2048];
-  int n = snprintf(head, sizeof head,
-                   "POST %s HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\n"
-                   "Accept: application/json, text/event-stream\r\n"
-                   "MCP-Protocol-Version: " PROTOCOL_VERSION "\r\n%s%s%sContent-Length: %zu\r\n\r\n",
-                   path, host, port, session_id[0] ? "Mcp-Session-Id: " : "", session_id,
-                   session_id[0] ? "\r\n" : "", strlen(body));
+  char head[2048], std[512] = "";
+  int n;
+  if (modern) { /* the standard headers of a request of this era: its method, its tool */
+    int call = strstr(body, "\"tools/call\"") != NULL;
+    snprintf(std, sizeof std, "Mcp-Method: %s\r\n%s%s%s",
+             call ? "tools/call" : "server/discover", call ? "Mcp-Name: " : "", call ? tool : "",
+             call ? "\r\n" : "");
+  }
+  n = snprintf(head, sizeof head,
+               "POST %s HTTP/1.1\r\nHost: %s:%s\r\nContent-Type: application/json\r\n"
+               "Accept: application/json, text/event-stream\r\n"
+               "MCP-Protocol-Version: %s\r\n%s%s%s%sContent-Length: %zu\r\n\r\n",
+               path, host, port, modern ? "2026-07-28" : PROTOCOL_VERSION, std,
+               session_id[0] ? "Mcp-Session-Id: " : "", session_id, session_id[0] ? "\r\n" : "",
+               strlen(body));
   buf_add(&c->w, head, (size_t)n);
   buf_add(&c->w, body, strlen(body));
   c->state = 1;
@@ -451,9 +480,9 @@ static void run_http(const char *url, char **argv) {
     if (now() - t0 > timeout_s) fail("nothing listens on %s:%s", host, port);
     usleep(2000);
   }
-  http_roundtrip(INITIALIZE, 1);
+  http_roundtrip(modern ? DISCOVER : INITIALIZE, 1);
   startup = now() - t0;
-  http_roundtrip(INITIALIZED, 0);
+  if (!modern) http_roundtrip(INITIALIZED, 0);
   conns = calloc((size_t)inflight, sizeof *conns);
   pf = calloc((size_t)inflight, sizeof *pf);
   for (i = 0; i < inflight; i++) {
@@ -530,6 +559,11 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--tool") == 0) tool = argv[++i];
     else if (strcmp(a, "--timeout") == 0) timeout_s = atof(argv[++i]);
     else if (strcmp(a, "--http") == 0) url = argv[++i];
+    else if (strcmp(a, "--era") == 0) {
+      const char *e = argv[++i];
+      if (strcmp(e, "modern") == 0) modern = 1;
+      else if (strcmp(e, "legacy") != 0) fail("--era: legacy or modern, not %s", e);
+    }
     else fail("unknown option %s", a);
   }
   if (inflight < 1 || ncalls < 1 || nwarmup < 0) fail("bad counts");

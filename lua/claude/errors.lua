@@ -22,7 +22,9 @@
 -- `guard` (an input guard refused a value: `rule` names the rule), `encode` (a value that
 -- cannot be written as JSON: NaN, a function, a mixed table), `auth` (an authorization
 -- failed: claude.oauth; `oauth_error` holds the OAuth error code when a server sent one),
--- and system error names such as `ENOENT`.
+-- `rpc` (raised by an MCP tool: its call is answered with this JSON-RPC error, `code` and
+-- `data` its fields, instead of an `isError` result), and system error names such as
+-- `ENOENT`.
 -- @module claude.errors
 local M = {}
 

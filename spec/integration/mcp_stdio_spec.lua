@@ -318,4 +318,28 @@ describe("claudelua mcp over stdio", function()
     p:write_json(call(2, "mul", { a = 2, b = 3 }))
     assert.equal("6", answer(p, 2).result.content[1].text)
   end)
+
+  it("--watch tells a listen of protocol 2026-07-28 that the lists changed", function()
+    local p <close>, file = serve(nil, { "--watch" })
+    local meta = { ["io.modelcontextprotocol/protocolVersion"] = "2026-07-28",
+      ["io.modelcontextprotocol/clientCapabilities"] = {} }
+    p:write_json { jsonrpc = "2.0", id = "L", method = "subscriptions/listen",
+      params = { _meta = meta, notifications = { toolsListChanged = true } } }
+    local ack = read(p)
+    assert.equal("notifications/subscriptions/acknowledged", ack.method)
+    local f = assert(io.open(file, "wb"))
+    f:write([[
+      local claude = require "claude"
+      return claude.server("calc", { claude.tool("mul", { a = "number", b = "number" },
+        function(a) return a.a * a.b end) })
+    ]])
+    f:close()
+    local m = read(p)
+    assert.equal("notifications/tools/list_changed", m.method)
+    assert.equal("L", m.params._meta["io.modelcontextprotocol/subscriptionId"])
+    p:write_json { jsonrpc = "2.0", id = 1, method = "tools/call",
+      params = { name = "mul", arguments = { a = 6, b = 7 }, _meta = meta } }
+    local r = answer(p, 1)
+    assert.same({ "42", "complete" }, { r.result.content[1].text, r.result.resultType })
+  end)
 end)

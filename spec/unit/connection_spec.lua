@@ -271,3 +271,82 @@ describe("claude.mcp.server.connection", function()
       "bad field 'send' to 'new' (function expected, got nil)")
   end)
 end)
+
+describe("claude.mcp.server.connection, the two eras", function()
+  before_each(harness.before)
+  after_each(harness.after)
+
+  local PV, CAPS = "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/clientCapabilities"
+
+  local function modern_call(id, name, args, caps)
+    return { jsonrpc = "2.0", id = id, method = "tools/call", params = { name = name,
+      arguments = args or {}, _meta = { [PV] = "2026-07-28", [CAPS] = caps or {} } } }
+  end
+
+  local function discover(id)
+    return { jsonrpc = "2.0", id = id, method = "server/discover",
+      params = { _meta = { [PV] = "2026-07-28", [CAPS] = {} } } }
+  end
+
+  it("answers server/discover without pinning: initialize may follow", function()
+    local conn, sent = open(server())
+    run(function()
+      conn:receive(discover("probe"))
+      assert.is_nil(conn.era)
+      conn:receive(init(1))
+    end)
+    assert.same({ "2026-07-28" }, sent[1].msg.result.supportedVersions)
+    assert.equal("legacy", conn.era)
+    assert.equal("2025-11-25", sent[2].msg.result.protocolVersion)
+  end)
+
+  it("pins the modern era at its first enveloped request", function()
+    local conn, sent = open(server())
+    run(function()
+      conn:receive(modern_call(1, "echo", { text = "hi" }))
+      conn:receive(init(2))
+      conn:receive { jsonrpc = "2.0", id = 3, method = "tools/list", params = {} }
+      conn:receive(modern_call(4, "elicit", nil, { elicitation = {} }))
+    end)
+    assert.equal("modern", conn.era)
+    assert.same({ "hi", "complete" }, { sent[1].msg.result.content[1].text,
+      sent[1].msg.result.resultType })
+    assert.equal(-32022, sent[2].msg.error.code) -- no initialize once modern
+    assert.equal(-32602, sent[3].msg.error.code) -- no envelope
+    assert.equal("input_required", sent[4].msg.result.resultType)
+    assert.is_false(conn.initialized)
+  end)
+
+  it("asks the client with real requests in the legacy era (ctx.input)", function()
+    local srv = server { claude.tool("both", function(_, ctx)
+      local r, err = ctx.input { a = { method = "elicitation/create", params = { message = "?" } },
+        b = { method = "roots/list" } }
+      if not r then return nil, err end
+      return r.a.action .. " " .. #r.b.roots .. " " .. ctx.era .. " " .. ctx.protocol_version
+    end) }
+    local conn, sent = open(srv)
+    run(function()
+      conn:receive(init(0, { elicitation = {}, roots = {} }))
+      conn:receive(call(1, "both"))
+      assert.equal("elicitation/create", sent[2].msg.method)
+      conn:receive { jsonrpc = "2.0", id = sent[2].msg.id, result = { action = "accept" } }
+      assert.equal("roots/list", sent[3].msg.method)
+      conn:receive { jsonrpc = "2.0", id = sent[3].msg.id, result = { roots = { {} } } }
+    end)
+    assert.equal("accept 1 legacy 2025-11-25", sent[4].msg.result.content[1].text)
+  end)
+
+  it("reports a misuse of ctx.input as the tool's error", function()
+    local srv = server { claude.tool("bad", function(_, ctx)
+      return ctx.input { a = { method = "tools/call" } }
+    end) }
+    local conn, sent = open(srv)
+    run(function()
+      conn:receive(init(0))
+      conn:receive(call(1, "bad"))
+    end)
+    assert.is_true(sent[2].msg.result.isError)
+    assert.matches("bad argument #1 to 'input'", sent[2].msg.result.content[1].text)
+  end)
+end)

@@ -51,7 +51,11 @@
  * in every message are found by one compare instead of being hashed by Lua
  * again. Each slot's string is anchored in the userdata's uservalue table. */
 #define CACHE_SLOTS 512
-#define CACHE_KEY_LEN 40   /* Lua's short strings */
+/* Keys up to 64 bytes: Lua's short strings (40) and the reserved keys of MCP's
+ * `_meta` envelope, sent with every request of protocol 2026-07-28
+ * ("io.modelcontextprotocol/clientCapabilities" is 42), whose string is then
+ * reused, hash and all, instead of being made again. */
+#define CACHE_KEY_LEN 64
 #define CACHE_VALUE_LEN 20 /* longer values are mostly ids, seen once */
 #define SHAPE_SLOTS 1024
 typedef struct str_cache {

@@ -13,6 +13,14 @@ local errors = require "claude.errors"
 
 local M = {}
 
+-- Is `e` what a tool raised to ask its client (claude.mcp.input)? That module is loaded by
+-- the transports that can ask (the modern era's); without it, nothing can have been raised.
+local loaded = package.loaded
+local function is_unwind(e)
+  local m = loaded["claude.mcp.input"]
+  return m ~= nil and m.is_unwind(e)
+end
+
 local jarray, jobject, null = json.array, json.object, json.null
 local type, tostring, fmt = type, tostring, string.format
 local kind = schema.kind
@@ -287,14 +295,22 @@ end
 -- A string becomes text; a number or boolean becomes text (`42`, not `42.0`); a content value
 -- or a list of them is sent as is; any other table becomes JSON text plus `structuredContent`
 -- (arrays: text only); `nil, message` and errors become `isError` results. With an
--- `output_schema`, the result must be a table matching it.
+-- `output_schema`, the result must be a table matching it. A tool that unwound to ask the
+-- client (`claude.mcp.input`) gives back what it raised, and so does one that raised an error
+-- of kind `rpc` with an integer `code` (the call is answered with that JSON-RPC error).
 -- @tparam[opt] table tool a tool object (for `validate_output`), or nil
 -- @tparam boolean ok
 -- @param ... the values returned, or the error raised
 -- @treturn table CallToolResult
 function M.result(tool, ok, ...)
   local r, e = ...
-  if not ok then return M.error(message(r)) end
+  if not ok then
+    -- the tool asks the client (modern era): the transport answers input_required
+    if is_unwind(r) then return r end
+    -- an error of kind rpc with an integer code: the call answers with that JSON-RPC error
+    if errors.is(r, "rpc") and math.type(r.code) == "integer" then return r end
+    return M.error(message(r))
+  end
   if r == nil then
     if e ~= nil then return M.error(type(e) == "string" and e or message(e)) end
     return { content = jarray() }

@@ -58,7 +58,8 @@ M.MODERN_ONLY = set { "server/discover", "subscriptions/listen" }
 
 --- Results that carry caching hints (`ttlMs`, `cacheScope`) in the modern era.
 M.CACHEABLE = set { "server/discover", "tools/list", "prompts/list", "resources/list",
-  "resources/templates/list", "resources/read", "skills/list", "skills/get" }
+  "resources/templates/list", "resources/read", "skills/list", "skills/get",
+  "resources/directory/read" }
 
 --- Requests whose result may be `input_required` (multi round-trip) in the modern era.
 M.MAY_NEED_INPUT = set { "tools/call", "prompts/get", "resources/read" }

@@ -7,6 +7,9 @@
 -- and every error itself, and hands back the work to run. This half runs that work: every
 -- `tools/call`, `resources/read` and `prompts/get` in a task of its own, so that calls
 -- overlap and `notifications/cancelled` (another `handle`) can cancel one. See docs/tools.md.
+-- (Over 600 lines: the request context every transport hands its tools (ctx: progress, logs,
+-- requests and input to the client, trace context), the runs of each kind of request and
+-- their cancellation share the in-flight table; apart they would reach into each other.)
 -- @module claude.mcp.router
 local core = require "claude.core"
 local async = require "claude.async"
@@ -51,6 +54,7 @@ local function id_of(message)
 end
 
 local rpc_error = core.jsonrpc_error
+local RPC_ERROR = getmetatable(errors.new("rpc", ""))
 
 ---------------------------------------------------------------------------------------------
 -- ctx: what execute/read/get receive
@@ -116,8 +120,49 @@ local function client_request(ctx, method, params, timeout)
   return send(ctx, method, params, timeout)
 end
 
+-- ctx.input{ key = {method =, params =}, ... }: the transport's `input` option when it has
+-- one (the modern era: answers of the retry, or the request unwinds), else the requests one
+-- after another (the legacy era's requests to the client).
+local function ask(ctx, requests, timeout)
+  if type(requests) ~= "table" then
+    misuse("bad argument #1 to 'input' (table expected, got %s)", typename(requests))
+  end
+  local keys = {}
+  for key, r in pairs(requests) do
+    if type(key) ~= "string" then
+      misuse("bad argument #1 to 'input' (keys must be strings, got %s)", typename(key))
+    end
+    if type(r) ~= "table" or not require("claude.mcp.input").CAPABILITY[r.method] then
+      misuse("bad argument #1 to 'input' (%s: {method = 'elicitation/create', "
+        .. "'sampling/createMessage' or 'roots/list', params = {...}} expected)", key)
+    end
+    if r.params ~= nil and type(r.params) ~= "table" then
+      misuse("bad argument #1 to 'input' (%s.params: table expected, got %s)", key,
+        typename(r.params))
+    end
+    keys[#keys + 1] = key
+  end
+  local hook = ctx._router._input
+  if hook then return hook(ctx, requests) end
+  table.sort(keys)
+  local answers = {}
+  for i = 1, #keys do
+    local r = requests[keys[i]]
+    local a, err, kind = client_request(ctx, r.method, r.params, timeout)
+    if a == nil then return nil, err, kind end
+    answers[keys[i]] = a
+  end
+  return answers
+end
+
 local public_progress, public_log = public(progress), public(log)
-local public_request = public(client_request)
+local public_request, public_input = public(client_request), public(ask)
+
+-- Fields of ctx read from the request's `_meta` (trace context) and from what the transport
+-- knows of the client (the connection's initialize, or the request's envelope).
+local META_FIELDS = { traceparent = true, tracestate = true, baggage = true }
+local REQ_FIELDS = { protocol_version = true, client_capabilities = true, client_info = true,
+  era = true }
 
 -- ctx.sample / ctx.elicit / ctx.roots: the MCP requests a tool makes most, by name.
 local CLIENT_METHODS = { sample = "sampling/createMessage", elicit = "elicitation/create" }
@@ -150,6 +195,21 @@ Ctx.__index = function(ctx, k)
       if not r then return nil, err, kind end
       return type(r) == "table" and r.roots or {}
     end
+  elseif k == "input" then
+    f = function(requests, timeout) return public_input(ctx, requests, timeout) end
+  elseif k == "task" then -- the tasks extension: go on as a task (the transport's `task`)
+    f = function()
+      local hook = ctx._router._task
+      return hook ~= nil and hook(ctx) or false
+    end
+  elseif META_FIELDS[k] then
+    local m = rawget(ctx, "_meta")
+    local v = m and m[k]
+    return type(v) == "string" and v or nil
+  elseif REQ_FIELDS[k] then
+    local r = rawget(ctx, "_req")
+    if r then return r[k] end
+    return k == "era" and "legacy" or nil
   else
     return nil
   end
@@ -157,11 +217,12 @@ Ctx.__index = function(ctx, k)
   return f
 end
 
-local function new_ctx(self, name, server, id, meta, auth)
+local function new_ctx(self, name, server, id, meta, auth, req)
   return setmetatable({
     request_id = id, server = name, state = server.state, cancelled = false,
     tool_use_id = meta and meta["claudecode/toolUseId"] or nil, auth = auth,
-    _router = self, _token = meta and meta.progressToken or nil,
+    _router = self, _token = meta and meta.progressToken or nil, _meta = meta, _req = req,
+    _task = false, -- (set when the request waits: read at its end, without a metamethod)
   }, Ctx)
 end
 
@@ -219,9 +280,17 @@ end
 -- Resources and prompts (tools go through claude.tool.call)
 ---------------------------------------------------------------------------------------------
 
+-- Is `e` what a tool raised to ask its client (claude.mcp.input)? That module is loaded by
+-- the transports that can ask (the modern era's); without it, nothing can have been raised.
+local loaded = package.loaded
+local function is_unwind(e)
+  local m = loaded["claude.mcp.input"]
+  return m ~= nil and m.is_unwind(e)
+end
+
 local function report(what, name)
   return function(e)
-    if not is_error(e, "cancelled") then
+    if not is_error(e, "cancelled") and not is_unwind(e) then
       local msg = type(e) == "string" and e or content.message(e)
       io.stderr:write(fmt("claude: %s '%s' failed: %s\n", what, name, debug.traceback(msg, 2)))
     end
@@ -232,19 +301,25 @@ end
 -- -> ReadResourceResult | false, code, message, data
 local function read_resource(res, uri, params, ctx)
   local r = pack(xpcall(res.read, report("resource", uri), uri, params, ctx))
+  if not r[1] and is_unwind(r[2]) then return r[2] end
   if r[1] and r[2] == nil then
     local msg = r[3] ~= nil and content.message(r[3]) or "Resource not found: '" .. uri .. "'"
     return false, -32602, msg, { uri = uri }
   end
   local result, err = content.read_result(res, uri, unpack(r, 1, r.n))
   if not result then return false, -32603, err.message end
+  local cache, req = res.cache, ctx._req
+  if cache and req and req.era == "modern" then -- the resource's own caching hints
+    result.ttlMs, result.cacheScope = cache.ttl_ms, cache.scope
+  end
   return result
 end
 
 -- -> GetPromptResult | false, code, message
 local function get_prompt(p, args, ctx)
-  local result, err = content.prompt_result(p,
-    xpcall(p.get, report("prompt", p.name), args or {}, ctx))
+  local ok, r, e = xpcall(p.get, report("prompt", p.name), args or {}, ctx)
+  if not ok and is_unwind(r) then return r end
+  local result, err = content.prompt_result(p, ok, r, e)
   if not result then return false, -32603, err.message end
   return result
 end
@@ -307,12 +382,15 @@ end
 --   server-to-client JSON-RPC notification (progress, logging) made while serving the request
 --   of `ctx`; `request = function(ctx, method, params, timeout)`: sends a request to the
 --   client and waits for its result (`ctx.sample`, `ctx.elicit`, `ctx.roots`, `ctx.request`),
---   returning it or `nil, err, kind`; `ack = false`: notifications get no answer (a plain MCP
---   transport; the CLI's control channel wants one, the default)
+--   returning it or `nil, err, kind`; `input = function(ctx, requests)`: answers `ctx.input`
+--   (the modern era's multi round-trip requests; without it, `ctx.input` sends the requests
+--   with `request`); `task = function(ctx)`: answers `ctx.task()` (the tasks extension: the
+--   call goes on as a task; without it, false); `ack = false`: notifications get no answer
+--   (a plain MCP transport; the CLI's control channel wants one, the default)
 -- @treturn claude.Router
 -- @function new
 local NEW_OPTIONS = { notify = true, request = true, ack = true, budget = true,
-  close_stream = true }
+  close_stream = true, input = true, task = true }
 
 M.new = public(function(servers, opts)
   errors.check(servers, 1, "new", "table", true)
@@ -320,7 +398,7 @@ M.new = public(function(servers, opts)
   opts = opts or {}
   errors.check_fields(opts, NEW_OPTIONS, "new")
   budgets.check(opts.budget, "the session (tool_budget)")
-  for _, f in ipairs { "notify", "request" } do
+  for _, f in ipairs { "notify", "request", "input", "task" } do
     if opts[f] ~= nil and type(opts[f]) ~= "function" then
       misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(opts[f]))
     end
@@ -335,7 +413,8 @@ M.new = public(function(servers, opts)
   end
   return setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
     _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
-    _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream }, Router)
+    _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
+    _input = opts.input, _task = opts.task }, Router)
 end)
 
 -- The work of one request, in a task: a tool call answers with its result (the caller writes
@@ -344,6 +423,10 @@ local function run_call(self, name, t, args, ctx, id, reply, tag)
   local result = call_tool(t, args, ctx, true)
   if ctx._task then unregister(self, name, id, ctx) end
   if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
+  if type(result) == "table" and getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
+    -- the tool raised a JSON-RPC error
+    return reply(tag, rpc_error(id, result.code, result.message, result.data))
+  end
   reply(tag, result, id == nil and null or id)
 end
 
@@ -436,8 +519,11 @@ end
 -- @tparam function reply
 -- @param tag any value, handed back to `reply` (the control request id)
 -- @tparam[opt] table auth the verified token of the request (`ctx.auth`; claude.mcp.server.http)
+-- @tparam[opt] table req what the transport knows of the client and the request:
+--   `protocol_version`, `client_capabilities`, `client_info`, `era` (read through `ctx`), and
+--   anything its `notify`, `request` and `input` options need (`ctx._req`)
 -- @return the request's context while its task runs (to cancel it), else nil
-function Router:handle_async(name, message, reply, tag, auth)
+function Router:handle_async(name, message, reply, tag, auth, req)
   local server = self._servers[name]
   if not server then return reply(tag, M.unknown_server(name, message)) end
   -- mcp_dispatch raises only for a server that is not a table: no pcall here
@@ -449,7 +535,7 @@ function Router:handle_async(name, message, reply, tag, auth)
     return nil
   end
   if op == "call" then -- tool, arguments, meta, id
-    local ctx = new_ctx(self, name, server, d, c, auth)
+    local ctx = new_ctx(self, name, server, d, c, auth, req)
     return start_call(self, name, server, a, b, ctx, d, reply, tag)
   end
   if op == "cancel" then -- request_id, reason
@@ -458,14 +544,14 @@ function Router:handle_async(name, message, reply, tag, auth)
     return nil
   end
   if op == "complete" then -- completion, argument, context, id
-    local ctx = new_ctx(self, name, server, d, nil, auth)
+    local ctx = new_ctx(self, name, server, d, nil, auth, req)
     return start(self, name, ctx, d, run_request, self, name, ctx, d, reply, tag,
       complete, a, b, c, ctx)
   end
   local id = op == "read" and d or c
   local meta = type(message) == "table" and type(message.params) == "table"
     and message.params._meta
-  local ctx = new_ctx(self, name, server, id, type(meta) == "table" and meta or nil, auth)
+  local ctx = new_ctx(self, name, server, id, type(meta) == "table" and meta or nil, auth, req)
   if op == "read" then -- resource, uri, params, id
     return start(self, name, ctx, id, run_request, self, name, ctx, id, reply, tag,
       read_resource, a, b, c, ctx)
@@ -499,6 +585,16 @@ function Router:handle(name, message)
     return { jsonrpc = "2.0", id = id, result = response }
   end
   return response
+end
+
+--- Cancel one request in flight, by the context `handle_async` returned (a transport whose
+-- requests do not have ids of their own: a client that left its HTTP request). Its answer is
+-- still made.
+-- @param ctx
+-- @tparam[opt] string reason
+-- @treturn integer 1 when it was cancelled, 0 when it was already
+function Router:cancel_request(ctx, reason) -- luacheck: no unused args
+  return cancel_ctx(ctx, reason)
 end
 
 --- Cancel every request in flight (when the session closes). Their answers are still made.

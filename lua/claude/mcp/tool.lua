@@ -90,9 +90,10 @@ end
 ---------------------------------------------------------------------------------------------
 
 local TOOL_FIELDS = set { "name", "title", "description", "input_schema", "output_schema",
-  "annotations", "execute", "max_result_size_chars", "always_load", "meta", "budget" }
+  "annotations", "execute", "max_result_size_chars", "always_load", "meta", "budget", "task" }
 local OPTION_FIELDS = set { "title", "output_schema", "annotations", "max_result_size_chars",
-  "always_load", "meta", "budget" }
+  "always_load", "meta", "budget", "task" }
+local TASK_SUPPORT = { [true] = "optional", optional = "optional", required = "required" }
 
 local ANNOTATIONS = {
   read_only = "readOnlyHint", readOnlyHint = "readOnlyHint",
@@ -171,6 +172,16 @@ local function build_tool(spec, labels)
     end
   end
 
+  local task = spec.task
+  if task ~= nil and task ~= false then
+    task = TASK_SUPPORT[task]
+    if not task then
+      bad(F, labels, "task", "true, 'optional' or 'required' expected, got %s",
+        type(spec.task) == "string" and "'" .. spec.task .. "'" or typename(spec.task))
+    end
+  else
+    task = nil
+  end
   local listing = {
     name = name, title = title, description = description, inputSchema = input_schema,
     outputSchema = output_schema, annotations = annotations, _meta = meta,
@@ -180,6 +191,7 @@ local function build_tool(spec, labels)
     input_schema = input_schema, output_schema = output_schema, annotations = annotations,
     meta = meta, execute = execute, validate = validate, validate_output = validate_output,
     listing = listing, budget = budget.check(spec.budget, "tool '" .. name .. "'"),
+    task = task,
   }, Tool)
 end
 
@@ -229,8 +241,10 @@ end
 -- `schema`/`input_schema` is shorthand or a full JSON Schema (see `claude.schema`);
 -- `options` takes the table form's other fields. `annotations` accepts `read_only`,
 -- `destructive`, `idempotent`, `open_world`, `title` (or the MCP names `readOnlyHint`, ...),
--- and `max_result_size_chars`. `execute(args, ctx)` returns the result (see
--- `claude.content.result`).
+-- and `max_result_size_chars`. `task = true` (or `"optional"`) lets a call go on as a task of
+-- the tasks extension when its client accepts tasks (it becomes one when it waits, or at
+-- `ctx.task()`); `task = "required"`: only clients that accept tasks may call it.
+-- `execute(args, ctx)` returns the result (see `claude.content.result`).
 -- @treturn claude.Tool
 M.tool = public(tool)
 
@@ -239,7 +253,7 @@ M.tool = public(tool)
 ---------------------------------------------------------------------------------------------
 
 local RESOURCE_FIELDS = set { "uri", "uri_template", "name", "title", "description",
-  "mime_type", "size", "annotations", "read", "text", "blob", "bytes" }
+  "mime_type", "size", "annotations", "read", "text", "blob", "bytes", "cache", "meta" }
 
 local function percent_decode(s)
   return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
@@ -291,9 +305,11 @@ local function resource(spec)
     mime_type = want(F, nil, spec, "mime_type", "string", true),
     annotations = want(F, nil, spec, "annotations", "table", true),
     read = want(F, nil, spec, "read", "function", true),
+    cache = spec.cache ~= nil and require("claude.mcp.wire").check_cache(spec.cache, F) or nil,
+    meta = want(F, nil, spec, "meta", "table", true),
   }
   local listing = { name = r.name, title = r.title, description = r.description,
-    mimeType = r.mime_type, annotations = r.annotations }
+    mimeType = r.mime_type, annotations = r.annotations, _meta = r.meta }
   local static = spec.text ~= nil or spec.blob ~= nil or spec.bytes ~= nil
   if tpl then
     if static then bad(F, nil, "read", "a resource template needs a read function") end
@@ -326,8 +342,11 @@ end
 -- `{+var}`).
 --
 --     resource{ uri =, name =, title =, description =, mime_type =, size =, annotations =,
+--               cache =, meta =,
 --               read = function(uri, params, ctx) ... end }   -- or text = / blob = / bytes =
 --
+-- `cache = {ttl_ms =, scope =}` are the caching hints of its reads in the modern era (the
+-- server's by default); `meta` is the `_meta` of its listing.
 -- `read` returns a string (text), `{text = | blob = | bytes =, mime_type =}`, a
 -- `content.resource` value, a list of these, or `nil, message`. For a template, `params`
 -- holds the decoded variables; for a plain resource it is empty.
@@ -521,7 +540,7 @@ local function remove(s, what, key)
 end
 
 local SERVER_OPTIONS = set { "version", "state", "instructions", "subscribe", "list_changed",
-  "page_size", "budget", "auth" }
+  "page_size", "budget", "auth", "cache", "skills" }
 
 local function server(name, items, opts)
   if type(name) ~= "string" or not name:find(NAME) then
@@ -550,6 +569,9 @@ local function server(name, items, opts)
     instructions = want("server", nil, opts, "instructions", "string", true),
     subscribe = want("server", nil, opts, "subscribe", "boolean", true) or false,
     list_changed = list_changed, page_size = page_size,
+    -- caching hints of its lists and reads in the modern era (claude.mcp.wire)
+    cache = opts.cache ~= nil and require("claude.mcp.wire").check_cache(opts.cache, "server")
+      or nil,
     tools = {}, tool_list = {}, resources = {}, resource_list = {},
     resource_templates = {}, resource_template_list = {}, prompts = {}, prompt_list = {},
     completions = {}, completion_list = {},
@@ -572,6 +594,13 @@ local function server(name, items, opts)
     local err = add(s, items[i])
     if err then misuse("bad argument #2 to 'server' (item %d: %s)", i, err) end
   end
+  if opts.skills ~= nil then
+    if type(opts.skills) ~= "string" and type(opts.skills) ~= "table" then
+      bad("server", nil, "skills", "a folder or a list of folders expected, got %s",
+        typename(opts.skills))
+    end
+    methods.add_skills(s, opts.skills)
+  end
   return s
 end
 
@@ -583,7 +612,10 @@ end
 --   subscriptions (`server:resource_updated(uri)` notifies the subscribers), `list_changed`
 --   announces tools, resources and prompts added or removed while serving (default; false:
 --   never), `auth` the OAuth bearer checks of `claudelua mcp --http` (claude.mcp.server.auth;
---   false: none, on purpose; an in-process session ignores it, stdio refuses it)
+--   false: none, on purpose; an in-process session ignores it, stdio refuses it), `cache`
+--   the caching hints of its lists and reads in the modern era (`{ttl_ms = 0, scope =
+--   "private"}` by default; a resource's own `cache` wins for its reads), `skills` a folder
+--   (or a list of folders) of Agent Skills to serve (`server:add_skills`)
 -- @treturn claude.Server
 M.server = public(server)
 
@@ -598,6 +630,52 @@ methods.add = public(function(s, item)
   end
   local err = add(s, item)
   if err then misuse("bad argument #1 to 'add' (%s)", err) end
+  return s
+end)
+
+--- Serve the skills of one or more folders (the skills extension of the modern era,
+-- `claude.mcp.skills`): each directory holding a `SKILL.md` is a skill; each skill's
+-- `SKILL.md` becomes a resource (`skill://<name>/SKILL.md`, named and described by its
+-- frontmatter), its other files are read through the resource template `skill://{+path}`,
+-- and clients of the modern era list them with `skills/list` and `skills/get`. Replaces the
+-- skills served before, if any. A folder that is not one, a skill without a valid name or
+-- description, two skills of one name: a misuse.
+-- @tparam string|{string,...} dirs
+-- @treturn claude.Server the server itself
+-- @function add_skills
+methods.add_skills = public(function(s, dirs)
+  if getmetatable(s) ~= Server then
+    misuse("bad self to 'add_skills' (claude.Server expected, got %s)", typename(s))
+  end
+  local skills = require "claude.mcp.skills" -- loaded by the servers that serve skills only
+  local catalog = skills.load(dirs)
+  local old = s.skills
+  if old then
+    for _, r in ipairs(old.items) do
+      if r.kind == "resource" then remove(s, "resources", r.uri)
+      else remove(s, "resource_templates", r.uri_template) end
+    end
+  end
+  local items, files = {}, catalog.files
+  for _, e in ipairs(catalog.skills) do
+    local path = skills.path(e.uri)
+    items[#items + 1] = resource { uri = e.uri, name = e.frontmatter.name,
+      description = e.frontmatter.description, mime_type = "text/markdown",
+      size = files[path].size, read = function() return { text = files[path].bytes } end }
+  end
+  items[#items + 1] = resource { uri_template = skills.SCHEME .. "{+path}", name = "skills",
+    description = "The files of the skills this server serves", read = function(uri)
+      local f = files[skills.path(uri)]
+      if not f then return nil, "no skill file at " .. uri end
+      if f.text then return { text = f.bytes, mime_type = f.mime } end
+      return { bytes = f.bytes, mime_type = f.mime }
+    end }
+  catalog.items, catalog.sources = items, type(dirs) == "string" and { dirs } or dirs
+  s.skills = catalog
+  for _, r in ipairs(items) do
+    local err = add(s, r)
+    if err then misuse("bad argument #1 to 'add_skills' (%s)", err) end
+  end
   return s
 end)
 
@@ -679,9 +757,19 @@ function M.is_tool(v)
   return getmetatable(v) == Tool
 end
 
+-- Is `e` what a tool raised to ask its client (claude.mcp.input)? That module is loaded by
+-- the transports that can ask (the modern era's); without it, nothing can have been raised.
+local loaded = package.loaded
+local function is_unwind(e)
+  local m = loaded["claude.mcp.input"]
+  return m ~= nil and m.is_unwind(e)
+end
+
 local function report(name)
   return function(e)
-    if errors.is(e, "cancelled") then return e end -- a cancelled call is no failure
+    -- a cancelled call is no failure, nor one that asks the client (claude.mcp.input), nor
+    -- a JSON-RPC error the tool raised on purpose (kind rpc)
+    if errors.is(e, "cancelled") or errors.is(e, "rpc") or is_unwind(e) then return e end
     local msg = type(e) == "string" and e or content.message(e)
     io.stderr:write(fmt("claude: tool '%s' failed: %s\n", name, debug.traceback(msg, 2)))
     return e

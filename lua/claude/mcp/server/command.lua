@@ -11,6 +11,7 @@ local async = require "claude.async"
 local errors = require "claude.errors"
 local tool = require "claude.mcp.tool"
 local origin = require "claude.mcp.server.origin"
+local state = require "claude.mcp.server.state"
 
 local M = {}
 
@@ -57,6 +58,16 @@ OAuth (HTTP only; for the servers without an auth option of their own, see docs/
                           an error and the server goes on
   --request-timeout SECONDS  how long a request to the client (ctx.sample, ctx.elicit,
                           ctx.roots, ctx.request) may take (default 60; 0: no limit)
+  --state-key-file FILE   protocol 2026-07-28: the key that signs the requestState of
+                          multi round-trip requests (at least 16 bytes), shared by the
+                          processes behind one load balancer (default: the environment
+                          variable CLAUDELUA_MCP_STATE_KEY, else a random key per process)
+  --state-ttl SECONDS     how long a requestState stays valid (default 600)
+  --node NAME             HTTP only: this process's name behind a load balancer; the ids of
+                          its tasks start with it (NAME.), so that the balancer can route
+                          tasks/* requests (Mcp-Name) to the process that has the task
+  --skills DIR            serve the Agent Skills of DIR (each directory with a SKILL.md) on
+                          every server, beside those of its own skills option (repeatable)
   -h, --help              show this help
 
 Over stdio, stdout carries the protocol alone: print, io.write and logs go to stderr. The
@@ -181,6 +192,19 @@ function M.parse(argv)
     elseif a == "--request-timeout" then
       local t = number_arg(a, value())
       o.request_timeout = t > 0 and t or false
+    elseif a == "--node" then
+      o.node = value()
+      if not o.node:find("^[%w_%-]+$") then
+        usage_error("--node needs a name of letters, digits, '-' and '_', got '%s'", o.node)
+      end
+    elseif a == "--skills" then
+      o.skills = o.skills or {}
+      o.skills[#o.skills + 1] = value()
+    elseif a == "--state-key-file" then
+      o.state_key_file = value()
+    elseif a == "--state-ttl" then
+      o.state_ttl = number_arg(a, value())
+      if o.state_ttl <= 0 then usage_error("--state-ttl needs a positive number") end
     elseif a == "--" then
       i = i + 1
       break
@@ -195,11 +219,30 @@ function M.parse(argv)
   for j = i + 1, #argv do o.args[#o.args + 1] = argv[j] end
   if not o.file and not o.help then usage_error("no tools file given") end
   if o.stateless and not o.http then usage_error("--stateless needs --http") end
-  for _, k in ipairs { "allowed_origins", "allowed_hosts", "session_timeout", "no_auth" } do
+  for _, k in ipairs { "allowed_origins", "allowed_hosts", "session_timeout", "no_auth",
+    "node" } do
     if o[k] ~= nil and not o.http then usage_error("--%s needs --http", k:gsub("_", "-")) end
   end
   o.auth = auth_option(o)
   return o
+end
+
+-- The requestState key: --state-key-file, else CLAUDELUA_MCP_STATE_KEY, else none (each
+-- process makes its own).
+local function state_key(o)
+  local key = os.getenv(state.ENV)
+  if o.state_key_file then
+    local f, err = io.open(o.state_key_file, "rb")
+    if not f then usage_error("--state-key-file: %s", err) end
+    key = f:read("a"):gsub("%s+$", "")
+    f:close()
+  end
+  if key == "" then key = nil end
+  if key and #key < state.MIN_KEY then
+    usage_error("the requestState key (%s) has %d bytes: at least %d are needed",
+      o.state_key_file and "--state-key-file" or state.ENV, #key, state.MIN_KEY)
+  end
+  return key
 end
 
 -- What the file returned -> { {name, server}, ... } in a stable order | nil, message
@@ -236,11 +279,25 @@ local function servers_of(value, file)
   return list
 end
 
+-- --skills DIR: every server serves those skills too.
+local function add_skills(list, dirs)
+  for _, e in ipairs(list) do
+    local server = e[2]
+    local all = {}
+    for _, d in ipairs(server.skills and server.skills.sources or {}) do all[#all + 1] = d end
+    for _, d in ipairs(dirs) do all[#all + 1] = d end
+    local ok, err = pcall(server.add_skills, server, all)
+    if not ok then return nil, (tostring(err):gsub("^[^\n]-:%d+: ", "")) end
+  end
+  return list
+end
+
 --- Run a tools file and return its servers.
 -- @tparam string file
 -- @tparam {string,...} args
+-- @tparam[opt] {string,...} skills folders of skills every server serves too (`--skills`)
 -- @return `{ {name, server}, ... }` | nil, message
-function M.load(file, args)
+function M.load(file, args, skills)
   local chunk, err = loadfile(file)
   if not chunk then return nil, err end
   local ok, value = xpcall(chunk, async.traceback, table.unpack(args))
@@ -248,7 +305,10 @@ function M.load(file, args)
     return nil, string.format("%s failed: %s", file, errors.is(value) and value.message
       or tostring(value))
   end
-  return servers_of(value, file)
+  local list
+  list, err = servers_of(value, file)
+  if list and skills then return add_skills(list, skills) end
+  return list, err
 end
 
 local function pick(list, name)
@@ -299,7 +359,7 @@ end
 -- @tparam {string,...} args the file's arguments
 -- @tparam function apply
 -- @return the watching task (cancel it to stop)
-function M.watch(file, args, apply)
+function M.watch(file, args, apply, skills)
   local last = read_all(file)
   return async.spawn(function()
     while true do
@@ -307,7 +367,7 @@ function M.watch(file, args, apply)
       local now = read_all(file)
       if now and now ~= last then
         last = now
-        local list, err = M.load(file, args)
+        local list, err = M.load(file, args, skills)
         if list then
           local ok, aerr = pcall(apply, list)
           if ok then
@@ -353,7 +413,7 @@ local function serve_stdio(o, t, list)
       if not s then error(perr, 0) end
       server = s
       t.conn:set_server(s)
-    end)
+    end, o.skills)
   end
   local unwatch = M.stop_signals(function(signame)
     t:shutdown(o.grace, "server stopped (SIG" .. signame:upper() .. ")")
@@ -380,6 +440,7 @@ local function serve_http(o, list)
   local t, err
   ok, t, err = pcall(http.listen, list, {
     host = o.http.host, port = o.http.port, stateless = o.stateless,
+    state_key = state_key(o), state_ttl = o.state_ttl, node = o.node,
     max_body = o.max_message, request_timeout = o.request_timeout,
     session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
     allowed_origins = o.allowed_origins, auth = o.auth,
@@ -406,7 +467,8 @@ local function serve_http(o, list)
   io.stderr:flush()
   local stop = async.event()
   local unwatch = M.stop_signals(function() stop:set() end)
-  local watcher = o.watch and M.watch(o.file, o.args, function(new) t:set_servers(new) end)
+  local watcher = o.watch and M.watch(o.file, o.args, function(new) t:set_servers(new) end,
+    o.skills)
   pcall(stop.wait, stop)
   if watcher then watcher:cancel("server stopped") end
   local deadline = core.now() + o.grace
@@ -430,12 +492,12 @@ function M.main(...)
     local stdio = require "claude.mcp.server.stdio"
     local err
     t, err = stdio.open { max_message = o.max_message, grace = o.grace,
-      request_timeout = o.request_timeout }
+      request_timeout = o.request_timeout, state_key = state_key(o), state_ttl = o.state_ttl }
     if not t then error(err, 0) end
     local ok, rerr = stdio.redirect_stdout()
     if not ok then error(rerr, 0) end
   end
-  local list, err = M.load(o.file, o.args)
+  local list, err = M.load(o.file, o.args, o.skills)
   if not list then
     if t then t:close() end
     error(errors.new("load", "mcp: " .. err, { traceback = false }), 0)

@@ -15,8 +15,8 @@
 --     conn:receive_oversized(err)        -- a message over the transport's limit: -32600, id null
 --     conn:close(reason)                 -- cancels the calls in flight, drops their answers,
 --                                        -- fails the pending requests to the client
---     conn.initialized, conn.protocol_version, conn.client_info, conn.client_capabilities,
---     conn.log_level, conn.closed
+--     conn.era, conn.initialized, conn.protocol_version, conn.client_info,
+--     conn.client_capabilities, conn.log_level, conn.closed
 --     conn:pending()                     -- requests being served
 --     conn:set_server(srv)               -- serve another server from now on (--watch)
 --
@@ -37,10 +37,17 @@
 -- (unless the server was made with `list_changed = false`), `server:resource_updated(uri)` sends
 -- `notifications/resources/updated` to the connections subscribed to `uri`.
 --
--- Before `initialize` only `initialize` and `ping` are served; any other request gets an
--- error at once (-32600), so a client probing with a method of a later protocol falls back
--- without a timeout. Requests to the client (`ctx.sample`, `ctx.elicit`, `ctx.roots`,
--- `ctx.request`) go through a `claude.rpc` peer and wait in the tool's task.
+-- Two protocol eras (claude.mcp.era), pinned by the first request: `initialize` (or any
+-- request without an envelope) makes the connection legacy; a request whose `_meta` envelope
+-- claims a modern revision makes it modern, served by `claude.mcp.server.modern` (a
+-- `server/discover` is answered without pinning, so a client may still fall back to
+-- `initialize`). `conn.era` says which (nil until pinned).
+--
+-- Legacy: before `initialize` only `initialize` and `ping` are served; any other request gets
+-- an error at once (-32600), so a client probing with a method of a later protocol falls
+-- back without a timeout. Requests to the client (`ctx.sample`, `ctx.elicit`, `ctx.roots`,
+-- `ctx.request`) go through a `claude.rpc` peer and wait in the tool's task. Modern: they
+-- become `input_required` results.
 -- @module claude.mcp.server.connection
 local core = require "claude.core"
 local json = require "claude.json"
@@ -49,6 +56,12 @@ local errors = require "claude.errors"
 local router_mod = require "claude.mcp.router"
 local content = require "claude.mcp.content"
 local tool = require "claude.mcp.tool"
+local era = require "claude.mcp.era"
+local modern = require "claude.mcp.server.modern"
+local check = modern.check
+local PV, CAPS, LEVEL = era.META.protocol_version, era.META.client_capabilities,
+  era.META.log_level
+local LATEST = era.LATEST_MODERN
 
 local M = {}
 
@@ -115,7 +128,8 @@ local function client_request(self, ctx, method, params, timeout)
 end
 
 --- Make a connection (see the top of this file).
--- @tparam table opts `server`, `send`, `send_result`, `stateless`, `on_close`,
+-- @tparam table opts `server`, `send`, `send_result`, `stateless`, `on_close`, `state` (the
+--   `claude.mcp.server.state` sealing the modern era's `requestState`),
 --   `request_timeout` (seconds a request to the client may take; default 60, false: none),
 --   `close_stream` (`function(request_id)`: the transport ends that request's stream, for
 --   `ctx.close_stream()`; returns true when it did)
@@ -125,7 +139,8 @@ M.new = errors.public(function(opts)
   errors.check(opts, 1, "new", "table")
   for k in pairs(opts) do
     if k ~= "server" and k ~= "send" and k ~= "send_result" and k ~= "stateless"
-      and k ~= "on_close" and k ~= "request_timeout" and k ~= "close_stream" then
+      and k ~= "on_close" and k ~= "request_timeout" and k ~= "close_stream"
+      and k ~= "state" then
       misuse("bad field '%s' to 'new' (unknown option)", tostring(k))
     end
   end
@@ -145,6 +160,9 @@ M.new = errors.public(function(opts)
     closed = false, subscriptions = {},
     _server = opts.server, _key = opts.server.name, _send = opts.send,
     _send_result = opts.send_result, _on_close = opts.on_close, _related = nil,
+    _state = opts.state, _modern = false,
+    -- what the tools' ctx reads of the client (claude.mcp.router), filled by initialize
+    _req = { era = "legacy" },
   }, Conn)
   self._router = router_mod.new({ [self._key] = opts.server }, {
     ack = false,
@@ -207,9 +225,13 @@ local function initialize(self, msg, id)
   if result then
     local params = msg.params
     self.initialized = true
+    self.era = "legacy"
     self.protocol_version = result.protocolVersion
     self.client_info = params and params.clientInfo
     self.client_capabilities = params and params.capabilities
+    local req = self._req
+    req.protocol_version, req.client_info, req.client_capabilities = self.protocol_version,
+      self.client_info, self.client_capabilities
   end
   return out(self, response, id)
 end
@@ -231,11 +253,58 @@ local function subscribe(self, msg, id, on)
   return out(self, { jsonrpc = "2.0", id = id, result = jobject() }, id)
 end
 
+-- The modern era's server of this connection, made on its first modern request; its `out`
+-- is the connection's (ids are this client's own: a cancellation may name them).
+local function modern_of(self)
+  local m = self._modern
+  if m then return m end
+  m = modern.new(self._server, { state = self._state })
+  local send_result = self._send_result
+  self._mout = { own_ids = true,
+    send = function(_, msg) return out(self, msg, msg.id) end,
+    text = send_result and function(_, id, text, suffix)
+      if self.closed then return nil end
+      return send_result(id, text, id, suffix)
+    end }
+  self._modern = m
+  return m
+end
+
+-- A message of the modern era (its envelope claims a modern revision, or the connection is
+-- pinned modern).
+local function receive_modern(self, msg, auth)
+  local id, method = msg.id, msg.method
+  if method == nil then return true end -- an answer: this era sends no request to the client
+  if id ~= nil then
+    -- the usual request (the version we speak, capabilities, no log level) without a call
+    local params = msg.params
+    local meta = type(params) == "table" and params._meta
+    local caps = type(meta) == "table" and meta[CAPS]
+    local code, message, data
+    if not (caps and meta[PV] == LATEST and type(caps) == "table" and caps[1] == nil
+        and getmetatable(caps) ~= json.array_mt and meta[LEVEL] == nil) then
+      code, message, data = check(msg, false)
+    end
+    if code then
+      if method == "initialize" and era.claimed(msg) == nil then
+        code, message, data = era.ERRORS.unsupported_version, "Unsupported protocol version: "
+          .. "this connection speaks " .. era.LATEST_MODERN .. " (no initialize)",
+          { supported = json.array(era.MODERN_VERSIONS),
+            requested = type(msg.params) == "table" and msg.params.protocolVersion or null }
+      end
+      return out(self, rpc_error(id, code, message, data), id)
+    end
+    if self.era ~= "modern" and method ~= "server/discover" then self.era = "modern" end
+  end
+  return (self._modern or modern_of(self)):handle(msg, self._mout, auth)
+end
+
 local function receive_one(self, msg, auth)
   if type(msg) ~= "table" then
     return out(self, rpc_error(null, INVALID_REQUEST, "Invalid Request: a JSON-RPC message "
       .. "must be an object, got " .. typename(msg)))
   end
+  if self.era == "modern" then return receive_modern(self, msg, auth) end
   local method, id = msg.method, msg.id
   if method == nil then
     -- an answer to one of our requests
@@ -245,6 +314,9 @@ local function receive_one(self, msg, auth)
     end
   elseif id ~= nil and valid_id(id) then
     if method == "initialize" then return initialize(self, msg, id) end
+    if not self.initialized and modern.is_modern(msg) then
+      return receive_modern(self, msg, auth)
+    end
     if not self.initialized and method ~= "ping" then
       return out(self, rpc_error(id, INVALID_REQUEST, fmt("Invalid Request: '%s' before "
         .. "'initialize' (the server is not initialized)", tostring(method))), id)
@@ -254,7 +326,7 @@ local function receive_one(self, msg, auth)
       if method == "resources/subscribe" then return subscribe(self, msg, id, true) end
       if method == "resources/unsubscribe" then return subscribe(self, msg, id, false) end
     end
-    return self._router:handle_async(self._key, msg, self._reply, id, auth)
+    return self._router:handle_async(self._key, msg, self._reply, id, auth, self._req)
   end
   -- notifications (cancellation among them) and invalid messages: the router decides
   return self._router:handle_async(self._key, msg, self._reply, valid_id(id) and id or nil,
@@ -268,7 +340,15 @@ end
 --   (`claude.mcp.server.auth`): the requests' `ctx.auth`
 function Conn:receive(msg, auth)
   if self.closed then return end
+  -- a connection pinned to the modern era: one message (no batch in that era)
+  if self.era == "modern" and type(msg) == "table" and msg.jsonrpc ~= nil then
+    return receive_modern(self, msg, auth)
+  end
   if type(msg) == "table" and msg[1] ~= nil and msg.jsonrpc == nil then
+    if self.era == "modern" then
+      return out(self, rpc_error(null, INVALID_REQUEST, "Invalid Request: no batch in "
+        .. "protocol " .. era.MODERN .. " and later"))
+    end
     for i = 1, #msg do receive_one(self, msg[i], auth) end
     return
   end
@@ -312,6 +392,7 @@ function Conn:set_server(server)
   self._server, self._key = server, server.name
   self._router:set_server(self._key, server)
   listen(self, server)
+  if self._modern then self._modern:set_server(server) end
   if self.initialized and server.list_changed ~= false then
     for _, m in ipairs { "notifications/tools/list_changed",
       "notifications/resources/list_changed", "notifications/prompts/list_changed" } do
@@ -341,7 +422,7 @@ end
 --- Requests being served (tool calls, reads, prompts, completions in their tasks).
 -- @treturn integer
 function Conn:pending()
-  return self._router:pending()
+  return self._router:pending() + (self._modern and self._modern:pending() or 0)
 end
 
 --- Close the connection: calls in flight are cancelled and their answers dropped, pending
@@ -353,6 +434,7 @@ function Conn:close(reason)
   self.closed = true
   unlisten(self, self._server)
   self._router:cancel_all(reason)
+  if self._modern then self._modern:close(reason) end
   self._peer:close(reason)
   if self._on_close then self._on_close(reason) end
 end

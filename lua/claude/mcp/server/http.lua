@@ -1,4 +1,5 @@
---- The Streamable HTTP transport of an MCP server (specification 2025-06-18 and 2025-11-25).
+--- The Streamable HTTP transport of an MCP server: protocol revisions 2025-03-26 to 2025-11-25
+-- (sessions, here) and 2026-07-28 (no session: claude.mcp.server.http_modern), per request.
 --
 --     local t = assert(http.listen({ {"calc", calc}, {"files", files} },
 --       { host = "127.0.0.1", port = 8080 }))
@@ -29,6 +30,10 @@ local async = require "claude.async"
 local json = require "claude.json"
 local errors = require "claude.errors"
 local connection = require "claude.mcp.server.connection"
+local modern = require "claude.mcp.server.modern"
+local http_modern = require "claude.mcp.server.http_modern"
+local state = require "claude.mcp.server.state"
+local era = require "claude.mcp.era"
 local sse = require "claude.mcp.server.events"
 local origin = require "claude.mcp.server.origin"
 local tool = require "claude.mcp.tool"
@@ -310,6 +315,29 @@ local function valid_message(m)
   return m.id ~= nil and (m.result ~= nil or m.error ~= nil)
 end
 
+-- The endpoint's server of the modern era, made on its first modern request.
+local function modern_of(self, ep)
+  local m = ep.modern
+  if not m then
+    m = modern.new(ep.server, { state = self.state, node = self.opts.node })
+    ep.modern = m
+  end
+  return m
+end
+
+-- A GET or DELETE of the modern era (no session, the header names a modern revision): that
+-- era has no stream outside a request and no session to delete.
+local function modern_refusal(self, req, res)
+  local h = req.headers
+  if h["mcp-session-id"] == nil and era.is_modern(h["mcp-protocol-version"]) then
+    fail(res, 405, -32000, fmt("Method Not Allowed: protocol %s has no %s (a client listens "
+      .. "with subscriptions/listen)", h["mcp-protocol-version"], req.method),
+      { allow = self.stateless and ALLOW_STATELESS or ALLOW_STATEFUL })
+    return true
+  end
+  return false
+end
+
 local function post(self, ep, req, res, who)
   local headers = req.headers
   if not (accepts(headers.accept, "application/json")
@@ -345,6 +373,18 @@ local function post(self, ep, req, res, who)
       seen[m.id] = true
       ids[#ids + 1] = m.id
       if m.method == "initialize" then init = true end
+    end
+  end
+  -- the modern era: one message per POST, no session (claude.mcp.server.http_modern)
+  if not batch and modern.is_modern(body, headers["mcp-protocol-version"]) then
+    return http_modern.post(modern_of(self, ep), req, res, body, who and who.info)
+  end
+  if batch then
+    for i = 1, #list do
+      if modern.is_modern(list[i]) then
+        return fail(res, 400, -32600, "Invalid Request: a batch cannot carry requests of "
+          .. "protocol " .. era.MODERN .. " and later")
+      end
     end
   end
   local session
@@ -394,6 +434,7 @@ local function post(self, ep, req, res, who)
 end
 
 local function get(self, ep, req, res, who)
+  if modern_refusal(self, req, res) then return end
   if self.stateless then
     return fail(res, 405, -32000, "Method Not Allowed: a stateless server has no GET stream",
       { allow = ALLOW_STATELESS })
@@ -434,6 +475,7 @@ local function get(self, ep, req, res, who)
 end
 
 local function delete(self, ep, req, res, who)
+  if modern_refusal(self, req, res) then return end
   if self.stateless then
     return fail(res, 405, -32000, "Method Not Allowed: a stateless server has no sessions",
       { allow = ALLOW_STATELESS })
@@ -619,7 +661,11 @@ end
 --   SSE `retry` of priming events, 1000), `request_timeout` (requests to the client),
 --   `log` (a function given a line when a session expires or a token cannot be checked;
 --   default: stderr), `auth` (the servers' OAuth bearer checks, for those without an `auth`
---   option of their own: see claude.mcp.server.auth; `false`: none, on purpose)
+--   option of their own: see claude.mcp.server.auth; `false`: none, on purpose),
+--   `state_key` (the key that signs the `requestState` of multi round-trip requests, shared
+--   by the processes behind one load balancer; default: a random key of this process),
+--   `state_ttl` (seconds a `requestState` stays valid, 600), `node` (this process's name
+--   behind a load balancer: task ids start with it, for routing; letters, digits, `-`, `_`)
 -- @return the transport (`:url()`, `:port()`, `:close()`), or nil, err, "connection"
 -- @raise a misuse for bad options, and for a `host` that is not loopback with a server
 --   that has no `auth` while the transport's `auth` is not given (`auth = false` says so)
@@ -640,7 +686,8 @@ M.listen = errors.public(function(servers, opts)
   end
   check_exposure(o, servers)
   local self = setmetatable({ opts = o, sessions = {}, endpoints = {}, stateless = o.stateless
-    and true or false, closed = false, auth = {} }, Transport)
+    and true or false, closed = false, auth = {},
+    state = state.new { key = o.state_key, ttl = o.state_ttl } }, Transport)
   local base = o.path
   for i, e in ipairs(servers) do
     local ep = { name = e[1], server = e[2] }
@@ -686,6 +733,13 @@ end
 function Transport:pending()
   local n = 0
   for _, s in pairs(self.sessions) do n = n + s.conn:pending() end
+  local seen = {} -- the first server is at two paths
+  for _, ep in pairs(self.endpoints) do
+    if ep.modern and not seen[ep] then
+      seen[ep] = true
+      n = n + ep.modern:pending()
+    end
+  end
   return n
 end
 
@@ -698,6 +752,9 @@ function Transport:close(reason)
   local list = {}
   for _, s in pairs(self.sessions) do list[#list + 1] = s end
   for _, s in ipairs(list) do s.conn:close(reason or "server closed") end
+  for _, ep in pairs(self.endpoints) do
+    if ep.modern then ep.modern:close(reason or "server closed") end
+  end
   self.http:close()
 end
 Transport.__close = Transport.close
@@ -712,7 +769,10 @@ function Transport:set_servers(servers)
   for _, e in ipairs(servers) do by_name[e[1]] = e[2] end
   for _, ep in pairs(self.endpoints) do
     local new = by_name[ep.name]
-    if new and new ~= ep.server then ep.server = new end
+    if new and new ~= ep.server then
+      ep.server = new
+      if ep.modern then ep.modern:set_server(new) end
+    end
   end
   for _, s in pairs(self.sessions) do
     if s.ep.server ~= s.conn:server() then s.conn:set_server(s.ep.server) end

@@ -16,6 +16,7 @@ local core = require "claude.core"
 local async = require "claude.async"
 local errors = require "claude.errors"
 local connection = require "claude.mcp.server.connection"
+local state = require "claude.mcp.server.state"
 
 local M = {}
 
@@ -65,12 +66,14 @@ end
 --- Open the transport: start reading stdin. What arrives before `serve` waits for it.
 -- @tparam[opt] table opts `max_message` (bytes, default 16 MiB), `grace` (seconds calls in
 --   flight get to finish at stdin EOF, default 5), `request_timeout` (seconds a request to the
---   client may take, default 60)
+--   client may take, default 60), `state_key`, `state_ttl` (the signing key and lifetime of
+--   the modern era's `requestState`: claude.mcp.server.state)
 -- @return the transport | nil, err, kind
 function M.open(opts)
   opts = opts or {}
   local self = setmetatable({ finished = async.event(), draining = false,
-    grace = opts.grace or 5, request_timeout = opts.request_timeout, early = {} }, Transport)
+    grace = opts.grace or 5, request_timeout = opts.request_timeout, early = {},
+    state = state.new { key = opts.state_key, ttl = opts.state_ttl } }, Transport)
   local stream, serr, code = core.stdio {
     mode = "json", max_line = opts.max_message or M.MAX_MESSAGE,
     on_line = function(...)
@@ -103,11 +106,12 @@ function Transport:serve(server)
     return ok, err
   end
   self.conn = connection.new {
-    server = server, send = send, request_timeout = self.request_timeout,
-    send_result = function(id, result)
+    server = server, send = send, request_timeout = self.request_timeout, state = self.state,
+    -- `suffix`: the end of a text result of the modern era (its resultType and _meta)
+    send_result = function(id, result, _, suffix)
       local ok, err, kind
       if type(result) == "string" then
-        ok, err, kind = stream:write_pieces(RPC, id, TEXT, result, "}]}}\n")
+        ok, err, kind = stream:write_pieces(RPC, id, TEXT, result, suffix or "}]}}\n")
       else
         ok, err, kind = stream:write_pieces(RPC, id, ',"result":', result, "}\n")
       end

@@ -1,0 +1,97 @@
+-- claude.mcp.skills (a folder of Agent Skills: frontmatter, digests, the tree) and the skills
+-- a server serves (server option `skills`, server:add_skills).
+local claude = require "claude"
+local core = require "claude.core"
+local skills = require "claude.mcp.skills"
+local harness = require "support.harness"
+
+local FIXTURE = harness.root .. "/spec/conformance/skills"
+
+local function write(path, text)
+  os.execute("mkdir -p " .. harness.quote(path:match("^(.*)/[^/]*$")))
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function hex(s)
+  return (s:gsub(".", function(c) return string.format("%02x", c:byte()) end))
+end
+
+describe("claude.mcp.skills", function()
+  it("parses the frontmatter of SKILL.md", function()
+    local f = assert(skills.frontmatter(table.concat({ "---", "name: pdf",
+      "description: 'Reads PDFs: tables, forms'", "license: MIT", "metadata:",
+      "  author: me", "  version: \"1.0\"", "tags: [a, b]", "allowed-tools:", "  - Bash",
+      "  - Read", "long: |", "  one", "  two", "---", "# body" }, "\n")))
+    assert.equal("pdf", f.name)
+    assert.equal("Reads PDFs: tables, forms", f.description)
+    assert.same({ author = "me", version = "1.0" }, f.metadata)
+    assert.same({ "a", "b" }, f.tags)
+    assert.same({ "Bash", "Read" }, f["allowed-tools"])
+    assert.equal("one\ntwo", f.long)
+    assert.same({ nil, "no frontmatter (a '---' line, YAML, a '---' line)" },
+      { skills.frontmatter("# no frontmatter") })
+  end)
+
+  it("tells valid skill names", function()
+    for _, n in ipairs { "pdf", "lua-style", "a1", string.rep("a", 64) } do
+      assert.is_true(skills.valid_name(n), n)
+    end
+    for _, n in ipairs { "", "-a", "a-", "a--b", "A", "a_b", string.rep("a", 65) } do
+      assert.is_false(skills.valid_name(n), n)
+    end
+  end)
+
+  it("loads a folder: entries, digests, sizes, directories", function()
+    local c = skills.load(FIXTURE)
+    assert.equal(1, #c.skills)
+    local e = c.skills[1]
+    assert.equal("skill://lua-style/SKILL.md", e.uri)
+    assert.equal("lua-style", e.frontmatter.name)
+    assert.equal("skill://lua-style/SKILL.md", e.resources[1].uri)
+    local bytes = assert(io.open(FIXTURE .. "/lua-style/SKILL.md", "rb")):read("a")
+    assert.equal("sha256:" .. hex(core.sha256(bytes)), e.resources[1].digest)
+    assert.equal(#bytes, e.resources[1].size)
+    assert.equal(3, #e.resources)
+    local children = skills.children(c, "lua-style")
+    local kinds = {}
+    for _, ch in ipairs(children) do kinds[ch.name] = ch.mimeType end
+    assert.same({ ["SKILL.md"] = "text/markdown", references = "inode/directory",
+      scripts = "inode/directory" }, kinds)
+    assert.is_nil(skills.children(c, "lua-style/SKILL.md"))
+    assert.equal("lua-style/scripts/check.sh", skills.path("skill://lua-style/scripts/check.sh"))
+    assert.equal("skill://a%20b/SKILL.md", skills.uri("a b/SKILL.md"))
+  end)
+
+  it("refuses a folder whose skills are not valid, saying which", function()
+    local dir = harness.tempdir()
+    write(dir .. "/one/x/SKILL.md", "---\nname: y\ndescription: d\n---\n")
+    assert.has_error(function() skills.load(dir .. "/one") end,
+      "bad field 'skills' to 'server' (" .. dir .. "/one/x/SKILL.md: its name 'y' is not its "
+      .. "directory's 'x')")
+    write(dir .. "/two/x/SKILL.md", "---\nname: x\n---\n")
+    assert.has_error(function() skills.load(dir .. "/two") end,
+      "bad field 'skills' to 'server' (" .. dir .. "/two/x/SKILL.md: the frontmatter needs a "
+      .. "description)")
+    write(dir .. "/three/Bad/SKILL.md", "---\nname: Bad\ndescription: d\n---\n")
+    assert.error_matches(function() skills.load(dir .. "/three") end, "not a valid skill name")
+    assert.error_matches(function() skills.load(dir .. "/none") end, "is not a directory")
+    os.execute("rm -rf " .. harness.quote(dir))
+  end)
+
+  it("serves a server's skills as resources", harness.task(function()
+    local srv = claude.server("s", {}, { skills = FIXTURE })
+    assert.equal("skill://lua-style/SKILL.md", srv.resource_list[1].uri)
+    assert.equal("lua-style", srv.resource_list[1].name)
+    assert.equal("skill://{+path}", srv.resource_template_list[1].uri_template)
+    local r = require("claude.mcp.router").new({ s = srv })
+    local read = r:handle("s", { jsonrpc = "2.0", id = 1, method = "resources/read",
+      params = { uri = "skill://lua-style/references/GUIDE.md" } })
+    assert.matches("^# The guide", read.result.contents[1].text)
+    assert.equal("text/markdown", read.result.contents[1].mimeType)
+    -- served again: the old ones go
+    srv:add_skills({ FIXTURE })
+    assert.equal(1, #srv.resource_list)
+  end))
+end)
