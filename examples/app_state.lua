@@ -32,7 +32,7 @@ local store = claude.server("inventory", {
     end },
 }, { state = inventory })
 
-local options, mock <close> = demo.setup({ turns = { -- luacheck: ignore mock
+local options = demo.setup({ turns = {
   { content = { { type = "tool_use", name = "mcp__inventory__list", input = {} } } },
   { content = { { type = "tool_use", name = "mcp__inventory__restock",
     input = { item = "pears", count = 5 } } } },

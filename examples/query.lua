@@ -9,7 +9,7 @@ local demo = require "demo"
 
 local prompt = arg[1] or "What is 15 + 27? Answer in one short sentence."
 
-local options, mock <close> = demo.setup({ turns = { -- luacheck: ignore mock
+local options = demo.setup({ turns = {
   { content = { { type = "text", text = "15 + 27 = 42." } } },
 } }, { max_turns = 1 })
 

@@ -245,6 +245,13 @@ function M._main(chunk, ...)
     -- like a program whose threads are still running: wait for them
     local rok, rerr = pcall(M.run)
     if not rok then ok, err = false, rerr end
+    -- and, as Node does, for the HTTP servers still listening, until they close (or SIGINT)
+    local http_server = package.loaded["claude.http.server"]
+    while ok and http_server and http_server.holding() > 0 and not interrupted do
+      core.run("once")
+      rok, rerr = pcall(M.run)
+      if not rok then ok, err = false, rerr end
+    end
   end
   if session_mod then pcall(session_mod.close_all) end
   sigint:close()
