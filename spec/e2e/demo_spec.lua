@@ -85,6 +85,21 @@ describe("claudelua --demo", function()
     assert.equal("(demo) A scripted answer to: hello\n", out)
   end)
 
+  it("in the REPL on a terminal, a claude.query waits at the prompt", function()
+    local input = harness.tempfile(table.concat({
+      [[calc = claude.server("calc", { claude.tool("add", "Add", { a = "number", b = "number" },]]
+        .. [[ function(a) return a.a + a.b end) })]],
+      [[for m in claude.query("2 + 3?", { mcp_servers = { calc = calc }, ]]
+        .. [[allowed_tools = calc:tool_names() }) do print(m.type, claude.text(m)) end]],
+      "print('done')", "<C-d>" }, "\n") .. "\n")
+    local code, out = harness.sh("cd " .. q(dir) .. " && python3 " .. q(harness.root
+      .. "/spec/support/pty_run.py") .. " 60 '> ' " .. q(host) .. " --demo -i < " .. q(input))
+    os.remove(input)
+    assert.equal(0, code, out)
+    assert.truthy(out:find("result\t(demo) add(a=2, b=3) returned: 5", 1, true), out)
+    assert.truthy(out:find("\ndone\n", 1, true), out)
+  end)
+
   it("says in one line what to install when there is no CLI", function()
     -- a copy of the executable outside the checkout, with no CLI on PATH
     os.execute("cp " .. q(host) .. " " .. q(dir .. "/claudelua"))

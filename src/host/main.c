@@ -22,6 +22,7 @@
 
 #include "claude.h"
 #include "host/alloc.h"
+#include "host/repl.h"
 
 static const char *progname = "claudelua";
 
@@ -87,7 +88,7 @@ static void print_usage(const char *badoption) {
             best);
   else
     fprintf(stderr, "%s: unrecognized option '%s'\n", progname, badoption);
-  fprintf(stderr, "try '%s --help'\n", progname);
+  print_help(stderr);
 }
 
 static void message(const char *msg) { fprintf(stderr, "%s: %s\n", progname, msg); }
@@ -364,6 +365,16 @@ static int handle_mcp(lua_State *L, char **argv, int argc) {
   return run_task(L, argc - 2);
 }
 
+/* The interactive mode (-i, or no script with a terminal on stdin):
+ * lua/claude/repl.lua reads lines through repl.c, as the main task. */
+static int doREPL(lua_State *L) {
+  static const char chunk[] = "return require('claude.repl').run(...)";
+  int status = luaL_loadbuffer(L, chunk, sizeof chunk - 1, "=claudelua -i");
+  if (status != LUA_OK) return report(L, status), 1;
+  claudelua_repl_push(L);
+  return run_task(L, 1);
+}
+
 static int pmain(lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);
   char **argv = (char **)lua_touserdata(L, 2);
@@ -409,13 +420,13 @@ static int pmain(lua_State *L) {
   if ((code = start_demo(L, args)) != 0) goto done;
   if (!(args & has_E) && (code = handle_luainit(L)) != 0) goto done;
   if ((code = runargs(L, argv, script)) != 0) goto done;
-  if (script < argc) {
-    code = handle_script(L, argv + script);
-  } else if (!(args & (has_e | has_v))) {
+  if (script < argc && (code = handle_script(L, argv + script)) != 0) goto done;
+  if (args & has_i) {
+    code = doREPL(L);
+  } else if (script == argc && !(args & (has_e | has_v))) {
     if (isatty(0)) {
       print_version();
-      fprintf(stderr, "usage: %s [options] [script [args]] (no interactive mode)\n", progname);
-      code = 1;
+      code = doREPL(L);
     } else {
       code = dochunk(L, luaL_loadfile(L, NULL));
     }
