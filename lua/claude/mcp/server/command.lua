@@ -18,6 +18,8 @@ local AUTH_FLAGS, LIST_FLAGS, auth_option
 
 M.USAGE = [[
 usage: claudelua mcp [options] tools.lua [args]
+       claudelua mcp install [options] tools.lua [args]   add it to an MCP client's
+                          configuration (claudelua mcp install --help)
 
 Serve the claude.server values that tools.lua returns (a server, a list of servers, or a
 table name -> server) as an MCP server. tools.lua runs like a script: its arguments are in
@@ -33,6 +35,17 @@ Options:
   --allowed-hosts LIST    HTTP only: the Host names accepted (comma-separated); by default,
                           on a loopback HOST, localhost, 127.0.0.1 and [::1]
   --session-timeout SECONDS  HTTP only: end a session idle this long (default 1800; 0: never)
+  --server NAME           stdio: serve the server named NAME (needed when the file returns
+                          several)
+  --watch                 reload tools.lua when it changes; clients stay connected and are
+                          sent list_changed; a file that fails to load keeps the previous tools
+  --grace SECONDS         on SIGINT/SIGTERM or stdin EOF, calls in flight get this long to
+                          finish before they are cancelled (default 5)
+  --max-message BYTES     the largest message accepted (default 16777216); a larger one gets
+                          an error and the server goes on
+  --request-timeout SECONDS  how long a request to the client (ctx.sample, ctx.elicit,
+                          ctx.roots, ctx.request) may take (default 60; 0: no limit)
+  -h, --help              show this help
 
 OAuth (HTTP only; for the servers without an auth option of their own, see docs/oauth.md):
   --introspection-url URL    accept the bearer tokens this RFC 7662 endpoint says are
@@ -47,17 +60,6 @@ OAuth (HTTP only; for the servers without an auth option of their own, see docs/
   --audience LIST            the accepted token audiences (default: the resource)
   --no-auth                  serve a HOST other hosts can reach without authentication, on
                              purpose (refused otherwise)
-  --server NAME           stdio: serve the server named NAME (needed when the file returns
-                          several)
-  --watch                 reload tools.lua when it changes; clients stay connected and are
-                          sent list_changed; a file that fails to load keeps the previous tools
-  --grace SECONDS         on SIGINT/SIGTERM or stdin EOF, calls in flight get this long to
-                          finish before they are cancelled (default 5)
-  --max-message BYTES     the largest message accepted (default 16777216); a larger one gets
-                          an error and the server goes on
-  --request-timeout SECONDS  how long a request to the client (ctx.sample, ctx.elicit,
-                          ctx.roots, ctx.request) may take (default 60; 0: no limit)
-  -h, --help              show this help
 
 Over stdio, stdout carries the protocol alone: print, io.write and logs go to stderr. The
 server ends at stdin EOF.
@@ -185,7 +187,7 @@ function M.parse(argv)
       i = i + 1
       break
     elseif a:sub(1, 1) == "-" and a ~= "-" then
-      usage_error("unknown option '%s'", a)
+      usage_error("unknown option '%s'%s", a, errors.suggestion(a, M.FLAGS))
     else
       break
     end
@@ -245,8 +247,9 @@ function M.load(file, args)
   if not chunk then return nil, err end
   local ok, value = xpcall(chunk, async.traceback, table.unpack(args))
   if not ok then
+    -- one line: where the file raised and why (its traceback would show our frames too)
     return nil, string.format("%s failed: %s", file, errors.is(value) and value.message
-      or tostring(value))
+      or (tostring(value):gsub("\n.*$", "")))
   end
   return servers_of(value, file)
 end
@@ -415,8 +418,18 @@ local function serve_http(o, list)
   unwatch()
 end
 
+-- The flags, for "did you mean"
+M.FLAGS = { ["-h"] = 1, ["--help"] = 1, ["--http"] = 1, ["--stateless"] = 1,
+  ["--allowed-origins"] = 1, ["--allowed-hosts"] = 1, ["--no-auth"] = 1,
+  ["--session-timeout"] = 1, ["--server"] = 1, ["--watch"] = 1, ["--grace"] = 1,
+  ["--max-message"] = 1, ["--request-timeout"] = 1 }
+for flag in pairs(AUTH_FLAGS) do M.FLAGS[flag] = 1 end
+
 --- The command: `claudelua mcp` with the arguments after `mcp`.
 function M.main(...)
+  if ... == "install" then -- handed our loader: install does not require this module back
+    return require("claude.mcp.server.install").main(M.load, select(2, ...))
+  end
   local o = M.parse({ ... })
   if o.help then
     io.stdout:write(M.USAGE)
