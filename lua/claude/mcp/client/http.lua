@@ -53,7 +53,14 @@ local function headers(self, accept, extra)
   local h = {}
   for k, v in pairs(self.user_headers) do h[k] = v end
   h.Accept = accept
-  h.Authorization = self.provider and self.provider:header() or nil
+  -- a static Authorization header (any case) is sent; an auth provider's token replaces it
+  local auth = self.provider and self.provider:header()
+  if auth then
+    for k in pairs(h) do
+      if type(k) == "string" and k:lower() == "authorization" then h[k] = nil end
+    end
+    h.Authorization = auth
+  end
   if self.session_id then h["Mcp-Session-Id"] = self.session_id end
   if self.protocol_version then h["MCP-Protocol-Version"] = self.protocol_version end
   for k, v in pairs(extra or {}) do h[k] = v end

@@ -42,7 +42,14 @@ local function headers(self, extra)
   local h = {}
   for k, v in pairs(self.user_headers) do h[k] = v end
   for k, v in pairs(extra) do h[k] = v end
-  h.Authorization = self.provider and self.provider:header() or nil
+  -- a static Authorization header (any case) is sent; an auth provider's token replaces it
+  local auth = self.provider and self.provider:header()
+  if auth then
+    for k in pairs(h) do
+      if type(k) == "string" and k:lower() == "authorization" then h[k] = nil end
+    end
+    h.Authorization = auth
+  end
   return h
 end
 
