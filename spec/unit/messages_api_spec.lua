@@ -11,6 +11,9 @@ describe("claude.testing.messages_api.arguments", function()
       properties = { a = { type = "number" }, b = { type = "number" } } }
     assert.same({ a = 15, b = 27 }, args(schema, "What is 15 + 27?"))
     assert.same({ a = -2.5, b = 1 }, args(schema, "half of -2.5"))
+    -- a second tool takes the numbers after those the first one took, else from the start
+    assert.same({ a = 1, b = 0 }, args(schema, "What is 15 + 27, and 1 / 0?", 2))
+    assert.same({ a = 15, b = 27 }, args(schema, "What is 15 + 27?", 2))
   end)
 
   it("takes const, default, examples and enums, then the type's plain value", function()

@@ -193,13 +193,25 @@ end
 --- Arguments for a tool from its input schema, taking numbers from `text` in order
 -- (`"What is 15 + 27?"` gives `{ a = 15, b = 27 }` for two number properties `a`, `b`).
 -- Required properties always get a value, optional ones only when the text has numbers
--- left for them.
+-- left for them. `skip` numbers of the text were taken by calls before (when fewer are
+-- left than the schema has number properties, they are taken from the start again).
 -- @tparam table schema a JSON Schema of type object
 -- @tparam[opt] string text
+-- @tparam[opt] integer skip
 -- @treturn table
-function M.arguments(schema, text)
-  local numbers = {}
-  for n in tostring(text or ""):gmatch("%-?%d+%.?%d*") do numbers[#numbers + 1] = tonumber(n) end
+function M.arguments(schema, text, skip)
+  local all, numbers = {}, {}
+  for n in tostring(text or ""):gmatch("%-?%d+%.?%d*") do all[#all + 1] = tonumber(n) end
+  local wanted = 0
+  for _, p in pairs(type(schema) == "table" and type(schema.properties) == "table"
+    and schema.properties or {}) do
+    if type(p) == "table" and (p.type == "number" or p.type == "integer") then
+      wanted = wanted + 1
+    end
+  end
+  skip = skip or 0
+  if #all - skip < wanted then skip = 0 end
+  for i = skip + 1, #all do numbers[#numbers + 1] = all[i] end
   local out = sample(schema, numbers, 0)
   if type(out) ~= "table" then out = json.object {} end
   return out
@@ -229,12 +241,19 @@ local function tour(body)
   local messages = type(body.messages) == "table" and body.messages or {}
   local from, prompt = last_prompt(messages)
   local uses, results, called = calls_since(messages, from)
+  local used = 0 -- the prompt's numbers the calls so far took
+  for _, use in pairs(uses) do
+    for _, v in pairs(type(use.input) == "table" and use.input or {}) do
+      if type(v) == "number" then used = used + 1 end
+    end
+  end
   for _, tool in ipairs(type(body.tools) == "table" and body.tools or {}) do
     local name = type(tool) == "table" and tool.name
     if type(name) == "string" and name:match("^mcp__") and not called[name] then
       return { content = {
         { type = "text", text = "(demo) Calling " .. short(name) .. "." },
-        { type = "tool_use", name = name, input = M.arguments(tool.input_schema, prompt) },
+        { type = "tool_use", name = name,
+          input = M.arguments(tool.input_schema, prompt, used) },
       } }
     end
   end
