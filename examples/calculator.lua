@@ -1,7 +1,7 @@
 -- calculator.lua -- four Lua functions become tools the model calls.
 --
 --   claudelua examples/calculator.lua ["question"]     # your real Claude Code setup
---   claudelua examples/calculator.lua --demo           # offline, scripted answers
+--   claudelua --demo examples/calculator.lua           # offline, scripted answers
 --
 -- The tools run in this process: no MCP subprocess, no boilerplate. Division by
 -- zero is an isError result the model reads and can recover from.

@@ -6,7 +6,7 @@
 -- model has finished.
 --
 --   claudelua examples/hooks.lua                 # your real Claude Code setup
---   claudelua examples/hooks.lua --demo          # offline (or CLAUDELUA_DEMO=1)
+--   claudelua --demo examples/hooks.lua          # offline (or CLAUDELUA_DEMO=1)
 package.path = arg[0]:match("^(.-)[^/]*$") .. "?.lua;" .. package.path
 local claude = require "claude"
 local json = require "claude.json"

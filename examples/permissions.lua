@@ -7,7 +7,7 @@
 -- model reads.
 --
 --   claudelua examples/permissions.lua           # your real Claude Code setup
---   claudelua examples/permissions.lua --demo    # offline (or CLAUDELUA_DEMO=1)
+--   claudelua --demo examples/permissions.lua    # offline (or CLAUDELUA_DEMO=1)
 package.path = arg[0]:match("^(.-)[^/]*$") .. "?.lua;" .. package.path
 local claude = require "claude"
 local json = require "claude.json"

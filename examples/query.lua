@@ -2,7 +2,7 @@
 --
 --   claudelua examples/query.lua ["your question"]        # your real Claude Code setup
 --   CLAUDELUA_DEMO=1 claudelua examples/query.lua          # offline, scripted answers
---   claudelua examples/query.lua --demo
+--   claudelua --demo examples/query.lua
 package.path = arg[0]:match("^(.-)[^/]*$") .. "?.lua;" .. package.path
 local claude = require "claude"
 local demo = require "demo"

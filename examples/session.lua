@@ -5,7 +5,7 @@
 -- remembers the conversation.
 --
 --   claudelua examples/session.lua               # your real Claude Code setup
---   claudelua examples/session.lua --demo        # offline (or CLAUDELUA_DEMO=1)
+--   claudelua --demo examples/session.lua        # offline (or CLAUDELUA_DEMO=1)
 package.path = arg[0]:match("^(.-)[^/]*$") .. "?.lua;" .. package.path
 local claude = require "claude"
 local demo = require "demo"
