@@ -3,7 +3,7 @@
 -- process, and the script sees every change as soon as the turn is over.
 --
 --   claudelua examples/app_state.lua            # your real Claude Code setup
---   claudelua examples/app_state.lua --demo     # offline, scripted answers
+--   claudelua --demo examples/app_state.lua     # offline, scripted answers
 package.path = arg[0]:match("^(.-)[^/]*$") .. "?.lua;" .. package.path
 local claude = require "claude"
 local demo = require "demo"
@@ -32,7 +32,7 @@ local store = claude.server("inventory", {
     end },
 }, { state = inventory })
 
-local options, mock <close> = demo.setup({ turns = { -- luacheck: ignore mock
+local options = demo.setup({ turns = {
   { content = { { type = "tool_use", name = "mcp__inventory__list", input = {} } } },
   { content = { { type = "tool_use", name = "mcp__inventory__restock",
     input = { item = "pears", count = 5 } } } },

@@ -1,7 +1,7 @@
 -- calculator.lua -- four Lua functions become tools the model calls.
 --
 --   claudelua examples/calculator.lua ["question"]     # your real Claude Code setup
---   claudelua examples/calculator.lua --demo           # offline, scripted answers
+--   claudelua --demo examples/calculator.lua           # offline, scripted answers
 --
 -- The tools run in this process: no MCP subprocess, no boilerplate. Division by
 -- zero is an isError result the model reads and can recover from.
@@ -27,7 +27,7 @@ local calc = claude.server("calc", {
 
 local prompt = arg[1] or "What is 15 + 27? Then divide it by 0, and tell me what happened."
 
-local options, mock <close> = demo.setup({ turns = { -- luacheck: ignore mock
+local options = demo.setup({ turns = {
   { content = { { type = "text", text = "Let me add those." },
     { type = "tool_use", name = "mcp__calc__add", input = { a = 15, b = 27 } } } },
   { content = { { type = "tool_use", name = "mcp__calc__divide", input = { a = 42, b = 0 } } } },

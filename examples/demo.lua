@@ -1,25 +1,19 @@
--- demo.lua -- shared plumbing for the examples: run them offline.
+-- demo.lua -- shared plumbing for the examples: the model's scripted answers.
 --
 -- Every example runs against your real Claude Code setup by default
 -- (`claudelua examples/query.lua`: the `claude` CLI on PATH, your login or
--- ANTHROPIC_API_KEY). With CLAUDELUA_DEMO=1 in the environment, or `--demo`
--- among the script's arguments, it runs instead against the scripted Messages
--- API of the test suite (spec/support/mock_api.mjs, needs `node`) with the
--- pinned CLI from node_modules (tools/install-cli.sh): no network, no key,
--- and the model's answers are the scenario the example passes here.
+-- ANTHROPIC_API_KEY). `claudelua --demo examples/query.lua` (or
+-- CLAUDELUA_DEMO=1) runs it offline instead: the real CLI against a scripted
+-- Messages API on 127.0.0.1 (docs/demo.md), no network, no key. There the
+-- model's answers are the scenario the example passes here; `--demo` among
+-- the script's own arguments does the same.
 --
 --   package.path = arg[0]:match("^(.-)[^/]*$") .. "?.lua;" .. package.path
 --   local demo = require "demo"
---   local options, mock <close> = demo.setup(scenario, { max_turns = 3 })
---
--- `setup` returns the session options (your `extra` options, plus, in demo
--- mode, those that point the CLI at the mock) and the mock (nil when not in
--- demo mode); closing the mock stops it.
-local M = {}
+--   local options = demo.setup(scenario, { max_turns = 3 })
+local demo = require "claude.testing.demo"
 
--- The repository root: this file lives in <root>/examples/.
-local here = debug.getinfo(1, "S").source:match("^@(.*)/[^/]*$") or "."
-M.root = here .. "/.."
+local M = {}
 
 -- `--demo` anywhere in the script's arguments turns demo mode on (and is
 -- removed, so the example sees only its own arguments).
@@ -33,21 +27,18 @@ if type(arg) == "table" then
   end
 end
 
---- True when the example should run against the scripted API.
+--- True when the example runs against the scripted API.
 function M.enabled()
-  local env = os.getenv("CLAUDELUA_DEMO")
-  return flag or (env ~= nil and env ~= "" and env ~= "0")
+  return flag or demo.api() ~= nil
 end
 
---- Session options for the example (see the header); `scenario` is the
--- mock's `{ turns = {...} }`, used only in demo mode.
+--- Session options for the example: `extra`; in demo mode the scripted API
+-- answers with `scenario` (the API's `{ turns = {...} }`) from now on.
 function M.setup(scenario, extra)
-  if not M.enabled() then return extra or {}, nil end
-  package.path = M.root .. "/spec/?.lua;" .. package.path
-  local e2e = require "support.e2e"
-  local mock = e2e.start(scenario)
-  io.stderr:write("[demo] scripted Messages API on 127.0.0.1:", mock.port, "\n")
-  return mock:options(extra), mock
+  local api = demo.api()
+  if not api and flag then api = assert(demo.start()) end
+  if api then api:script(scenario) end
+  return extra or {}
 end
 
 return M

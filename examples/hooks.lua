@@ -6,7 +6,7 @@
 -- model has finished.
 --
 --   claudelua examples/hooks.lua                 # your real Claude Code setup
---   claudelua examples/hooks.lua --demo          # offline (or CLAUDELUA_DEMO=1)
+--   claudelua --demo examples/hooks.lua          # offline (or CLAUDELUA_DEMO=1)
 package.path = arg[0]:match("^(.-)[^/]*$") .. "?.lua;" .. package.path
 local claude = require "claude"
 local json = require "claude.json"
@@ -50,7 +50,7 @@ local hooks = {
 local prompt = "Use the calc tools, one call at a time: add 2 and 3, then divide 1 by 0. "
   .. "Then say what you got, in one line."
 
-local options, mock <close> = demo.setup({ turns = { -- luacheck: ignore mock
+local options = demo.setup({ turns = {
   { content = { { type = "tool_use", name = "mcp__calc__add", input = { a = 2, b = 3 } } } },
   { content = { { type = "tool_use", name = "mcp__calc__divide", input = { a = 1, b = 0 } } } },
   { content = { { type = "text", text = "2 + 3 = 5; the division was blocked." } } },

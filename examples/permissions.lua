@@ -7,7 +7,7 @@
 -- model reads.
 --
 --   claudelua examples/permissions.lua           # your real Claude Code setup
---   claudelua examples/permissions.lua --demo    # offline (or CLAUDELUA_DEMO=1)
+--   claudelua --demo examples/permissions.lua    # offline (or CLAUDELUA_DEMO=1)
 package.path = arg[0]:match("^(.-)[^/]*$") .. "?.lua;" .. package.path
 local claude = require "claude"
 local json = require "claude.json"
@@ -38,7 +38,7 @@ end
 local prompt = "Use the calc tools, one call at a time: add 2 and 3, multiply 2.4 by 4.6, "
   .. "then divide 10 by 0. Then report the three results in one line."
 
-local options, mock <close> = demo.setup({ turns = { -- luacheck: ignore mock
+local options = demo.setup({ turns = {
   { content = { { type = "text", text = "First the addition." },
     { type = "tool_use", name = "mcp__calc__add", input = { a = 2, b = 3 } } } },
   { content = { { type = "tool_use", name = "mcp__calc__multiply",

@@ -2,14 +2,14 @@
 --
 --   claudelua examples/query.lua ["your question"]        # your real Claude Code setup
 --   CLAUDELUA_DEMO=1 claudelua examples/query.lua          # offline, scripted answers
---   claudelua examples/query.lua --demo
+--   claudelua --demo examples/query.lua
 package.path = arg[0]:match("^(.-)[^/]*$") .. "?.lua;" .. package.path
 local claude = require "claude"
 local demo = require "demo"
 
 local prompt = arg[1] or "What is 15 + 27? Answer in one short sentence."
 
-local options, mock <close> = demo.setup({ turns = { -- luacheck: ignore mock
+local options = demo.setup({ turns = {
   { content = { { type = "text", text = "15 + 27 = 42." } } },
 } }, { max_turns = 1 })
 

@@ -5,12 +5,12 @@
 -- remembers the conversation.
 --
 --   claudelua examples/session.lua               # your real Claude Code setup
---   claudelua examples/session.lua --demo        # offline (or CLAUDELUA_DEMO=1)
+--   claudelua --demo examples/session.lua        # offline (or CLAUDELUA_DEMO=1)
 package.path = arg[0]:match("^(.-)[^/]*$") .. "?.lua;" .. package.path
 local claude = require "claude"
 local demo = require "demo"
 
-local options, mock <close> = demo.setup({ turns = { -- luacheck: ignore mock
+local options = demo.setup({ turns = {
   { content = { { type = "text", text = "Red, yellow and blue." } } },
   { content = { { type = "text", text = "Once upon a time, Red, Yellow and Blue lived in a "
     .. "paint box at the back of a drawer, and every morning they argued about which of "

@@ -109,6 +109,25 @@ static int l_mkdir(lua_State *L) {
   return 1;
 }
 
+/* core.mkdtemp(prefix) -> the path of a new directory prefix.."XXXXXX"
+ * (0700), or nil, err, code */
+static int l_mkdtemp(lua_State *L) {
+  size_t len;
+  const char *prefix = luaL_checklstring(L, 1, &len);
+  uv_fs_t req;
+  int err;
+  if (strlen(prefix) != len) return luaL_argerror(L, 1, "path contains a NUL byte");
+  lua_pushfstring(L, "%sXXXXXX", prefix);
+  err = uv_fs_mkdtemp(NULL, &req, lua_tostring(L, -1), NULL);
+  if (err != 0) {
+    uv_fs_req_cleanup(&req);
+    return claude_push_uv_error(L, err);
+  }
+  lua_pushstring(L, req.path);
+  uv_fs_req_cleanup(&req);
+  return 1;
+}
+
 /* Writes all of buf to fd; 0, or -1 with errno set. */
 static int write_all(int fd, const char *buf, size_t len) {
   while (len > 0) {
@@ -153,7 +172,7 @@ static int l_write_private(lua_State *L) {
 
 static const luaL_Reg fs_functions[] = {
   {"scandir", l_scandir}, {"stat", l_stat}, {"realpath", l_realpath}, {"is_symlink", l_is_symlink}, {"rmdir", l_rmdir},
-  {"mkdir", l_mkdir}, {"write_private", l_write_private}, {NULL, NULL}};
+  {"mkdir", l_mkdir}, {"mkdtemp", l_mkdtemp}, {"write_private", l_write_private}, {NULL, NULL}};
 
 void claude_open_fs(lua_State *L) {
   luaL_setfuncs(L, fs_functions, 0);

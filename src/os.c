@@ -1,6 +1,6 @@
 /*
  * os.c -- what the Lua half needs from the operating system: the
- * environment, kill, executable lookup, the current directory, the
+ * environment (read and set), kill, executable lookup, the current directory, the
  * running executable's path, and stdout sent to stderr.
  */
 #include <errno.h>
@@ -22,6 +22,18 @@ static int l_environ(lua_State *L) {
     lua_setfield(L, -2, items[i].name);
   }
   uv_os_free_environ(items, count);
+  return 1;
+}
+
+/* core.setenv(name, value) -> true | nil, err, code: sets (value nil:
+ * removes) a variable of this process, which the processes it starts from
+ * then on inherit (demo mode points every CLI at its scripted API so). */
+static int l_setenv(lua_State *L) {
+  const char *name = luaL_checkstring(L, 1);
+  const char *value = luaL_optstring(L, 2, NULL);
+  int err = value ? uv_os_setenv(name, value) : uv_os_unsetenv(name);
+  if (err != 0) return claude_push_uv_error(L, err);
+  lua_pushboolean(L, 1);
   return 1;
 }
 
@@ -79,7 +91,7 @@ static int l_stdout_to_stderr(lua_State *L) {
 }
 
 static const luaL_Reg os_functions[] = {
-  {"environ", l_environ}, {"kill", l_kill}, {"is_executable", l_is_executable}, {"cwd", l_cwd},
+  {"environ", l_environ}, {"setenv", l_setenv}, {"kill", l_kill}, {"is_executable", l_is_executable}, {"cwd", l_cwd},
   {"exepath", l_exepath}, {"stdout_to_stderr", l_stdout_to_stderr}, {NULL, NULL}};
 
 /* Adds the OS functions to the module table on top of the stack. */

@@ -9,10 +9,11 @@ cd "$(dirname "$0")/.."
 # libh2o-dev: h2o built on libuv, the HTTP server (its headers need libssl-dev);
 # libpcre2-dev: JSON Schema patterns (loaded on first use); curl: the HTTP server's
 # specs; wrk: bench/http_wrk.sh; haproxy: the load-balancer spec of claudelua mcp --http
-# (spec/e2e/mcp_haproxy_spec.lua)
+# (spec/e2e/mcp_haproxy_spec.lua); python3: the REPL's terminal spec (a pty); libreadline8:
+# line editing in claudelua -i (loaded when there, not needed to build)
 packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev
           libh2o-dev libssl-dev libcurl4-openssl-dev libpcre2-dev lua-busted lua-check lua-luv
-          curl wrk haproxy)
+          curl wrk haproxy python3 libreadline8)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")

@@ -227,9 +227,13 @@ end
 -- @return true | false, message, exit code
 function M._main(chunk, ...)
   local main
-  local interrupted = false
+  local interrupted, hooked = false, false
   -- watching before the chunk starts: it runs until its first wait at once
   local sigint = core.signal("int", function()
+    if M._on_interrupt and M._on_interrupt() then -- the REPL's (claude.repl)
+      hooked = true
+      return
+    end
     if interrupted then os.exit(130, true) end
     interrupted = true
     if main then main:cancel("interrupted") end
@@ -240,11 +244,18 @@ function M._main(chunk, ...)
   local pok, jok, jerr = pcall(main.join, main)
   if pok then ok, err = jok, jerr else ok, err = false, jok end
   -- an interrupt that ended the main task before the loop ran the watcher
-  interrupted = interrupted or core.interrupted("int")
+  interrupted = interrupted or (not hooked and core.interrupted("int"))
   if ok and not interrupted then
     -- like a program whose threads are still running: wait for them
     local rok, rerr = pcall(M.run)
     if not rok then ok, err = false, rerr end
+    -- and, as Node does, for the HTTP servers still listening, until they close (or SIGINT)
+    local http_server = package.loaded["claude.http.server"]
+    while ok and http_server and http_server.holding() > 0 and not interrupted do
+      core.run("once")
+      rok, rerr = pcall(M.run)
+      if not rok then ok, err = false, rerr end
+    end
   end
   if session_mod then pcall(session_mod.close_all) end
   sigint:close()

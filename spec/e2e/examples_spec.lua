@@ -5,19 +5,22 @@ local harness = require "support.harness"
 local host = harness.claudelua
 if host:sub(1, 1) ~= "/" then host = harness.root .. "/" .. host end
 
--- Runs examples/<name> from /tmp, in demo mode by the environment ("env") or
--- by the --demo flag ("flag"); returns its stdout.
+-- Runs examples/<name> from /tmp, in demo mode by the environment ("env"), by
+-- the host's --demo ("host") or by --demo among the script's arguments
+-- ("flag"); returns its stdout.
 local function run(name, how)
   local script = harness.root .. "/examples/" .. name
   local cmd
-  if how == "flag" then
+  if how == "host" then
+    cmd = "cd /tmp && exec " .. harness.quote(host) .. " --demo " .. harness.quote(script)
+  elseif how == "flag" then
     cmd = "cd /tmp && exec " .. harness.quote(host) .. " " .. harness.quote(script) .. " --demo"
   else
     cmd = "cd /tmp && CLAUDELUA_DEMO=1 exec " .. harness.quote(host) .. " " .. harness.quote(script)
   end
   local code, out, err = harness.sh("timeout 60 sh -c " .. harness.quote(cmd))
   assert(code == 0, name .. " exited with " .. code .. "\nstdout:\n" .. out .. "\nstderr:\n" .. err)
-  assert.matches("[demo] scripted Messages API", err, 1, true)
+  assert.matches("scripted Messages API on http://127.0.0.1:", err, 1, true)
   return out
 end
 
@@ -39,7 +42,7 @@ describe("examples (demo mode)", function()
   end)
 
   it("session.lua runs three turns with an interrupt in the middle", function()
-    local out = run("session.lua", "env")
+    local out = run("session.lua", "host")
     has(out, "Red, yellow and blue.")
     has(out, "Once upon a time")
     has(out, "[interrupted]")
@@ -80,7 +83,7 @@ describe("examples (demo mode)", function()
   end)
 
   it("app_state.lua: tools change the script's live store between turns", function()
-    local out = run("app_state.lua", "flag")
+    local out = run("app_state.lua", "host")
     has(out, "after turn 1: apples=3 pears=5")
     has(out, "after turn 2: apples=4 pears=5")
     assert.matches("history: restock apples %+2 %(toolu_", out)

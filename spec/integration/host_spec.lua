@@ -120,6 +120,12 @@ describe("the claudelua host", function()
     assert.matches("usage:", err)
   end)
 
+  it("suggests the long option meant", function()
+    local code, _, err = run("--dmeo x.lua")
+    assert.equal(1, code)
+    assert.matches("unrecognized option '%-%-dmeo' %(did you mean '%-%-demo'%?%)", err)
+  end)
+
   it("stops cleanly on SIGINT: the script unwinds and the host exits 130", function()
     local path = script([[
       local claude = require "claude"

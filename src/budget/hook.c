@@ -75,9 +75,9 @@ void claude_budget_stop(budget_state *st, budget *b, const char *why) {
 /* ---- the hook ------------------------------------------------------------- */
 
 void claude_budget_push_stop_message(lua_State *L, const budget *b) {
-  if (b->stopped == R_RUN)
+  if (b->stopped == R_RUN) /* in microseconds: 1.0 s, not 1.000000001 s */
     lua_pushfstring(L, "budget exceeded: run (held the loop for more than %f s without "
-                    "yielding)", (double)b->run_ns / 1e9);
+                    "yielding)", (double)((b->run_ns + 500) / 1000) / 1e6);
   else if (b->stopped == R_INSTRUCTIONS)
     lua_pushfstring(L, "budget exceeded: instructions (more than %I)", b->instructions);
   else if (b->stopped == R_MEMORY)

@@ -22,6 +22,7 @@
 
 #include "claude.h"
 #include "host/alloc.h"
+#include "host/repl.h"
 
 static const char *progname = "claudelua";
 
@@ -33,21 +34,58 @@ static void print_help(FILE *out) {
           "Available options are:\n"
           "  -e stat   execute string 'stat'\n"
           "  -l name   require library 'name' into global 'name'\n"
+          "  -i        enter interactive mode after executing 'script'\n"
           "  -v        show version information (also --version)\n"
           "  -E        ignore environment variables\n"
           "  -W        turn warnings on\n"
+          "  --demo    run offline: every claude.query and claude.connect uses the\n"
+          "            real claude CLI against a scripted Messages API on 127.0.0.1\n"
+          "            (no key, no network; the model calls each MCP tool once)\n"
+          "  --demo=scenario.json  the same, with the model's turns from the file\n"
           "  --help    show this help\n"
           "  --        stop handling options\n"
           "  -         stop handling options and execute stdin\n"
           "Environment: LUA_INIT_5_4, LUA_INIT, LUA_PATH, LUA_CPATH as for lua;\n"
+          "  CLAUDELUA_DEMO=1 (or =scenario.json)  as --demo\n"
           "  CLAUDELUA_LUA_PATH=dir  load the claude Lua modules from dir (a checkout's\n"
           "                          lua/) instead of the copies built into %s\n",
           progname, progname, progname, progname);
 }
 
+/* Edit distance of two short strings (for "did you mean"), capped at 9. */
+static int distance(const char *a, const char *b) {
+  int row[32], i, j, la = (int)strlen(a), lb = (int)strlen(b);
+  if (la > 30 || lb > 30) return 9;
+  for (j = 0; j <= lb; j++) row[j] = j;
+  for (i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = i;
+    for (j = 1; j <= lb; j++) {
+      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[lb] < 9 ? row[lb] : 9;
+}
+
 static void print_usage(const char *badoption) {
-  if (badoption[1] == 'e' || badoption[1] == 'l')
+  static const char *const longs[] = {"--help", "--version", "--demo", NULL};
+  const char *best = NULL;
+  int i, d = 3;
+  if ((badoption[1] == 'e' || badoption[1] == 'l') && badoption[2] == '\0') {
     fprintf(stderr, "%s: '%s' needs argument\n", progname, badoption);
+    return print_help(stderr);
+  }
+  for (i = 0; badoption[1] == '-' && longs[i]; i++) {
+    int di = distance(badoption, longs[i]);
+    if (di < d) d = di, best = longs[i];
+  }
+  if (best)
+    fprintf(stderr, "%s: unrecognized option '%s' (did you mean '%s'?)\n", progname, badoption,
+            best);
   else
     fprintf(stderr, "%s: unrecognized option '%s'\n", progname, badoption);
   print_help(stderr);
@@ -166,6 +204,11 @@ static int handle_script(lua_State *L, char **argv) {
 #define has_e 4
 #define has_E 8
 #define has_help 16
+#define has_i 32
+#define has_demo 64
+
+/* the scenario file of --demo=FILE (NULL: the tool tour) */
+static const char *demo_scenario = NULL;
 
 static int collectargs(char **argv, int *first) {
   int args = 0, i;
@@ -179,6 +222,11 @@ static int collectargs(char **argv, int *first) {
           break;
         }
         if (strcmp(argv[i], "--help") == 0) return has_help;
+        if (strncmp(argv[i], "--demo", 6) == 0 && (argv[i][6] == '\0' || argv[i][6] == '=')) {
+          args |= has_demo;
+          if (argv[i][6] == '=') demo_scenario = argv[i] + 7;
+          break;
+        }
         if (argv[i][2] != '\0') return has_error;
         *first = i + 1;
         return args;
@@ -189,6 +237,10 @@ static int collectargs(char **argv, int *first) {
         break;
       case 'W':
         if (argv[i][2] != '\0') return has_error;
+        break;
+      case 'i':
+        if (argv[i][2] != '\0') return has_error;
+        args |= has_i | has_v; /* -i implies -v, as in lua */
         break;
       case 'v':
         if (argv[i][2] != '\0') return has_error;
@@ -265,6 +317,31 @@ static void replace_os_exit(lua_State *L) {
   lua_pop(L, 1);
 }
 
+/* Demo mode (--demo, or CLAUDELUA_DEMO=1 or =scenario.json unless -E):
+ * claude.testing.demo points every CLI this process starts at a scripted
+ * Messages API on 127.0.0.1. Started before the first chunk; stopped with
+ * the state. */
+static int start_demo(lua_State *L, int args) {
+  static const char chunk[] =
+      "local scenario = ...\n"
+      "local ok, err = require('claude.testing.demo').start { scenario = scenario }\n"
+      "if not ok then error(tostring(err), 0) end";
+  const char *scenario = demo_scenario;
+  int status;
+  if (!(args & has_demo)) {
+    const char *env = (args & has_E) ? NULL : getenv("CLAUDELUA_DEMO");
+    if (env == NULL || env[0] == '\0' || strcmp(env, "0") == 0) return 0;
+    if (strcmp(env, "1") != 0) scenario = env;
+  }
+  status = luaL_loadbuffer(L, chunk, sizeof chunk - 1, "=--demo");
+  if (status == LUA_OK) {
+    if (scenario != NULL && scenario[0] != '\0') lua_pushstring(L, scenario);
+    else lua_pushnil(L);
+    status = lua_pcall(L, 1, 0, 0); /* its error is one line, no traceback */
+  }
+  return report(L, status) == LUA_OK ? 0 : 1;
+}
+
 static int handle_luainit(lua_State *L) {
   const char *name = "=LUA_INIT_5_4";
   const char *init = getenv(name + 1);
@@ -286,6 +363,16 @@ static int handle_mcp(lua_State *L, char **argv, int argc) {
   luaL_checkstack(L, argc, "too many arguments");
   for (i = 2; i < argc; i++) lua_pushstring(L, argv[i]);
   return run_task(L, argc - 2);
+}
+
+/* The interactive mode (-i, or no script with a terminal on stdin):
+ * lua/claude/repl.lua reads lines through repl.c, as the main task. */
+static int doREPL(lua_State *L) {
+  static const char chunk[] = "return require('claude.repl').run(...)";
+  int status = luaL_loadbuffer(L, chunk, sizeof chunk - 1, "=claudelua -i");
+  if (status != LUA_OK) return report(L, status), 1;
+  claudelua_repl_push(L);
+  return run_task(L, 1);
 }
 
 static int pmain(lua_State *L) {
@@ -330,15 +417,16 @@ static int pmain(lua_State *L) {
     code = handle_mcp(L, argv, argc);
     goto done;
   }
+  if ((code = start_demo(L, args)) != 0) goto done;
   if (!(args & has_E) && (code = handle_luainit(L)) != 0) goto done;
   if ((code = runargs(L, argv, script)) != 0) goto done;
-  if (script < argc) {
-    code = handle_script(L, argv + script);
-  } else if (!(args & (has_e | has_v))) {
+  if (script < argc && (code = handle_script(L, argv + script)) != 0) goto done;
+  if (args & has_i) {
+    code = doREPL(L);
+  } else if (script == argc && !(args & (has_e | has_v))) {
     if (isatty(0)) {
       print_version();
-      fprintf(stderr, "usage: %s [options] [script [args]] (no interactive mode)\n", progname);
-      code = 1;
+      code = doREPL(L);
     } else {
       code = dochunk(L, luaL_loadfile(L, NULL));
     }

@@ -46,6 +46,20 @@ end
 
 local handle = M.handle
 
+-- Servers that keep the claudelua host running (claude._main waits for them after the
+-- script's tasks, as Node waits for a listening server), until they close.
+local holding = setmetatable({}, { __mode = "k" })
+
+--- How many servers listen that keep the host running (`ref`, the default).
+-- @treturn integer
+function M.holding()
+  local n = 0
+  for srv in pairs(holding) do
+    if tostring(srv):find("(closed)", 1, true) then holding[srv] = nil else n = n + 1 end
+  end
+  return n
+end
+
 --- Listens for HTTP requests.
 -- @tparam table opts `{ on_request = function(req, res) end, host = "127.0.0.1",
 --   port = 0 (any free port), max_body = 4 MiB (larger bodies get 413 without
@@ -54,7 +68,8 @@ local handle = M.handle
 --   idle_timeout = 10 (seconds a connection may wait for a request),
 --   close_grace = 5 (seconds close waits for open connections), backlog = 128,
 --   tasks = true (false: on_request runs in the loop's callback and must not wait),
---   internal_error = function(res) (answers a request whose handler raised; a plain 500) }`
+--   internal_error = function(res) (answers a request whose handler raised; a plain 500),
+--   ref = true (false: the server does not keep the claudelua host running) }`
 -- @return the server (`:port()`, `:address()`, `:close()`), or nil, an error
 --   of kind `connection` (with `code`, e.g. "EADDRINUSE") and `"connection"`
 -- @function listen
@@ -67,7 +82,11 @@ M.listen = errors.public(function(opts)
   end
   local o = {}
   for k, v in pairs(opts) do o[k] = v end
-  o.tasks, o.internal_error = nil, nil
+  o.tasks, o.internal_error, o.ref = nil, nil, nil
+  if opts.ref ~= nil and type(opts.ref) ~= "boolean" then
+    errors.misuse("bad field 'ref' to 'listen' (boolean expected, got %s)",
+      errors.typename(opts.ref))
+  end
   if opts.tasks == false then
     o.on_request = function(req, res) handle(on_request, req, res, internal_error) end
   else
@@ -84,6 +103,7 @@ M.listen = errors.public(function(opts)
   if not srv then
     return nil, errors.new("connection", msg, { code = code }), "connection"
   end
+  if opts.ref ~= false then holding[srv] = true end
   return srv
 end)
 

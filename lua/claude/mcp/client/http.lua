@@ -56,9 +56,16 @@ local function headers(self, accept, extra, method)
   local h = {}
   for k, v in pairs(self.user_headers) do h[k] = v end
   h.Accept = accept
+  -- a static Authorization header (any case) is sent; an auth provider's token (and its
+  -- DPoP proof) replaces it only when there is one
   if self.provider then
     local auth, dpop = self.provider:header(method or "POST", self.url)
-    h.Authorization, h.DPoP = auth, dpop
+    if auth then
+      for k in pairs(h) do
+        if type(k) == "string" and k:lower() == "authorization" then h[k] = nil end
+      end
+      h.Authorization, h.DPoP = auth, dpop
+    end
   end
   if self.session_id then h["Mcp-Session-Id"] = self.session_id end
   if self.protocol_version then h["MCP-Protocol-Version"] = self.protocol_version end

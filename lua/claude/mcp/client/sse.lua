@@ -42,8 +42,16 @@ local function headers(self, extra, method, target)
   local h = {}
   for k, v in pairs(self.user_headers) do h[k] = v end
   for k, v in pairs(extra) do h[k] = v end
+  -- a static Authorization header (any case) is sent; an auth provider's token (and its
+  -- DPoP proof) replaces it only when there is one
   if self.provider then
-    h.Authorization, h.DPoP = self.provider:header(method, target)
+    local auth, dpop = self.provider:header(method, target)
+    if auth then
+      for k in pairs(h) do
+        if type(k) == "string" and k:lower() == "authorization" then h[k] = nil end
+      end
+      h.Authorization, h.DPoP = auth, dpop
+    end
   end
   return h
 end

@@ -19,6 +19,8 @@ local AUTH_FLAGS, LIST_FLAGS, auth_option
 
 M.USAGE = [[
 usage: claudelua mcp [options] tools.lua [args]
+       claudelua mcp install [options] tools.lua [args]   add it to an MCP client's
+                          configuration (claudelua mcp install --help)
 
 Serve the claude.server values that tools.lua returns (a server, a list of servers, or a
 table name -> server) as an MCP server. tools.lua runs like a script: its arguments are in
@@ -34,20 +36,6 @@ Options:
   --allowed-hosts LIST    HTTP only: the Host names accepted (comma-separated); by default,
                           on a loopback HOST, localhost, 127.0.0.1 and [::1]
   --session-timeout SECONDS  HTTP only: end a session idle this long (default 1800; 0: never)
-
-OAuth (HTTP only; for the servers without an auth option of their own, see docs/oauth.md):
-  --introspection-url URL    accept the bearer tokens this RFC 7662 endpoint says are
-                             active; --client-id ID (and the secret in the environment
-                             variable CLAUDELUA_MCP_CLIENT_SECRET) authenticate us to it
-  --jwks-url URL --issuer URL  accept JWTs signed by these keys, from this issuer
-  --authorization-server URL  the issuer clients get tokens from (repeatable; the
-                             protected resource metadata names it; default: --issuer)
-  --resource URL             the server's public URL (default: the URL served)
-  --required-scopes LIST     scopes every request's token must have (comma-separated)
-  --scopes-supported LIST    scopes the metadata offers (default: the required ones)
-  --audience LIST            the accepted token audiences (default: the resource)
-  --no-auth                  serve a HOST other hosts can reach without authentication, on
-                             purpose (refused otherwise)
   --server NAME           stdio: serve the server named NAME (needed when the file returns
                           several)
   --watch                 reload tools.lua when it changes; clients stay connected and are
@@ -69,6 +57,20 @@ OAuth (HTTP only; for the servers without an auth option of their own, see docs/
   --skills DIR            serve the Agent Skills of DIR (each directory with a SKILL.md) on
                           every server, beside those of its own skills option (repeatable)
   -h, --help              show this help
+
+OAuth (HTTP only; for the servers without an auth option of their own, see docs/oauth.md):
+  --introspection-url URL    accept the bearer tokens this RFC 7662 endpoint says are
+                             active; --client-id ID (and the secret in the environment
+                             variable CLAUDELUA_MCP_CLIENT_SECRET) authenticate us to it
+  --jwks-url URL --issuer URL  accept JWTs signed by these keys, from this issuer
+  --authorization-server URL  the issuer clients get tokens from (repeatable; the
+                             protected resource metadata names it; default: --issuer)
+  --resource URL             the server's public URL (default: the URL served)
+  --required-scopes LIST     scopes every request's token must have (comma-separated)
+  --scopes-supported LIST    scopes the metadata offers (default: the required ones)
+  --audience LIST            the accepted token audiences (default: the resource)
+  --no-auth                  serve a HOST other hosts can reach without authentication, on
+                             purpose (refused otherwise)
 
 Over stdio, stdout carries the protocol alone: print, io.write and logs go to stderr. The
 server ends at stdin EOF.
@@ -209,7 +211,7 @@ function M.parse(argv)
       i = i + 1
       break
     elseif a:sub(1, 1) == "-" and a ~= "-" then
-      usage_error("unknown option '%s'", a)
+      usage_error("unknown option '%s'%s", a, errors.suggestion(a, M.FLAGS))
     else
       break
     end
@@ -302,8 +304,9 @@ function M.load(file, args, skills)
   if not chunk then return nil, err end
   local ok, value = xpcall(chunk, async.traceback, table.unpack(args))
   if not ok then
+    -- one line: where the file raised and why (its traceback would show our frames too)
     return nil, string.format("%s failed: %s", file, errors.is(value) and value.message
-      or tostring(value))
+      or (tostring(value):gsub("\n.*$", "")))
   end
   local list
   list, err = servers_of(value, file)
@@ -477,8 +480,18 @@ local function serve_http(o, list)
   unwatch()
 end
 
+-- The flags, for "did you mean"
+M.FLAGS = { ["-h"] = 1, ["--help"] = 1, ["--http"] = 1, ["--stateless"] = 1,
+  ["--allowed-origins"] = 1, ["--allowed-hosts"] = 1, ["--no-auth"] = 1,
+  ["--session-timeout"] = 1, ["--server"] = 1, ["--watch"] = 1, ["--grace"] = 1,
+  ["--max-message"] = 1, ["--request-timeout"] = 1 }
+for flag in pairs(AUTH_FLAGS) do M.FLAGS[flag] = 1 end
+
 --- The command: `claudelua mcp` with the arguments after `mcp`.
 function M.main(...)
+  if ... == "install" then -- handed our loader: install does not require this module back
+    return require("claude.mcp.server.install").main(M.load, select(2, ...))
+  end
   local o = M.parse({ ... })
   if o.help then
     io.stdout:write(M.USAGE)

@@ -1,0 +1,151 @@
+-- `claudelua mcp install`: the entry each client reads, written into a scratch HOME with
+-- absolute paths, keeping what was there; and for Claude Code, the real CLI's
+-- `claude mcp list` shows it connected (it starts `claudelua mcp tools.lua` over stdio).
+local harness = require "support.harness"
+local e2e = require "support.e2e"
+local json = require "claude.json"
+local claude = require "claude"
+
+local host = harness.claudelua
+if host:sub(1, 1) ~= "/" then host = harness.root .. "/" .. host end
+host = claude.core.realpath(host)
+local q = harness.quote
+
+local TOOLS = [[
+local claude = require "claude"
+return claude.server("calc", {
+  claude.tool("add", "Add two numbers", { a = "number", b = "number" }, function(args)
+    return args.a + args.b
+  end),
+})
+]]
+
+local function write(path, text)
+  os.execute("mkdir -p " .. q(path:match("^(.*)/")))
+  local f = assert(io.open(path, "wb"))
+  f:write(text)
+  f:close()
+end
+
+local function read(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+describe("claudelua mcp install", function()
+  local dir, home, proj, tools
+  -- runs claudelua mcp install ARGS in the project with HOME=home, PATH without `claude`
+  -- unless `path` is given
+  local function install(args, path)
+    return harness.sh("cd " .. q(proj) .. " && env -u CLAUDE_CONFIG_DIR -u XDG_CONFIG_HOME HOME="
+      .. q(home) .. " PATH=" .. q(path or "/usr/bin:/bin") .. " " .. q(host)
+      .. " mcp install " .. args)
+  end
+
+  -- the tools of an entry, started as the client would
+  local function check_entry(e)
+    assert.equal(host, e.command)
+    assert.same({ "mcp", tools }, e.args)
+    harness.task(function()
+      local c <close> = assert(claude.mcp.connect { command = e.command, args = e.args,
+        env = e.env })
+      assert.equal("42", c:call_tool("add", { a = 15, b = 27 }).content[1].text)
+    end, 30)()
+  end
+
+  before_each(function()
+    dir = harness.tempdir()
+    home, proj = dir .. "/home", dir .. "/home/proj"
+    tools = proj .. "/tools.lua"
+    write(tools, TOOLS)
+  end)
+  after_each(function() os.execute("rm -rf " .. q(dir)) end)
+
+  for _, case in ipairs {
+    { "claude-desktop", "user", "/home/.config/Claude/claude_desktop_config.json", "mcpServers" },
+    { "cursor", "user", "/home/.cursor/mcp.json", "mcpServers" },
+    { "cursor", "project", "/home/proj/.cursor/mcp.json", "mcpServers" },
+    { "vscode", "project", "/home/proj/.vscode/mcp.json", "servers", "stdio" },
+    { "vscode", "user", "/home/.config/Code/User/mcp.json", "servers", "stdio" },
+    { "claude-code", "project", "/home/proj/.mcp.json", "mcpServers", "stdio" },
+    { "claude-code", "user", "/home/.claude.json", "mcpServers", "stdio" },
+  } do
+    local client, scope, file, key, type_ = case[1], case[2], case[3], case[4], case[5]
+    it(client .. " (" .. scope .. "): adds the entry, keeps the rest, shows the diff", function()
+      local path = dir .. file
+      local before = '{\n  "theme": "dark",\n  "' .. key .. '": {\n    "other": {\n'
+        .. '      "command": "x",\n      "args": [\n        "1.50"\n      ]\n    }\n  },\n'
+        .. '  "n": 1.50\n}\n'
+      write(path, before)
+      local code, out, err = install("--client " .. client .. " --scope " .. scope
+        .. " --env TOKEN=abc tools.lua")
+      assert.equal(0, code, err)
+      local after = read(path)
+      local doc = json.decode(after)
+      assert.equal("dark", doc.theme)
+      assert.same({ command = "x", args = { "1.50" } }, doc[key].other)
+      assert.truthy(after:find('"n": 1.50', 1, true)) -- numbers as they were written
+      local e = doc[key].calc
+      assert.equal(type_, e.type)
+      assert.same({ TOKEN = "abc" }, e.env)
+      check_entry(e)
+      -- the diff: only additions, in the servers object
+      assert.truthy(out:find("--- " .. path .. "\n+++ " .. path .. "\n@@ ", 1, true), out)
+      assert.truthy(out:find('\n+    "calc": {\n', 1, true), out)
+      assert.is_nil(out:find("\n%-"), out)
+      -- the same name again: refused, the file unchanged; --force replaces
+      code, _, err = install("--client " .. client .. " --scope " .. scope .. " tools.lua")
+      assert.equal(1, code)
+      assert.matches("already has a server named 'calc' %(%-%-force replaces it", err)
+      assert.equal(after, read(path))
+      code = install("--client " .. client .. " --scope " .. scope .. " --force tools.lua")
+      assert.equal(0, code)
+      assert.is_nil(json.decode(read(path))[key].calc.env)
+    end)
+  end
+
+  it("--dry-run shows the diff and writes nothing; a file with comments is left alone", function()
+    local code, out = install("--client cursor --dry-run tools.lua")
+    assert.equal(0, code)
+    assert.truthy(out:find("--- /dev/null\n+++ " .. home .. "/.cursor/mcp.json", 1, true), out)
+    assert.is_nil(read(home .. "/.cursor/mcp.json"))
+    write(proj .. "/.vscode/mcp.json", '{\n  // mine\n  "servers": {}\n}\n')
+    local _, err
+    code, _, err = install("--client vscode tools.lua")
+    assert.equal(1, code)
+    assert.matches("line 2: a comment", err)
+    assert.equal('{\n  // mine\n  "servers": {}\n}\n', read(proj .. "/.vscode/mcp.json"))
+  end)
+
+  it("says what is wrong in one line", function()
+    local code, _, err = install("--client cursr tools.lua")
+    assert.equal(1, code)
+    assert.matches("unknown client 'cursr' %(did you mean 'cursor'%?%)", err)
+    code, _, err = install("--scpoe user tools.lua")
+    assert.equal(1, code)
+    assert.matches("unknown option '%-%-scpoe' %(did you mean '%-%-scope'%?%)", err)
+    write(proj .. "/bad.lua", "error('no config')\n")
+    code, _, err = install("bad.lua")
+    assert.equal(1, code)
+    assert.matches("^[^\n]*bad%.lua:1: no config\n$", err)
+  end)
+
+  it("Claude Code through its own CLI: claude mcp list shows the server connected", function()
+    local bin = dir .. "/bin"
+    os.execute("mkdir -p " .. q(bin) .. " && ln -s " .. q(e2e.cli()) .. " " .. q(bin .. "/claude"))
+    local path = bin .. ":/usr/bin:/bin"
+    local code, out, err = install("tools.lua", path)
+    assert.equal(0, code, err)
+    assert.truthy(out:find("with claude mcp add-json", 1, true), out)
+    assert.same({ "mcp", tools }, json.decode(read(home .. "/.claude.json")).mcpServers.calc.args)
+    local list
+    code, list = harness.sh("cd " .. q(proj) .. " && env -u CLAUDE_CONFIG_DIR HOME=" .. q(home)
+      .. " PATH=" .. q(path) .. " timeout 60 claude mcp list")
+    assert.equal(0, code, list)
+    assert.matches("calc: " .. host:gsub("%p", "%%%0") .. " mcp " .. tools:gsub("%p", "%%%0")
+      .. " %- ✔ Connected", list)
+  end)
+end)
