@@ -196,6 +196,8 @@ end
 
 local function on_result(self, msg)
   if self.mirror then self.mirror:flush() end -- the turn's transcript goes to the store
+  -- a CLI that refuses to start says why in a result before it exits (known causes)
+  if msg.startup_failure_reason ~= nil and not self.ready.is_set then self.startup_failure = msg end
   self.results = self.results + 1
   self.last_result = msg
   if msg.session_id then self.session_id = msg.session_id end
@@ -228,7 +230,11 @@ local ON_MESSAGE = {
   control_response = on_control,
   control_request = on_control_request,
   control_cancel_request = on_control,
-  keep_alive = function() end,
+  -- with CLAUDE_CODE_SDK_READS_STARTUP_MARKS, the start-up checkpoints the CLI passed
+  keep_alive = function(self, msg)
+    local mark = msg.startup_mark
+    if type(mark) == "string" then self.startup_mark = { mark = mark, at = core.now() } end
+  end,
   system = on_system,
   result = on_result,
   -- the session mirror (options.session_store): to the store, never to the iterators
@@ -454,11 +460,22 @@ function Session:wait_ready(timeout)
     local ok, err = self.ready:wait(timeout or self.options.initialize_timeout
       or M.initialize_timeout())
     if not ok then
+      local mark = self.startup_mark
       return nil, errors.new("timeout", "the claude CLI did not answer initialize: "
-        .. tostring(err and err.message or "timed out"))
+        .. tostring(err and err.message or "timed out")
+        .. (mark and string.format(" (its last start-up checkpoint: %s, %.1f s ago)", mark.mark,
+          core.now() - mark.at) or ""), { startup_mark = mark and mark.mark })
     end
   end
   local err = self.init_error
+  local refused = self.startup_failure
+  if err and refused then
+    local why = type(refused.errors) == "table" and refused.errors[1]
+    return nil, errors.new("startup", "the claude CLI refused to start ("
+      .. tostring(refused.startup_failure_reason) .. ")" .. (why and (": " .. why) or ""),
+      { reason = refused.startup_failure_reason, result = refused,
+        exit_code = self.exit_code })
+  end
   if errors.is(err, "control") then
     return nil, errors.new("control", "initialize failed: " .. tostring(err.remote_message),
       { response = err.response })
@@ -491,7 +508,8 @@ function M.user_message(prompt)
     type(prompt))
 end
 
-local SEND_OPTIONS = { session_id = true }
+local SEND_OPTIONS = { session_id = true, uuid = true, priority = true, client_composed = true }
+local PRIORITIES = { now = true, next = true, later = true }
 
 --- `msg` with the options of `send` applied (a copy when they change it).
 local function with_send_options(msg, opts)
@@ -500,10 +518,16 @@ local function with_send_options(msg, opts)
   end
   errors.check_fields(opts, SEND_OPTIONS, "send")
   errors.check_field(opts.session_id, "session_id", "send", "string", true)
-  if opts.session_id then
+  errors.check_field(opts.uuid, "uuid", "send", "string", true)
+  errors.check_field(opts.client_composed, "client_composed", "send", "boolean", true)
+  if opts.priority ~= nil and not PRIORITIES[opts.priority] then
+    errors.bad_field("priority", "send", "'now', 'next' or 'later' expected, got %s",
+      tostring(opts.priority))
+  end
+  if next(opts) then
     local copy = {}
     for k, v in pairs(msg) do copy[k] = v end
-    copy.session_id = opts.session_id
+    for k, v in pairs(opts) do copy[k] = v end
     msg = copy
   end
   return msg
@@ -517,6 +541,9 @@ end
 Session.send = errors.public(function(self, prompt, opts)
   local msg = M.user_message(prompt)
   if opts ~= nil then msg = with_send_options(msg, opts) end
+  if self.options.verbatim_prompts and msg.client_composed == nil then
+    msg = with_send_options(msg, { client_composed = true })
+  end
   local ok, err, kind = write(self, msg)
   if ok then self.prompts = self.prompts + 1 end
   return ok, err, kind
@@ -563,6 +590,63 @@ function Session:server_info()
   return self.server_info_table
 end
 Session.get_server_info = Session.server_info
+
+--- The CLI's answer to initialize, waiting for it (a query does not wait before its first
+-- prompt): the TypeScript SDK's `initializationResult()`.
+-- @return the answer | nil, err, kind
+function Session:initialization_result(timeout)
+  local info, err = self:wait_ready(timeout)
+  if not info then return nil, err, err.kind end
+  return info
+end
+
+-- A field of the initialize answer, waiting for it.
+local function from_initialize(field)
+  return function(self, timeout)
+    local info, err, kind = self:initialization_result(timeout)
+    if not info then return nil, err, kind end
+    local v = info[field]
+    if v == nil then return json.array() end
+    return v
+  end
+end
+
+--- The slash commands and skills of the session (`commands` of the initialize answer).
+Session.supported_commands = from_initialize("commands")
+--- The models the session may select (`models`).
+Session.supported_models = from_initialize("models")
+--- The subagents of the session (`agents`).
+Session.supported_agents = from_initialize("agents")
+
+--- The account the CLI uses (`account` of the initialize answer: `tokenSource`,
+-- `apiKeySource`, `apiProvider`, `email`, ...).
+function Session:account_info(timeout)
+  local info, err, kind = self:initialization_result(timeout)
+  if not info then return nil, err, kind end
+  return info.account or json.object()
+end
+
+--- Sends `initialize` again to the running CLI and returns its fresh answer (the CLI
+-- registers the session's hooks anew); `server_info` is then that answer.
+-- @return the answer | nil, err, kind
+function Session:reinitialize(timeout)
+  local info, err, kind = self:initialization_result(timeout)
+  if not info then return nil, err, kind end
+  local r
+  r, err, kind = self.peer:request("initialize", initialize_request(self), timeout)
+  if r == nil then return nil, err, kind end
+  self.init_response, self.server_info_table = r, r
+  return r
+end
+
+--- Sends the CLI a signal ("int", "term", "kill", ... or a number), through the session's
+-- process (a custom `spawn` may carry it to another host). SIGINT interrupts a turn as
+-- `interrupt` does.
+-- @return true | nil, err, kind
+function Session:signal(sig)
+  if not self.proc then return errors.fail("closed", "the session has no process") end
+  return self.proc:signal(sig)
+end
 
 --- Ends the session with `err`: pending waits and the message iterator see
 -- it, and the CLI is stopped.
