@@ -27,6 +27,7 @@ local lazy = {
   rpc = "claude.rpc",
   session = "claude.session",
   sessions = "claude.sessions",
+  settings = "claude.session.settings",
   testing = "claude.testing",
   guard = "claude.guard",
   mcp = "claude.mcp",

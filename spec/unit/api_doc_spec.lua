@@ -31,7 +31,8 @@ local MODULES = {
   ["claude.process"] = {}, ["claude.queue"] = {}, ["claude.errors"] = {},
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
   ["claude.schema"] = {}, ["claude.mcp.tool"] = {}, ["claude.mcp"] = {}, ["claude.guard"] = {},
-  ["claude.sessions"] = {}, ["claude.http.client"] = {}, ["claude.http.server"] = {},
+  ["claude.sessions"] = {}, ["claude.settings"] = { merge = true },
+  ["claude.http.client"] = {}, ["claude.http.server"] = {},
   ["claude.rpc"] = {}, ["claude.oauth"] = {}, ["claude.oauth.jwt"] = {},
   ["claude.oauth.jwks"] = {},
   ["claude.mcp.http"] = {},
@@ -65,6 +66,7 @@ local CLASSES = {
   log = getmetatable(testing.read_log(log_path)).__index,
   key = getmetatable(require("claude.oauth.jwt").secret(string.rep("k", 32))).__index,
   keyset = require("claude.oauth.jwks").KeySet,
+  store = require("claude.sessions.store").Memory,
 }
 fake:cleanup()
 os.remove(log_path)

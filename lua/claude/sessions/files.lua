@@ -238,6 +238,22 @@ local function first_prompt(head)
   return command
 end
 
+-- Epoch milliseconds of an ISO 8601 UTC time ("2026-11-24T01:02:03.456Z").
+function M.iso_ms(s)
+  local y, mo, d, h, mi, sec, frac = s:match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)%.?(%d*)")
+  if not y then return nil end
+  y, mo = tonumber(y), tonumber(mo)
+  -- days from the civil date (Howard Hinnant's algorithm)
+  if mo <= 2 then y = y - 1 end
+  local era = y // 400
+  local yoe = y - era * 400
+  local doy = (153 * (mo + (mo > 2 and -3 or 9)) + 2) // 5 + tonumber(d) - 1
+  local doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+  local days = era * 146097 + doe - 719468
+  local ms = frac ~= "" and tonumber((frac .. "00"):sub(1, 3)) or 0
+  return ((days * 24 + tonumber(h)) * 60 + tonumber(mi)) * 60000 + tonumber(sec) * 1000 + ms
+end
+
 
 local function truthy(v) return v ~= nil and v ~= false and v ~= json.null end
 

@@ -13,21 +13,7 @@ local candidate_dirs, read_all, find_file, not_found = files.candidate_dirs, fil
 local string_field, first_prompt, truthy = files.string_field, files.first_prompt, files.truthy
 
 local M = {}
--- Epoch milliseconds of an ISO 8601 UTC time ("2026-11-24T01:02:03.456Z").
-local function iso_ms(s)
-  local y, mo, d, h, mi, sec, frac = s:match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)%.?(%d*)")
-  if not y then return nil end
-  y, mo = tonumber(y), tonumber(mo)
-  -- days from the civil date (Howard Hinnant's algorithm)
-  if mo <= 2 then y = y - 1 end
-  local era = y // 400
-  local yoe = y - era * 400
-  local doy = (153 * (mo + (mo > 2 and -3 or 9)) + 2) // 5 + tonumber(d) - 1
-  local doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
-  local days = era * 146097 + doe - 719468
-  local ms = frac ~= "" and tonumber((frac .. "00"):sub(1, 3)) or 0
-  return ((days * 24 + tonumber(h)) * 60 + tonumber(mi)) * 60000 + tonumber(sec) * 1000 + ms
-end
+local iso_ms = files.iso_ms
 
 local function read_lite(path)
   local f = io.open(path, "rb")
@@ -43,6 +29,35 @@ local function read_lite(path)
   end
   f:close()
   return head, tail
+end
+
+-- Epoch ms of the last prompt a user sent in `text` (lines of a transcript), or nil.
+local function last_prompt_at(text)
+  local last
+  for line in text:gmatch("[^\n]+") do
+    if (line:find('"user"', 1, true) or line:find('"queued_command"', 1, true))
+      and not line:find('"tool_result"', 1, true) then
+      local e = json.decode(line)
+      local at = type(e) == "table" and type(e.timestamp) == "string" and iso_ms(e.timestamp)
+      if at and (not last or at > last) then last = at end
+    end
+  end
+  return last
+end
+
+-- Whether the session of transcript `path` is archived: its mark
+-- (`<project>/<id>/archived.json`, written by `archive`) says so and no prompt came
+-- after it. `head`, `tail`: the transcript's ends, when already read.
+local function archived(path, id, head, tail)
+  local mark_text = read_all(path:match("^(.*)/[^/]*$") .. "/" .. id .. "/archived.json")
+  local mark = mark_text and json.decode(mark_text)
+  if type(mark) ~= "table" or mark.archived ~= true then return false end
+  local at = type(mark.at) == "string" and iso_ms(mark.at)
+  if not at then return true end
+  if not head then head, tail = read_lite(path) end
+  local later = (tail and last_prompt_at(tail) or 0) > at
+    or (head and head ~= tail and (last_prompt_at(head) or 0) > at)
+  return not later
 end
 
 -- The summary of one transcript, or nil (a subagent's, or one with no
@@ -64,6 +79,7 @@ local function info_of(id, path, st, project_path)
   end
   local stamp = string_field(head, "timestamp")
   return {
+    archived = archived(path, id, head, tail),
     session_id = id, summary = summary, last_modified = st.mtime, file_size = st.size,
     custom_title = title, first_prompt = prompt,
     git_branch = string_field(tail, "gitBranch", true) or string_field(head, "gitBranch"),
@@ -207,6 +223,64 @@ M.get_messages = errors.public(function(session_id, opts)
   return page(out, opts)
 end)
 
--- Appends one JSON line to an existing, non-empty transcript. `line` is
+-- The subagent transcripts of a session: agent id -> path (nested folders too).
+local function subagent_files(session_id, opts)
+  local path = find_file(session_id, opts)
+  if not path then return nil end
+  local out = {}
+  local function scan(dir)
+    for _, name in ipairs(core.scandir(dir) or {}) do
+      local full = dir .. "/" .. name
+      local agent = name:match("^agent%-(.+)%.jsonl$")
+      if agent then
+        out[agent] = out[agent] or full
+      elseif core.stat(full) and core.stat(full).type == "dir" then
+        scan(full)
+      end
+    end
+  end
+  scan(path:match("^(.*)%.jsonl$") .. "/subagents")
+  return out
+end
+
+--- The ids of a session's subagents (their transcripts), sorted; `{}` when it has none.
+-- @return the list | nil, err (`not_found`: no such session)
+M.list_subagents = errors.public(function(session_id, opts)
+  if type(session_id) ~= "string" then misuse("list_subagents", "session id string expected") end
+  opts = check_opts("list_subagents", opts, set("directory", "cwd", "config_dir",
+    "include_worktrees"))
+  local found = is_uuid(session_id) and subagent_files(session_id, opts)
+  if not found then return not_found(session_id, opts) end
+  local out = {}
+  for id in pairs(found) do out[#out + 1] = id end
+  table.sort(out)
+  return out
+end)
+
+--- A subagent's messages, in order (as `get_messages` gives a session's); `{}` when the
+-- session has no such subagent.
+-- @return the list | nil, err (`not_found`: no such session)
+M.get_subagent_messages = errors.public(function(session_id, agent_id, opts)
+  if type(session_id) ~= "string" then
+    misuse("get_subagent_messages", "session id string expected")
+  end
+  if type(agent_id) ~= "string" then misuse("get_subagent_messages", "agent id string expected") end
+  opts = check_opts("get_subagent_messages", opts, set("directory", "cwd", "config_dir",
+    "include_worktrees", "limit", "offset"))
+  local found = is_uuid(session_id) and subagent_files(session_id, opts)
+  if not found then return not_found(session_id, opts) end
+  local path = found[agent_id]
+  local text = path and read_all(path)
+  if not text then return {} end
+  local out = {}
+  for _, e in ipairs(chain(entries_of(text))) do
+    if (e.type == "user" or e.type == "assistant") and not truthy(e.isMeta) then
+      out[#out + 1] = { type = e.type, uuid = e.uuid, session_id = e.sessionId or session_id,
+        message = e.message, parent_tool_use_id = json.null,
+        parent_agent_id = type(e.agentId) == "string" and e.agentId or json.null }
+    end
+  end
+  return page(out, opts)
+end)
 
 return M

@@ -104,6 +104,56 @@ M.delete = errors.public(function(session_id, opts)
   return true
 end)
 
+local function iso_now()
+  local t = os.time()
+  return os.date("!%Y-%m-%dT%H:%M:%S", t) .. ".000Z"
+end
+
+-- Writes the archived mark beside the transcript (`<project>/<id>/archived.json`), as
+-- the CLI and the TypeScript SDK keep it: a later prompt in the session clears it.
+local function set_archived(fname, session_id, archived, opts)
+  check_id(fname, session_id)
+  opts = check_opts(fname, opts, MUTATE_OPTS)
+  local path = find_file(session_id, opts)
+  if not path then return not_found(session_id, opts) end
+  local dir = path:match("^(.*)%.jsonl$")
+  core.mkdir(dir)
+  local file = dir .. "/archived.json"
+  local function write_mark(at)
+    local f, err = io.open(file, "wb")
+    if not f then return errors.fail("io", fname .. ": cannot write " .. file .. ": "
+      .. tostring(err)) end
+    f:write('{"archived":', tostring(archived), ',"at":', json.encode(at), ',"by":"sdk"}')
+    f:close()
+    return true
+  end
+  -- the time to the millisecond, as the transcript's timestamps have it: the clock of the
+  -- file system that keeps both (os.time has whole seconds only)
+  local ok, err, kind = write_mark(iso_now())
+  if not ok then return nil, err, kind end
+  local st = core.stat(file)
+  if st and st.mtime then
+    local ms = math.floor(st.mtime)
+    ok, err, kind = write_mark(os.date("!%Y-%m-%dT%H:%M:%S", ms // 1000)
+      .. string.format(".%03dZ", ms % 1000))
+    if not ok then return nil, err, kind end
+  end
+  return true
+end
+
+--- Archives a session: it stays on disk, and `list` shows it with `archived = true`
+-- until a prompt is sent in it.
+-- @return true, or nil, err (`not_found`, `io`)
+M.archive = errors.public(function(session_id, opts)
+  return set_archived("archive", session_id, true, opts)
+end)
+
+--- Takes a session out of the archive.
+-- @return true, or nil, err (`not_found`, `io`)
+M.unarchive = errors.public(function(session_id, opts)
+  return set_archived("unarchive", session_id, false, opts)
+end)
+
 local function uuid4()
   local b = { assert(core.random_bytes(16)):byte(1, 16) }
   b[7] = (b[7] & 0x0f) | 0x40
@@ -112,11 +162,6 @@ local function uuid4()
     table.unpack(b))
 end
 M.uuid4 = uuid4
-
-local function iso_now()
-  local t = os.time()
-  return os.date("!%Y-%m-%dT%H:%M:%S", t) .. ".000Z"
-end
 
 local FORK_TYPES = set("user", "assistant", "attachment", "system", "progress")
 
