@@ -7,9 +7,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # libh2o-dev: h2o built on libuv, the HTTP server (its headers need libssl-dev);
-# curl: the HTTP server's specs; wrk: bench/http_wrk.sh
+# curl: the HTTP server's specs; wrk: bench/http_wrk.sh; openssh-server and -client: the
+# specs that run the CLI "on another host" (their own sshd on 127.0.0.1)
 packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev
-          libh2o-dev libssl-dev libcurl4-openssl-dev lua-busted lua-check lua-luv curl wrk)
+          libh2o-dev libssl-dev libcurl4-openssl-dev lua-busted lua-check lua-luv curl wrk
+          openssh-server openssh-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -29,3 +31,6 @@ fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CLAUDELUA_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j"$(nproc)"
 bash tools/install-cli.sh >/dev/null
+# the TypeScript Agent SDK (bench/package.json): the benchmarks' peer, and the oracle of
+# spec/e2e/sdk_functions_spec.lua
+(cd bench && npm ci --no-audit --no-fund >/dev/null)

@@ -39,6 +39,7 @@ local lazy_functions = {
   tool = "claude.mcp.tool", server = "claude.mcp.tool", resource = "claude.mcp.tool",
   resource_template = "claude.mcp.tool", prompt = "claude.mcp.tool",
   completion = "claude.mcp.tool",
+  ssh = "claude.session.spawn",
 }
 
 -- Not cached in M: `require` is the one cache, so M always agrees with

@@ -131,11 +131,18 @@ describe("docs/api.md", function()
 
   it("gives a parameter or return type for every Lua function", function()
     local text, untyped = slurp("docs/api.md"), {}
-    -- a heading, then the text up to the next heading
-    for heading, body in text:gmatch("\n### ([^\n]+)\n(.-)\n%f[#]") do
+    -- a heading, then the text up to the next heading (every heading: a match of its own
+    -- must not eat the line break the next one starts with)
+    local starts = {}
+    for pos in text:gmatch("()\n##") do starts[#starts + 1] = pos end
+    starts[#starts + 1] = #text + 1
+    for i = 1, #starts - 1 do
+      local heading, body = text:sub(starts[i] + 1, starts[i + 1]):match("^### ([^\n]+)\n(.*)$")
+      if heading then
       if heading:find("[.:][%w_]+%(") and not heading:find("->", 1, true)
         and not body:find("\n%- `") and not heading:find("%(%)`$") then
         untyped[#untyped + 1] = heading
+      end
       end
     end
     assert.same({}, untyped)

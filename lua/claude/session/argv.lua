@@ -44,6 +44,7 @@ local OPTION_TYPES = {
   verbatim_prompts = "boolean", debug = "boolean", debug_file = "string",
   managed_settings = "table|string", allow_dangerously_skip_permissions = "boolean",
   permission_prompts = "string", project_config_root = "string",
+  spawn = "function",
 }
 M.OPTION_TYPES = OPTION_TYPES
 

@@ -361,8 +361,16 @@ function M.open(options, fname)
   options = cli.check_options(options, fname)
   local hook_registry = hooks.register(options.hooks, fname) -- its misuse before any CLI
   local env = cli.build_env(options)
-  local prefix, ferr = cli.find(options.cli_path, env.PATH)
-  if not prefix then return nil, ferr end
+  local custom = options.spawn
+  local prefix, ferr
+  if custom then
+    -- the CLI runs where the spawn function puts it: its path is not looked up here
+    prefix = type(options.cli_path) == "table" and options.cli_path or { options.cli_path
+      or "claude" }
+  else
+    prefix, ferr = cli.find(options.cli_path, env.PATH)
+    if not prefix then return nil, ferr end
+  end
   local argv = cli.build_args(options)
   local args = {}
   for i = 2, #prefix do args[#args + 1] = prefix[i] end
@@ -396,7 +404,7 @@ function M.open(options, fname)
   }
   if next(sdk) then servers.attach(self, sdk) end
   if options.session_store then self.mirror = require("claude.session.mirror").new(options, env) end
-  if options.cwd then
+  if options.cwd and not custom then
     local ok = os.rename(options.cwd, options.cwd)
     if not ok then
       return nil, errors.new("connection", "working directory does not exist: " .. options.cwd)
@@ -407,8 +415,9 @@ function M.open(options, fname)
     if not ok then return nil, merr end
   end
   local user_stderr = options.stderr
-  local proc, perr = process.spawn {
-    prefix[1], args = args, env = env, clear_env = true, cwd = options.cwd,
+  local spec = {
+    prefix[1], command = prefix[1], env_changes = cli.env_changes(options),
+    args = args, env = env, clear_env = true, cwd = options.cwd,
     user = options.user, stdout = "json", max_line = options.max_buffer_size,
     -- a child of the CLI may hold its pipes open: do not wait for it long
     eof_grace = 0.5,
@@ -424,6 +433,13 @@ function M.open(options, fname)
     end,
     on_exit = function(code, signal) on_exit(self, code, signal) end,
   }
+  local proc, perr
+  if custom then
+    proc, perr = require("claude.session.spawn").run(custom, spec)
+    if not proc then return nil, perr end
+  else
+    proc, perr = process.spawn(spec)
+  end
   if not proc then
     return nil, errors.new("connection", "cannot start the claude CLI (" .. prefix[1] .. "): "
       .. tostring(perr), { code = perr })
