@@ -67,8 +67,10 @@ local CLASSES = {
   key = getmetatable(require("claude.oauth.jwt").secret(string.rep("k", 32))).__index,
   keyset = require("claude.oauth.jwks").KeySet,
   store = require("claude.sessions.store").Memory,
+  replay = getmetatable(select(2, testing.replay("spec/fixtures/recordings/agent.jsonl"))).__index,
 }
 fake:cleanup()
+testing.cleanup()
 os.remove(log_path)
 assert(fake_options)
 

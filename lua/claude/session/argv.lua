@@ -44,7 +44,7 @@ local OPTION_TYPES = {
   verbatim_prompts = "boolean", debug = "boolean", debug_file = "string",
   managed_settings = "table|string", allow_dangerously_skip_permissions = "boolean",
   permission_prompts = "string", project_config_root = "string",
-  spawn = "function",
+  spawn = "function", record = "string|table",
 }
 M.OPTION_TYPES = OPTION_TYPES
 

@@ -79,6 +79,7 @@ end
 local function close_stdin(self)
   if self.stdin_closed or self.exited then return end
   self.stdin_closed = true
+  if self.recorder then self.recorder:eof() end
   self.proc:close_stdin()
 end
 
@@ -98,6 +99,8 @@ local function write(self, msg)
   if self.stdin_closed or self.proc.closed then
     return errors.fail("closed", "the session's input is closed")
   end
+  local rec = self.recorder
+  if rec then rec:to_cli(msg) end
   local ok, err = self.proc:write_json(msg)
   if not ok then
     return errors.fail("connection", "cannot write to the claude CLI: " .. errors.message(err))
@@ -302,7 +305,17 @@ local function dispatcher(self)
   end
 end
 
+-- The dispatcher of a recorded session: each message goes to the recording first.
+local function recording(self, dispatch)
+  local rec = self.recorder
+  return function(msg, err, line, kind)
+    if type(msg) == "table" then rec:from_cli(msg) end
+    return dispatch(msg, err, line, kind)
+  end
+end
+
 local function on_exit(self, code, signal)
+  if self.recorder then self.recorder:exit(code, signal) end
   self.exited = true
   self.exit_code, self.exit_signal = code, signal
   self.state = "closed"
@@ -402,6 +415,14 @@ function M.open(options, fname)
     context = { session = self },
     timeout = options.control_timeout or DEFAULT_CONTROL_TIMEOUT,
   }
+  self.write_message = function(msg) return write(self, msg) end
+  if options.record then
+    -- before the servers: their replies are then written as messages, and recorded
+    local rerr
+    self.recorder, rerr = require("claude.session.record").open(options.record, argv, env,
+      cli.env_changes(options), options.cwd)
+    if not self.recorder then return nil, rerr end
+  end
   if next(sdk) then servers.attach(self, sdk) end
   if options.session_store then self.mirror = require("claude.session.mirror").new(options, env) end
   if options.cwd and not custom then
@@ -421,9 +442,10 @@ function M.open(options, fname)
     user = options.user, stdout = "json", max_line = options.max_buffer_size,
     -- a child of the CLI may hold its pipes open: do not wait for it long
     eof_grace = 0.5,
-    on_stdout = dispatcher(self),
+    on_stdout = self.recorder and recording(self, dispatcher(self)) or dispatcher(self),
     stderr = function(line)
       keep_stderr(self, line)
+      if self.recorder then self.recorder:stderr(line) end
       if user_stderr then
         local ok, e = pcall(user_stderr, line)
         if not ok then

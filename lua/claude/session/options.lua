@@ -236,6 +236,10 @@ function CHECKS.supported_dialog_kinds(v, level)
   if msg then fail("supported_dialog_kinds", msg, level + 1) end
 end
 
+function CHECKS.record(v)
+  require("claude.session.record").check(v, fname)
+end
+
 function CHECKS.permission_prompts(v, level)
   local msg = one_of("host", "none")(v)
   if msg then fail("permission_prompts", msg, level + 1) end
