@@ -67,6 +67,8 @@ local CLASSES = {
   key = getmetatable(require("claude.oauth.jwt").secret(string.rep("k", 32))).__index,
   keyset = require("claude.oauth.jwks").KeySet,
   store = require("claude.sessions.store").Memory,
+  warm = require("claude.session.warm").Warm,
+  spare = require("claude.session.warm").Spare,
   replay = getmetatable(select(2, testing.replay("spec/fixtures/recordings/agent.jsonl"))).__index,
 }
 fake:cleanup()

@@ -758,6 +758,44 @@ function M.close_all()
   for _, s in ipairs(list) do s:close() end
 end
 
+--- Runs a one-shot conversation on `session` (opened, maybe ready): sends `prompt` (a
+-- string, a message table, or an iterator function of them, fed from a task), then closes
+-- the CLI's input once it is no longer needed (`claude.query`'s rules). Raises when the
+-- prompt cannot be written.
+-- @return the iterator over every message, nil, nil, the session (a `for` closes it)
+function M.run_query(session, prompt)
+  if type(prompt) == "function" then
+    session.feeder = async.spawn_observed(function()
+      local sent = 0
+      local ok, err = pcall(function()
+        for msg in prompt do
+          local wok, werr = session:send(msg)
+          if not wok then error(werr, 0) end
+          sent = sent + 1
+        end
+      end)
+      if not ok then -- the prompt iterator failed: so does the query
+        session:abort(errors.new("prompt", "the prompt iterator failed: " .. tostring(err),
+          { cause = err }))
+      elseif session:bidirectional() then
+        session:end_input_after(sent)
+      else
+        session:end_input()
+      end
+    end)
+  else
+    local ok, werr = session:send(prompt)
+    if not ok then
+      session:close()
+      error(werr, 0)
+    end
+    if session:bidirectional() then session:end_input_after(1) else session:end_input() end
+  end
+  -- the session is the loop's closing value: a `for` closes it at the end,
+  -- on break and on error
+  return session:messages(), nil, nil, session
+end
+
 for name, method in pairs(require "claude.session.requests") do Session[name] = method end
 
 M.Session = Session

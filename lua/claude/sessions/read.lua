@@ -234,7 +234,7 @@ local function subagent_files(session_id, opts)
       local agent = name:match("^agent%-(.+)%.jsonl$")
       if agent then
         out[agent] = out[agent] or full
-      elseif core.stat(full) and core.stat(full).type == "dir" then
+      elseif core.stat(full) and core.stat(full).type == "directory" then
         scan(full)
       end
     end

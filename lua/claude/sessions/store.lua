@@ -263,19 +263,41 @@ M.import_to_store = errors.public(function(session_id, store, opts)
       include_worktrees = opts.include_worktrees }, IMPORT_OPTS))
   if not path then return files.not_found(session_id, opts) end
   local size = math.max(1, math.floor(opts.batch_size or 500))
-  local key = { project_key = dir:match("([^/]+)$"), session_id = session_id }
+  local project = opts.directory or opts.cwd
+  local key = { project_key = project and files.project_key(core.realpath(project) or project)
+    or dir:match("([^/]+)$"), session_id = session_id }
   local ok, err = append_batches(store, key, decode_lines(files.read_all(path) or ""), size)
   if not ok then return nil, err, err.kind end
   if opts.include_subagents == false then return true end
-  local sub = dir .. "/" .. session_id .. "/subagents"
-  local names = core.scandir(sub) or {}
-  table.sort(names)
-  for _, name in ipairs(names) do
-    local agent = name:match("^agent%-(.+)%.jsonl$")
-    if agent then
-      ok, err = append_batches(store, { project_key = key.project_key, session_id = session_id,
-        subpath = "subagents/agent-" .. agent }, decode_lines(files.read_all(sub .. "/" .. name)
-        or ""), size)
+  -- every transcript under <session>/subagents, nested folders too; the subpath is the
+  -- file's path under the session's folder, without .jsonl (as the TypeScript SDK keys it)
+  local base = dir .. "/" .. session_id
+  local found = {}
+  local function scan(rel)
+    local names = core.scandir(base .. "/" .. rel) or {}
+    table.sort(names)
+    for _, name in ipairs(names) do
+      local sub = rel .. "/" .. name
+      local st = core.stat(base .. "/" .. sub)
+      if st and st.type == "directory" then
+        scan(sub)
+      elseif name:match("%.jsonl$") then
+        found[#found + 1] = sub
+      end
+    end
+  end
+  scan("subagents")
+  for _, sub in ipairs(found) do
+    local sub_key = { project_key = key.project_key, session_id = session_id,
+      subpath = (sub:gsub("%.jsonl$", "")) }
+    ok, err = append_batches(store, sub_key, decode_lines(files.read_all(base .. "/" .. sub)
+      or ""), size)
+    if not ok then return nil, err, err.kind end
+    local meta = files.read_all(base .. "/" .. sub:gsub("%.jsonl$", ".meta.json"))
+    local decoded = meta and json.decode(meta)
+    if type(decoded) == "table" then
+      decoded.type = "agent_metadata"
+      ok, err = append_batches(store, sub_key, { decoded }, size)
       if not ok then return nil, err, err.kind end
     end
   end
