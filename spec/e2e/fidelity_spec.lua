@@ -1,5 +1,5 @@
 -- What a user meets when a turn is cut short, against the REAL claude CLI
--- (pinned 2.1.330) and the scripted Messages API: interrupts mid-tool,
+-- (pinned in package.json) and the scripted Messages API: interrupts mid-tool,
 -- stdin closing mid-turn and with a permission pending, SIGTERM and SIGINT
 -- mid-turn, an API error that repeats. Each spec pins the CLI's own words.
 -- Run: busted spec/e2e/fidelity_spec.lua

@@ -187,6 +187,31 @@ describe("TypeScript SDK options on the real CLI", function()
     end
   end)
 
+  it("a PreSkillShellCommand hook (CLI 2.1.332) sees a command's shell line, and blocks it",
+    function()
+    for _, decision in ipairs { "allow", "deny" } do
+      local mock <close> = e2e.start { turns = {
+        { content = { text("saw: {{last_user_text}}") } } } }
+      os.execute("mkdir -p " .. mock.dir .. "/work/.claude/commands")
+      write_file(mock.dir .. "/work/.claude/commands/shell.md", "---\ndescription: a shell line\n"
+        .. "allowed-tools: Bash(echo:*)\n---\nResult: !`echo from-skill`\n")
+      local seen = {}
+      local msgs = collect(claude.query("/shell", mock:options { setting_sources = { "project" },
+        hooks = { PreSkillShellCommand = function(input)
+          seen[#seen + 1] = input
+          return { hook_specific_output = { permission_decision = decision } }
+        end } }))
+      assert.equal(1, #seen)
+      assert.equal("echo from-skill", seen[1].tool_input.command)
+      assert.equal("shell", seen[1].command_name)
+      assert.equal("user", seen[1].invoked_by)
+      assert.equal("projectSettings", seen[1].command_source)
+      assert.equal(decision == "allow" and "saw: Result: from-skill"
+        or "saw: Result: [not run: blocked by hook]", (result_of(msgs).result:gsub("%s+$", "")))
+      mock:stop()
+    end
+  end)
+
   it("prompt_suggestions, agent_progress_summaries, per_task_stop_affordance, " ..
     "supported_dialog_kinds: taken by initialize", function()
     local mock <close> = e2e.start { turns = { { content = { text("a") } },

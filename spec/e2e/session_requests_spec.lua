@@ -279,7 +279,8 @@ describe("Query methods on the real CLI", function()
     local tools = harness.tempfile([[
       local claude = require "claude"
       return claude.server("ext", { claude.tool("add", "Add", { a = "number", b = "number" },
-        function(a) return a.a + a.b end) })
+        function(a) return a.a + a.b end), claude.tool("fail", "Fails", {},
+        function() return nil, "it broke" end) })
     ]], ".lua")
     local host = harness.claudelua:sub(1, 1) == "/" and harness.claudelua
       or harness.root .. "/" .. harness.claudelua
@@ -298,6 +299,13 @@ describe("Query methods on the real CLI", function()
     local r = assert(s:mcp_call("mcp__ext__add", { a = 2, b = 40 }))
     assert.equal("42", r.content[1].text)
     assert.equal(0, #mock:requests()) -- no model turn
+    -- a tool's own error: a failure, or (soft_error_result, CLI 2.1.332) its result
+    local failed, ferr = s:mcp_call("mcp__ext__fail", {})
+    assert.is_nil(failed)
+    assert.matches("it broke", ferr.message, 1, true)
+    local soft = assert(s:mcp_call("mcp__ext__fail", {}, { soft_error_result = true }))
+    assert.is_true(soft.isError)
+    assert.matches("it broke", soft.content[1].text, 1, true)
     -- in-process servers are the host's own: the CLI refuses to call them for it
     local ok, err = s:mcp_call("mcp__calc__add", { a = 1, b = 2 })
     assert.is_nil(ok)

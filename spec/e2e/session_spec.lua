@@ -203,7 +203,7 @@ describe("session with the real CLI", function()
           end } } } },
       }))
       assert.same({}, calls)
-      -- 2.1.330 words it "PreToolUse:mcp__calc__add hook error: <reason>"
+      -- 2.1.330 and 2.1.332 word it "PreToolUse:mcp__calc__add hook error: <reason>"
       local result = last_of(msgs, "result")
       assert.matches("^Tool said: ERROR: .*No adding on Sundays%.$", claude.text(result))
       local reqs = mock:requests()

@@ -21,6 +21,14 @@ local function find_root()
 end
 M.root = find_root()
 
+--- The CLI version pinned in package.json (what the specs expect the CLI to say).
+function M.pinned_version()
+  local f = assert(io.open(M.root .. "/package.json", "rb"))
+  local pin = json.decode(f:read("a")).dependencies["@anthropic-ai/claude-code"]
+  f:close()
+  return pin
+end
+
 --- The CLI to test: $CLAUDELUA_CLI (set by .ci/run), else node_modules.
 function M.cli()
   local path = os.getenv("CLAUDELUA_CLI")

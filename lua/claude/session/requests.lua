@@ -166,15 +166,22 @@ function M:read_mcp_resource(server_name, uri, timeout)
 end
 
 --- Calls a tool of an MCP server the CLI is connected to, without a model turn.
+-- `opts` is a timeout or `{ soft_error_result = true, timeout = }`: with it (CLI 2.1.332) a
+-- tool's own error comes back as its result (`isError = true`) instead of a failure.
 -- @function M:mcp_call
 -- @tparam string tool the full name, `mcp__<server>__<tool>`
 -- @tparam[opt] table arguments
 -- @return the CLI's answer (the tool's result) | nil, err, kind
-M.mcp_call = errors.public(function(self, tool, arguments, timeout)
+M.mcp_call = errors.public(function(self, tool, arguments, opts)
   check(tool, 1, "mcp_call", "string")
   check(arguments, 2, "mcp_call", "table", true)
+  local timeout, soft = opts, nil
+  if type(opts) == "table" then
+    errors.check_fields(opts, { soft_error_result = true, timeout = true }, "mcp_call")
+    soft, timeout = opts.soft_error_result, opts.timeout
+  end
   check_timeout(timeout, 3, "mcp_call")
-  return self:control("mcp_call", { tool = tool,
+  return self:control("mcp_call", { tool = tool, soft_error_result = soft,
     arguments = arguments and json.object(arguments) or json.object() }, timeout)
 end)
 
