@@ -183,6 +183,46 @@ describe_sdk("the TypeScript SDK's functions, against the SDK itself", function(
     assert.equal(0, store:size())
   end)
 
+  it("the session functions on a store read and write what the files have", function()
+    local mock <close> = e2e.start { turns = SUBAGENT_TURNS }
+    local store = claude.sessions.memory_store()
+    local work = claude.core.realpath(mock.dir .. "/work")
+    local msgs = collect(claude.query("go", mock:options { allowed_tools = { "Bash", "Agent" },
+      session_store = store, title = "Stored" }))
+    local id = result_of(msgs).session_id
+    local files_opts = { config_dir = mock.dir .. "/home/.claude", directory = work }
+    local store_opts = { store = store, directory = work }
+    local listed = assert(claude.sessions.list(store_opts))
+    assert.equal(1, #listed)
+    assert.equal(id, listed[1].session_id)
+    local from_files = assert(claude.sessions.get_info(id, files_opts))
+    local from_store = assert(claude.sessions.get_info(id, store_opts))
+    for _, k in ipairs { "summary", "custom_title", "first_prompt", "cwd", "created_at" } do
+      assert.equal(from_files[k], from_store[k], k)
+    end
+    local a = assert(claude.sessions.get_messages(id, files_opts))
+    local b = assert(claude.sessions.get_messages(id, store_opts))
+    assert.equal(#a, #b)
+    for i = 1, #a do assert.equal(a[i].uuid, b[i].uuid) end
+    -- the subagent's transcript is mirrored as a subkey
+    local agents = assert(claude.sessions.list_subagents(id, store_opts))
+    assert.same(assert(claude.sessions.list_subagents(id, files_opts)), agents)
+    local sub = assert(claude.sessions.get_subagent_messages(id, agents[1], store_opts))
+    assert.equal("look around", claude.text(sub[1]))
+    -- writes go through the store
+    assert.is_true(claude.sessions.rename(id, "Renamed in the store", store_opts))
+    assert.is_true(claude.sessions.tag(id, "kept", store_opts))
+    local info = assert(claude.sessions.get_info(id, store_opts))
+    assert.equal("Renamed in the store", info.custom_title)
+    assert.equal("kept", info.tag)
+    assert.equal("Stored", assert(claude.sessions.get_info(id, files_opts)).custom_title)
+    local none, err = claude.sessions.get_info("00000000-0000-4000-8000-000000000000", store_opts)
+    assert.is_nil(none)
+    assert.equal("not_found", err.kind)
+    assert.is_true(claude.sessions.delete(id, store_opts))
+    assert.equal(0, store:size())
+  end)
+
   it("import_to_store copies a session and its subagents' transcripts", function()
     local mock <close> = e2e.start { turns = SUBAGENT_TURNS }
     local id = subagent_session(mock)

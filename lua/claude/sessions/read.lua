@@ -5,12 +5,14 @@ local core = require "claude.core"
 local json = require "claude.json"
 local errors = require "claude.errors"
 local files = require "claude.sessions.files"
+local stores = require "claude.sessions.store"
 
 local HEAD, is_uuid, misuse, check_opts, set = files.HEAD, files.is_uuid, files.misuse,
   files.check_opts, files.set
 local candidate_dirs, read_all, find_file, not_found = files.candidate_dirs, files.read_all,
   files.find_file, files.not_found
 local string_field, first_prompt, truthy = files.string_field, files.first_prompt, files.truthy
+local store_key, store_call = files.store_key, files.store_call
 
 local M = {}
 local iso_ms = files.iso_ms
@@ -106,9 +108,52 @@ end
 -- `git_branch`, `cwd` and `tag`.
 -- @tparam[opt] table opts `directory`/`cwd`, `config_dir`, `include_worktrees`,
 -- `limit`, `offset`
+-- A project's sessions in a store, as `list` gives them: from the store's summaries, or
+-- (a store without them) from each session's entries folded.
+local function store_list(opts, only)
+  local store = opts.store
+  local key = store_key("", opts)
+  local summaries = {}
+  if type(store.list_session_summaries) == "function" and not only then
+    local list, err, kind = store_call(store, "list_session_summaries", key.project_key)
+    if err then return nil, err, kind end
+    summaries = list or {}
+  else
+    local ids = only and { { session_id = only, mtime = 0 } } or {}
+    if not only then
+      local list, err, kind = store_call(store, "list_sessions", key.project_key)
+      if err then return nil, err, kind end
+      ids = list or {}
+    end
+    for _, item in ipairs(ids) do
+      key.session_id = item.session_id
+      local entries, err, kind = store_call(store, "load", key)
+      if err then return nil, err, kind end
+      if entries then
+        summaries[#summaries + 1] = stores.fold_summary(nil, key, entries, { mtime = item.mtime })
+      end
+    end
+  end
+  local out = {}
+  for _, summary in ipairs(summaries) do
+    local info = stores.info_of_summary(summary, opts.directory or opts.cwd)
+    if info and (not only or info.session_id == only) then out[#out + 1] = info end
+  end
+  table.sort(out, function(a, b)
+    if a.last_modified ~= b.last_modified then return a.last_modified > b.last_modified end
+    return a.session_id < b.session_id
+  end)
+  return out
+end
+
 M.list = errors.public(function(opts)
   opts = check_opts("list", opts, set("directory", "cwd", "config_dir", "include_worktrees",
-    "limit", "offset"))
+    "limit", "offset", "store"))
+  if opts.store then
+    local list, err, kind = store_list(opts)
+    if not list then return nil, err, kind end
+    return page(list, opts)
+  end
   local by_id = {}
   for _, c in ipairs(candidate_dirs(opts)) do
     for _, name in ipairs(core.scandir(c[1]) or {}) do
@@ -135,8 +180,15 @@ end)
 --- One session's summary (as in `list`), or nil, err (`not_found`).
 M.get_info = errors.public(function(session_id, opts)
   if type(session_id) ~= "string" then misuse("get_info", "session id string expected") end
-  opts = check_opts("get_info", opts, set("directory", "cwd", "config_dir", "include_worktrees"))
+  opts = check_opts("get_info", opts, set("directory", "cwd", "config_dir", "include_worktrees",
+    "store"))
   if not is_uuid(session_id) then return not_found(session_id, opts) end
+  if opts.store then
+    local list, err, kind = store_list(opts, session_id)
+    if not list then return nil, err, kind end
+    if list[1] then return list[1] end
+    return not_found(session_id, opts)
+  end
   for _, c in ipairs(candidate_dirs(opts)) do
     local path = c[1] .. "/" .. session_id .. ".jsonl"
     local st = core.stat(path)
@@ -148,13 +200,18 @@ end)
 
 local CHAIN_TYPES = set("user", "assistant", "progress", "system", "attachment")
 
+-- The entries of the conversation chain: from a transcript's text, or a store's entries.
 local function entries_of(text)
   local out = {}
-  for line in text:gmatch("[^\n]+") do
-    local e = json.decode(line)
+  local function take(e)
     if type(e) == "table" and CHAIN_TYPES[e.type] and type(e.uuid) == "string" then
       out[#out + 1] = e
     end
+  end
+  if type(text) == "table" then
+    for _, e in ipairs(text) do take(e) end
+  else
+    for line in text:gmatch("[^\n]+") do take(json.decode(line)) end
   end
   return out
 end
@@ -207,10 +264,17 @@ end
 M.get_messages = errors.public(function(session_id, opts)
   if type(session_id) ~= "string" then misuse("get_messages", "session id string expected") end
   opts = check_opts("get_messages", opts, set("directory", "cwd", "config_dir",
-    "include_worktrees", "limit", "offset"))
+    "include_worktrees", "limit", "offset", "store"))
   if not is_uuid(session_id) then return not_found(session_id, opts) end
-  local path = find_file(session_id, opts)
-  local text = path and read_all(path)
+  local text
+  if opts.store then
+    local entries, err, kind = store_call(opts.store, "load", store_key(session_id, opts))
+    if err then return nil, err, kind end
+    text = entries
+  else
+    local path = find_file(session_id, opts)
+    text = path and read_all(path)
+  end
   if not text then return not_found(session_id, opts) end
   local out = {}
   for _, e in ipairs(chain(entries_of(text))) do
@@ -243,13 +307,39 @@ local function subagent_files(session_id, opts)
   return out
 end
 
+-- A session's subagents in a store: agent id -> subpath (nil when the store has no such
+-- session).
+local function store_subagents(session_id, opts)
+  local key = store_key(session_id, opts)
+  local subkeys, err, kind = store_call(opts.store, "list_subkeys", key)
+  if err then return nil, err, kind end
+  local out = {}
+  for _, sub in ipairs(subkeys or {}) do
+    local agent = sub:match("agent%-([^/]+)$")
+    if agent then out[agent] = sub end
+  end
+  if next(out) == nil then
+    local main
+    main, err, kind = store_call(opts.store, "load", key)
+    if err then return nil, err, kind end
+    if not main then return nil end
+  end
+  return out
+end
+
 --- The ids of a session's subagents (their transcripts), sorted; `{}` when it has none.
 -- @return the list | nil, err (`not_found`: no such session)
 M.list_subagents = errors.public(function(session_id, opts)
   if type(session_id) ~= "string" then misuse("list_subagents", "session id string expected") end
   opts = check_opts("list_subagents", opts, set("directory", "cwd", "config_dir",
-    "include_worktrees"))
-  local found = is_uuid(session_id) and subagent_files(session_id, opts)
+    "include_worktrees", "store"))
+  local found, err, kind
+  if opts.store and is_uuid(session_id) then
+    found, err, kind = store_subagents(session_id, opts)
+    if err then return nil, err, kind end
+  else
+    found = is_uuid(session_id) and subagent_files(session_id, opts)
+  end
   if not found then return not_found(session_id, opts) end
   local out = {}
   for id in pairs(found) do out[#out + 1] = id end
@@ -266,11 +356,22 @@ M.get_subagent_messages = errors.public(function(session_id, agent_id, opts)
   end
   if type(agent_id) ~= "string" then misuse("get_subagent_messages", "agent id string expected") end
   opts = check_opts("get_subagent_messages", opts, set("directory", "cwd", "config_dir",
-    "include_worktrees", "limit", "offset"))
-  local found = is_uuid(session_id) and subagent_files(session_id, opts)
+    "include_worktrees", "limit", "offset", "store"))
+  local found, text, err, kind
+  if opts.store and is_uuid(session_id) then
+    found, err, kind = store_subagents(session_id, opts)
+    if err then return nil, err, kind end
+    if found and found[agent_id] then
+      local key = store_key(session_id, opts)
+      key.subpath = found[agent_id]
+      text, err, kind = store_call(opts.store, "load", key)
+      if err then return nil, err, kind end
+    end
+  else
+    found = is_uuid(session_id) and subagent_files(session_id, opts)
+    text = found and found[agent_id] and read_all(found[agent_id])
+  end
   if not found then return not_found(session_id, opts) end
-  local path = found[agent_id]
-  local text = path and read_all(path)
   if not text then return {} end
   local out = {}
   for _, e in ipairs(chain(entries_of(text))) do
