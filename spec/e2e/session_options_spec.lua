@@ -187,6 +187,43 @@ describe("TypeScript SDK options on the real CLI", function()
     end
   end)
 
+  it("mcp_servers_delivery and plugin_delivery = 'initialize': off the command line", function()
+    local mock <close> = e2e.start { turns = { { content = { text("x") } } } }
+    local tools = harness.tempfile([[
+      local claude = require "claude"
+      return claude.server("ext", { claude.tool("env", "Env", {},
+        function() return os.getenv("EXT_SECRET") or "none" end) })
+    ]], ".lua")
+    local host = harness.claudelua:sub(1, 1) == "/" and harness.claudelua
+      or harness.root .. "/" .. harness.claudelua
+    local plugin = mock.dir .. "/demo"
+    os.execute("mkdir -p " .. plugin .. "/.claude-plugin " .. plugin .. "/commands")
+    write_file(plugin .. "/.claude-plugin/plugin.json", '{"name":"demo","version":"1.0.0"}')
+    write_file(plugin .. "/commands/hello.md", "---\ndescription: says hello\n---\nHello.\n")
+    local s <close> = assert(claude.connect(mock:options { mcp_servers_delivery = "initialize",
+      plugin_delivery = "initialize", plugins = { { type = "local", path = plugin } },
+      mcp_servers = { ext = { command = host, args = { "mcp", tools },
+        env = { EXT_SECRET = "hush-1234" } } } }))
+    local info = s:server_info()
+    assert.is_true(info.mcp_servers_applied)
+    assert.is_true(info.plugins_applied)
+    local _, ps = harness.sh("ps -eo args")
+    assert.is_nil(ps:find("hush-1234", 1, true)) -- not in the CLI's --mcp-config
+    local names = {}
+    for _, c in ipairs(info.commands) do names[c.name] = true end
+    assert.is_true(names["demo:hello"])
+    for _ = 1, 100 do
+      local up
+      for _, srv in ipairs(assert(s:mcp_status()).mcpServers) do
+        if srv.name == "ext" and srv.status == "connected" then up = true end
+      end
+      if up then break end
+      claude.sleep(0.1)
+    end
+    assert.equal("hush-1234", assert(s:mcp_call("mcp__ext__env", {})).content[1].text)
+    os.remove(tools)
+  end)
+
   it("a PreSkillShellCommand hook (CLI 2.1.332) sees a command's shell line, and blocks it",
     function()
     for _, decision in ipairs { "allow", "deny" } do

@@ -102,6 +102,12 @@ describe("options", function()
       { "system_prompt as a list: no flag (initialize)", { system_prompt = { "a", "b" } }, {} },
       { "system_prompt custom: no flag (initialize)",
         { system_prompt = { type = "custom", prompt = "p" } }, {} },
+      { "mcp_servers_delivery = 'initialize': no --mcp-config, --await-initialize",
+        { mcp_servers_delivery = "initialize", mcp_servers = { x = { command = "srv" } } },
+        D("--await-initialize") },
+      { "plugin_delivery = 'initialize': no --plugin-dir, --await-initialize",
+        { plugin_delivery = "initialize", plugins = { { type = "local", path = "/p" } } },
+        D("--await-initialize") },
       { "the initialize-only options: no flag", { prompt_suggestions = true, title = "t",
         agent_progress_summaries = true, plan_mode_instructions = "p", tool_aliases = { A = "B" },
         per_task_stop_affordance = true, verbatim_prompts = true }, D() },
@@ -199,6 +205,16 @@ describe("options", function()
         "systemPrompt", "systemPromptSnapshot" } do
         assert.is_nil(bare[k], k)
       end
+    end)
+
+    it("carries servers and plugins delivered in initialize", function()
+      local req = init_request { mcp_servers_delivery = "initialize", plugin_delivery =
+        "initialize", mcp_servers = { x = { command = "srv", env = { K = "v" } } },
+        plugins = { { type = "local", path = "/p" } } }
+      assert.same({ x = { command = "srv", env = { K = "v" } } }, req.mcpServers)
+      assert.same({ { type = "local", path = "/p" } }, req.plugins)
+      local plain = init_request { mcp_servers = { x = { command = "srv" } } }
+      assert.is_nil(plain.mcpServers)
     end)
 
     it("carries a system prompt list (and the custom form) as systemPrompt blocks", function()

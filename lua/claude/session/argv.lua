@@ -45,6 +45,7 @@ local OPTION_TYPES = {
   managed_settings = "table|string", allow_dangerously_skip_permissions = "boolean",
   permission_prompts = "string", project_config_root = "string",
   spawn = "function", record = "string|table",
+  mcp_servers_delivery = "string", plugin_delivery = "string",
 }
 M.OPTION_TYPES = OPTION_TYPES
 
@@ -252,9 +253,10 @@ function M.build_args(options)
   end
   for _, dir in ipairs(options.add_dirs or {}) do add(argv, "--add-dir", dir) end
   local _, external = M.split_servers(options.mcp_servers)
+  local servers_in_init = options.mcp_servers_delivery == "initialize"
   if type(options.mcp_servers) == "string" then
     add(argv, "--mcp-config", options.mcp_servers) -- a file, or JSON text
-  elseif next(external) then
+  elseif next(external) and not servers_in_init then
     add(argv, "--mcp-config", json.encode { mcpServers = external })
   end
   if options.include_partial_messages then add(argv, "--include-partial-messages") end
@@ -277,12 +279,19 @@ function M.build_args(options)
   if setting_sources then
     add(argv, "--setting-sources=" .. join(setting_sources, "setting_sources"))
   end
+  -- servers or plugins delivered in initialize: the CLI waits for it before it starts them
+  -- (the configs' headers and variables stay off the command line)
+  local plugins_in_init = options.plugin_delivery == "initialize"
+  if (servers_in_init and next(external)) or (plugins_in_init and options.plugins
+    and #options.plugins > 0) then
+    add(argv, "--await-initialize")
+  end
   for i, plugin in ipairs(options.plugins or {}) do
     if type(plugin) ~= "table" or plugin.type ~= "local" or type(plugin.path) ~= "string" then
       misuse("bad field 'plugins' to '%s' (item %d: {type='local', path=...} expected)",
         checked_for, i)
     end
-    add(argv, "--plugin-dir", plugin.path)
+    if not plugins_in_init then add(argv, "--plugin-dir", plugin.path) end
   end
   local keys = {}
   for k in pairs(options.extra_args or {}) do keys[#keys + 1] = k end
@@ -369,6 +378,15 @@ function M.initialize_fields(options)
   end
   if options.per_task_stop_affordance ~= nil then
     out.perTaskStopAffordance = options.per_task_stop_affordance
+  end
+  if options.mcp_servers_delivery == "initialize" and type(options.mcp_servers) == "table" then
+    local _, external = M.split_servers(options.mcp_servers)
+    if next(external) then out.mcpServers = json.object(external) end
+  end
+  if options.plugin_delivery == "initialize" and options.plugins and #options.plugins > 0 then
+    local list = json.array()
+    for i, p in ipairs(options.plugins) do list[i] = { type = p.type, path = p.path } end
+    out.plugins = list
   end
   if type(options.skills) == "table" then
     out.skills = json.array { table.unpack(options.skills) }

@@ -362,6 +362,7 @@ local function initialize_request(self)
   end
   if self.options.agents then request.agents = cli.agents_wire(self.options.agents) end
   for k, v in pairs(cli.initialize_fields(self.options)) do request[k] = v end
+  self.mcp_servers_sent = request.mcpServers ~= nil
   return request
 end
 
@@ -519,6 +520,19 @@ function Session:wait_ready(timeout)
       { response = err.response })
   elseif err then
     return nil, err
+  end
+  -- servers or plugins sent in initialize: the CLI says whether it took them
+  local o, r = self.options, self.init_response
+  if type(r) == "table" and self.mcp_servers_sent and r.mcp_servers_applied ~= true then
+    return nil, errors.new("startup", "the claude CLI did not take the MCP servers sent in "
+      .. "initialize (mcp_servers_applied is " .. tostring(r.mcp_servers_applied) .. ")",
+      { reason = "mcp_servers_not_applied" })
+  end
+  if type(r) == "table" and o.plugin_delivery == "initialize" and o.plugins
+    and #o.plugins > 0 and r.plugins_applied ~= true then
+    return nil, errors.new("startup", "the claude CLI did not take the plugins sent in "
+      .. "initialize (plugins_applied is " .. tostring(r.plugins_applied) .. ")",
+      { reason = "plugins_not_applied" })
   end
   self.server_info_table = self.init_response
   return self.server_info_table

@@ -236,6 +236,13 @@ function CHECKS.supported_dialog_kinds(v, level)
   if msg then fail("supported_dialog_kinds", msg, level + 1) end
 end
 
+for _, name in ipairs { "mcp_servers_delivery", "plugin_delivery" } do
+  CHECKS[name] = function(v, level)
+    local msg = one_of("argv", "initialize")(v)
+    if msg then fail(name, msg, level + 1) end
+  end
+end
+
 function CHECKS.record(v)
   require("claude.session.record").check(v, fname)
 end
