@@ -35,6 +35,16 @@ local function wait_gone(pid, seconds)
   return not alive(pid)
 end
 
+-- The CLI's process id on the host: its wrapper says it on stderr, which may come after
+-- the first line on stdout.
+local function remote_pid(proc)
+  for _ = 1, 200 do
+    if proc.remote_pid then return proc.remote_pid end
+    claude.sleep(0.02)
+  end
+  return proc.remote_pid
+end
+
 local describe_ssh = sshd.available() and describe or pending
 
 describe_ssh("a session whose CLI runs over ssh", function()
@@ -118,7 +128,7 @@ describe_ssh("a session whose CLI runs over ssh", function()
       "trap '' INT; echo started; exec sleep 60" }, env_changes = {}, cwd = "/",
       stdout = "lines", stderr = function(l) lines[#lines + 1] = l end })
     assert.equal("started", proc:read_line(T))
-    local pid = proc.remote_pid
+    local pid = assert(remote_pid(proc))
     assert.is_true(alive(pid))
     assert(proc:signal("term"))
     assert.is_true(wait_gone(pid, 10))
@@ -130,7 +140,7 @@ describe_ssh("a session whose CLI runs over ssh", function()
       "trap '' TERM INT; echo started; while :; do sleep 1; done" }, env_changes = {},
       stdout = "lines", stderr = function() end })
     assert.equal("started", stubborn:read_line(T))
-    local spid = stubborn.remote_pid
+    local spid = assert(remote_pid(stubborn))
     stubborn:close { term_grace = 1, kill_grace = 1 }
     assert.is_true(wait_gone(spid, 10))
   end)
