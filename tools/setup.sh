@@ -10,10 +10,11 @@ cd "$(dirname "$0")/.."
 # libpcre2-dev: JSON Schema patterns (loaded on first use); curl: the HTTP server's
 # specs; wrk: bench/http_wrk.sh; haproxy: the load-balancer spec of claudelua mcp --http
 # (spec/e2e/mcp_haproxy_spec.lua); python3: the REPL's terminal spec (a pty); libreadline8:
-# line editing in claudelua -i (loaded when there, not needed to build)
+# line editing in claudelua -i (loaded when there, not needed to build); openssh-server and
+# -client: the specs that run the CLI "on another host" (their own sshd on 127.0.0.1)
 packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev
           libh2o-dev libssl-dev libcurl4-openssl-dev libpcre2-dev lua-busted lua-check lua-luv
-          curl wrk haproxy python3 libreadline8)
+          curl wrk haproxy python3 libreadline8 openssh-server openssh-client)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
@@ -33,3 +34,6 @@ fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CLAUDELUA_CMAKE_ARGS:-} >/dev/null
 cmake --build build -j"$(nproc)"
 bash tools/install-cli.sh >/dev/null
+# the TypeScript Agent SDK (bench/package.json): the benchmarks' peer, and the oracle of
+# spec/e2e/sdk_functions_spec.lua
+(cd bench && npm ci --no-audit --no-fund >/dev/null)

@@ -27,6 +27,7 @@ local lazy = {
   rpc = "claude.rpc",
   session = "claude.session",
   sessions = "claude.sessions",
+  settings = "claude.session.settings",
   testing = "claude.testing",
   guard = "claude.guard",
   mcp = "claude.mcp",
@@ -38,6 +39,8 @@ local lazy_functions = {
   tool = "claude.mcp.tool", server = "claude.mcp.tool", resource = "claude.mcp.tool",
   resource_template = "claude.mcp.tool", prompt = "claude.mcp.tool",
   completion = "claude.mcp.tool",
+  ssh = "claude.session.spawn",
+  startup = "claude.session.warm", prewarm = "claude.session.warm",
 }
 
 -- Not cached in M: `require` is the one cache, so M always agrees with
@@ -113,36 +116,7 @@ M.query = errors.public(function(prompt, options)
   end
   local session, open_err = S.open(options, "query") -- a bad option is a misuse: blames our caller
   if not session then error(open_err, 0) end
-  if type(prompt) == "function" then
-    session.feeder = async.spawn_observed(function()
-      local sent = 0
-      local ok, err = pcall(function()
-        for msg in prompt do
-          local wok, werr = session:send(msg)
-          if not wok then error(werr, 0) end
-          sent = sent + 1
-        end
-      end)
-      if not ok then -- the prompt iterator failed: so does the query
-        session:abort(errors.new("prompt", "the prompt iterator failed: " .. tostring(err),
-          { cause = err }))
-      elseif session:bidirectional() then
-        session:end_input_after(sent)
-      else
-        session:end_input()
-      end
-    end)
-  else
-    local ok, werr = session:send(prompt)
-    if not ok then
-      session:close()
-      error(werr, 0)
-    end
-    if session:bidirectional() then session:end_input_after(1) else session:end_input() end
-  end
-  -- the session is the loop's closing value: a `for` closes it at the end,
-  -- on break and on error
-  return session:messages(), nil, nil, session
+  return S.run_query(session, prompt)
 end)
 
 --- Starts a session for many turns: `local s <close> = claude.connect(options)`,

@@ -108,7 +108,9 @@ end
 --   on_stdout = fn(value, err, line, kind) (each line or decoded value goes
 --   to `fn` in place of `read_line`; nil, nil at EOF), on_exit = fn(code,
 --   signal) (called once the child has exited and its pipes are done, before
---   `wait` returns) }`
+--   `wait` returns), signal = fn(sig, deliver) (every signal for the child goes through
+--   it, the stop ladder's too: a child that stands for a process elsewhere, over ssh say,
+--   forwards them; `deliver(sig)` sends one to the local child) }`
 -- @return the process, or nil, err, kind (a system error name)
 local function spawn(spec)
   if type(spec) ~= "table" then
@@ -139,7 +141,7 @@ local function spawn(spec)
       if line then self.stderr_q:push(line) else self.stderr_q:close(e) end
     end
   end
-  for _, f in ipairs { "on_stdout", "on_exit" } do
+  for _, f in ipairs { "on_stdout", "on_exit", "signal" } do
     if spec[f] ~= nil and type(spec[f]) ~= "function" then
       errors.misuse("bad field '%s' to 'spawn' (function expected, got %s)", f, type(spec[f]))
     end
@@ -174,6 +176,7 @@ local function spawn(spec)
   if not raw then return errors.fail(scode, serr) end
   self.raw = raw
   self.pid = raw:pid()
+  self.on_signal = spec.signal
   return self
 end
 M.spawn = errors.public(spawn)
@@ -247,10 +250,19 @@ function Process:wait(timeout)
   return self.exit_code, self.signal
 end
 
+-- Sends `sig` to the child: through the spec's `signal` function when it has one.
+local function deliver(self, sig)
+  local raw = self.raw
+  if self.on_signal then
+    return self.on_signal(sig, function(s) return raw:kill(s) end)
+  end
+  return raw:kill(sig)
+end
+
 --- Sends a signal ("term", "kill", "int", "hup", ... or a number).
 function Process:signal(sig)
   if self.finished then return errors.fail("ESRCH", "process has exited") end
-  return checked(self.raw:kill(sig))
+  return checked(deliver(self, sig))
 end
 
 -- The escalation ladder: each step is taken when the child is still running
@@ -261,7 +273,7 @@ local LADDER_SIGNALS = { false, "term", "kill" }
 local function climb(self, step, graces)
   if self.finished or self.closed_raw then return end
   local sig = LADDER_SIGNALS[step]
-  if sig then self.raw:kill(sig) end
+  if sig then deliver(self, sig) end
   if step == #LADDER_SIGNALS then return end
   if graces[step] == 0 then return climb(self, step + 1, graces) end
   local timer = self.ladder_timer

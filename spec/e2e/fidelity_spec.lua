@@ -1,5 +1,5 @@
 -- What a user meets when a turn is cut short, against the REAL claude CLI
--- (pinned 2.1.330) and the scripted Messages API: interrupts mid-tool,
+-- (pinned in package.json) and the scripted Messages API: interrupts mid-tool,
 -- stdin closing mid-turn and with a permission pending, SIGTERM and SIGINT
 -- mid-turn, an API error that repeats. Each spec pins the CLI's own words.
 -- Run: busted spec/e2e/fidelity_spec.lua
@@ -112,7 +112,7 @@ describe("turns cut short, on the real CLI", function()
     local s <close> = assert(claude.connect(mock:options()))
     assert(s:send("go"))
     assert.equal("system", assert(s:next_message(T)).type)
-    assert(claude.core.kill(s.pid, 2))
+    assert(s:signal("int"))
     local msgs = harness.collect(s:messages(T))
     local result = last(msgs, "result")
     assert.equal("error_during_execution", result.subtype)
@@ -128,7 +128,7 @@ describe("turns cut short, on the real CLI", function()
     local s <close> = assert(claude.connect(mock:options()))
     assert(s:send("go"))
     assert.equal("system", assert(s:next_message(T)).type)
-    assert(claude.core.kill(s.pid, 15))
+    assert(s:signal("term"))
     local ok, err = pcall(harness.collect, s:messages(T))
     assert.is_false(ok)
     assert.is_true(errors.is(err, "process"))

@@ -1,5 +1,5 @@
 -- Every kind of message a user meets in a session, as claudelua delivers
--- it, against the REAL claude CLI (pinned 2.1.330) and the scripted Messages
+-- it, against the REAL claude CLI (pinned in package.json) and the scripted Messages
 -- API: system/init, system/status, stream_event, user tool results, a
 -- background shell and a subagent (background_tasks_changed, task_started,
 -- task_progress, task_updated, task_notification), compact_boundary, hook events,
@@ -68,7 +68,7 @@ describe("messages a session delivers, on the real CLI", function()
     assert.equal("init", init.subtype)
     local sid = init.session_id
     assert.is_true(is_uuid(sid))
-    assert.equal("2.1.330", init.claude_code_version)
+    assert.equal(e2e.pinned_version(), init.claude_code_version)
     assert.equal("claude-sonnet-4-5", init.model)
     assert.equal("default", init.permissionMode)
     assert.equal("ANTHROPIC_API_KEY", init.apiKeySource)

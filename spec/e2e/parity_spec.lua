@@ -1,5 +1,5 @@
 -- Options and methods that match the Python SDK 0.2.143 and the TypeScript
--- SDK, each against the REAL claude CLI (pinned 2.1.330) and the scripted
+-- SDK, each against the REAL claude CLI (pinned in package.json) and the scripted
 -- Messages API: in-process servers changing under a live session, external
 -- server configs, control answers, and the new options on the wire.
 -- Run: busted spec/e2e/parity_spec.lua

@@ -84,6 +84,33 @@ describe("options", function()
         { system_prompt = { type = "preset", preset = "claude_code",
           exclude_dynamic_sections = true } }, {} },
       { "enable_file_checkpointing: no flag", { enable_file_checkpointing = true }, D() },
+      -- the TypeScript SDK's options, in its order
+      { "debug", { debug = true }, D("--debug") },
+      { "debug_file wins over debug", { debug = true, debug_file = "/tmp/d.log" },
+        D("--debug-file=/tmp/d.log") },
+      { "permission_prompts, then the mode, then allow_dangerously_skip_permissions",
+        { permission_prompts = "none", permission_mode = "plan",
+          allow_dangerously_skip_permissions = true },
+        D("--permission-prompts=none", "--permission-mode", "plan",
+          "--allow-dangerously-skip-permissions") },
+      { "project_config_root before add_dirs", { project_config_root = "/r", add_dirs = { "/a" } },
+        D("--project-config-root=/r", "--add-dir", "/a") },
+      { "persist_session = false", { persist_session = false }, D("--no-session-persistence") },
+      { "persist_session = true: no flag", { persist_session = true }, D() },
+      { "managed_settings as JSON", { managed_settings = { permissions = { deny = { "X" } } } },
+        D("--managed-settings", '{"permissions":{"deny":["X"]}}') },
+      { "system_prompt as a list: no flag (initialize)", { system_prompt = { "a", "b" } }, {} },
+      { "system_prompt custom: no flag (initialize)",
+        { system_prompt = { type = "custom", prompt = "p" } }, {} },
+      { "mcp_servers_delivery = 'initialize': no --mcp-config, --await-initialize",
+        { mcp_servers_delivery = "initialize", mcp_servers = { x = { command = "srv" } } },
+        D("--await-initialize") },
+      { "plugin_delivery = 'initialize': no --plugin-dir, --await-initialize",
+        { plugin_delivery = "initialize", plugins = { { type = "local", path = "/p" } } },
+        D("--await-initialize") },
+      { "the initialize-only options: no flag", { prompt_suggestions = true, title = "t",
+        agent_progress_summaries = true, plan_mode_instructions = "p", tool_aliases = { A = "B" },
+        per_task_stop_affordance = true, verbatim_prompts = true }, D() },
     }
     for _, row in ipairs(ROWS) do
       it(row[1], function() assert.same(row[3], middle(row[2])) end)
@@ -113,6 +140,21 @@ describe("options", function()
       assert.equal("true",
         log_for({ enable_file_checkpointing = true }).env.CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING)
       assert.is_nil(log_for({}).env.CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING)
+    end)
+
+    it("tool_config sets the CLI's AskUserQuestion variables", function()
+      local env = log_for({ tool_config = { ask_user_question = { preview_format = "html",
+        extended_questions = true, optional_descriptions = false } } }).env
+      assert.equal("html", env.CLAUDE_CODE_QUESTION_PREVIEW_FORMAT)
+      assert.equal("1", env.CLAUDE_CODE_QUESTION_EXTENDED)
+      assert.is_nil(env.CLAUDE_CODE_QUESTION_OPTIONAL_DESCRIPTIONS)
+      assert.is_nil(log_for({}).env.CLAUDE_CODE_QUESTION_PREVIEW_FORMAT)
+    end)
+
+    it("asks for start-up failure results (a CLI that refuses to start says why)", function()
+      assert.equal("1", log_for({}).env.CLAUDE_CODE_STARTUP_FAILURE_RESULTS)
+      assert.is_nil(log_for({ env = { CLAUDE_CODE_STARTUP_FAILURE_RESULTS = false } }).env
+        .CLAUDE_CODE_STARTUP_FAILURE_RESULTS)
     end)
   end)
 
@@ -144,6 +186,47 @@ describe("options", function()
       assert.is_nil(req.hooks.Stop[1].onFailure)
     end)
 
+    it("carries the TypeScript SDK's initialize options", function()
+      local req = init_request { title = "T", plan_mode_instructions = "P",
+        tool_aliases = { Bash = "mcp__w__bash" }, prompt_suggestions = true,
+        agent_progress_summaries = false, per_task_stop_affordance = true,
+        supported_dialog_kinds = { "refusal_fallback_prompt" },
+        on_user_dialog = function() end }
+      assert.equal("T", req.title)
+      assert.equal("P", req.planModeInstructions)
+      assert.same({ Bash = "mcp__w__bash" }, req.toolAliases)
+      assert.is_true(req.promptSuggestions)
+      assert.is_false(req.agentProgressSummaries)
+      assert.is_true(req.perTaskStopAffordance)
+      assert.same({ "refusal_fallback_prompt" }, req.supportedDialogKinds)
+      local bare = init_request {}
+      for _, k in ipairs { "title", "planModeInstructions", "toolAliases", "promptSuggestions",
+        "agentProgressSummaries", "perTaskStopAffordance", "supportedDialogKinds",
+        "systemPrompt", "systemPromptSnapshot" } do
+        assert.is_nil(bare[k], k)
+      end
+    end)
+
+    it("carries servers and plugins delivered in initialize", function()
+      local req = init_request { mcp_servers_delivery = "initialize", plugin_delivery =
+        "initialize", mcp_servers = { x = { command = "srv", env = { K = "v" } } },
+        plugins = { { type = "local", path = "/p" } } }
+      assert.same({ x = { command = "srv", env = { K = "v" } } }, req.mcpServers)
+      assert.same({ { type = "local", path = "/p" } }, req.plugins)
+      local plain = init_request { mcp_servers = { x = { command = "srv" } } }
+      assert.is_nil(plain.mcpServers)
+    end)
+
+    it("carries a system prompt list (and the custom form) as systemPrompt blocks", function()
+      assert.same({ "a", "b" }, init_request({ system_prompt = { "a", "b" } }).systemPrompt)
+      local req = init_request { system_prompt = { type = "custom", prompt = "p",
+        snapshot = true } }
+      assert.same({ "p" }, req.systemPrompt)
+      assert.is_true(req.systemPromptSnapshot)
+      assert.is_false(init_request({ system_prompt = { type = "preset", preset = "claude_code",
+        snapshot = false } }).systemPromptSnapshot)
+    end)
+
     it("accepts the camelCase agent fields too", function()
       local req = init_request { agents = { rev = { description = "d", prompt = "p",
         maxTurns = 2, disallowed_tools = { "Bash" } } } }
@@ -169,6 +252,24 @@ describe("options", function()
         end
       end
       assert.same({ "branch-7", "default" }, users)
+    end)
+
+    it("sets uuid and priority, and client_composed for verbatim_prompts", function()
+      local opts, fake = testing.fake_cli("cli:expect_initialize(); cli:drain()")
+      local s = assert(claude.connect(testing.merge(opts, { verbatim_prompts = true })))
+      assert(s:send("one", { uuid = "u-1", priority = "later" }))
+      assert(s:send("two", { client_composed = false }))
+      s:close()
+      local users = fake:read_log():find_all("user")
+      assert.equal("u-1", users[1].uuid)
+      assert.equal("later", users[1].priority)
+      assert.is_true(users[1].client_composed)
+      assert.is_false(users[2].client_composed)
+      assert.matches("bad field 'priority' to 'send'", raises(function()
+        local o = testing.fake_cli(IDLE)
+        local s2 <close> = assert(claude.connect(o))
+        s2:send("x", { priority = "soon" })
+      end), 1, true)
     end)
 
     it("raises for an unknown send option", function()
@@ -239,6 +340,16 @@ describe("options", function()
         "'system_prompt.exclude_dynamic_sections' to 'connect' %(boolean expected" },
       { { system_prompt = { type = "preset", preset = "other" } }, "'claude_code' expected" },
       { { system_prompt = { type = "file" } }, "'path' is required" },
+      { { system_prompt = { type = "custom" } }, "'prompt' is required with type 'custom'" },
+      { { system_prompt = { "a", 2 } }, "item 2 is a number" },
+      { { tool_config = { ask_user_question = { preview_format = "svg" } } },
+        "'tool_config.ask_user_question.preview_format' to 'connect' %('markdown' or 'html'" },
+      { { tool_config = { askUserQuestion = {} } },
+        "unknown field 'tool_config.askUserQuestion' to 'connect'" },
+      { { tool_aliases = { Bash = 5 } }, "entry 'Bash' must be a string" },
+      { { permission_prompts = "nobody" }, "'host' or 'none' expected" },
+      { { supported_dialog_kinds = { "x" } }, "needs an on_user_dialog callback" },
+      { { title = 5 }, "bad field 'title' to 'connect' %(string expected" },
       { { thinking = { type = "enabled", budget = 5 } },
         "unknown field 'thinking.budget' to 'connect'" },
       { { tools = { type = "preset", presett = "claude_code" } },

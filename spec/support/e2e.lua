@@ -21,6 +21,14 @@ local function find_root()
 end
 M.root = find_root()
 
+--- The CLI version pinned in package.json (what the specs expect the CLI to say).
+function M.pinned_version()
+  local f = assert(io.open(M.root .. "/package.json", "rb"))
+  local pin = json.decode(f:read("a")).dependencies["@anthropic-ai/claude-code"]
+  f:close()
+  return pin
+end
+
 --- The CLI to test: $CLAUDELUA_CLI (set by .ci/run), else node_modules.
 function M.cli()
   local path = os.getenv("CLAUDELUA_CLI")
@@ -72,10 +80,23 @@ function M.start(scenario, how)
   return self
 end
 
+-- CLAUDELUA_E2E_SPAWN=ssh runs every CLI of the specs "on another host": through an
+-- sshd of the spec process's own on 127.0.0.1 (spec/support/sshd.lua), with claude.ssh.
+M.remote = os.getenv("CLAUDELUA_E2E_SPAWN") == "ssh"
+-- started with the kit (before any spec's handle count), living as long as the spec process
+local sshd_server = M.remote and require("support.sshd").start() or nil
+
+--- The `spawn` option of a session whose CLI runs over ssh.
+function M.ssh_spawn()
+  if not sshd_server then sshd_server = require("support.sshd").start() end
+  return claude.ssh(sshd_server:ssh_options())
+end
+
 --- Session options for the real CLI against this mock, merged with `extra`.
 function Mock:options(extra)
   local base = "http://127.0.0.1:" .. self.port
   local opts = {
+    spawn = M.remote and M.ssh_spawn() or nil,
     cli_path = M.cli(),
     cwd = self.dir .. "/work",
     model = "claude-sonnet-4-5",

@@ -31,7 +31,8 @@ local MODULES = {
   ["claude.process"] = {}, ["claude.queue"] = {}, ["claude.errors"] = {},
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
   ["claude.schema"] = {}, ["claude.mcp.tool"] = {}, ["claude.mcp"] = {}, ["claude.guard"] = {},
-  ["claude.sessions"] = {}, ["claude.http.client"] = {}, ["claude.http.server"] = {},
+  ["claude.sessions"] = {}, ["claude.settings"] = { merge = true },
+  ["claude.http.client"] = {}, ["claude.http.server"] = {},
   ["claude.rpc"] = {}, ["claude.oauth"] = {}, ["claude.oauth.jwt"] = {},
   ["claude.oauth.jwks"] = {},
   ["claude.mcp.http"] = {},
@@ -65,8 +66,13 @@ local CLASSES = {
   log = getmetatable(testing.read_log(log_path)).__index,
   key = getmetatable(require("claude.oauth.jwt").secret(string.rep("k", 32))).__index,
   keyset = require("claude.oauth.jwks").KeySet,
+  store = require("claude.sessions.store").Memory,
+  warm = require("claude.session.warm").Warm,
+  spare = require("claude.session.warm").Spare,
+  replay = getmetatable(select(2, testing.replay("spec/fixtures/recordings/agent.jsonl"))).__index,
 }
 fake:cleanup()
+testing.cleanup()
 os.remove(log_path)
 assert(fake_options)
 
@@ -129,11 +135,18 @@ describe("docs/api.md", function()
 
   it("gives a parameter or return type for every Lua function", function()
     local text, untyped = slurp("docs/api.md"), {}
-    -- a heading, then the text up to the next heading
-    for heading, body in text:gmatch("\n### ([^\n]+)\n(.-)\n%f[#]") do
+    -- a heading, then the text up to the next heading (every heading: a match of its own
+    -- must not eat the line break the next one starts with)
+    local starts = {}
+    for pos in text:gmatch("()\n##") do starts[#starts + 1] = pos end
+    starts[#starts + 1] = #text + 1
+    for i = 1, #starts - 1 do
+      local heading, body = text:sub(starts[i] + 1, starts[i + 1]):match("^### ([^\n]+)\n(.*)$")
+      if heading then
       if heading:find("[.:][%w_]+%(") and not heading:find("->", 1, true)
         and not body:find("\n%- `") and not heading:find("%(%)`$") then
         untyped[#untyped + 1] = heading
+      end
       end
     end
     assert.same({}, untyped)

@@ -37,6 +37,15 @@ local OPTION_TYPES = {
   resume_drops_turn = "string", enable_file_checkpointing = "boolean",
   session_store = "table", session_store_flush = "string", load_timeout_ms = "number",
   agent = "string", tool_budget = "table|boolean", forward_subagent_text = "boolean",
+  -- the TypeScript Agent SDK's (docs/api.md maps them)
+  tool_config = "table", prompt_suggestions = "boolean", agent_progress_summaries = "boolean",
+  title = "string", persist_session = "boolean", plan_mode_instructions = "string",
+  tool_aliases = "table", supported_dialog_kinds = "table", per_task_stop_affordance = "boolean",
+  verbatim_prompts = "boolean", debug = "boolean", debug_file = "string",
+  managed_settings = "table|string", allow_dangerously_skip_permissions = "boolean",
+  permission_prompts = "string", project_config_root = "string",
+  spawn = "function", record = "string|table",
+  mcp_servers_delivery = "string", plugin_delivery = "string",
 }
 M.OPTION_TYPES = OPTION_TYPES
 
@@ -61,6 +70,11 @@ function M.check_options(options, fname)
     errors.check_field(value, key, fname, want)
   end
   shapes.check(options, 1, fname)
+  if options.supported_dialog_kinds and #options.supported_dialog_kinds > 0
+    and not options.on_user_dialog then
+    misuse("bad field 'supported_dialog_kinds' to '%s' (it needs an on_user_dialog callback to "
+      .. "answer those dialogs)", fname)
+  end
   return options
 end
 
@@ -162,9 +176,12 @@ function M.build_args(options)
   elseif sp.type == "preset" then
     -- exclude_dynamic_sections goes in initialize (M.initialize_fields)
     if sp.append then add(argv, "--append-system-prompt", sp.append) end
-  else
-    misuse("bad field 'system_prompt' to '%s' (a string, {type='preset', append=...} or "
-      .. "{type='file', path=...} expected)", checked_for)
+  -- a list of blocks, and the custom form, go in initialize (M.initialize_fields), as the
+  -- TypeScript SDK sends them
+  elseif sp.type ~= "custom" and sp.type ~= nil then
+    misuse("bad field 'system_prompt' to '%s' (a string, a list of strings, {type='preset', "
+      .. "append=...}, {type='custom', prompt=...} or {type='file', path=...} expected)",
+      checked_for)
   end
   local tools = options.tools
   if tools then
@@ -192,6 +209,8 @@ function M.build_args(options)
   if options.betas and #options.betas > 0 then
     add(argv, "--betas", join(options.betas, "betas"))
   end
+  if options.debug_file then add(argv, "--debug-file=" .. options.debug_file)
+  elseif options.debug then add(argv, "--debug") end
   if options.can_use_tool then
     if options.permission_prompt_tool_name then
       misuse("options 'can_use_tool' and 'permission_prompt_tool_name' cannot be combined")
@@ -200,7 +219,13 @@ function M.build_args(options)
   elseif options.permission_prompt_tool_name then
     add(argv, "--permission-prompt-tool", options.permission_prompt_tool_name)
   end
+  if options.permission_prompts then
+    add(argv, "--permission-prompts=" .. options.permission_prompts)
+  end
   if options.permission_mode then add(argv, "--permission-mode", options.permission_mode) end
+  if options.allow_dangerously_skip_permissions then
+    add(argv, "--allow-dangerously-skip-permissions")
+  end
   if options.agent then add(argv, "--agent=" .. options.agent) end
   if options.continue or options.continue_conversation then add(argv, "--continue") end
   if options.resume then add(argv, "--resume=" .. options.resume) end
@@ -223,11 +248,15 @@ function M.build_args(options)
   if settings then
     add(argv, "--settings", type(settings) == "table" and json.encode(settings) or settings)
   end
+  if options.project_config_root then
+    add(argv, "--project-config-root=" .. options.project_config_root)
+  end
   for _, dir in ipairs(options.add_dirs or {}) do add(argv, "--add-dir", dir) end
   local _, external = M.split_servers(options.mcp_servers)
+  local servers_in_init = options.mcp_servers_delivery == "initialize"
   if type(options.mcp_servers) == "string" then
     add(argv, "--mcp-config", options.mcp_servers) -- a file, or JSON text
-  elseif next(external) then
+  elseif next(external) and not servers_in_init then
     add(argv, "--mcp-config", json.encode { mcpServers = external })
   end
   if options.include_partial_messages then add(argv, "--include-partial-messages") end
@@ -242,15 +271,27 @@ function M.build_args(options)
     add(argv, "--resume-drops-turn=" .. options.resume_drops_turn)
   end
   if options.session_store then add(argv, "--session-mirror") end
+  if options.persist_session == false then add(argv, "--no-session-persistence") end
+  local managed = options.managed_settings
+  if managed then
+    add(argv, "--managed-settings", type(managed) == "table" and json.encode(managed) or managed)
+  end
   if setting_sources then
     add(argv, "--setting-sources=" .. join(setting_sources, "setting_sources"))
+  end
+  -- servers or plugins delivered in initialize: the CLI waits for it before it starts them
+  -- (the configs' headers and variables stay off the command line)
+  local plugins_in_init = options.plugin_delivery == "initialize"
+  if (servers_in_init and next(external)) or (plugins_in_init and options.plugins
+    and #options.plugins > 0) then
+    add(argv, "--await-initialize")
   end
   for i, plugin in ipairs(options.plugins or {}) do
     if type(plugin) ~= "table" or plugin.type ~= "local" or type(plugin.path) ~= "string" then
       misuse("bad field 'plugins' to '%s' (item %d: {type='local', path=...} expected)",
         checked_for, i)
     end
-    add(argv, "--plugin-dir", plugin.path)
+    if not plugins_in_init then add(argv, "--plugin-dir", plugin.path) end
   end
   local keys = {}
   for k in pairs(options.extra_args or {}) do keys[#keys + 1] = k end
@@ -316,6 +357,37 @@ function M.initialize_fields(options)
   if type(sp) == "table" and sp.exclude_dynamic_sections ~= nil then
     out.excludeDynamicSections = sp.exclude_dynamic_sections
   end
+  if type(sp) == "table" then
+    -- the list form, and the custom form's prompt (a string or a list), as a list of blocks
+    local blocks = sp.type == nil and sp or sp.type == "custom" and sp.prompt or nil
+    if type(blocks) == "string" then blocks = { blocks } end
+    if blocks then out.systemPrompt = json.array { table.unpack(blocks) } end
+    if sp.snapshot ~= nil then out.systemPromptSnapshot = sp.snapshot end
+  end
+  if options.title then out.title = options.title end
+  if options.plan_mode_instructions then
+    out.planModeInstructions = options.plan_mode_instructions
+  end
+  if options.tool_aliases then out.toolAliases = json.object(options.tool_aliases) end
+  if options.prompt_suggestions ~= nil then out.promptSuggestions = options.prompt_suggestions end
+  if options.agent_progress_summaries ~= nil then
+    out.agentProgressSummaries = options.agent_progress_summaries
+  end
+  if options.supported_dialog_kinds then
+    out.supportedDialogKinds = json.array { table.unpack(options.supported_dialog_kinds) }
+  end
+  if options.per_task_stop_affordance ~= nil then
+    out.perTaskStopAffordance = options.per_task_stop_affordance
+  end
+  if options.mcp_servers_delivery == "initialize" and type(options.mcp_servers) == "table" then
+    local _, external = M.split_servers(options.mcp_servers)
+    if next(external) then out.mcpServers = json.object(external) end
+  end
+  if options.plugin_delivery == "initialize" and options.plugins and #options.plugins > 0 then
+    local list = json.array()
+    for i, p in ipairs(options.plugins) do list[i] = { type = p.type, path = p.path } end
+    out.plugins = list
+  end
   if type(options.skills) == "table" then
     out.skills = json.array { table.unpack(options.skills) }
   end
@@ -326,13 +398,33 @@ end
 --- The CLI's environment: ours minus CLAUDECODE (so a host started from
 -- inside Claude Code can still start it), plus the entrypoint, plus
 -- `options.env` (which may override the entrypoint; `false` removes a key).
-function M.build_env(options)
-  local env = { CLAUDECODE = false, CLAUDE_CODE_ENTRYPOINT = M.ENTRYPOINT, PWD = options.cwd }
-  for k, v in pairs(options.env or {}) do env[k] = v end
+-- tool_config.ask_user_question's fields and the CLI's variables for them.
+local QUESTION_ENV = { preview_format = "CLAUDE_CODE_QUESTION_PREVIEW_FORMAT",
+  extended_questions = "CLAUDE_CODE_QUESTION_EXTENDED",
+  optional_descriptions = "CLAUDE_CODE_QUESTION_OPTIONAL_DESCRIPTIONS" }
+
+--- The variables the session sets in the CLI's environment, over those it inherits:
+-- the entrypoint, `CLAUDECODE` removed (`false`), the start-up failure results (a CLI
+-- that refuses to start says why in a result), `tool_config`'s variables, then
+-- `options.env` (which may override any of them; `false` removes a key).
+function M.env_changes(options)
+  local env = { CLAUDECODE = false, CLAUDE_CODE_ENTRYPOINT = M.ENTRYPOINT, PWD = options.cwd,
+    CLAUDE_CODE_STARTUP_FAILURE_RESULTS = "1" }
+  local question = options.tool_config and options.tool_config.ask_user_question
+  for k, name in pairs(question and QUESTION_ENV or {}) do
+    local v = question[k]
+    if v == true then env[name] = "1" elseif v then env[name] = v end
+  end
   if options.enable_file_checkpointing then
     env.CLAUDE_CODE_ENABLE_SDK_FILE_CHECKPOINTING = "true"
   end
-  return process.environment(env)
+  for k, v in pairs(options.env or {}) do env[k] = v end
+  return env
+end
+
+--- The CLI's environment: ours with `env_changes` applied.
+function M.build_env(options)
+  return process.environment(M.env_changes(options))
 end
 
 return M

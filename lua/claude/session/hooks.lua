@@ -22,7 +22,7 @@ for _, e in ipairs {
   "SessionEnd", "Setup", "PreModelSwitch", "PostModelSwitch", "TeammateIdle", "TaskCreated",
   "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange", "WorktreeCreate",
   "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded",
-  "MessageDisplay",
+  "MessageDisplay", "PreSkillShellCommand",
 } do M.EVENTS[e] = true end
 
 -- The fields of a matcher table.
@@ -115,7 +115,7 @@ local CAMEL = {
   watch_paths = "watchPaths", updated_permissions = "updatedPermissions",
   classifier_context = "classifierContext", permission_display = "permissionDisplay",
   reload_skills = "reloadSkills", display_content = "displayContent",
-  worktree_path = "worktreePath",
+  worktree_path = "worktreePath", terminal_sequence = "terminalSequence",
 }
 
 -- The hookSpecificOutput fields each event takes (the CLI's schema);
@@ -132,6 +132,8 @@ for event, keys in pairs {
   SubagentStop = "additionalContext", Notification = "additionalContext",
   Setup = "additionalContext", PostModelSwitch = "additionalContext",
   PreModelSwitch = "permissionDecision permissionDecisionReason",
+  -- CLI 2.1.332: a shell command in a skill's or a command's text, before it runs
+  PreSkillShellCommand = "permissionDecision permissionDecisionReason updatedInput",
   PermissionRequest = "decision", PermissionDenied = "retry",
   SessionStart = "additionalContext initialUserMessage sessionTitle watchPaths reloadSkills",
   Elicitation = "action content", ElicitationResult = "action content",
@@ -150,7 +152,7 @@ local PERMISSION_DECISION = { behavior = true, updatedInput = true, updatedPermi
 
 local TOP_KEYS = { ["continue"] = true, suppressOutput = true, stopReason = true, decision = true,
   reason = true, systemMessage = true, hookSpecificOutput = true, async = true,
-  asyncTimeout = true }
+  asyncTimeout = true, terminalSequence = true }
 
 local DECISIONS = { allow = true, deny = true, ask = true, defer = true }
 

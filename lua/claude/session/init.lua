@@ -79,6 +79,7 @@ end
 local function close_stdin(self)
   if self.stdin_closed or self.exited then return end
   self.stdin_closed = true
+  if self.recorder then self.recorder:eof() end
   self.proc:close_stdin()
 end
 
@@ -98,6 +99,8 @@ local function write(self, msg)
   if self.stdin_closed or self.proc.closed then
     return errors.fail("closed", "the session's input is closed")
   end
+  local rec = self.recorder
+  if rec then rec:to_cli(msg) end
   local ok, err = self.proc:write_json(msg)
   if not ok then
     return errors.fail("connection", "cannot write to the claude CLI: " .. errors.message(err))
@@ -196,6 +199,8 @@ end
 
 local function on_result(self, msg)
   if self.mirror then self.mirror:flush() end -- the turn's transcript goes to the store
+  -- a CLI that refuses to start says why in a result before it exits (known causes)
+  if msg.startup_failure_reason ~= nil and not self.ready.is_set then self.startup_failure = msg end
   self.results = self.results + 1
   self.last_result = msg
   if msg.session_id then self.session_id = msg.session_id end
@@ -228,7 +233,11 @@ local ON_MESSAGE = {
   control_response = on_control,
   control_request = on_control_request,
   control_cancel_request = on_control,
-  keep_alive = function() end,
+  -- with CLAUDE_CODE_SDK_READS_STARTUP_MARKS, the start-up checkpoints the CLI passed
+  keep_alive = function(self, msg)
+    local mark = msg.startup_mark
+    if type(mark) == "string" then self.startup_mark = { mark = mark, at = core.now() } end
+  end,
   system = on_system,
   result = on_result,
   -- the session mirror (options.session_store): to the store, never to the iterators
@@ -296,7 +305,17 @@ local function dispatcher(self)
   end
 end
 
+-- The dispatcher of a recorded session: each message goes to the recording first.
+local function recording(self, dispatch)
+  local rec = self.recorder
+  return function(msg, err, line, kind)
+    if type(msg) == "table" then rec:from_cli(msg) end
+    return dispatch(msg, err, line, kind)
+  end
+end
+
 local function on_exit(self, code, signal)
+  if self.recorder then self.recorder:exit(code, signal) end
   self.exited = true
   self.exit_code, self.exit_signal = code, signal
   self.state = "closed"
@@ -343,6 +362,7 @@ local function initialize_request(self)
   end
   if self.options.agents then request.agents = cli.agents_wire(self.options.agents) end
   for k, v in pairs(cli.initialize_fields(self.options)) do request[k] = v end
+  self.mcp_servers_sent = request.mcpServers ~= nil
   return request
 end
 
@@ -355,8 +375,16 @@ function M.open(options, fname)
   options = cli.check_options(options, fname)
   local hook_registry = hooks.register(options.hooks, fname) -- its misuse before any CLI
   local env = cli.build_env(options)
-  local prefix, ferr = cli.find(options.cli_path, env.PATH)
-  if not prefix then return nil, ferr end
+  local custom = options.spawn
+  local prefix, ferr
+  if custom then
+    -- the CLI runs where the spawn function puts it: its path is not looked up here
+    prefix = type(options.cli_path) == "table" and options.cli_path or { options.cli_path
+      or "claude" }
+  else
+    prefix, ferr = cli.find(options.cli_path, env.PATH)
+    if not prefix then return nil, ferr end
+  end
   local argv = cli.build_args(options)
   local args = {}
   for i = 2, #prefix do args[#args + 1] = prefix[i] end
@@ -388,9 +416,17 @@ function M.open(options, fname)
     context = { session = self },
     timeout = options.control_timeout or DEFAULT_CONTROL_TIMEOUT,
   }
+  self.write_message = function(msg) return write(self, msg) end
+  if options.record then
+    -- before the servers: their replies are then written as messages, and recorded
+    local rerr
+    self.recorder, rerr = require("claude.session.record").open(options.record, argv, env,
+      cli.env_changes(options), options.cwd)
+    if not self.recorder then return nil, rerr end
+  end
   if next(sdk) then servers.attach(self, sdk) end
   if options.session_store then self.mirror = require("claude.session.mirror").new(options, env) end
-  if options.cwd then
+  if options.cwd and not custom then
     local ok = os.rename(options.cwd, options.cwd)
     if not ok then
       return nil, errors.new("connection", "working directory does not exist: " .. options.cwd)
@@ -401,14 +437,16 @@ function M.open(options, fname)
     if not ok then return nil, merr end
   end
   local user_stderr = options.stderr
-  local proc, perr = process.spawn {
-    prefix[1], args = args, env = env, clear_env = true, cwd = options.cwd,
+  local spec = {
+    prefix[1], command = prefix[1], env_changes = cli.env_changes(options),
+    args = args, env = env, clear_env = true, cwd = options.cwd,
     user = options.user, stdout = "json", max_line = options.max_buffer_size,
     -- a child of the CLI may hold its pipes open: do not wait for it long
     eof_grace = 0.5,
-    on_stdout = dispatcher(self),
+    on_stdout = self.recorder and recording(self, dispatcher(self)) or dispatcher(self),
     stderr = function(line)
       keep_stderr(self, line)
+      if self.recorder then self.recorder:stderr(line) end
       if user_stderr then
         local ok, e = pcall(user_stderr, line)
         if not ok then
@@ -418,6 +456,13 @@ function M.open(options, fname)
     end,
     on_exit = function(code, signal) on_exit(self, code, signal) end,
   }
+  local proc, perr
+  if custom then
+    proc, perr = require("claude.session.spawn").run(custom, spec)
+    if not proc then return nil, perr end
+  else
+    proc, perr = process.spawn(spec)
+  end
   if not proc then
     return nil, errors.new("connection", "cannot start the claude CLI (" .. prefix[1] .. "): "
       .. tostring(perr), { code = perr })
@@ -454,16 +499,40 @@ function Session:wait_ready(timeout)
     local ok, err = self.ready:wait(timeout or self.options.initialize_timeout
       or M.initialize_timeout())
     if not ok then
+      local mark = self.startup_mark
       return nil, errors.new("timeout", "the claude CLI did not answer initialize: "
-        .. tostring(err and err.message or "timed out"))
+        .. tostring(err and err.message or "timed out")
+        .. (mark and string.format(" (its last start-up checkpoint: %s, %.1f s ago)", mark.mark,
+          core.now() - mark.at) or ""), { startup_mark = mark and mark.mark })
     end
   end
   local err = self.init_error
+  local refused = self.startup_failure
+  if err and refused then
+    local why = type(refused.errors) == "table" and refused.errors[1]
+    return nil, errors.new("startup", "the claude CLI refused to start ("
+      .. tostring(refused.startup_failure_reason) .. ")" .. (why and (": " .. why) or ""),
+      { reason = refused.startup_failure_reason, result = refused,
+        exit_code = self.exit_code })
+  end
   if errors.is(err, "control") then
     return nil, errors.new("control", "initialize failed: " .. tostring(err.remote_message),
       { response = err.response })
   elseif err then
     return nil, err
+  end
+  -- servers or plugins sent in initialize: the CLI says whether it took them
+  local o, r = self.options, self.init_response
+  if type(r) == "table" and self.mcp_servers_sent and r.mcp_servers_applied ~= true then
+    return nil, errors.new("startup", "the claude CLI did not take the MCP servers sent in "
+      .. "initialize (mcp_servers_applied is " .. tostring(r.mcp_servers_applied) .. ")",
+      { reason = "mcp_servers_not_applied" })
+  end
+  if type(r) == "table" and o.plugin_delivery == "initialize" and o.plugins
+    and #o.plugins > 0 and r.plugins_applied ~= true then
+    return nil, errors.new("startup", "the claude CLI did not take the plugins sent in "
+      .. "initialize (plugins_applied is " .. tostring(r.plugins_applied) .. ")",
+      { reason = "plugins_not_applied" })
   end
   self.server_info_table = self.init_response
   return self.server_info_table
@@ -491,7 +560,8 @@ function M.user_message(prompt)
     type(prompt))
 end
 
-local SEND_OPTIONS = { session_id = true }
+local SEND_OPTIONS = { session_id = true, uuid = true, priority = true, client_composed = true }
+local PRIORITIES = { now = true, next = true, later = true }
 
 --- `msg` with the options of `send` applied (a copy when they change it).
 local function with_send_options(msg, opts)
@@ -500,10 +570,16 @@ local function with_send_options(msg, opts)
   end
   errors.check_fields(opts, SEND_OPTIONS, "send")
   errors.check_field(opts.session_id, "session_id", "send", "string", true)
-  if opts.session_id then
+  errors.check_field(opts.uuid, "uuid", "send", "string", true)
+  errors.check_field(opts.client_composed, "client_composed", "send", "boolean", true)
+  if opts.priority ~= nil and not PRIORITIES[opts.priority] then
+    errors.bad_field("priority", "send", "'now', 'next' or 'later' expected, got %s",
+      tostring(opts.priority))
+  end
+  if next(opts) then
     local copy = {}
     for k, v in pairs(msg) do copy[k] = v end
-    copy.session_id = opts.session_id
+    for k, v in pairs(opts) do copy[k] = v end
     msg = copy
   end
   return msg
@@ -517,6 +593,9 @@ end
 Session.send = errors.public(function(self, prompt, opts)
   local msg = M.user_message(prompt)
   if opts ~= nil then msg = with_send_options(msg, opts) end
+  if self.options.verbatim_prompts and msg.client_composed == nil then
+    msg = with_send_options(msg, { client_composed = true })
+  end
   local ok, err, kind = write(self, msg)
   if ok then self.prompts = self.prompts + 1 end
   return ok, err, kind
@@ -563,6 +642,63 @@ function Session:server_info()
   return self.server_info_table
 end
 Session.get_server_info = Session.server_info
+
+--- The CLI's answer to initialize, waiting for it (a query does not wait before its first
+-- prompt): the TypeScript SDK's `initializationResult()`.
+-- @return the answer | nil, err, kind
+function Session:initialization_result(timeout)
+  local info, err = self:wait_ready(timeout)
+  if not info then return nil, err, err.kind end
+  return info
+end
+
+-- A field of the initialize answer, waiting for it.
+local function from_initialize(field)
+  return function(self, timeout)
+    local info, err, kind = self:initialization_result(timeout)
+    if not info then return nil, err, kind end
+    local v = info[field]
+    if v == nil then return json.array() end
+    return v
+  end
+end
+
+--- The slash commands and skills of the session (`commands` of the initialize answer).
+Session.supported_commands = from_initialize("commands")
+--- The models the session may select (`models`).
+Session.supported_models = from_initialize("models")
+--- The subagents of the session (`agents`).
+Session.supported_agents = from_initialize("agents")
+
+--- The account the CLI uses (`account` of the initialize answer: `tokenSource`,
+-- `apiKeySource`, `apiProvider`, `email`, ...).
+function Session:account_info(timeout)
+  local info, err, kind = self:initialization_result(timeout)
+  if not info then return nil, err, kind end
+  return info.account or json.object()
+end
+
+--- Sends `initialize` again to the running CLI and returns its fresh answer (the CLI
+-- registers the session's hooks anew); `server_info` is then that answer.
+-- @return the answer | nil, err, kind
+function Session:reinitialize(timeout)
+  local info, err, kind = self:initialization_result(timeout)
+  if not info then return nil, err, kind end
+  local r
+  r, err, kind = self.peer:request("initialize", initialize_request(self), timeout)
+  if r == nil then return nil, err, kind end
+  self.init_response, self.server_info_table = r, r
+  return r
+end
+
+--- Sends the CLI a signal ("int", "term", "kill", ... or a number), through the session's
+-- process (a custom `spawn` may carry it to another host). SIGINT interrupts a turn as
+-- `interrupt` does.
+-- @return true | nil, err, kind
+function Session:signal(sig)
+  if not self.proc then return errors.fail("closed", "the session has no process") end
+  return self.proc:signal(sig)
+end
 
 --- Ends the session with `err`: pending waits and the message iterator see
 -- it, and the CLI is stopped.
@@ -634,6 +770,44 @@ function M.close_all()
   local list = {}
   for s in pairs(open_sessions) do list[#list + 1] = s end
   for _, s in ipairs(list) do s:close() end
+end
+
+--- Runs a one-shot conversation on `session` (opened, maybe ready): sends `prompt` (a
+-- string, a message table, or an iterator function of them, fed from a task), then closes
+-- the CLI's input once it is no longer needed (`claude.query`'s rules). Raises when the
+-- prompt cannot be written.
+-- @return the iterator over every message, nil, nil, the session (a `for` closes it)
+function M.run_query(session, prompt)
+  if type(prompt) == "function" then
+    session.feeder = async.spawn_observed(function()
+      local sent = 0
+      local ok, err = pcall(function()
+        for msg in prompt do
+          local wok, werr = session:send(msg)
+          if not wok then error(werr, 0) end
+          sent = sent + 1
+        end
+      end)
+      if not ok then -- the prompt iterator failed: so does the query
+        session:abort(errors.new("prompt", "the prompt iterator failed: " .. tostring(err),
+          { cause = err }))
+      elseif session:bidirectional() then
+        session:end_input_after(sent)
+      else
+        session:end_input()
+      end
+    end)
+  else
+    local ok, werr = session:send(prompt)
+    if not ok then
+      session:close()
+      error(werr, 0)
+    end
+    if session:bidirectional() then session:end_input_after(1) else session:end_input() end
+  end
+  -- the session is the loop's closing value: a `for` closes it at the end,
+  -- on break and on error
+  return session:messages(), nil, nil, session
 end
 
 for name, method in pairs(require "claude.session.requests") do Session[name] = method end

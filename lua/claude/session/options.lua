@@ -76,10 +76,16 @@ local is_string, is_number, is_boolean, is_table = of_type("string"), of_type("n
   of_type("boolean"), of_type("table")
 
 --- `system_prompt` as a table: a preset or a file.
+local function string_or_list(v)
+  if type(v) == "string" then return end
+  return string_list(v)
+end
+
 local SYSTEM_PROMPT = {
   preset = { type = one_of("preset"), preset = one_of("claude_code"), append = is_string,
-    exclude_dynamic_sections = is_boolean },
+    exclude_dynamic_sections = is_boolean, snapshot = is_boolean },
   file = { type = one_of("file"), path = is_string },
+  custom = { type = one_of("custom"), prompt = string_or_list, snapshot = is_boolean },
 }
 
 local THINKING = { type = one_of("adaptive", "enabled", "disabled"), budget_tokens = is_number,
@@ -186,15 +192,64 @@ local CHECKS = {}
 
 function CHECKS.system_prompt(v, level)
   if type(v) == "string" then return end
+  if v.type == nil and is_list(v) then
+    local msg = string_list(v)
+    if msg then fail("system_prompt", msg, level + 1) end
+    return
+  end
   local fields = SYSTEM_PROMPT[v.type]
   if not fields then
-    fail("system_prompt", "a string, {type='preset', append=...} or {type='file', path=...} "
-      .. "expected", level + 1)
+    fail("system_prompt", "a string, a list of strings, {type='preset', append=...}, "
+      .. "{type='custom', prompt=...} or {type='file', path=...} expected", level + 1)
   end
   check_fields("system_prompt", v, fields, level + 1)
   if v.type == "file" and type(v.path) ~= "string" then
     fail("system_prompt", "'path' is required with type 'file'", level + 1)
+  elseif v.type == "custom" and v.prompt == nil then
+    fail("system_prompt", "'prompt' is required with type 'custom'", level + 1)
   end
+end
+
+-- The TypeScript SDK's toolConfig, in snake_case: each field becomes a variable of the
+-- CLI's environment (argv.build_env).
+local TOOL_CONFIG = { ask_user_question = function(v)
+  if type(v) ~= "table" then return "table expected, got " .. type(v) end
+end }
+local ASK_USER_QUESTION = { preview_format = one_of("markdown", "html"),
+  extended_questions = is_boolean, optional_descriptions = is_boolean }
+
+function CHECKS.tool_config(v, level)
+  check_fields("tool_config", v, TOOL_CONFIG, level + 1)
+  if v.ask_user_question then
+    check_fields("tool_config.ask_user_question", v.ask_user_question, ASK_USER_QUESTION,
+      level + 1)
+  end
+end
+
+function CHECKS.tool_aliases(v, level)
+  local msg = string_map(v)
+  if msg then fail("tool_aliases", msg, level + 1) end
+end
+
+function CHECKS.supported_dialog_kinds(v, level)
+  local msg = string_list(v)
+  if msg then fail("supported_dialog_kinds", msg, level + 1) end
+end
+
+for _, name in ipairs { "mcp_servers_delivery", "plugin_delivery" } do
+  CHECKS[name] = function(v, level)
+    local msg = one_of("argv", "initialize")(v)
+    if msg then fail(name, msg, level + 1) end
+  end
+end
+
+function CHECKS.record(v)
+  require("claude.session.record").check(v, fname)
+end
+
+function CHECKS.permission_prompts(v, level)
+  local msg = one_of("host", "none")(v)
+  if msg then fail("permission_prompts", msg, level + 1) end
 end
 
 function CHECKS.tools(v, level)

@@ -22,6 +22,17 @@ local TEXT = ',"result":{"content":[{"type":"text","text":'
 -- The session's reply function: (request_id, response) or, for a tool call, (request_id,
 -- result, rpc_id), where a string result is the text of a one-block CallToolResult.
 local function replier(session)
+  if session.recorder then
+    -- a recorded session writes its replies as messages (the recording takes messages)
+    return function(request_id, response, rpc_id)
+      if rpc_id ~= nil then
+        response = { jsonrpc = "2.0", id = rpc_id, result = type(response) == "string"
+          and { content = json.array { { type = "text", text = response } } } or response }
+      end
+      session.write_message({ type = "control_response", response = { subtype = "success",
+        request_id = request_id, response = { mcp_response = response } } })
+    end
+  end
   return function(request_id, response, rpc_id)
     local raw = session.raw
     if not raw then return end

@@ -24,7 +24,7 @@ local function misuse(fname, msg)
 end
 
 local OPTION_NAMES = { directory = true, cwd = true, config_dir = true, include_worktrees = true,
-  limit = true, offset = true, up_to_message_id = true, title = true }
+  limit = true, offset = true, up_to_message_id = true, title = true, store = true }
 
 local function check_opts(fname, opts, allowed)
   if opts == nil then return {} end
@@ -34,11 +34,36 @@ local function check_opts(fname, opts, allowed)
       errors.unknown_field(k, allowed, "sessions." .. fname)
     end
     local want = (k == "limit" or k == "offset") and "number"
-      or k == "include_worktrees" and "boolean" or "string"
+      or k == "include_worktrees" and "boolean" or k == "store" and "table" or "string"
     errors.check_field(v, k, "sessions." .. fname, want)
   end
   if opts.cwd and opts.directory then misuse(fname, "give 'directory' or 'cwd', not both") end
+  if opts.store ~= nil and type(opts.store.load) ~= "function" then
+    misuse(fname, "'store' must be a session store (with load(key))")
+  end
   return opts
+end
+
+--- The store key of a session for the options' project (`directory` or `cwd`, else the
+-- current directory), as the SDKs key stores: the project's directory name.
+function M.store_key(session_id, opts)
+  local dir = opts.directory or opts.cwd or core.cwd()
+  return { project_key = M.project_key(core.realpath(dir) or dir), session_id = session_id }
+end
+
+--- Calls `store[method](store, ...)`; a store that raises is a `session_store` error.
+-- @return its results | nil, err, kind
+function M.store_call(store, method, ...)
+  local fn = store[method]
+  if type(fn) ~= "function" then
+    return errors.fail("session_store", "the session store has no " .. method .. "()")
+  end
+  local r = table.pack(pcall(fn, store, ...))
+  if not r[1] then
+    return errors.fail("session_store", "session_store." .. method .. " failed: "
+      .. errors.message(r[2]), { cause = r[2] })
+  end
+  return table.unpack(r, 2, r.n)
 end
 
 local function set(...)
@@ -236,6 +261,22 @@ local function first_prompt(head)
     end
   end
   return command
+end
+
+-- Epoch milliseconds of an ISO 8601 UTC time ("2026-11-24T01:02:03.456Z").
+function M.iso_ms(s)
+  local y, mo, d, h, mi, sec, frac = s:match("^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)%.?(%d*)")
+  if not y then return nil end
+  y, mo = tonumber(y), tonumber(mo)
+  -- days from the civil date (Howard Hinnant's algorithm)
+  if mo <= 2 then y = y - 1 end
+  local era = y // 400
+  local yoe = y - era * 400
+  local doy = (153 * (mo + (mo > 2 and -3 or 9)) + 2) // 5 + tonumber(d) - 1
+  local doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+  local days = era * 146097 + doe - 719468
+  local ms = frac ~= "" and tonumber((frac .. "00"):sub(1, 3)) or 0
+  return ((days * 24 + tonumber(h)) * 60 + tonumber(mi)) * 60000 + tonumber(sec) * 1000 + ms
 end
 
 

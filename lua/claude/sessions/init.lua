@@ -1,4 +1,4 @@
---- The CLI's saved sessions: listing, reading, renaming, tagging, deleting
+--- The CLI's saved sessions: listing, reading, renaming, tagging, archiving, deleting
 -- and forking the transcripts it writes under
 -- `<config dir>/projects/<project>/<session id>.jsonl` (the config dir is
 -- `$CLAUDE_CONFIG_DIR`, else `~/.claude`), read and written the way the
@@ -12,6 +12,7 @@
 local files = require "claude.sessions.files"
 local read = require "claude.sessions.read"
 local write = require "claude.sessions.write"
+local store = require "claude.sessions.store"
 
 local M = {}
 
@@ -23,6 +24,18 @@ M.project_key = files.project_key
 --- A random (version 4) UUID, as the CLI gives sessions and messages.
 -- @function uuid4
 M.uuid4 = write.uuid4
+
+--- A session store that keeps everything in memory (for tests and development).
+-- @function memory_store
+M.memory_store = store.memory_store
+
+--- Folds transcript entries into a store's running summary of a session.
+-- @function fold_summary
+M.fold_summary = store.fold_summary
+
+--- Copies a local session (and its subagents) into a session store.
+-- @function import_to_store
+M.import_to_store = store.import_to_store
 
 for _, part in ipairs { read, write } do
   for name, fn in pairs(part) do

@@ -28,6 +28,21 @@ local function append(fname, session_id, line, opts)
 end
 
 local MUTATE_OPTS = set("directory", "cwd", "config_dir", "include_worktrees")
+local STORE_MUTATE_OPTS = set("directory", "cwd", "config_dir", "include_worktrees", "store")
+
+-- Appends `entry` to the session in `opts.store` (it must hold the session), as the SDKs
+-- write a title or a tag through a store: one entry with its own uuid and timestamp.
+local function store_append(session_id, entry, opts)
+  local key = files.store_key(session_id, opts)
+  local have, err, kind = files.store_call(opts.store, "load", key)
+  if err then return nil, err, kind end
+  if not have or #have == 0 then return not_found(session_id, opts) end
+  entry.uuid = M.uuid4()
+  entry.timestamp = os.date("!%Y-%m-%dT%H:%M:%S.000Z")
+  local _, aerr, akind = files.store_call(opts.store, "append", key, { entry })
+  if aerr then return nil, aerr, akind end
+  return true
+end
 
 local function check_id(fname, session_id)
   if not is_uuid(session_id) then
@@ -43,7 +58,11 @@ M.rename = errors.public(function(session_id, title, opts)
   if type(title) ~= "string" or not title:find("%S") then
     misuse("rename", "a non-empty title expected")
   end
-  opts = check_opts("rename", opts, MUTATE_OPTS)
+  opts = check_opts("rename", opts, STORE_MUTATE_OPTS)
+  if opts.store then
+    return store_append(session_id, { type = "custom-title",
+      customTitle = title:match("^%s*(.-)%s*$"), sessionId = session_id }, opts)
+  end
   return append("rename", session_id, '{"type":"custom-title","customTitle":'
     .. json.encode(title:match("^%s*(.-)%s*$")) .. ',"sessionId":"' .. session_id .. '"}', opts)
 end)
@@ -75,7 +94,11 @@ M.tag = errors.public(function(session_id, tag, opts)
     tag = clean_tag(tag)
     if tag == "" then misuse("tag", "a non-empty tag expected (nil clears it)") end
   end
-  opts = check_opts("tag", opts, MUTATE_OPTS)
+  opts = check_opts("tag", opts, STORE_MUTATE_OPTS)
+  if opts.store then
+    return store_append(session_id, { type = "tag", tag = tag or "", sessionId = session_id },
+      opts)
+  end
   return append("tag", session_id, '{"type":"tag","tag":' .. json.encode(tag or "")
     .. ',"sessionId":"' .. session_id .. '"}', opts)
 end)
@@ -95,13 +118,68 @@ end
 -- @return true, or nil, err (`not_found`, `io`)
 M.delete = errors.public(function(session_id, opts)
   check_id("delete", session_id)
-  opts = check_opts("delete", opts, MUTATE_OPTS)
+  opts = check_opts("delete", opts, STORE_MUTATE_OPTS)
+  if opts.store then
+    local _, err, kind = files.store_call(opts.store, "delete", files.store_key(session_id, opts))
+    if err then return nil, err, kind end
+    return true
+  end
   local path, dir = find_file(session_id, opts)
   if not path then return not_found(session_id, opts) end
   local ok, err = os.remove(path)
   if not ok then return errors.fail("io", "cannot delete " .. path .. ": " .. tostring(err)) end
   remove_tree(dir .. "/" .. session_id)
   return true
+end)
+
+local function iso_now()
+  local t = os.time()
+  return os.date("!%Y-%m-%dT%H:%M:%S", t) .. ".000Z"
+end
+
+-- Writes the archived mark beside the transcript (`<project>/<id>/archived.json`), as
+-- the CLI and the TypeScript SDK keep it: a later prompt in the session clears it.
+local function set_archived(fname, session_id, archived, opts)
+  check_id(fname, session_id)
+  opts = check_opts(fname, opts, MUTATE_OPTS)
+  local path = find_file(session_id, opts)
+  if not path then return not_found(session_id, opts) end
+  local dir = path:match("^(.*)%.jsonl$")
+  core.mkdir(dir)
+  local file = dir .. "/archived.json"
+  local function write_mark(at)
+    local f, err = io.open(file, "wb")
+    if not f then return errors.fail("io", fname .. ": cannot write " .. file .. ": "
+      .. tostring(err)) end
+    f:write('{"archived":', tostring(archived), ',"at":', json.encode(at), ',"by":"sdk"}')
+    f:close()
+    return true
+  end
+  -- the time to the millisecond, as the transcript's timestamps have it: the clock of the
+  -- file system that keeps both (os.time has whole seconds only)
+  local ok, err, kind = write_mark(iso_now())
+  if not ok then return nil, err, kind end
+  local st = core.stat(file)
+  if st and st.mtime then
+    local ms = math.floor(st.mtime)
+    ok, err, kind = write_mark(os.date("!%Y-%m-%dT%H:%M:%S", ms // 1000)
+      .. string.format(".%03dZ", ms % 1000))
+    if not ok then return nil, err, kind end
+  end
+  return true
+end
+
+--- Archives a session: it stays on disk, and `list` shows it with `archived = true`
+-- until a prompt is sent in it.
+-- @return true, or nil, err (`not_found`, `io`)
+M.archive = errors.public(function(session_id, opts)
+  return set_archived("archive", session_id, true, opts)
+end)
+
+--- Takes a session out of the archive.
+-- @return true, or nil, err (`not_found`, `io`)
+M.unarchive = errors.public(function(session_id, opts)
+  return set_archived("unarchive", session_id, false, opts)
 end)
 
 local function uuid4()
@@ -112,11 +190,6 @@ local function uuid4()
     table.unpack(b))
 end
 M.uuid4 = uuid4
-
-local function iso_now()
-  local t = os.time()
-  return os.date("!%Y-%m-%dT%H:%M:%S", t) .. ".000Z"
-end
 
 local FORK_TYPES = set("user", "assistant", "attachment", "system", "progress")
 

@@ -34,7 +34,7 @@ local fmt = string.format
 local M = {}
 
 --- The CLI version the fake claims to be.
-M.version = "2.1.330"
+M.version = "2.1.332"
 M.build_time = "2026-08-28T00:00:00Z"
 M.default_model = "claude-sonnet-4-5"
 
@@ -347,7 +347,10 @@ end
 function Cli:expect_initialize(fields)
   local msg, request = self:expect_control("initialize")
   self:_take_initialize(request)
-  self:respond(msg, self:initialize_response(fields))
+  -- as the real CLI: what initialize delivered (servers, plugins) is reported taken
+  local applied = { mcp_servers_applied = request.mcpServers ~= nil or nil,
+    plugins_applied = request.plugins ~= nil or nil }
+  self:respond(msg, self:initialize_response(merge(applied, fields)))
   return msg, request
 end
 

@@ -297,4 +297,77 @@ function M.merge(...)
   return out
 end
 
+---------------------------------------------------------------------------
+-- Replaying a recorded session (the play side: claude.testing.replay)
+
+local Replay = {}
+Replay.__index = Replay
+Replay.__name = "claude.testing.Replay"
+
+function Replay:__tostring()
+  return "claude.testing.Replay (" .. self.path .. ")"
+end
+
+--- The fake CLI's log (`claude.testing.read_log`).
+function Replay:read_log()
+  return self.fake:read_log()
+end
+
+--- Whether the code under test sent what was recorded: true, or nil and the first
+-- difference (or why the replay ended early), as a `replay` error. Call it after the
+-- session has ended.
+-- @return true | nil, err, "replay"
+function Replay:check()
+  local log, err = self.fake:read_log()
+  if not log then return nil, err, "io" end
+  local run = log.runs[#log.runs]
+  if run == nil or run.exit_code == nil then
+    return errors.fail("replay", "the replay has not ended (is the session closed?)")
+  end
+  if run.exit_code == 0 or (run.exit_message == nil and run.exit_code == self.recorded_exit) then
+    return true
+  end
+  local msg = run.exit_message or ("the replay exited with code " .. tostring(run.exit_code))
+  msg = msg:gsub("^fake_cli: expectation failed at [^:]+:%d+: ", "")
+  return errors.fail("replay", msg, { exit_code = run.exit_code })
+end
+
+--- Removes the replay's temporary files; also `<close>`.
+function Replay:cleanup()
+  self.fake:cleanup()
+end
+Replay.__close = Replay.cleanup
+
+local REPLAY_OPTS = { ignore = true, check_argv = true, realtime = true, secrets = true,
+  fields = true, interpreter = true, log = true, env = true }
+
+--- Session options that replay the recording at `path` (a session's `record` file) as
+-- the CLI, checking that the code under test sends what was recorded, and the replay.
+-- @tparam string path a recording (the `record` option's file)
+-- @tparam[opt] table opts `{ ignore = { paths }, check_argv = true, realtime = false,
+--   secrets = {...}, fields = {...} }` (and `interpreter`, `log`, `env` as for `fake_cli`)
+-- @return options, replay (`check()`, `read_log()`, `cleanup()`)
+-- @function replay
+M.replay = errors.public(function(path, opts)
+  errors.check(path, 1, "replay", "string")
+  errors.check(opts, 2, "replay", "table", true)
+  opts = opts or {}
+  errors.check_fields(opts, REPLAY_OPTS, "replay")
+  local replay = require "claude.testing.replay"
+  local header, records = replay.load(path)
+  if not header then errors.misuse("bad argument #1 to 'replay' (%s)", errors.message(records)) end
+  local recorded_exit
+  for _, r in ipairs(records) do
+    if r.dir == "exit" then recorded_exit = r.code end
+  end
+  local play_opts = { ignore = opts.ignore, check_argv = opts.check_argv,
+    realtime = opts.realtime, secrets = opts.secrets, fields = opts.fields }
+  local script = string.format("require('claude.testing.replay').play(cli, %q, "
+    .. "require('claude.json').decode(%q))\n", absolute(path), json.encode(play_opts))
+  local options, fake = M.fake_cli(script, { interpreter = opts.interpreter,
+    log = opts.log, env = opts.env })
+  return options, setmetatable({ path = path, fake = fake, header = header,
+    recorded_exit = recorded_exit }, Replay)
+end)
+
 return M
