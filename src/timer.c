@@ -74,6 +74,10 @@ static int timer_start(lua_State *L) {
   claude_unref(t->hdr.ctx, &t->cb_ref);
   t->cb_ref = claude_ref(t->hdr.ctx, L, 3);
   if (secs < 0) secs = 0;
+  /* the loop's clock stands still while Lua runs (in a callback, or between
+   * turns): a timer counted from it after a long stretch of Lua would be due
+   * at once. A coarse clock read (vDSO) is cheap. */
+  uv_update_time(t->hdr.ctx->loop);
   uv_timer_start(&t->handle, timer_fired, (uint64_t)(secs * 1000.0 + 0.5),
                  (uint64_t)(rep * 1000.0 + 0.5));
   claude_wake(t->hdr.ctx);

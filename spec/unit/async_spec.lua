@@ -118,6 +118,16 @@ describe("tasks", function()
     assert.is_true(fired)
   end)
 
+  it("sleep as long as asked after Lua held the state without the loop", function()
+    -- the loop's clock stands still while Lua runs without it: a sleep counted from that
+    -- clock came back at once (a semantic bound of sleep, not a measure of speed)
+    local spin_until = core.now() + 0.15
+    while core.now() < spin_until do end
+    local t0 = core.now()
+    claude.sleep(0.05)
+    assert.is_true(core.now() - t0 >= 0.045, "slept " .. (core.now() - t0) .. " s")
+  end)
+
   it("report a wait that nothing can end", function()
     if harness.in_task() then return pending("runs outside tasks only") end
     local q = queue.new()

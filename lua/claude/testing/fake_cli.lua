@@ -14,6 +14,9 @@
 --       cli:result()
 --     end
 --
+-- (Over 600 lines: the CLI's vocabulary is one object a script drives; its control
+-- requests are already apart in fake_cli_control.lua.)
+--
 -- It is a `claude.testing.peer` (reading, expecting, writing, the log, the exit
 -- codes) with the CLI's vocabulary: its argv, its messages, its control requests. A line
 -- that is not JSON ends it as the real CLI does (exit 1, stderr
