@@ -9,10 +9,11 @@ cd "$(dirname "$0")/.."
 # libh2o-dev: h2o built on libuv, the HTTP server (its headers need libssl-dev);
 # libpcre2-dev: JSON Schema patterns (loaded on first use); curl: the HTTP server's
 # specs; wrk: bench/http_wrk.sh; haproxy: the load-balancer spec of claudelua mcp --http
-# (spec/e2e/mcp_haproxy_spec.lua)
+# (spec/e2e/mcp_haproxy_spec.lua); chromium: the headless browser of the MCP Apps spec
+# (spec/e2e/mcp_apps_spec.lua, driven by the pinned playwright-core)
 packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev
           libh2o-dev libssl-dev libcurl4-openssl-dev libpcre2-dev lua-busted lua-check lua-luv
-          curl wrk haproxy)
+          curl wrk haproxy chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
