@@ -9,7 +9,7 @@
 -- A host of MCP Apps (Claude, VS Code, Goose, MCPJam, ...) calls `inventory`, reads the
 -- view `ui://inventory/view.html` and renders it in a sandboxed iframe with the result; a
 -- client without MCP Apps (the claude CLI) sees `inventory` as a plain tool that answers
--- JSON. docs/mcp-apps.md explains the parts.
+-- a line of text. docs/mcp-apps.md explains the parts.
 local claude = require "claude"
 
 -- the built view (examples/apps/build.mjs), beside this file unless a path is given
@@ -19,15 +19,18 @@ local VIEW = ... or "build/view.html"
 local stock = { apples = 3, pears = 0, plums = 7 }
 local restocks = 0
 
+-- The answer of both tools: a line of text for the model (and for clients without views),
+-- the data the view draws (the result's structuredContent).
 local function snapshot()
-  local items, total = {}, 0
+  local items, total, words = {}, 0, {}
   for name, count in pairs(stock) do
     items[#items + 1] = { name = name, count = count }
     total = total + count
   end
   table.sort(items, function(a, b) return a.name < b.name end)
-  -- the model reads this as JSON text; the view gets it as the result's structuredContent
-  return { items = claude.json.array(items), total = total, restocks = restocks }
+  for i, item in ipairs(items) do words[i] = item.name .. " " .. item.count end
+  return claude.view_result(table.concat(words, ", ") .. " (" .. total .. " units)",
+    { items = claude.json.array(items), total = total, restocks = restocks })
 end
 
 local view = claude.view {

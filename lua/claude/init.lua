@@ -38,6 +38,7 @@ local lazy_functions = {
   tool = "claude.mcp.tool", server = "claude.mcp.tool", resource = "claude.mcp.tool",
   resource_template = "claude.mcp.tool", prompt = "claude.mcp.tool",
   completion = "claude.mcp.tool", view = "claude.mcp.tool", renders_views = "claude.mcp.tool",
+  view_result = "claude.mcp.tool",
 }
 
 -- Not cached in M: `require` is the one cache, so M always agrees with

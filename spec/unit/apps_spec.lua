@@ -204,6 +204,23 @@ describe("MCP Apps", function()
       .. "got 'app')", misuse(t { visibility = { "app", "app" } }))
   end)
 
+  it("shapes a result for a view: text for the model, data and _meta for the view", function()
+    local t = claude.tool("t", function()
+      return claude.view_result("2 items", { items = { "a", "b" } }, { at = 1 })
+    end)
+    assert.same({ content = { { type = "text", text = "2 items" } },
+      structuredContent = { items = { "a", "b" } }, _meta = { at = 1 } },
+      wire(claude.mcp.tool.call(t)))
+    assert.matches('"structuredContent":{}', json.encode(claude.view_result("none", {})), 1,
+      true)
+    assert.equal("bad argument #1 to 'view_result' (string expected, got nil)",
+      misuse(function() claude.view_result() end))
+    assert.equal("bad argument #2 to 'view_result' (a table of fields expected, got a list)",
+      misuse(function() claude.view_result("x", { 1, 2 }) end))
+    assert.equal("bad argument #3 to 'view_result' (table expected, got string)",
+      misuse(function() claude.view_result("x", nil, "m") end))
+  end)
+
   it("declares the extension in initialize and server/discover when the server has views",
     function()
       local with = claude.server("shop", { claude.tool("show", function() return "x" end,

@@ -12,6 +12,7 @@ local core = require "claude.core"
 local json = require "claude.json"
 local errors = require "claude.errors"
 local content = require "claude.mcp.content"
+local schema = require "claude.schema"
 
 local M = {}
 
@@ -234,6 +235,30 @@ function M.tool_meta(meta, view, visibility)
   meta.ui = ui
   if uri then meta[M.LEGACY_KEY] = uri end
   return meta, object
+end
+
+--- A tool's result for its view, as the extension advises: `text` for the model (and for
+-- clients without views), `data` the `structuredContent` the view renders, `meta` the
+-- result's `_meta` (for the view, not the model's context). Raises a misuse for bad types.
+-- @tparam string text
+-- @tparam[opt] table data a JSON object
+-- @tparam[opt] table meta
+-- @treturn table a finished CallToolResult
+function M.result(text, data, meta)
+  if type(text) ~= "string" then
+    misuse("bad argument #1 to 'view_result' (string expected, got %s)", typename(text))
+  end
+  local kind = data ~= nil and schema.kind(data)
+  if data ~= nil and kind ~= "object" and kind ~= "empty" then
+    misuse("bad argument #2 to 'view_result' (a table of fields expected, got %s)",
+      kind == "array" and "a list" or typename(data))
+  end
+  if meta ~= nil and type(meta) ~= "table" then
+    misuse("bad argument #3 to 'view_result' (table expected, got %s)", typename(meta))
+  end
+  if kind == "empty" then data = jobject() end
+  return content.finished_result { content = jarray { { type = "text", text = text } },
+    structuredContent = data, _meta = meta }
 end
 
 -- A server's capability, cached until its next change.

@@ -412,6 +412,15 @@ end
 -- @function renders_views
 M.renders_views = apps.renders_views
 
+--- A tool's result for its view: `text` for the model (and clients without views), `data`
+-- the `structuredContent` the view renders, `meta` the result's `_meta` (for the view only).
+-- @tparam string text
+-- @tparam[opt] table data
+-- @tparam[opt] table meta
+-- @treturn table
+-- @function view_result
+M.view_result = public(apps.result)
+
 local PROMPT_FIELDS = set { "name", "title", "description", "arguments", "get" }
 
 local function prompt_argument(a, i)
