@@ -38,7 +38,8 @@ local lazy = {
 local lazy_functions = {
   tool = "claude.mcp.tool", server = "claude.mcp.tool", resource = "claude.mcp.tool",
   resource_template = "claude.mcp.tool", prompt = "claude.mcp.tool",
-  completion = "claude.mcp.tool",
+  completion = "claude.mcp.tool", view = "claude.mcp.tool", renders_views = "claude.mcp.tool",
+  view_result = "claude.mcp.tool",
   ssh = "claude.session.spawn",
   startup = "claude.session.warm", prewarm = "claude.session.warm",
 }

@@ -15,6 +15,7 @@ local schema = require "claude.schema"
 local content = require "claude.mcp.content"
 local errors = require "claude.errors"
 local budget = require "claude.mcp.budget"
+local apps = require "claude.mcp.apps"
 
 local M = {}
 
@@ -90,9 +91,10 @@ end
 ---------------------------------------------------------------------------------------------
 
 local TOOL_FIELDS = set { "name", "title", "description", "input_schema", "output_schema",
-  "annotations", "execute", "max_result_size_chars", "always_load", "meta", "budget", "task" }
+  "annotations", "execute", "max_result_size_chars", "always_load", "meta", "budget", "task",
+  "view", "visibility" }
 local OPTION_FIELDS = set { "title", "output_schema", "annotations", "max_result_size_chars",
-  "always_load", "meta", "budget", "task" }
+  "always_load", "meta", "budget", "task", "view", "visibility" }
 local TASK_SUPPORT = { [true] = "optional", optional = "optional", required = "required" }
 
 local ANNOTATIONS = {
@@ -171,6 +173,11 @@ local function build_tool(spec, labels)
       meta[k] = v
     end
   end
+  -- MCP Apps: the view the tool shows, who may call it (claude.mcp.apps)
+  local view
+  if spec.view ~= nil or spec.visibility ~= nil then
+    meta, view = apps.tool_meta(meta, spec.view, spec.visibility)
+  end
 
   local task = spec.task
   if task ~= nil and task ~= false then
@@ -191,7 +198,7 @@ local function build_tool(spec, labels)
     input_schema = input_schema, output_schema = output_schema, annotations = annotations,
     meta = meta, execute = execute, validate = validate, validate_output = validate_output,
     listing = listing, budget = budget.check(spec.budget, "tool '" .. name .. "'"),
-    task = task,
+    task = task, view = view,
   }, Tool)
 end
 
@@ -236,7 +243,7 @@ end
 --
 --     tool(name, [description,] [schema,] execute [, options])
 --     tool{ name =, title =, description =, input_schema =, output_schema =, annotations =,
---           max_result_size_chars =, always_load =, meta =, execute = }
+--           max_result_size_chars =, always_load =, meta =, view =, visibility =, execute = }
 --
 -- `schema`/`input_schema` is shorthand or a full JSON Schema (see `claude.schema`);
 -- `options` takes the table form's other fields. `annotations` accepts `read_only`,
@@ -244,6 +251,9 @@ end
 -- and `max_result_size_chars`. `task = true` (or `"optional"`) lets a call go on as a task of
 -- the tasks extension when its client accepts tasks (it becomes one when it waits, or at
 -- `ctx.task()`); `task = "required"`: only clients that accept tasks may call it.
+-- `view` (a `view`, or the `ui://` URI of a resource of the server) is the HTML view hosts of
+-- MCP Apps show beside the tool's answer, `visibility` who may call it (`{"model", "app"}`
+-- by default; `{"app"}`: only the views); a server serves a tool's view with the tool.
 -- `execute(args, ctx)` returns the result (see `claude.content.result`).
 -- @treturn claude.Tool
 M.tool = public(tool)
@@ -364,6 +374,52 @@ M.resource_template = public(function(spec)
   end
   return resource(spec)
 end)
+
+local view_core = public(function(spec, source)
+  local r_spec, file = apps.view_spec(spec, source)
+  local r = resource(r_spec)
+  r.app_view, r.view_file = true, file
+  return r
+end)
+
+--- Define a view of MCP Apps (the `io.modelcontextprotocol/ui` extension): an HTML
+-- resource of the MIME type `text/html;profile=mcp-app` that hosts show in a sandboxed
+-- iframe beside the answer of the tools that name it (their `view` option).
+--
+--     view{ uri = "ui://name/view.html", name =, title =, description =,
+--           file = "view.html" | html = "<!doctype html>...",
+--           csp = { connect_domains =, resource_domains =, frame_domains =,
+--                   base_uri_domains = },
+--           permissions = { camera =, microphone =, geolocation =, clipboard_write = },
+--           domain =, prefers_border =, cache = }
+--
+-- `file` is read now, relative to the Lua file that calls `view` (the script's, `arg[0]`, in
+-- `return view{...}`, where Lua no longer knows the caller; `claudelua mcp --watch` reloads
+-- when it changes); `csp` lists the origins the view may reach beyond itself, which
+-- hosts turn into its Content Security Policy. See docs/mcp-apps.md.
+-- @tparam table spec
+-- @treturn claude.Resource
+function M.view(spec)
+  -- the caller's file; in `return view{...}` (a tail call) Lua no longer knows it
+  local source = not debug.getinfo(1, "t").istailcall and debug.getinfo(2, "S").source or nil
+  return view_core(spec, source)
+end
+
+--- Does the client of a request render views (it declared the MCP Apps extension with the
+-- views' MIME type, in `initialize` or in the request's envelope)?
+-- @param ctx a tool's `ctx` (or a client's capabilities)
+-- @treturn boolean
+-- @function renders_views
+M.renders_views = apps.renders_views
+
+--- A tool's result for its view: `text` for the model (and clients without views), `data`
+-- the `structuredContent` the view renders, `meta` the result's `_meta` (for the view only).
+-- @tparam string text
+-- @tparam[opt] table data
+-- @tparam[opt] table meta
+-- @treturn table
+-- @function view_result
+M.view_result = public(apps.result)
 
 local PROMPT_FIELDS = set { "name", "title", "description", "arguments", "get" }
 
@@ -517,7 +573,15 @@ local function add(s, item)
     return "claude.Tool, claude.Resource or claude.Prompt expected, got " .. typename(item)
   end
   local map, list, key = s[k[1]], s[k[2]], item[k[3]]
-  if map[key] then return fmt("duplicate %s '%s'", k[4], key) end
+  if map[key] then
+    if map[key] == item and item.app_view then return nil end -- a view of several tools
+    return fmt("duplicate %s '%s'", k[4], key)
+  end
+  local view = item.view -- a tool's view is served with it
+  if view and k[1] == "tools" then
+    local err = add(s, view)
+    if err then return err end
+  end
   map[key] = item
   list[#list + 1] = item
   s.revision = s.revision + 1

@@ -11,6 +11,7 @@ local async = require "claude.async"
 local errors = require "claude.errors"
 local tool = require "claude.mcp.tool"
 local origin = require "claude.mcp.server.origin"
+local apps = require "claude.mcp.apps"
 local state = require "claude.mcp.server.state"
 
 local M = {}
@@ -354,25 +355,41 @@ function M.stop_signals(fn)
   end
 end
 
+-- file -> content, for the tools file and the view files of its servers (MCP Apps)
+local function snapshot(file, list)
+  local files = { [file] = read_all(file) or false }
+  for _, f in ipairs(list and apps.files(list) or {}) do files[f] = read_all(f) or false end
+  return files
+end
+
 --- `--watch`: polls `file` (its content, so that editors that write a new file and rename
--- it are seen), reloads it on a change and hands the new `{ {name, server}, ... }` to
+-- it are seen) and the files its views were read from (`list`, the servers served now),
+-- reloads it on a change and hands the new `{ {name, server}, ... }` to
 -- `apply`; a file that fails to load, or an `apply` that raises, keeps the previous tools
 -- and says why on stderr. For the transports (stdio here, HTTP in claude.mcp.server.http).
 -- @tparam string file
 -- @tparam {string,...} args the file's arguments
 -- @tparam function apply
+-- @tparam[opt] {string,...} skills
+-- @tparam[opt] table list the servers served now
 -- @return the watching task (cancel it to stop)
-function M.watch(file, args, apply, skills)
-  local last = read_all(file)
+function M.watch(file, args, apply, skills, list)
+  local files = snapshot(file, list)
   return async.spawn(function()
     while true do
       async.sleep(0.3)
-      local now = read_all(file)
-      if now and now ~= last then
-        last = now
-        local list, err = M.load(file, args, skills)
-        if list then
-          local ok, aerr = pcall(apply, list)
+      local changed = false
+      for f, last in pairs(files) do
+        local now = read_all(f)
+        if now and now ~= last then
+          files[f], changed = now, true
+        end
+      end
+      if changed then
+        local new, err = M.load(file, args, skills)
+        if new then
+          files = snapshot(file, new)
+          local ok, aerr = pcall(apply, new)
           if ok then
             io.stderr:write("claudelua mcp: reloaded ", file, "\n")
           else
@@ -416,7 +433,7 @@ local function serve_stdio(o, t, list)
       if not s then error(perr, 0) end
       server = s
       t.conn:set_server(s)
-    end, o.skills)
+    end, o.skills, list)
   end
   local unwatch = M.stop_signals(function(signame)
     t:shutdown(o.grace, "server stopped (SIG" .. signame:upper() .. ")")
@@ -471,7 +488,7 @@ local function serve_http(o, list)
   local stop = async.event()
   local unwatch = M.stop_signals(function() stop:set() end)
   local watcher = o.watch and M.watch(o.file, o.args, function(new) t:set_servers(new) end,
-    o.skills)
+    o.skills, list)
   pcall(stop.wait, stop)
   if watcher then watcher:cancel("server stopped") end
   local deadline = core.now() + o.grace

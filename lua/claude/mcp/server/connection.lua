@@ -58,6 +58,7 @@ local content = require "claude.mcp.content"
 local tool = require "claude.mcp.tool"
 local era = require "claude.mcp.era"
 local modern = require "claude.mcp.server.modern"
+local apps = require "claude.mcp.apps"
 local check = modern.check
 local PV, CAPS, LEVEL = era.META.protocol_version, era.META.client_capabilities,
   era.META.log_level
@@ -224,6 +225,7 @@ local function initialize(self, msg, id)
   local result = response.result
   if result then
     local params = msg.params
+    apps.declare(self._server, result.capabilities) -- MCP Apps, when the server has views
     self.initialized = true
     self.era = "legacy"
     self.protocol_version = result.protocolVersion

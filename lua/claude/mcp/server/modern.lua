@@ -36,6 +36,7 @@ local router_mod = require "claude.mcp.router"
 local state_mod = require "claude.mcp.server.state"
 local tasks_mod = require "claude.mcp.server.tasks"
 local skills_mod = require "claude.mcp.server.skills"
+local apps = require "claude.mcp.apps"
 
 local M = {}
 
@@ -382,7 +383,7 @@ function M.new(server, opts)
     _state = opts.state or state_mod.new(), node = opts.node }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
   self._tasks = tasks_mod.new(self)
-  self._extensions = { self._tasks, skills_mod.new(self) }
+  self._extensions = { self._tasks, skills_mod.new(self), apps.extension(self) }
   -- the methods served here and not by the router, in one table
   local special = { ["server/discover"] = function(m, msg, out) out:send(discover(m, msg)) end,
     ["subscriptions/listen"] = listen }
