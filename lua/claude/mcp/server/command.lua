@@ -57,6 +57,9 @@ OAuth (HTTP only; for the servers without an auth option of their own, see docs/
                           an error and the server goes on
   --request-timeout SECONDS  how long a request to the client (ctx.sample, ctx.elicit,
                           ctx.roots, ctx.request) may take (default 60; 0: no limit)
+  --stuck-exit SECONDS    a tool call still busy this long past its `run` budget where no
+                          budget can stop it (a __gc that spins) ends the server with
+                          status 70, for a supervisor to restart it (default 10; 0: never)
   -h, --help              show this help
 
 Over stdio, stdout carries the protocol alone: print, io.write and logs go to stderr. The
@@ -121,9 +124,9 @@ end
 --- Parse the command line (the arguments after `mcp`).
 -- @tparam {string,...} argv
 -- @treturn table `{ file =, args = {...}, http = {host =, port =} | nil, server =, watch =,
---   stateless =, grace =, max_message =, request_timeout =, help = }`
+--   stateless =, grace =, max_message =, request_timeout =, stuck_exit =, help = }`
 function M.parse(argv)
-  local o = { args = {}, grace = 5 }
+  local o = { args = {}, grace = 5, stuck_exit = 10 }
   local i = 1
   while i <= #argv do
     local a = argv[i]
@@ -181,6 +184,8 @@ function M.parse(argv)
     elseif a == "--request-timeout" then
       local t = number_arg(a, value())
       o.request_timeout = t > 0 and t or false
+    elseif a == "--stuck-exit" then
+      o.stuck_exit = number_arg(a, value())
     elseif a == "--" then
       i = i + 1
       break
@@ -423,6 +428,8 @@ function M.main(...)
     return
   end
   rawset(_G, "arg", { [0] = o.file, table.unpack(o.args) })
+  -- the last resort against a tool that holds the loop where no budget reaches (docs/budgets.md)
+  core.stuck_exit(o.stuck_exit, "claudelua mcp")
   local t
   if not o.http then
     -- before the tools file runs, so that nothing it prints reaches the protocol: the
