@@ -426,11 +426,24 @@ describe("budgets where Lua turns hooks off", function()
       local keep = {}
       while true do keep[#keep % 1000 + 1] = {} end
     ]] },
+    -- what the emergency collection of a refused allocation frees must not let it through
+    { "a __gc that spins and allocates now and then, under a memory budget too", [[
+      setmetatable({}, { __gc = function()
+        local t, i = {}, 0
+        while true do
+          i = i + 1
+          if i % 100000 == 0 then t[#t % 64 + 1] = { "garbage" } end
+        end
+      end })
+      collectgarbage()
+      return "survived"
+    ]], "{ run = 0.05, memory = 256 * 1024 * 1024 }" },
   }
   for _, row in ipairs(rows) do
     it("stops " .. row[1], function()
       local code, out, err = host(PRELUDE .. [[
-        local b = core.budget { run = 0.05 }
+        local b = core.budget ]] .. (row[3] or "{ run = 0.05 }") .. [[
+
         report(b:resume(coroutine.create(function() ]] .. row[2] .. [[ end)))
         -- the state goes on: another call runs, and nothing is left current
         local ok, v = core.budget({ run = 0.05 }):resume(coroutine.create(function()

@@ -71,12 +71,13 @@ static void arm(budget_state *st, run_node *last) {
 /* The hook the watchdog armed for this deadline a poke ago (REPOKE_NS) never
  * ran: the call runs where Lua turns hooks off (a __gc metamethod), or in a
  * C function. Its exceeded budgets stop, and the state may not grow until
- * its resume ends (set_limit keeps room at 0 while st->stuck is set), so
- * that Lua code there that allocates gets a memory error. In the handler:
- * the room is written while the allocator may be between its test and its
- * count (room ends below 0, which refuses growth and never a free: meter.h),
- * or in the middle of the count (the write is lost: the next poke writes
- * again). */
+ * its resume ends (room far below 0, also in set_limit while st->stuck is
+ * set: what the emergency collection of a refused allocation frees never
+ * makes room), so that Lua code there that allocates gets a memory error.
+ * In the handler: the room is written while the allocator may be between
+ * its test and its count (the count lands on the new room: still far below
+ * 0), or in the middle of the count (the write is lost: the next poke
+ * writes again). A free is never refused (meter.h). */
 static void hooks_off(budget_state *st) {
   claude_meter *m = st->meter;
   uint64_t now = uv_hrtime();
@@ -86,10 +87,11 @@ static void hooks_off(budget_state *st) {
     if (b->stopped == NULL) b->stopped = R_RUN;
     if (st->stuck == NULL) st->stuck = b;
   }
-  if (st->stuck != NULL && m != NULL && m->room > 0) {
+  st->limiter = NULL; /* a refusal now is no `memory` budget's */
+  if (st->stuck != NULL && m != NULL && m->room >= 0) {
     long long net = meter_net(m);
-    m->room = 0;
-    m->base = net;
+    m->room = -CLAUDE_METER_NO_LIMIT; /* frees meanwhile never make room */
+    m->base = net + m->room;
   }
 }
 

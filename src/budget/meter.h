@@ -48,9 +48,9 @@ static inline void claude_meter_init(claude_meter *m) {
 /* Before the allocator does (ptr, osize) -> nsize: the change in bytes held
  * (*delta), and 0 when the growth must be refused (the caller returns NULL).
  * When ptr is NULL, osize is the kind of object Lua is making (lua_Alloc). A
- * free or shrink is never refused, even when room went below 0 (a watchdog's
- * refusal that landed in the middle of an allocation, budget/hook.c); the
- * second test runs only on the way to a refusal. */
+ * free or shrink is never refused, even when room is below 0 (a stuck call
+ * refuses every growth, budget/hook.c); the second test runs only on the way
+ * to a refusal. */
 static inline int claude_meter_admit(claude_meter *m, void *ptr, size_t osize, size_t nsize,
                                      long long *delta) {
   long long d;
