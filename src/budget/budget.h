@@ -60,7 +60,8 @@ typedef struct budget_state {
   /* where Lua turns hooks off (hook.c) */
   volatile unsigned hook_runs;    /* the hook ran: counted at each run */
   unsigned armed_runs;            /* hook_runs when the watchdog last armed... */
-  uint64_t armed_deadline;        /* ...for this deadline */
+  uint64_t armed_deadline;        /* ...for this deadline, */
+  uint64_t armed_at, armed_cpu;   /* at this time, the thread having used this much CPU */
   budget *stuck;                  /* its resume ran on, the hook never: growth is refused */
   lua_CFunction pcall_fn, xpcall_fn; /* the base library's, to find protected calls */
 } budget_state;

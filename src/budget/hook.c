@@ -37,6 +37,8 @@
  *     that allocates gets a memory error and ends. One that spins without
  *     allocating is left to the watchdog's last resort (watchdog.c).
  */
+#include <time.h>
+
 #include "budget/budget.h"
 
 const char claude_budget_key = 's';
@@ -69,8 +71,8 @@ static void arm(budget_state *st, run_node *last) {
 }
 
 /* The hook the watchdog armed for this deadline a poke ago (REPOKE_NS) never
- * ran: the call runs where Lua turns hooks off (a __gc metamethod), or in a
- * C function. Its exceeded budgets stop, and the state may not grow until
+ * ran while the thread kept the CPU busy: the call runs where Lua turns
+ * hooks off (a __gc metamethod), or in a C function that computes. Its exceeded budgets stop, and the state may not grow until
  * its resume ends (room far below 0, also in set_limit while st->stuck is
  * set: what the emergency collection of a refused allocation frees never
  * makes room), so that Lua code there that allocates gets a memory error.
@@ -95,6 +97,13 @@ static void hooks_off(budget_state *st) {
   }
 }
 
+/* CPU time of the calling thread, in nanoseconds (async-signal-safe). */
+static uint64_t thread_cpu(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* The watchdog's poke, in a signal handler on the state's thread: only
  * lua_sethook, which lua.c's SIGINT handler also calls there (and, when the
  * hook it set last time never ran, the meter: hooks_off). */
@@ -106,10 +115,16 @@ void claude_budget_watch_arm(void *ud, int what) {
     lua_sethook(n->co, claude_budget_hook, LUA_MASKCOUNT, 1);
   }
   if ((what & CLAUDE_POKE_BUDGET) && claude_watch_due(st->watch)) {
-    uint64_t d = atomic_load(&st->watch->deadline);
-    if (d == st->armed_deadline && st->hook_runs == st->armed_runs) hooks_off(st);
+    uint64_t d = atomic_load(&st->watch->deadline), now = uv_hrtime(), cpu = thread_cpu();
+    /* the same resume, no hook since, and the thread busy (not blocked in a
+     * system call, nor in a nested loop's poll) at least a quarter of the time */
+    if (d == st->armed_deadline && st->hook_runs == st->armed_runs &&
+        (cpu - st->armed_cpu) * 4 >= now - st->armed_at)
+      hooks_off(st);
     st->armed_deadline = d;
     st->armed_runs = st->hook_runs;
+    st->armed_at = now;
+    st->armed_cpu = cpu;
     arm(st, NULL);
   }
 }
