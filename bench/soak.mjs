@@ -296,9 +296,9 @@ async function batch() {
 async function sessions() {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
   while (running) {
-    const made = await Promise.allSettled(Array.from({ length: 50 }, () =>
-      post(agent, { jsonrpc: "2.0", id: 0, method: "initialize", params: {
-        protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "flood", version: "1" } } })));
+    const init = { jsonrpc: "2.0", id: 0, method: "initialize", params: {
+      protocolVersion: PROTOCOL, capabilities: {}, clientInfo: { name: "flood", version: "1" } } };
+    const made = await Promise.allSettled(Array.from({ length: 50 }, () => post(agent, init)));
     for (const m of made) {
       count("sessions", m.status === "fulfilled" ? `HTTP ${m.value.status}`
         : "error: " + m.reason.message);
@@ -381,8 +381,9 @@ clearInterval(sampler);
 // the clients are gone: what the server keeps once it is idle again
 await sleep(5000);
 const idle = sampleServer();
-const stopAt = performance.now();
+const stopAt = performance.now(), stopAtSeconds = elapsed();
 let stopped = serverExit;
+const diedEarly = stopped !== null;
 if (!stopped) {
   server.kill("SIGTERM");
   while (serverExit === null && performance.now() - stopAt < 30000) await sleep(50);
@@ -411,20 +412,24 @@ const lines = [];
 lines.push(`claudelua mcp --http soak: ${opt.seconds} s, ${opt.normal} normal clients (a call ` +
   `every ${opt.interval} ms each), hostile: ${opt.hostile.join(", ") || "none"}`);
 lines.push("");
-lines.push("| minute | normal calls | errors | p50 ms | p90 ms | p99 ms | max ms | RSS MiB | fds |");
+lines.push("| minute | normal calls | errors | p50 ms | p90 ms | p99 ms | max ms | RSS MiB " +
+  "| fds |");
 lines.push("|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
 for (const r of rows) {
   lines.push(`| ${r.minute} | ${r.calls} | ${r.errors} | ${f1(r.p50)} | ${f1(r.p90)} | ` +
     `${f1(r.p99)} | ${f1(r.max)} | ${f1(r.rss_mib)} | ${r.fds} |`);
 }
+const peak = Math.max(...samples.map((x) => x.hwm_kb)) / 1024;
 lines.push(`| all | ${calls} | ${errors} | ${f1(pct(all, 50))} | ${f1(pct(all, 90))} | ` +
-  `${f1(pct(all, 99))} | ${f1(all[all.length - 1])} | peak ${f1(Math.max(...samples.map((s) => s.hwm_kb)) / 1024)} | |`);
+  `${f1(pct(all, 99))} | ${f1(all[all.length - 1])} | peak ${f1(peak)} | |`);
 lines.push("");
 lines.push(`Normal clients served throughout: the longest time one went without a good answer ` +
   `was ${f1(Math.max(...gaps))} s. RSS once the clients were gone: ` +
   `${idle ? f1(idle.rss_kb / 1024) + " MiB, " + idle.fds + " fds" : "-"}. ` +
-  (stopped ? `SIGTERM: exit ${stopped.code ?? "by " + stopped.signal} after ` +
-    `${((performance.now() - stopAt) / 1000).toFixed(1)} s.` : "SIGTERM: still running after 30 s."));
+  (stopped === null ? "SIGTERM: still running after 30 s." : diedEarly
+    ? `The server died at ${f1(stopped.at)} s (exit ${stopped.code ?? stopped.signal}).`
+    : `SIGTERM: exit ${stopped.code ?? "by " + stopped.signal} after ` +
+      `${(stopped.at - stopAtSeconds).toFixed(1)} s.`));
 lines.push("");
 lines.push("| hostile | outcomes |");
 lines.push("|---|---|");
@@ -444,6 +449,5 @@ fs.writeFileSync(path.join(opt.out, `soak-${stamp}.json`), JSON.stringify({ opt,
   samples, hostile, gaps, idle, stopped, server_stderr: serverLog.slice(0, 200) }, null, 1));
 fs.writeFileSync(path.join(opt.out, `soak-${stamp}.md`), report + "\n");
 fs.rmSync(dir, { recursive: true, force: true });
-// 1: the server died before the end, or a normal call failed
-const diedEarly = stopped === null || stopped.at < opt.seconds;
-process.exit(diedEarly || errors > 0 ? 1 : 0);
+// 1: the server died before the end (or would not stop), or a normal call failed
+process.exit(diedEarly || stopped === null || errors > 0 ? 1 : 0);

@@ -72,14 +72,15 @@ static void arm(budget_state *st, run_node *last) {
 
 /* The hook the watchdog armed for this deadline a poke ago (REPOKE_NS) never
  * ran while the thread kept the CPU busy: the call runs where Lua turns
- * hooks off (a __gc metamethod), or in a C function that computes. Its exceeded budgets stop, and the state may not grow until
- * its resume ends (room far below 0, also in set_limit while st->stuck is
- * set: what the emergency collection of a refused allocation frees never
- * makes room), so that Lua code there that allocates gets a memory error.
- * In the handler: the room is written while the allocator may be between
- * its test and its count (the count lands on the new room: still far below
- * 0), or in the middle of the count (the write is lost: the next poke
- * writes again). A free is never refused (meter.h). */
+ * hooks off (a __gc metamethod), or in a C function that computes. Its
+ * exceeded budgets stop, and the state may not grow until its resume ends
+ * (room far below 0, also in set_limit while st->stuck is set: what the
+ * emergency collection of a refused allocation frees never makes room), so
+ * that Lua code there that allocates gets a memory error. In the handler:
+ * the room is written while the allocator may be between its test and its
+ * count (the count lands on the new room: still far below 0), or in the
+ * middle of the count (the write is lost: the next poke writes again). A
+ * free is never refused (meter.h). */
 static void hooks_off(budget_state *st) {
   claude_meter *m = st->meter;
   uint64_t now = uv_hrtime();
