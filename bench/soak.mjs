@@ -206,6 +206,7 @@ async function normalClient(i) {
 
 // ---- hostile clients -----------------------------------------------------------------------
 
+// Raw connections; `s.ours` once the client closes one (else the server did).
 const sockets = new Set();
 function raw(onClose) {
   const s = net.connect(PORT, HOST);
@@ -213,6 +214,10 @@ function raw(onClose) {
   s.on("error", () => {});
   s.on("close", () => { sockets.delete(s); onClose?.(); });
   return s;
+}
+function drop(s) {
+  s.ours = true;
+  s.destroy();
 }
 
 // Slowloris: 64 connections that send a request a byte-sized header at a time, every 10 s
@@ -224,17 +229,16 @@ async function slowloris() {
     if (!running) return;
     open += 1;
     count("slowloris", "opened");
-    let closedByUs = false;
     const s = raw(() => {
       open -= 1;
-      count("slowloris", closedByUs ? "closed by the client" : "closed by the server");
+      count("slowloris", s.ours ? "closed by the client" : "closed by the server");
       setTimeout(() => one(k), 1000);
     });
     s.on("data", () => count("slowloris", "got an answer"));
     const head = `POST ${MCP} HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\n`;
     s.write(k % 2 ? head : head + "Content-Length: 1000\r\n\r\n{");
     const timer = setInterval(() => {
-      if (!running) { closedByUs = true; clearInterval(timer); s.destroy(); return; }
+      if (!running) { clearInterval(timer); drop(s); return; }
       s.write(k % 2 ? "X-Slow: 1\r\n" : " ");
     }, 10000);
     s.on("close", () => clearInterval(timer));
@@ -260,8 +264,8 @@ async function stall() {
     count("stall", "stalled");
     const until = elapsed() + 60;
     while (running && elapsed() < until && !s.destroyed) await sleep(500);
-    count("stall", s.destroyed ? "closed by the server" : "dropped by the client");
-    s.destroy();
+    if (!s.destroyed) drop(s);
+    count("stall", s.ours ? "dropped by the client" : "closed by the server");
   };
   const all = [];
   for (let k = 0; k < 8 && running; k++) {
@@ -326,7 +330,7 @@ async function oversize() {
         ((got.match(/^HTTP\/1\.1 (\d+)/) || [])[1] || "closed without an answer")));
       s.write(`POST ${MCP} HTTP/1.1\r\nHost: ${HOST}\r\nContent-Type: application/json\r\n` +
         `Content-Length: 1073741824\r\n\r\n` + "x".repeat(1 << 20));
-      setTimeout(() => s.destroy(), 5000);
+      setTimeout(() => drop(s), 5000);
     });
     await sleep(30000);
   }
@@ -354,6 +358,7 @@ async function tools() {
 // ---- the run -------------------------------------------------------------------------------
 
 const HOSTILE = { slowloris, stall, batch, sessions, oversize, tools };
+const load = [os.loadavg()[0]];
 console.error(`soak: ${url}, ${opt.seconds} s, ${opt.normal} normal clients every ` +
   `${opt.interval} ms, hostile: ${opt.hostile.join(", ") || "none"}`);
 sampleServer();
@@ -374,13 +379,14 @@ for (const k of opt.hostile) {
 }
 while (elapsed() < opt.seconds && serverExit === null) await sleep(200);
 running = false;
-for (const s of sockets) s.destroy();
+for (const s of sockets) drop(s);
 await Promise.all(tasks);
 clearInterval(reporter);
 clearInterval(sampler);
 // the clients are gone: what the server keeps once it is idle again
 await sleep(5000);
 const idle = sampleServer();
+load.push(os.loadavg()[0]);
 const stopAt = performance.now(), stopAtSeconds = elapsed();
 let stopped = serverExit;
 const diedEarly = stopped !== null;
@@ -396,7 +402,7 @@ const rows = [];
 const all = [];
 let calls = 0, errors = 0;
 minutes.forEach((m, i) => {
-  if (!m) return;
+  if (!m || m.lat.length + m.errors + m.wrong === 0) return;
   const lat = [...m.lat].sort((x, y) => x - y);
   all.push(...m.lat);
   calls += lat.length;
@@ -410,7 +416,8 @@ all.sort((x, y) => x - y);
 const f1 = (x) => (Number.isFinite(x) ? x.toFixed(1) : "-");
 const lines = [];
 lines.push(`claudelua mcp --http soak: ${opt.seconds} s, ${opt.normal} normal clients (a call ` +
-  `every ${opt.interval} ms each), hostile: ${opt.hostile.join(", ") || "none"}`);
+  `every ${opt.interval} ms each), hostile: ${opt.hostile.join(", ") || "none"}; load ` +
+  `average ${load[0].toFixed(2)} before, ${load[1].toFixed(2)} after (${os.cpus().length} CPUs)`);
 lines.push("");
 lines.push("| minute | normal calls | errors | p50 ms | p90 ms | p99 ms | max ms | RSS MiB " +
   "| fds |");
@@ -445,7 +452,7 @@ const report = lines.join("\n");
 console.log(report);
 fs.mkdirSync(opt.out, { recursive: true });
 const stamp = new Date().toISOString().replace(/[:.]/g, "-");
-fs.writeFileSync(path.join(opt.out, `soak-${stamp}.json`), JSON.stringify({ opt, url, rows,
+fs.writeFileSync(path.join(opt.out, `soak-${stamp}.json`), JSON.stringify({ opt, url, load, rows,
   samples, hostile, gaps, idle, stopped, server_stderr: serverLog.slice(0, 200) }, null, 1));
 fs.writeFileSync(path.join(opt.out, `soak-${stamp}.md`), report + "\n");
 fs.rmSync(dir, { recursive: true, force: true });

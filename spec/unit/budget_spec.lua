@@ -426,6 +426,13 @@ describe("budgets where Lua turns hooks off", function()
       local keep = {}
       while true do keep[#keep % 1000 + 1] = {} end
     ]] },
+    -- no hook of its own: the watchdog finds the hook it set never ran
+    { "a spin that allocates in a coroutine made before the call", [[
+      return coroutine.resume(INNER)
+    ]] },
+    { "a spin that takes the hook off again and again", [[
+      while true do debug.sethook() end
+    ]] },
     -- what the emergency collection of a refused allocation frees must not let it through
     { "a __gc that spins and allocates now and then, under a memory budget too", [[
       setmetatable({}, { __gc = function()
@@ -442,6 +449,10 @@ describe("budgets where Lua turns hooks off", function()
   for _, row in ipairs(rows) do
     it("stops " .. row[1], function()
       local code, out, err = host(PRELUDE .. [[
+        local INNER = coroutine.create(function()
+          local t = {}
+          while true do t[#t % 64 + 1] = {} end
+        end)
         local b = core.budget ]] .. (row[3] or "{ run = 0.05 }") .. [[
 
         report(b:resume(coroutine.create(function() ]] .. row[2] .. [[ end)))
@@ -489,7 +500,21 @@ describe("budgets where Lua turns hooks off", function()
       assert.matches("^spec: a budgeted call held the loop [%d.]+ s past its run budget", err)
     end)
 
-  it("leaves the process alone by default, and when the call is blocked, not busy",
+  it("ends the process when a coroutine made before the call spins without allocating",
+    function()
+      local code, out, err = host(PRELUDE .. [[
+        core.stuck_exit(0.3, "spec")
+        local inner = coroutine.create(function() while true do end end)
+        report(core.budget({ run = 0.05 }):resume(coroutine.create(function()
+          return coroutine.resume(inner)
+        end)))
+      ]])
+      assert.equal(70, code)
+      assert.equal("", out)
+      assert.matches("^spec: a budgeted call held the loop", err)
+    end)
+
+  it("leaves the process alone while the call is blocked in a C function, not busy",
     function()
       local code, out = host(PRELUDE .. [[
         core.stuck_exit(0.2, "spec")
