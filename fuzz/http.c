@@ -18,14 +18,18 @@
 
 static const char CHECK[] = "local _ = ... return require 'http'\n";
 
-/* sock.connect(port) -> fd, local port: connected to 127.0.0.1:port, then
- * nonblocking (the kernel completes a loopback handshake without the
- * server's accept). */
+/* sock.connect(port [, rcvbuf]) -> fd, local port: connected to
+ * 127.0.0.1:port, then nonblocking (the kernel completes a loopback
+ * handshake without the server's accept). rcvbuf: a small receive buffer, set
+ * before the handshake (it sizes the window), for a client that stops
+ * reading: the server's writes back up sooner. */
 static int l_connect(lua_State *L) {
   struct sockaddr_in sa;
   socklen_t salen = sizeof sa;
+  int rcvbuf = (int)luaL_optinteger(L, 2, 0);
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return luaL_error(L, "socket: %s", strerror(errno));
+  if (rcvbuf > 0) setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
   memset(&sa, 0, sizeof sa);
   sa.sin_family = AF_INET;
   sa.sin_port = htons((uint16_t)luaL_checkinteger(L, 1));

@@ -12,7 +12,13 @@
 -- what the client sends; "~~NEXT~~" in it starts another connection (up to four), opened
 -- once the one before has sent everything, while its requests may still be in flight (a
 -- DELETE or a second GET stream of the same session), and "~~LEAVE~~" one opened once the
--- client has closed the one before (a resumption with Last-Event-ID).
+-- client has closed the one before (a resumption with Last-Event-ID). Inside a connection's
+-- bytes, "~~TICK~~" moves the clock the transport and the verifier see two hours on and runs
+-- the transport's sweep (sessions idle past session_timeout expire, GET streams whose token
+-- expired end, and the token "brief", good for ten minutes from the start of the input, is
+-- refused from then on), and "~~STALL~~" makes the client stop reading that connection (with
+-- a small receive buffer, so that the server's writes back up: the tool "flood" writes a
+-- megabyte of events); the client still sends the rest, and closes it at the end.
 --
 -- The loop is driven until the server closes the connections, or until nothing happens for a
 -- few turns while no task waits (an event stream never ends on its own); then the client
@@ -37,6 +43,17 @@ local trace = os.getenv("FUZZ_HTTP_TRACE") and io.stderr
 
 -- Tool failures and their tracebacks are written there; the findings are the checks below.
 io.stderr = { write = function(self) return self end, flush = function() end }
+
+-- The clock the transport and the verifier see: real time plus `skew`, which each input
+-- starts at 0 and "~~TICK~~" moves on (the harness keeps the real one).
+local real_now, real_time = core.now, os.time
+local skew = 0
+local TICK_SECONDS = 2 * 3600 -- past session_timeout (1800) and the token "brief"
+core.now = function() return real_now() + skew end
+os.time = function(t)
+  if t ~= nil then return real_time(t) end
+  return real_time() + skew
+end
 
 -- Errors nobody waited for, in tasks and callbacks: each is a finding, but for the ones the
 -- application below raises on purpose.
@@ -108,6 +125,11 @@ local function items()
       async.sleep(0.001)
       return "polled"
     end),
+    tool.tool("flood", function(args, ctx) -- a megabyte of events: back pressure
+      local n = math.tointeger(args.n) or 64
+      for _ = 1, math.max(0, math.min(n, 64)) do ctx.log("info", string.rep("x", 16384)) end
+      return "flooded"
+    end),
     tool.tool("ask", function(_, ctx)
       local result, err = ctx.sample { messages = { { role = "user",
         content = { type = "text", text = "yes?" } } }, maxTokens = 5 }
@@ -133,6 +155,7 @@ local TOKENS = {
   early = { sub = "alice", scope = "tools", nbf = os.time() + YEAR },
   elsewhere = { sub = "alice", scope = "tools", aud = "https://elsewhere.example/mcp" },
   ours = { sub = "alice", scope = "tools" }, -- aud: set once the port is known
+  brief = { sub = "alice", scope = "tools" }, -- exp: ten minutes from each input's start
 }
 
 local function verify(token)
@@ -155,10 +178,30 @@ local secure = tool.server("secure", items(), { version = "1.0.0", auth = { veri
   authorization_servers = { "https://as.example" }, required_scopes = { "tools" } } })
 
 -- /mcp and /mcp/open: no auth; /mcp/secure: bearer tokens, its metadata at
--- /.well-known/oauth-protected-resource/mcp/secure.
-local transport = assert(mcp_http.listen({ { "open", open }, { "secure", secure } }, {
-  host = "127.0.0.1", port = 0, max_body = 8192, history = 16, request_timeout = 0.05,
-  log = function() end }))
+-- /.well-known/oauth-protected-resource/mcp/secure. The transport's sweep (the function its
+-- timer runs) is kept, for "~~TICK~~" to run it at once.
+local sweep
+local transport
+do
+  local timer = core.timer
+  core.timer = function(...)
+    local t = timer(...)
+    return setmetatable({}, { __index = function(_, k)
+      if k == "start" then
+        return function(_, secs, fn, ...)
+          sweep = fn
+          return t:start(secs, fn, ...)
+        end
+      end
+      local m = t[k]
+      return function(_, ...) return m(t, ...) end
+    end })
+  end
+  transport = assert(mcp_http.listen({ { "open", open }, { "secure", secure } }, {
+    host = "127.0.0.1", port = 0, max_body = 8192, history = 16, request_timeout = 0.05,
+    log = function() end }))
+  core.timer = timer
+end
 TOKENS.ours.aud = { transport:url() } -- a resource above /mcp/secure: accepted
 
 -- A claude.http.server application: each path a way of answering.
@@ -332,8 +375,8 @@ end
 
 -- Turns the loop until `done()`, at most DRAIN seconds; returns done().
 local function drain(done)
-  local deadline = core.now() + DRAIN
-  while not done() and core.now() < deadline do core.step(0.001) end
+  local deadline = real_now() + DRAIN
+  while not done() and real_now() < deadline do core.step(0.001) end
   return done()
 end
 
@@ -348,10 +391,24 @@ local function in_flight()
     async.pending_count(), base_tasks, transport:pending(), handles(), base_handles)
 end
 
--- Sends the pieces one per turn: true once all are sent, or the server closed.
-local function sender(fd, pieces, half_close)
+-- Sends the pieces of connection `c` one per turn: true once all are sent, or the server
+-- closed. A piece that is not a string is what "~~TICK~~" or "~~STALL~~" does there, once
+-- the server has answered what came before it (nothing arrived for two turns).
+local function sender(c, half_close)
+  local fd, pieces = c.fd, c.pieces
   local i, offset = 1, 0
   return function()
+    if i <= #pieces and type(pieces[i]) == "table" and c.idle < 2 then return false end
+    while i <= #pieces and type(pieces[i]) == "table" do
+      if pieces[i].tick then
+        skew = skew + TICK_SECONDS
+        if sweep then sweep() end
+      else
+        c.stalled = true
+      end
+      i = i + 1
+      if i > #pieces and half_close then sock.shutdown(fd) end
+    end
     if i > #pieces then return true end
     local n = sock.send(fd, offset == 0 and pieces[i] or pieces[i]:sub(offset + 1))
     if n == nil then
@@ -386,8 +443,8 @@ local function exchange(port, conns, half_close, reset)
       end
     elseif c then
       if not c.fd then
-        c.fd, c.port = sock.connect(port)
-        c.send = sender(c.fd, c.pieces, half_close)
+        c.fd, c.port = sock.connect(port, c.stalls and 4096 or nil)
+        c.send = sender(c, half_close)
       end
       if c.send() then
         if c.leave then c.sent, c.idle = true, 0 else sending, wait = sending + 1, 2 end
@@ -398,7 +455,9 @@ local function exchange(port, conns, half_close, reset)
     local got_any, open = false, false
     for i = 1, sending do
       local x = conns[i]
-      if x and x.fd and not x.ended then
+      if x and x.fd and not x.ended and x.stalled then
+        open, x.idle = true, x.idle + 1 -- it reads no more: the server's writes back up
+      elseif x and x.fd and not x.ended then
         local got = sock.recv(x.fd)
         if got == nil then
           x.ended = true -- the server closed the connection
@@ -426,6 +485,34 @@ end
 -- once the connection before it was closed by the client.
 local NEXT, LEAVE = "~~NEXT~~", "~~LEAVE~~"
 local MAX_CONNS = 4
+local ACTIONS = { ["~~TICK~~"] = { tick = true }, ["~~STALL~~"] = { stall = true } }
+
+-- A connection's bytes -> its pieces: the text between the actions, the first cut in two at
+-- `cut` n/32 of its length (0: whole), and the actions between them.
+local function pieces_of(part, cut)
+  local pieces, from, stalls = {}, 1, false
+  while true do
+    local at, stop, action = nil, nil, nil
+    for marker, a in pairs(ACTIONS) do
+      local i, j = part:find(marker, from, true)
+      if i and (not at or i < at) then at, stop, action = i, j, a end
+    end
+    local text = part:sub(from, at and at - 1 or -1)
+    if #pieces == 0 and cut > 0 then
+      local n = cut * #text // 32
+      if n > 0 then
+        pieces[1], text = text:sub(1, n), text:sub(n + 1)
+      end
+    end
+    if text ~= "" then pieces[#pieces + 1] = text end
+    if not at then break end
+    pieces[#pieces + 1] = action
+    stalls = stalls or action.stall ~= nil
+    from = stop + 1
+  end
+  if #pieces == 0 then pieces[1] = "" end
+  return pieces, stalls
+end
 
 return function(data)
   if #data == 0 then return end
@@ -444,13 +531,14 @@ return function(data)
       leave = at ~= nil and at == l
       stop = at and at + (leave and #LEAVE or #NEXT)
     end
-    local part = input:sub(from, at and at - 1 or -1)
-    local cut = (ctl & 0x1f) * #part // 32
-    conns[#conns + 1] = { reply = {}, leave = leave, idle = 0,
-      pieces = cut > 0 and { part:sub(1, cut), part:sub(cut + 1) } or { part } }
+    local pieces, stalls = pieces_of(input:sub(from, at and at - 1 or -1), ctl & 0x1f)
+    conns[#conns + 1] = { reply = {}, leave = leave, idle = 0, pieces = pieces,
+      stalls = stalls }
     from = stop
   until not at
   nsessions = 0
+  skew = 0
+  TOKENS.brief.exp = real_time() + 600
   reported, handled = {}, {}
   local replies = exchange(mcp and transport:port() or app:port(), conns, ctl & 0x40 ~= 0,
     ctl & 0x20 ~= 0)
@@ -463,8 +551,8 @@ return function(data)
     -- every request handed to Lua is answered, at least its head, unless its client left
     local c = conns[i]
     local n = c.port and handled[c.port] or 0
-    assert(c.leave or heads >= n, fmt("connection %d: %d requests handled, %d answers begun",
-      i, n, heads))
+    assert(c.leave or c.stalled or heads >= n, fmt("connection %d: %d requests handled, %d "
+      .. "answers begun", i, n, heads))
   end
   assert(drain(idle), "in flight once the client is gone: " .. in_flight())
   -- the next input starts with no session: closing them must leave nothing behind

@@ -2,10 +2,13 @@
  * watch.h -- the watch of a lua_State (watchdog.c): reaching Lua that holds
  * the loop from outside it. A thread pokes the state when a budgeted
  * resume's `run` deadline passed, and so do signals that interrupt; a poke
- * runs w->arm(w->ud, what) in a signal handler on the state's thread. One
- * per state, in its context (claude_ctx, context.h, which includes this
- * header, not the other way round); the budgets set the arm while they exist
- * (claude_watch_set_arm). Private to claude.core.
+ * runs w->arm(w->ud, what) in a signal handler on the state's thread. Where
+ * no poke can help (Lua runs with hooks off), the thread ends the process:
+ * an interrupting signal the loop did not see within a second, and, when
+ * asked (claude_watch_set_stuck), a budgeted call busy long past its
+ * deadline. One per state, in its context (claude_ctx, context.h, which
+ * includes this header, not the other way round); the budgets set the arm
+ * while they exist (claude_watch_set_arm). Private to claude.core.
  */
 #ifndef CLAUDE_WATCH_H
 #define CLAUDE_WATCH_H
@@ -28,15 +31,17 @@ typedef struct claude_watch {
    * state's thread, so each pair is whole before the handler can see it */
   _Atomic(claude_watch_arm_fn) arm;
   void *_Atomic ud;
+  /* a budgeted call busy this long past its deadline ends the process (0: never);
+   * written on the state's thread, read by the watchdog */
+  _Atomic uint64_t stuck_ns;
   int slot;    /* in the process-wide table of watched states, or -1 */
   int status; /* CLAUDE_WATCH_*: no thread yet, it runs, or NONE: no thread (none could
                 * be made, or closed): budgets count instead */
-  int stop;
+  atomic_int stop;
   pthread_t owner; /* the thread the state runs on */
   pthread_t thread;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
   int interest[32]; /* interrupting watchers per signal number */
+  char label[64];   /* what the process calls itself when it ends it ("claudelua") */
 } claude_watch;
 
 void claude_watch_init(claude_watch *w);
@@ -62,6 +67,9 @@ static inline void claude_watch_deadline(claude_watch *w, uint64_t d, uint64_t r
 }
 /* Whether the published deadline has passed (for the handler's arm). */
 int claude_watch_due(claude_watch *w);
+/* A budgeted call still busy `ns` past its `run` deadline ends the process
+ * (status 70, a line on stderr starting with `label`); 0: never. */
+void claude_watch_set_stuck(claude_watch *w, uint64_t ns, const char *label);
 /* A watcher of signal `sig` that interrupts comes (on) or goes; -1 if it
  * cannot (no slot left). */
 int claude_watch_interest(claude_watch *w, int sig, int on);

@@ -11,12 +11,14 @@
  * frames the running thread changes under it.
  *
  *   the watchdog   one thread per state, started by the first budgeted resume
- *                  with a `run` limit. The state publishes the deadline of
- *                  the resume running (claude_watch_deadline, two atomic
- *                  stores per resume, no lock); the thread sleeps until it,
- *                  and when it finds it passed, pokes the state's thread.
- *                  When nothing runs it sleeps until told (one signal on a
- *                  condition variable per busy period, not per resume).
+ *                  with a `run` limit, or the first interrupting watcher. The
+ *                  state publishes the deadline of the resume running
+ *                  (claude_watch_deadline, two atomic stores per resume, no
+ *                  lock); the thread sleeps until it, and when it finds it
+ *                  passed, pokes the state's thread. When nothing runs it
+ *                  sleeps until told: a SIGURG sent to it (it blocks every
+ *                  signal and waits in sigtimedwait), once per busy period,
+ *                  not per resume; a signal handler can send one too.
  *   the poke       SIGURG sent to the state's thread (pthread_kill): it is
  *                  ignored by default, so a stray one is harmless, and our
  *                  handler passes on those that are not ours.
@@ -26,6 +28,15 @@
  *                  The same signal again before the loop saw the first ends
  *                  the process (_exit(128 + signal)), as the second Ctrl-C
  *                  does in lua.c.
+ *
+ * A hook cannot reach Lua that runs with hooks off (a __gc metamethod; see
+ * budget/hook.c), nor a C function that runs long. There the thread is the
+ * last resort: an interrupting signal the loop has not seen INTERRUPT_GRACE
+ * after it came ends the process (128 + signal), so that the first SIGTERM
+ * always works; and, when the state asked for it (core.stuck_exit), a
+ * budgeted call still running `stuck` seconds past its deadline while its
+ * thread keeps the CPU busy (a thread blocked in a system call is left
+ * alone: it comes back) ends it with status 70, for a supervisor to restart.
  *
  * Signal handlers are process-wide, so this file keeps a small process-wide
  * table: one slot per state that uses it, with the thread it runs on and the
@@ -39,6 +50,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +64,14 @@
  * when the handler lands while the state's thread changes the same hook. */
 #define REPOKE_NS ((uint64_t)100 * 1000 * 1000)
 #define SIG_POKE SIGURG
+/* An interrupting signal the loop has not seen this long after it came: the
+ * Lua holding the loop cannot be interrupted, the process ends. */
+#define INTERRUPT_GRACE_NS ((uint64_t)1000 * 1000 * 1000)
+/* A stuck call is one whose thread had the CPU at least 1/STUCK_BUSY of the
+ * time: a thread blocked in a system call uses next to none. */
+#define STUCK_BUSY 4
+/* The status a stuck call ends the process with (EX_SOFTWARE). */
+#define STUCK_STATUS 70
 
 typedef struct slot {
   _Atomic(claude_watch *) w; /* NULL: free; RESERVED while being taken */
@@ -60,6 +80,8 @@ typedef struct slot {
   atomic_uint interest;      /* 1 << signum: signals that interrupt this state */
   atomic_uint pending;       /* 1 << signum: arrived, the loop's watcher not yet run */
   atomic_uint received;      /* 1 << signum: interrupting signals that arrived */
+  _Atomic uintptr_t watcher; /* the watchdog thread (pthread_t), 0 while none */
+  _Atomic uint64_t pending_at[32]; /* when each pending signal came (CLOCK_MONOTONIC) */
 } slot;
 
 static slot slots[MAX_SLOTS];
@@ -140,17 +162,31 @@ static void poke(slot *s, int what) {
   else pthread_kill(id_thread(owner), SIG_POKE);
 }
 
+/* CLOCK_MONOTONIC in nanoseconds (uv_hrtime's clock), from a signal
+ * handler too: clock_gettime is async-signal-safe. */
+static uint64_t mono_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static void on_interrupt(int sig, siginfo_t *si, void *uc) {
   int saved = errno, i;
   unsigned bit = 1u << sig;
   for (i = 0; i < MAX_SLOTS; i++) {
     slot *s = &slots[i];
     claude_watch *w = atomic_load(&s->w);
+    uintptr_t watcher;
     if (w == NULL || w == RESERVED || !(atomic_load(&s->interest) & bit)) continue;
     atomic_fetch_or(&s->received, bit);
     /* the loop has not seen the last one: it is stuck, end the process */
-    if (atomic_fetch_or(&s->pending, bit) & bit) _exit(128 + sig);
+    if (atomic_load(&s->pending) & bit) _exit(128 + sig);
+    atomic_store(&s->pending_at[sig], mono_ns()); /* before the bit: the thread reads both */
+    atomic_fetch_or(&s->pending, bit);
     poke(s, CLAUDE_POKE_INTERRUPT);
+    /* the watchdog times how long the loop takes to see it */
+    watcher = atomic_load(&s->watcher);
+    if (watcher != 0) pthread_kill(id_thread(watcher), SIG_POKE);
   }
   if (sig > 0 && sig < NSIG) chain(&interrupt_old[sig], sig, si, uc);
   errno = saved;
@@ -170,6 +206,7 @@ static int take_slot(claude_watch *w) {
     atomic_store(&s->interest, 0);
     atomic_store(&s->pending, 0);
     atomic_store(&s->received, 0);
+    atomic_store(&s->watcher, 0);
     w->owner = pthread_self();
     atomic_store(&s->owner, thread_id(w->owner));
     atomic_store(&s->w, w);
@@ -181,80 +218,161 @@ static int take_slot(claude_watch *w) {
 
 /* ---- the thread ---------------------------------------------------------- */
 
+/* Ends the process from the watchdog: "label: text" on stderr, then _exit
+ * (the state's thread is stuck: nothing else can run). */
+static void die(claude_watch *w, int status, const char *text) {
+  char msg[512];
+  snprintf(msg, sizeof msg, "%s: %s\n", w->label[0] ? w->label : "claudelua", text);
+  if (write(2, msg, strlen(msg)) < 0) { /* nothing left to tell */
+  }
+  _exit(status);
+}
+
+static const char *signal_name(int sig) {
+  switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    case SIGQUIT: return "SIGQUIT";
+    case SIGUSR1: return "SIGUSR1";
+    case SIGUSR2: return "SIGUSR2";
+    default: return "a signal";
+  }
+}
+
+/* An interrupting signal the loop has not seen INTERRUPT_GRACE after it came
+ * ends the process; returns when to look again (UINT64_MAX: when told). */
+static uint64_t check_interrupts(claude_watch *w, slot *s, uint64_t now) {
+  unsigned pending = atomic_load(&s->pending);
+  uint64_t next = UINT64_MAX;
+  int sig;
+  for (sig = 1; pending != 0 && sig < 32; sig++) {
+    uint64_t at;
+    if (!(pending & (1u << sig))) continue;
+    at = atomic_load(&s->pending_at[sig]);
+    if (now >= at + INTERRUPT_GRACE_NS) {
+      char text[256];
+      snprintf(text, sizeof text, "%s: the Lua code holding the loop could not be interrupted "
+               "within %.0f s (a __gc metamethod that spins, or a C function that runs "
+               "long); exiting", signal_name(sig), (double)INTERRUPT_GRACE_NS / 1e9);
+      die(w, 128 + sig, text);
+    }
+    if (at + INTERRUPT_GRACE_NS < next) next = at + INTERRUPT_GRACE_NS;
+  }
+  return next;
+}
+
+/* CPU time the state's thread has used, in nanoseconds; 0 when unknown. */
+static uint64_t owner_cpu(slot *s) {
+  uintptr_t owner = atomic_load(&s->owner);
+  clockid_t cid;
+  struct timespec ts;
+  if (owner == 0 || pthread_getcpuclockid(id_thread(owner), &cid) != 0 ||
+      clock_gettime(cid, &ts) != 0)
+    return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;
+}
+
+/* The resume whose deadline `d` passed still runs: once it has for `stuck_ns`
+ * (when asked) with its thread busy, the process ends. A thread that was
+ * mostly idle meanwhile (blocked in a system call) starts a new period. */
+typedef struct stuck {
+  uint64_t deadline, since, cpu;
+} stuck;
+
+static void check_stuck(claude_watch *w, slot *s, stuck *k, uint64_t d, uint64_t now) {
+  uint64_t limit = atomic_load(&w->stuck_ns), cpu;
+  if (d != k->deadline) {
+    k->deadline = d;
+    k->since = now;
+    k->cpu = owner_cpu(s);
+    return;
+  }
+  if (limit == 0 || now - k->since < limit) return;
+  cpu = owner_cpu(s);
+  if (cpu == 0 || k->cpu == 0 || (cpu - k->cpu) * STUCK_BUSY >= now - k->since) {
+    char text[256];
+    snprintf(text, sizeof text, "a budgeted call held the loop %.1f s past its run budget, "
+             "busy where a budget cannot stop it (a __gc metamethod that spins, or a C "
+             "function that runs long); exiting", (double)(now - d) / 1e9);
+    die(w, STUCK_STATUS, text);
+  }
+  k->since = now;
+  k->cpu = cpu;
+}
+
 /* Sleeps until `at` (uv_hrtime nanoseconds; UINT64_MAX: until told), unless
- * a deadline before it was published meanwhile. Holds w->mu. */
+ * a deadline before it was published meanwhile (`seen` is the one looked
+ * at). Told: a SIG_POKE sent to this thread, which blocks it; one sent
+ * before it waits is pending, not lost. */
 static void sleep_until(claude_watch *w, uint64_t at, uint64_t seen) {
-  uint64_t d;
+  sigset_t poke_set;
+  uint64_t d, now;
   atomic_store(&w->wake_at, at);
   d = atomic_load(&w->deadline);
-  if (w->stop || (d != seen && d != 0 && d < at)) return;
+  if (atomic_load(&w->stop) || (d != seen && d != 0 && d < at)) return;
+  sigemptyset(&poke_set);
+  sigaddset(&poke_set, SIG_POKE);
   if (at == UINT64_MAX) {
-    pthread_cond_wait(&w->cv, &w->mu);
-  } else {
+    sigwaitinfo(&poke_set, NULL);
+    return;
+  }
+  now = uv_hrtime();
+  if (at > now) {
     struct timespec ts;
-    ts.tv_sec = (time_t)(at / 1000000000u);
-    ts.tv_nsec = (long)(at % 1000000000u);
-    pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    ts.tv_sec = (time_t)((at - now) / 1000000000u);
+    ts.tv_nsec = (long)((at - now) % 1000000000u);
+    sigtimedwait(&poke_set, NULL, &ts);
   }
 }
 
 /* Sleeps until the published deadline; pokes when it passed. Between resumes
  * (no deadline) it looks again one `run` later while resumes come and go,
  * so that each new deadline is later than when it wakes and needs no signal;
- * after a quiet period it sleeps until told. */
+ * after a quiet period it sleeps until told. Interrupts and stuck calls may
+ * end the process. */
 static void *watch_main(void *arg) {
   claude_watch *w = (claude_watch *)arg;
+  slot *s = &slots[w->slot];
   uint64_t poked = 0, poked_at = 0, seen = UINT64_MAX;
-  pthread_mutex_lock(&w->mu);
-  while (!w->stop) {
+  stuck k = {0, 0, 0};
+  while (!atomic_load(&w->stop)) {
     uint64_t d = atomic_load(&w->deadline), now = uv_hrtime(), n = atomic_load(&w->resumes);
+    uint64_t at, next;
     if (d != 0 && now >= d) {
       if (d != poked || now - poked_at >= REPOKE_NS) {
-        poke(&slots[w->slot], CLAUDE_POKE_BUDGET);
+        poke(s, CLAUDE_POKE_BUDGET);
         poked = d;
         poked_at = now;
       }
-      sleep_until(w, now + REPOKE_NS, d);
+      check_stuck(w, s, &k, d, now);
+      at = now + REPOKE_NS;
     } else if (d != 0) {
-      sleep_until(w, d, d);
+      at = d;
     } else if (n != seen) {
       seen = n;
-      sleep_until(w, now + atomic_load_explicit(&w->period, memory_order_relaxed), d);
+      at = now + atomic_load_explicit(&w->period, memory_order_relaxed);
     } else {
-      sleep_until(w, UINT64_MAX, d);
+      at = UINT64_MAX;
     }
+    next = check_interrupts(w, s, now);
+    sleep_until(w, next < at ? next : at, d);
   }
-  pthread_mutex_unlock(&w->mu);
   return NULL;
 }
 
-/* Starts the thread (every signal blocked in it: they are the loop's). */
+/* Starts the thread (every signal blocked in it: they are the loop's, and it
+ * waits for its own SIG_POKE). */
 static int start_thread(claude_watch *w) {
-  pthread_condattr_t ca;
   sigset_t all, old;
   int err;
   if (take_slot(w) != 0) return -1;
-  if (pthread_mutex_init(&w->mu, NULL) != 0) return -1;
-  if (pthread_condattr_init(&ca) != 0) {
-    pthread_mutex_destroy(&w->mu);
-    return -1;
-  }
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* uv_hrtime's clock */
-  err = pthread_cond_init(&w->cv, &ca);
-  pthread_condattr_destroy(&ca);
-  if (err != 0) {
-    pthread_mutex_destroy(&w->mu);
-    return -1;
-  }
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   err = pthread_create(&w->thread, NULL, watch_main, w);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (err != 0) {
-    pthread_cond_destroy(&w->cv);
-    pthread_mutex_destroy(&w->mu);
-    return -1;
-  }
+  if (err != 0) return -1;
+  atomic_store(&slots[w->slot].watcher, thread_id(w->thread));
   w->status = CLAUDE_WATCH_RUNS;
   return 0;
 }
@@ -270,6 +388,8 @@ void claude_watch_init(claude_watch *w) {
   atomic_init(&w->period, 0);
   atomic_init(&w->arm, NULL);
   atomic_init(&w->ud, NULL);
+  atomic_init(&w->stuck_ns, 0);
+  atomic_init(&w->stop, 0);
   w->slot = -1;
 }
 
@@ -286,13 +406,11 @@ void claude_watch_set_arm(claude_watch *w, claude_watch_arm_fn arm, void *ud) {
  * deadline now (it is idle, or sleeps past it), or does not exist yet. */
 void claude_watch_wake(claude_watch *w) {
   if (w->status == CLAUDE_WATCH_NONE) return;
-  if (w->status == CLAUDE_WATCH_IDLE && start_thread(w) != 0) {
-    w->status = CLAUDE_WATCH_NONE;
-    return;
+  if (w->status == CLAUDE_WATCH_IDLE) {
+    if (start_thread(w) != 0) w->status = CLAUDE_WATCH_NONE;
+    return; /* a new thread looks at the deadline first */
   }
-  pthread_mutex_lock(&w->mu);
-  pthread_cond_signal(&w->cv);
-  pthread_mutex_unlock(&w->mu);
+  pthread_kill(w->thread, SIG_POKE);
 }
 
 /* The state now runs on another thread than before (an application may move
@@ -308,6 +426,8 @@ int claude_watch_interest(claude_watch *w, int sig, int on) {
   if (sig <= 0 || sig >= 32) return -1;
   if (on) {
     if (take_slot(w) != 0) return -1;
+    /* the thread times the loop's answer to the signal */
+    if (w->status == CLAUDE_WATCH_IDLE && start_thread(w) != 0) w->status = CLAUDE_WATCH_NONE;
     s = &slots[w->slot];
     if (w->interest[sig]++ == 0) atomic_fetch_or(&s->interest, 1u << sig);
     /* after libuv's handler (installed by uv_signal_start), in front of it */
@@ -342,6 +462,14 @@ int claude_watch_received(claude_watch *w, int sig) {
   return (atomic_load(&slots[w->slot].received) & (1u << sig)) != 0;
 }
 
+void claude_watch_set_stuck(claude_watch *w, uint64_t ns, const char *label) {
+  size_t n = label != NULL ? strlen(label) : 0;
+  if (n >= sizeof w->label) n = sizeof w->label - 1;
+  if (n > 0) memcpy(w->label, label, n);
+  w->label[n] = '\0';
+  atomic_store(&w->stuck_ns, ns);
+}
+
 int claude_watch_due(claude_watch *w) {
   uint64_t d = atomic_load(&w->deadline);
   return d != 0 && uv_hrtime() >= d;
@@ -349,18 +477,17 @@ int claude_watch_due(claude_watch *w) {
 
 /* Stops and joins the thread, gives the slot back. On the state's thread. */
 void claude_watch_close(claude_watch *w) {
+  if (w->slot >= 0) { /* no handler wakes the thread any more */
+    atomic_store(&slots[w->slot].interest, 0);
+    atomic_store(&slots[w->slot].watcher, 0);
+  }
   if (w->status == CLAUDE_WATCH_RUNS) {
-    pthread_mutex_lock(&w->mu);
-    w->stop = 1;
-    pthread_cond_signal(&w->cv);
-    pthread_mutex_unlock(&w->mu);
+    atomic_store(&w->stop, 1);
+    pthread_kill(w->thread, SIG_POKE);
     pthread_join(w->thread, NULL);
-    pthread_cond_destroy(&w->cv);
-    pthread_mutex_destroy(&w->mu);
   }
   if (w->slot >= 0) {
     slot *s = &slots[w->slot];
-    atomic_store(&s->interest, 0);
     atomic_store(&s->owner, 0);
     atomic_store(&s->w, NULL);
     w->slot = -1;

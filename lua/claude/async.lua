@@ -63,6 +63,8 @@ local function traceback(err)
   end
   return err
 end
+-- it returns at once: a budget's or an interrupt's error may call it (docs/budgets.md)
+core.trusted_handler(traceback)
 M.traceback = traceback
 
 local Task = {}

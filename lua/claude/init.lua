@@ -197,8 +197,9 @@ end
 --- The `claudelua` host's entry: runs `chunk(...)` as the main task, with
 -- SIGINT cancelling it, then waits for the tasks it left running. SIGINT also interrupts
 -- Lua that holds the loop (a spinning tool, a loop at the top level): the coroutine
--- running gets the error "interrupted", as in lua.c, so that the loop can cancel; a second
--- SIGINT before the loop could ends the process (status 130).
+-- running gets the error "interrupted", as in lua.c, so that the loop can cancel; when the
+-- loop cannot see the SIGINT within a second, or a second one comes first, the process ends
+-- (status 130).
 -- @return true | false, message, exit code
 function M._main(chunk, ...)
   local main

@@ -386,26 +386,34 @@ describe("signals and Lua that holds the loop in the claudelua host", function()
     os.remove(path)
   end)
 
-  it("a second SIGINT ends a host whose Lua catches the interrupt", function()
-    local p <close>, path = host([[
-      while true do
-        local _, err = pcall(function()
-          print("spinning")
+  -- the loop never sees the signal: the watchdog ends the process a second after it came
+  -- (or a second SIGINT, at once)
+  for _, twice in ipairs({ false, true }) do
+    it("a host whose Lua catches the interrupt ends on " .. (twice and "a second SIGINT"
+      or "the first SIGINT all the same"), function()
+      local p <close>, path = host([[
+        while true do
+          local _, err = pcall(function()
+            print("spinning")
+            io.stdout:flush()
+            while true do end
+          end)
+          print("caught: " .. tostring(err))
           io.stdout:flush()
-          while true do end
-        end)
-        print("caught: " .. tostring(err))
-        io.stdout:flush()
+        end
+      ]])
+      assert.equal("spinning", p:read_line(T))
+      assert.is_true(p:signal("int"))
+      if twice then assert.is_true(p:signal("int")) end
+      assert.same({ 130, 0 }, { p:wait(T) })
+      if not twice then
+        assert.matches("^caught: .*interrupted$", p:read_line(T))
+        assert.matches("SIGINT: the Lua code holding the loop could not be interrupted",
+          p:stderr(), 1, true)
       end
-    ]])
-    assert.equal("spinning", p:read_line(T))
-    assert.is_true(p:signal("int"))
-    assert.matches("^caught: .*interrupted$", p:read_line(T))
-    assert.equal("spinning", p:read_line(T))
-    assert.is_true(p:signal("int"))
-    assert.same({ 130, 0 }, { p:wait(T) })
-    os.remove(path)
-  end)
+      os.remove(path)
+    end)
+  end
 
   it("SIGINT stops the host while a tool spins under the default budget", function()
     local p <close>, path = host(string.format(SESSION, "nil"))
@@ -479,6 +487,191 @@ describe("signals and Lua that holds the loop in the claudelua host", function()
     assert.is_true(server:signal("term"))
     assert.same({ 0, 0 }, { server:wait(T) })
     curl:wait(T)
+    os.remove(path)
+  end)
+end)
+
+-- Where Lua turns hooks off (a `__gc` metamethod, the message handler of an error a hook
+-- raised), `claudelua mcp` still stops the call or, when nothing in the process can, exits so
+-- that a supervisor restarts it; the first SIGTERM or SIGINT always ends it. Before the fix
+-- each of these hung. Readiness is a line the tool writes, never a delay.
+describe("tools that hold the loop where Lua turns hooks off", function()
+  local process = require "claude.process"
+  local json = require "claude.json"
+
+  local TOOLS = [[
+    local claude = require "claude"
+    local function ready()
+      io.stderr:write("spinning\n")
+      io.stderr:flush()
+    end
+    return claude.server("h", {
+      -- the budget's error is raised in the handler: Lua would call it again, hooks off
+      claude.tool("handler", "Spins in its message handler", function()
+        return xpcall(function() error("x") end, function() while true do end end)
+      end),
+      -- a finalizer that spins and allocates now and then (too little for `memory`), run
+      -- by the tool's own full collection
+      claude.tool("gc", "Spins in __gc, allocating", function()
+        setmetatable({}, { __gc = function()
+          local t, i = {}, 0
+          while true do
+            i = i + 1
+            if i % 100000 == 0 then t[#t % 64 + 1] = { "garbage" } end
+          end
+        end })
+        collectgarbage()
+        return "survived"
+      end),
+      -- a finalizer that spins without allocating: nothing in the process can stop it
+      claude.tool("gcspin", "Spins in __gc", function()
+        setmetatable({}, { __gc = function() ready() while true do end end })
+        collectgarbage()
+        return "survived"
+      end),
+      claude.tool("add", "Adds", { a = "number", b = "number" },
+        function(a) return a.a + a.b end),
+    })
+  ]]
+
+  local function call(id, name, args)
+    return { jsonrpc = "2.0", id = id, method = "tools/call",
+      params = { name = name, arguments = args or json.object() } }
+  end
+
+  local function stdio(...)
+    local path = harness.tempfile(TOOLS, ".lua")
+    local args = { "mcp" }
+    for _, a in ipairs({ ... }) do args[#args + 1] = a end
+    args[#args + 1] = path
+    local p = assert(process.spawn { harness.claudelua, args = args, stdout = "json",
+      stderr = "lines" })
+    p:write_json { jsonrpc = "2.0", id = 0, method = "initialize", params = {
+      protocolVersion = "2025-06-18", capabilities = {},
+      clientInfo = { name = "spec", version = "1" } } }
+    assert.equal(0, p:read_line(T).id)
+    p:write_json { jsonrpc = "2.0", method = "notifications/initialized" }
+    return p, path
+  end
+
+  local function wait_spinning(p)
+    for _ = 1, 100 do
+      local line = p:read_stderr_line(T)
+      if line == nil or line == "spinning" then return line end
+    end
+  end
+
+  it("over stdio: the handler and the allocating __gc are stopped, the server goes on, "
+    .. "SIGTERM stops it", function()
+    local p <close>, path = stdio()
+    for id, name in ipairs({ "handler", "gc" }) do
+      p:write_json(call(id, name))
+      local r = p:read_line(T)
+      assert.equal(id, r.id)
+      assert.is_true(r.result.isError)
+      assert.matches("budget 'run' exceeded", r.result.content[1].text, 1, true)
+    end
+    p:write_json(call(3, "add", { a = 1, b = 2 }))
+    local r = p:read_line(T)
+    assert.same({ 3, "3" }, { r.id, r.result.content[1].text })
+    assert.is_true(p:signal("term"))
+    assert.same({ 0, 0 }, { p:wait(T) })
+    os.remove(path)
+  end)
+
+  for _, row in ipairs({ { "term", 143 }, { "int", 130 } }) do
+    it("over stdio: the first SIG" .. row[1]:upper() .. " ends a server whose __gc spins",
+      function()
+        local p <close>, path = stdio("--stuck-exit", "0")
+        p:write_json(call(1, "gcspin"))
+        assert.equal("spinning", wait_spinning(p))
+        assert.is_true(p:signal(row[1]))
+        assert.same({ row[2], 0 }, { p:wait(T) })
+        os.remove(path)
+      end)
+  end
+
+  it("over stdio: a __gc that spins ends the server after --stuck-exit seconds, saying why",
+    function()
+      local p <close>, path = stdio("--stuck-exit", "0.5")
+      p:write_json(call(1, "gcspin"))
+      assert.equal("spinning", wait_spinning(p))
+      assert.same({ 70, 0 }, { p:wait(T) })
+      local said = p:read_stderr_line(T) or ""
+      assert.matches("claudelua mcp: a budgeted call held the loop", said, 1, true)
+      os.remove(path)
+    end)
+
+  it("over HTTP: the handler is stopped, the server goes on; the first SIGTERM ends it "
+    .. "while a __gc spins", function()
+    local mcp_http = require "support.mcp_http"
+    local path = harness.tempfile(TOOLS, ".lua")
+    local server <close>, url, stderr = mcp_http.start { "--stateless", "--stuck-exit", "0",
+      path }
+    local function post(body)
+      return assert(process.spawn { "curl", args = { "-s", "--max-time", "60",
+        "-H", "Content-Type: application/json",
+        "-H", "Accept: application/json, text/event-stream",
+        "--data-binary", json.encode(body), url }, stderr = "collect" })
+    end
+    local function answer(c)
+      local lines = {}
+      for line in c:lines(T) do lines[#lines + 1] = line end
+      c:wait(T)
+      local text = table.concat(lines, "\n")
+      return json.decode(text:match("^data: (.*)$") or text:match("\ndata: ([^\n]*)") or text)
+    end
+    local c <close> = post(call(1, "handler"))
+    local r = answer(c)
+    assert.is_true(r.result.isError)
+    assert.matches("budget 'run' exceeded", r.result.content[1].text, 1, true)
+    local c2 <close> = post(call(2, "add", { a = 2, b = 3 }))
+    assert.equal("5", answer(c2).result.content[1].text)
+    local c3 <close> = post(call(3, "gcspin"))
+    local spinning = false
+    for _ = 1, T * 100 do
+      for _, l in ipairs(stderr) do spinning = spinning or l == "spinning" end
+      if spinning then break end
+      claude.sleep(0.01)
+    end
+    assert.is_true(spinning)
+    assert.is_true(server:signal("term"))
+    assert.same({ 143, 0 }, { server:wait(T) })
+    c3:wait(T)
+    os.remove(path)
+  end)
+
+  it("in the claudelua host, the first SIGINT ends a script whose __gc spins", function()
+    local path = harness.tempfile([[
+      setmetatable({}, { __gc = function()
+        print("spinning")
+        io.stdout:flush()
+        while true do end
+      end })
+      collectgarbage()
+    ]], ".lua")
+    local p <close> = assert(process.spawn { harness.claudelua, args = { path },
+      stderr = "collect" })
+    assert.equal("spinning", p:read_line(T))
+    assert.is_true(p:signal("int"))
+    assert.same({ 130, 0 }, { p:wait(T) })
+    assert.matches("could not be interrupted", p:stderr(), 1, true)
+    os.remove(path)
+  end)
+
+  it("in the claudelua host, SIGINT ends a script whose message handler spins", function()
+    local path = harness.tempfile([[
+      print(xpcall(error, function()
+        print("spinning")
+        io.stdout:flush()
+        while true do end
+      end))
+    ]], ".lua")
+    local p <close> = assert(process.spawn { harness.claudelua, args = { path },
+      stderr = "collect" })
+    assert.equal("spinning", p:read_line(T))
+    assert.is_true(p:signal("int"))
+    assert.same({ 130, 0 }, { p:wait(T) })
     os.remove(path)
   end)
 end)

@@ -383,3 +383,154 @@ describe("budgets in both hosts", function()
     assert.equal(expected, out)
   end)
 end)
+
+-- Lua turns hooks off in two places: while a `__gc` metamethod runs, and while a hook runs
+-- (an error raised by the hook calls the xpcall message handler there). What a budget does
+-- about each, in a child process: before the fix each of these spun forever.
+describe("budgets where Lua turns hooks off", function()
+  local function host(script, timeout)
+    return harness.sh("timeout -s KILL " .. (timeout or 20) .. " " .. harness.claudelua
+      .. " -e " .. harness.quote(script))
+  end
+
+  local PRELUDE = [[
+    local core = require "claude.core"
+    local function report(ok, msg, why)
+      print(tostring(ok), tostring(why), tostring(msg):match("^budget exceeded: %a+"))
+    end
+  ]]
+
+  -- { description, body (a statement list), expected line }
+  local rows = {
+    { "an xpcall message handler that spins", [[
+      return xpcall(function() error("x") end, function() while true do end end)
+    ]] },
+    { "a spin where it cannot yield, under an xpcall whose handler spins", [[
+      return xpcall(function()
+        table.sort({ 3, 2, 1 }, function() while true do end end)
+      end, function() while true do end end)
+    ]] },
+    { "a __gc that spins and allocates, run by the call's collectgarbage()", [[
+      setmetatable({}, { __gc = function()
+        local t = {}
+        while true do t[#t % 64 + 1] = { "garbage" } end
+      end })
+      collectgarbage()
+      return "survived"
+    ]] },
+    { "a __gc that spins and allocates, run while the call allocates", [[
+      setmetatable({}, { __gc = function()
+        local s = ""
+        while true do s = ("x"):rep(#s % 1000 + 1) end
+      end })
+      local keep = {}
+      while true do keep[#keep % 1000 + 1] = {} end
+    ]] },
+    -- no hook of its own: the watchdog finds the hook it set never ran
+    { "a spin that allocates in a coroutine made before the call", [[
+      return coroutine.resume(INNER)
+    ]] },
+    { "a spin that takes the hook off again and again", [[
+      while true do debug.sethook() end
+    ]] },
+    -- what the emergency collection of a refused allocation frees must not let it through
+    { "a __gc that spins and allocates now and then, under a memory budget too", [[
+      setmetatable({}, { __gc = function()
+        local t, i = {}, 0
+        while true do
+          i = i + 1
+          if i % 100000 == 0 then t[#t % 64 + 1] = { "garbage" } end
+        end
+      end })
+      collectgarbage()
+      return "survived"
+    ]], "{ run = 0.05, memory = 256 * 1024 * 1024 }" },
+  }
+  for _, row in ipairs(rows) do
+    it("stops " .. row[1], function()
+      local code, out, err = host(PRELUDE .. [[
+        local INNER = coroutine.create(function()
+          local t = {}
+          while true do t[#t % 64 + 1] = {} end
+        end)
+        local b = core.budget ]] .. (row[3] or "{ run = 0.05 }") .. [[
+
+        report(b:resume(coroutine.create(function() ]] .. row[2] .. [[ end)))
+        -- the state goes on: another call runs, and nothing is left current
+        local ok, v = core.budget({ run = 0.05 }):resume(coroutine.create(function()
+          return 6 * 7
+        end))
+        print(ok, v, (core.budget_current()))
+      ]])
+      assert.equal("", err)
+      assert.equal(0, code)
+      assert.equal("false\trun\tbudget exceeded: run\ntrue\t42\t0\n", out)
+    end)
+  end
+
+  it("lets a message handler that returns see the error of a call that is stopped", function()
+    local code, out = host(PRELUDE .. [[
+      local seen
+      local b = core.budget { run = 0.05 }
+      report(b:resume(coroutine.create(function()
+        return xpcall(function() while true do end end, function(e) seen = e return e end)
+      end)))
+      print(seen) -- a yield ended the call: the handler never ran
+      local ok = pcall(function() error("plain") end)
+      print(ok)
+    ]])
+    assert.equal(0, code)
+    assert.equal("false\trun\tbudget exceeded: run\nnil\nfalse\n", out)
+  end)
+
+  it("ends the process when a __gc spins where nothing can stop it (core.stuck_exit)",
+    function()
+      local code, out, err = host(PRELUDE .. [[
+        core.stuck_exit(0.3, "spec")
+        local b = core.budget { run = 0.05 }
+        print("started")
+        io.stdout:flush()
+        report(b:resume(coroutine.create(function()
+          setmetatable({}, { __gc = function() while true do end end })
+          collectgarbage()
+        end)))
+      ]])
+      assert.equal(70, code)
+      assert.equal("started\n", out)
+      assert.matches("^spec: a budgeted call held the loop [%d.]+ s past its run budget", err)
+    end)
+
+  it("ends the process when a coroutine made before the call spins without allocating",
+    function()
+      local code, out, err = host(PRELUDE .. [[
+        core.stuck_exit(0.3, "spec")
+        local inner = coroutine.create(function() while true do end end)
+        report(core.budget({ run = 0.05 }):resume(coroutine.create(function()
+          return coroutine.resume(inner)
+        end)))
+      ]])
+      assert.equal(70, code)
+      assert.equal("", out)
+      assert.matches("^spec: a budgeted call held the loop", err)
+    end)
+
+  it("leaves the process alone while the call is blocked in a C function, not busy",
+    function()
+      local code, out = host(PRELUDE .. [[
+        core.stuck_exit(0.2, "spec")
+        local b = core.budget { run = 0.05 }
+        report(b:resume(coroutine.create(function()
+          os.execute("sleep 1") -- blocked in a C function: the CPU is idle
+          return "slept"
+        end)))
+      ]])
+      assert.equal(0, code)
+      assert.equal("false\trun\tbudget exceeded: run\n", out)
+    end)
+
+  it("rejects a bad argument to core.stuck_exit", function()
+    assert.has_error(function() core.stuck_exit(-1) end)
+    assert.has_error(function() core.stuck_exit("x") end)
+    core.stuck_exit(false)
+  end)
+end)

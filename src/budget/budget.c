@@ -132,6 +132,12 @@ static sentinel *get_sentinel(lua_State *L) {
   s->st = (budget_state *)calloc(1, sizeof *s->st);
   if (s->st == NULL) luaL_error(L, "budget: out of memory");
   take_offer(L, s->st);
+  /* the base library's protected calls, which the hook looks for (hook.c) */
+  lua_getglobal(L, "pcall");
+  s->st->pcall_fn = lua_tocfunction(L, -1);
+  lua_getglobal(L, "xpcall");
+  s->st->xpcall_fn = lua_tocfunction(L, -1);
+  lua_pop(L, 2);
   s->st->watch = &ctx->watch;
   claude_watch_set_arm(&ctx->watch, claude_budget_watch_arm, s->st);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &claude_budget_key);
@@ -240,6 +246,7 @@ static inline void leave(lua_State *L, budget_state *st, budget *b, run_node *no
   if (st->meter != NULL) {
     b->used_memory += meter_net(st->meter) - b->mem_mark;
     if (b->memory > 0) st->memories--;
+    if (st->stuck == b) st->stuck = NULL; /* the state may grow again */
     if (st->current != NULL) claude_budget_set_limit(st);
     else no_limit(st->meter);
   }
@@ -548,6 +555,10 @@ void claude_open_budget(lua_State *L) {
   lua_setfield(L, -2, "budget");
   lua_pushcfunction(L, l_budget_current);
   lua_setfield(L, -2, "budget_current");
+  lua_pushcfunction(L, claude_budget_l_stuck_exit);
+  lua_setfield(L, -2, "stuck_exit");
+  lua_pushcfunction(L, claude_budget_l_trusted_handler);
+  lua_setfield(L, -2, "trusted_handler");
   get_sentinel(L);
   lua_rawgetp(L, LUA_REGISTRYINDEX, &claude_budget_key);
   lua_pushcclosure(L, l_resume, 1);

@@ -57,6 +57,13 @@ typedef struct budget_state {
   lua_Alloc orig;                 /* the allocator wrapped (meter == &own_meter) */
   void *orig_ud;
   claude_watch *watch;            /* the context's; arms the chain while st exists */
+  /* where Lua turns hooks off (hook.c) */
+  volatile unsigned hook_runs;    /* the hook ran: counted at each run */
+  unsigned armed_runs;            /* hook_runs when the watchdog last armed... */
+  uint64_t armed_deadline;        /* ...for this deadline, */
+  uint64_t armed_at, armed_cpu;   /* at this time, the thread having used this much CPU */
+  budget *stuck;                  /* its resume ran on, the hook never: growth is refused */
+  lua_CFunction pcall_fn, xpcall_fn; /* the base library's, to find protected calls */
 } budget_state;
 
 /* The registry's handle on the state; its __gc puts the allocator back. */
@@ -111,6 +118,12 @@ void claude_budget_stop(budget_state *st, budget *b, const char *why);
 void claude_budget_push_stop_message(lua_State *L, const budget *b);
 /* An interrupt waiting on a coroutine whose resume ended goes on. */
 void claude_budget_pass_interrupt(budget_state *st);
+/* core.stuck_exit and core.trusted_handler. */
+int claude_budget_l_stuck_exit(lua_State *L);
+int claude_budget_l_trusted_handler(lua_State *L);
+/* The registry key of the set of message handlers known to return at once
+ * (core.trusted_handler): an error a hook raises may call them. */
+extern const char claude_budget_trusted_key;
 
 static inline void push_node(budget_state *st, run_node *n) {
   n->outer = st->top;

@@ -22,10 +22,27 @@
  * error where it cannot (inside a C function such as table.sort's
  * comparator), so a pcall does not keep the call alive. An arm that finds
  * nothing to stop settles the thread back to counting, or takes the hook off.
+ *
+ * Where Lua turns hooks off, the hook cannot run:
+ *
+ *   - an error raised by a hook calls the xpcall message handler inside the
+ *     hook, hooks off: a handler that spins would spin for good. Under an
+ *     xpcall whose handler is not known to return at once, the hook raises
+ *     a memory error instead, for which Lua calls no handler (raise).
+ *   - a __gc metamethod runs with hooks off. The hook stays set and fires as
+ *     soon as the finalizer returns; one that never returns cannot be
+ *     stopped by a hook. When the watchdog finds that the hook it armed never
+ *     ran (hooks_off), the call's budget stops and the state's growth is
+ *     refused until the call's resume ends: a finalizer (or a C function)
+ *     that allocates gets a memory error and ends. One that spins without
+ *     allocating is left to the watchdog's last resort (watchdog.c).
  */
+#include <time.h>
+
 #include "budget/budget.h"
 
 const char claude_budget_key = 's';
+const char claude_budget_trusted_key = 't';
 const char claude_budget_r_run[] = "run", claude_budget_r_instructions[] = "instructions",
            claude_budget_r_memory[] = "memory", claude_budget_r_outer[] = "outer";
 
@@ -53,8 +70,44 @@ static void arm(budget_state *st, run_node *last) {
   }
 }
 
+/* The hook the watchdog armed for this deadline a poke ago (REPOKE_NS) never
+ * ran while the thread kept the CPU busy: the call runs where Lua turns
+ * hooks off (a __gc metamethod), or in a C function that computes. Its
+ * exceeded budgets stop, and the state may not grow until its resume ends
+ * (room far below 0, also in set_limit while st->stuck is set: what the
+ * emergency collection of a refused allocation frees never makes room), so
+ * that Lua code there that allocates gets a memory error. In the handler:
+ * the room is written while the allocator may be between its test and its
+ * count (the count lands on the new room: still far below 0), or in the
+ * middle of the count (the write is lost: the next poke writes again). A
+ * free is never refused (meter.h). */
+static void hooks_off(budget_state *st) {
+  claude_meter *m = st->meter;
+  uint64_t now = uv_hrtime();
+  budget *b;
+  for (b = st->current; b != NULL; b = b->outer) {
+    if (b->run_ns == 0 || now - b->slice_start <= b->run_ns) continue;
+    if (b->stopped == NULL) b->stopped = R_RUN;
+    if (st->stuck == NULL) st->stuck = b;
+  }
+  st->limiter = NULL; /* a refusal now is no `memory` budget's */
+  if (st->stuck != NULL && m != NULL && m->room >= 0) {
+    long long net = meter_net(m);
+    m->room = -CLAUDE_METER_NO_LIMIT; /* frees meanwhile never make room */
+    m->base = net + m->room;
+  }
+}
+
+/* CPU time of the calling thread, in nanoseconds (async-signal-safe). */
+static uint64_t thread_cpu(void) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 /* The watchdog's poke, in a signal handler on the state's thread: only
- * lua_sethook, which lua.c's SIGINT handler also calls there. */
+ * lua_sethook, which lua.c's SIGINT handler also calls there (and, when the
+ * hook it set last time never ran, the meter: hooks_off). */
 void claude_budget_watch_arm(void *ud, int what) {
   budget_state *st = (budget_state *)ud;
   run_node *n = st->top;
@@ -62,7 +115,19 @@ void claude_budget_watch_arm(void *ud, int what) {
     st->interrupt = n->co;
     lua_sethook(n->co, claude_budget_hook, LUA_MASKCOUNT, 1);
   }
-  if ((what & CLAUDE_POKE_BUDGET) && claude_watch_due(st->watch)) arm(st, NULL);
+  if ((what & CLAUDE_POKE_BUDGET) && claude_watch_due(st->watch)) {
+    uint64_t d = atomic_load(&st->watch->deadline), now = uv_hrtime(), cpu = thread_cpu();
+    /* the same resume, no hook since, and the thread busy (not blocked in a
+     * system call, nor in a nested loop's poll) at least a quarter of the time */
+    if (d == st->armed_deadline && st->hook_runs == st->armed_runs &&
+        (cpu - st->armed_cpu) * 4 >= now - st->armed_at)
+      hooks_off(st);
+    st->armed_deadline = d;
+    st->armed_runs = st->hook_runs;
+    st->armed_at = now;
+    st->armed_cpu = cpu;
+    arm(st, NULL);
+  }
 }
 
 /* Marks b stopped for `why` (the first reason stays) and makes the hook of
@@ -86,6 +151,54 @@ void claude_budget_push_stop_message(lua_State *L, const budget *b) {
     lua_pushliteral(L, "budget exceeded: the enclosing call's budget");
   else
     lua_pushfstring(L, "budget exceeded: %s", b->stopped);
+}
+
+/* Whether an error raised now in L may call a message handler that is not
+ * known to return at once: the innermost protected call of L (Lua calls the
+ * handler of L's own) is an xpcall, and its handler (the xpcall's second
+ * argument) is a Lua function core.trusted_handler did not mark. pcall has
+ * none; a C function's lua_pcall with a handler is not seen (C handlers are
+ * taken to return). */
+static int handler_may_spin(lua_State *L, const budget_state *st) {
+  lua_Debug ar;
+  int level, spin = 0;
+  if (st->xpcall_fn == NULL) return 0;
+  for (level = 0; lua_getstack(L, level, &ar); level++) {
+    lua_CFunction f;
+    lua_getinfo(L, "f", &ar);
+    f = lua_tocfunction(L, -1);
+    lua_pop(L, 1);
+    if (f == NULL || (f != st->pcall_fn && f != st->xpcall_fn)) continue;
+    if (f == st->pcall_fn) return 0;
+    if (lua_getlocal(L, &ar, 2) == NULL) return 1;
+    if (!lua_iscfunction(L, -1)) {
+      spin = 1;
+      if (lua_rawgetp(L, LUA_REGISTRYINDEX, &claude_budget_trusted_key) == LUA_TTABLE) {
+        lua_pushvalue(L, -2);
+        spin = lua_rawget(L, -2) == LUA_TNIL;
+        lua_pop(L, 1);
+      }
+      lua_pop(L, 1);
+    }
+    lua_pop(L, 1);
+    return spin;
+  }
+  return 0;
+}
+
+/* Raises the error on top of L from the hook. Lua calls the message handler
+ * of an error raised here inside the hook, with hooks off, where nothing
+ * could stop a handler that spins: when one may run, the error goes as a
+ * memory error, which calls no handler (lua_error raises one for the memory
+ * error message, "not enough memory": Lua 5.4.2 and later). Its xpcall then
+ * returns false, "not enough memory"; the budget's reason reaches the
+ * resumer all the same. */
+static void raise_from_hook(lua_State *L, const budget_state *st) {
+  if (handler_may_spin(L, st)) {
+    lua_pop(L, 1);
+    lua_pushliteral(L, "not enough memory");
+  }
+  lua_error(L);
 }
 
 /* The state from inside a hook (NULL when budgets are gone). */
@@ -125,10 +238,14 @@ void claude_budget_hook(lua_State *L, lua_Debug *ar) {
     lua_sethook(L, NULL, 0, 0);
     return;
   }
+  st->hook_runs++;
   if (st->interrupt == L) {
     st->interrupt = NULL;
     settle(st, L);
-    luaL_error(L, "interrupted");
+    luaL_where(L, 1);
+    lua_pushliteral(L, "interrupted");
+    lua_concat(L, 2);
+    raise_from_hook(L, st);
     return;
   }
   if (st->current == NULL) {
@@ -157,5 +274,49 @@ void claude_budget_hook(lua_State *L, lua_Debug *ar) {
     return;
   }
   claude_budget_push_stop_message(L, hit);
-  lua_error(L);
+  raise_from_hook(L, st);
+}
+
+/* ---- the Lua side ---------------------------------------------------------- */
+
+/* core.stuck_exit(seconds | false [, label]): a budgeted call still running
+ * `seconds` past its `run` deadline, its thread busy where no hook reaches
+ * (a __gc metamethod that spins, a C function that runs long), ends the
+ * process with status 70 and a line on stderr that starts with `label`
+ * ("claudelua"); the label also starts the line of an interrupting signal
+ * that could not interrupt (watchdog.c). false or 0: never (the default). */
+int claude_budget_l_stuck_exit(lua_State *L) {
+  claude_ctx *ctx = claude_ctx_get(L);
+  double secs = 0;
+  const char *label = luaL_optstring(L, 2, "claudelua");
+  if (!(lua_isboolean(L, 1) && !lua_toboolean(L, 1))) {
+    secs = luaL_checknumber(L, 1);
+    luaL_argcheck(L, secs >= 0, 1, "seconds >= 0 or false expected");
+  }
+  claude_watch_set_stuck(&ctx->watch, (uint64_t)((secs < 1e9 ? secs : 1e9) * 1e9), label);
+  return 0;
+}
+
+/* core.trusted_handler(fn) -> fn: marks fn as an xpcall message handler
+ * that returns at once. An error a budget or an interrupt raises from the
+ * hook calls the handler with hooks off, where nothing could stop one that
+ * spins: under an xpcall with any other Lua handler it is raised as a memory
+ * error, which calls none (hook.c). claude's tasks mark theirs. */
+int claude_budget_l_trusted_handler(lua_State *L) {
+  luaL_checktype(L, 1, LUA_TFUNCTION);
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &claude_budget_trusted_key) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_newtable(L);
+    lua_createtable(L, 0, 1);
+    lua_pushliteral(L, "k");
+    lua_setfield(L, -2, "__mode");
+    lua_setmetatable(L, -2);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &claude_budget_trusted_key);
+  }
+  lua_pushvalue(L, 1);
+  lua_pushboolean(L, 1);
+  lua_rawset(L, -3);
+  lua_settop(L, 1);
+  return 1;
 }

@@ -29,13 +29,20 @@ static long long add_sat(long long a, lua_Integer b) {
 }
 
 /* The meter's limit: the tightest of the current budgets with `memory`
- * (one stopped for memory refuses every growth), as room to grow. */
+ * (one stopped for memory refuses every growth), as room to grow. A stuck
+ * call (hook.c) refuses every growth even after frees: room far below 0. */
 void claude_budget_set_limit(budget_state *st) {
   long long limit = LLONG_MAX, l, net;
   claude_meter *m = st->meter;
   budget *b;
   st->limiter = NULL;
   if (m == NULL) return;
+  if (st->stuck != NULL) { /* refuses every growth, whatever is freed meanwhile */
+    net = meter_net(m);
+    m->room = -CLAUDE_METER_NO_LIMIT;
+    m->base = net + m->room;
+    return;
+  }
   if (st->memories > 0) {
     for (b = st->current; b != NULL; b = b->outer) {
       if (b->memory <= 0) continue;

@@ -48,7 +48,9 @@ static inline void claude_meter_init(claude_meter *m) {
 /* Before the allocator does (ptr, osize) -> nsize: the change in bytes held
  * (*delta), and 0 when the growth must be refused (the caller returns NULL).
  * When ptr is NULL, osize is the kind of object Lua is making (lua_Alloc). A
- * free or shrink is never refused: room >= 0. */
+ * free or shrink is never refused, even when room is below 0 (a stuck call
+ * refuses every growth, budget/hook.c); the second test runs only on the way
+ * to a refusal. */
 static inline int claude_meter_admit(claude_meter *m, void *ptr, size_t osize, size_t nsize,
                                      long long *delta) {
   long long d;
@@ -59,7 +61,7 @@ static inline int claude_meter_admit(claude_meter *m, void *ptr, size_t osize, s
     d = (long long)nsize - (long long)osize;
   }
   *delta = d;
-  if (d > m->room) {
+  if (d > m->room && d > 0) {
     if (m->event != NULL) m->event(m, CLAUDE_METER_REFUSED);
     return 0;
   }

@@ -5,9 +5,16 @@
 -- specific level that sets it, else from the defaults (run 1 s, memory 256 MiB). `false`
 -- turns a field off, and `budget = false` every field of that level and above.
 -- @module claude.mcp.budget
+local core = require "claude.core"
 local errors = require "claude.errors"
 
 local M = {}
+
+--- Marks `fn` as an xpcall message handler that returns at once, and returns it: an error
+-- a budget raises where the call cannot yield calls it with hooks off (a handler that is not
+-- marked gets a memory error instead, which calls none; docs/budgets.md). For the handlers
+-- that report a tool's failure.
+M.trusted_handler = core.trusted_handler
 
 local FIELDS = { "run", "seconds", "instructions", "memory" }
 local KNOWN = { run = true, seconds = true, instructions = true, memory = true }

@@ -855,7 +855,7 @@ function M.call(t, args, ctx, as_text)
   if not ok then return content.error("Input validation error: " .. err.message) end
   local on_error = t.report_error -- made once per tool: this is the hot path
   if not on_error then
-    on_error = report(t.name)
+    on_error = budget.trusted_handler(report(t.name))
     t.report_error = on_error
   end
   local shape = as_text and content.result_text or content.result

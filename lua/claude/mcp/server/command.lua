@@ -57,6 +57,9 @@ Options:
                           tasks/* requests (Mcp-Name) to the process that has the task
   --skills DIR            serve the Agent Skills of DIR (each directory with a SKILL.md) on
                           every server, beside those of its own skills option (repeatable)
+  --stuck-exit SECONDS    a tool call still busy this long past its `run` budget where no
+                          budget can stop it (a __gc that spins) ends the server with
+                          status 70, for a supervisor to restart it (default 10; 0: never)
   -h, --help              show this help
 
 OAuth (HTTP only; for the servers without an auth option of their own, see docs/oauth.md):
@@ -135,9 +138,9 @@ end
 --- Parse the command line (the arguments after `mcp`).
 -- @tparam {string,...} argv
 -- @treturn table `{ file =, args = {...}, http = {host =, port =} | nil, server =, watch =,
---   stateless =, grace =, max_message =, request_timeout =, help = }`
+--   stateless =, grace =, max_message =, request_timeout =, stuck_exit =, help = }`
 function M.parse(argv)
-  local o = { args = {}, grace = 5 }
+  local o = { args = {}, grace = 5, stuck_exit = 10 }
   local i = 1
   while i <= #argv do
     local a = argv[i]
@@ -208,6 +211,8 @@ function M.parse(argv)
     elseif a == "--state-ttl" then
       o.state_ttl = number_arg(a, value())
       if o.state_ttl <= 0 then usage_error("--state-ttl needs a positive number") end
+    elseif a == "--stuck-exit" then
+      o.stuck_exit = number_arg(a, value())
     elseif a == "--" then
       i = i + 1
       break
@@ -515,6 +520,8 @@ function M.main(...)
     return
   end
   rawset(_G, "arg", { [0] = o.file, table.unpack(o.args) })
+  -- the last resort against a tool that holds the loop where no budget reaches (docs/budgets.md)
+  core.stuck_exit(o.stuck_exit, "claudelua mcp")
   local t
   if not o.http then
     -- before the tools file runs, so that nothing it prints reaches the protocol: the
