@@ -140,7 +140,7 @@ describe("libclaudelua", function()
     assert.equal("answer: You said: hello from C\nloop close: ok\n", out)
     code, out, err = sh("cd / && env -i " .. dir .. "/host")
     assert.equal(0, code, err)
-    assert.equal("second woke after 0.01 s\nfirst woke after 0.02 s\n"
+    assert.equal("second woke after 0.01 s\nfirst woke after 0.25 s\n"
       .. "state finished: first\nstate finished: second\nloop close: ok\n", out)
   end
 
