@@ -39,13 +39,13 @@ local function write(path, text, mode)
 end
 
 local ID_TOKEN = "eyJhbGciOiJFUzI1NiJ9.doc-id-token.sig"
-local cfg
+local cfg, browser_dir
 if setup == "browser" then
   cfg = { client_id = "doc-static", client_secret = "doc-static-secret" }
   -- the browser: curl, following the redirect to the loopback that waits for it
-  local dir = assert(core.mkdtemp((os.getenv("TMPDIR") or "/tmp") .. "/doc-oauth-"))
-  write(dir .. "/browser", '#!/bin/sh\nexec curl -s -L -o /dev/null "$1"\n', "755")
-  core.setenv("BROWSER", dir .. "/browser")
+  browser_dir = assert(core.mkdtemp((os.getenv("TMPDIR") or "/tmp") .. "/doc-oauth-"))
+  write(browser_dir .. "/browser", '#!/bin/sh\nexec curl -s -L -o /dev/null "$1"\n', "755")
+  core.setenv("BROWSER", browser_dir .. "/browser")
 elseif setup == "machine" then
   local key = assert(jwt.generate { alg = "ES256" })
   write("billing-sync-key.pem", key:pem(true), "600")
@@ -89,6 +89,7 @@ local args = table.move(arg, 3, #arg, 1, {})
 local chunk = assert(loadfile(script))
 local ok, err = xpcall(chunk, debug.traceback, table.unpack(args))
 fake.close()
+if browser_dir then os.execute("rm -rf '" .. browser_dir .. "'") end
 if not ok then
   io.stderr:write(tostring(err), "\n")
   os.exit(1)
