@@ -87,8 +87,10 @@ local function command_lines(code)
   return out
 end
 
--- The repository paths a shell block names must exist.
+-- The repository paths a shell block names must exist (outside its comments, which may name
+-- what a command makes).
 local function check_paths(code)
+  code = code:gsub("[^\n]*", function(line) return (line:gsub("^#.*", ""):gsub("%s#.*", "")) end)
   for word in code:gmatch("[%w_./-]+") do
     local first = word:match("^%.?/?([%w_.-]+)/")
     -- a file (with an extension) or a folder (ending in /) of the repository
@@ -188,10 +190,19 @@ for _, name in ipairs(docs) do
         it(string.format("line %d: %s (%s)", b.line, b.lang, kind), function()
           run_block(b, name, dir)
         end)
-      elseif b.lang == "json" then
-        it(string.format("line %d: json parses", b.line), function()
-          assert(doc_blocks.json_ok(b.code))
-        end)
+      else
+        if b.lang == "json" then
+          it(string.format("line %d: json parses", b.line), function()
+            assert(doc_blocks.json_ok(b.code))
+          end)
+        end
+        if b.d.file then -- a file the next blocks use (a view, a scenario)
+          it(string.format("line %d: %s saved as %s", b.line, b.lang, b.d.file), function()
+            local path = dir .. "/" .. b.d.file
+            os.execute("mkdir -p " .. q(path:match("^(.*)/")))
+            write(path, b.code)
+          end)
+        end
       end
       ::next::
     end

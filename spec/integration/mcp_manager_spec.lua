@@ -100,5 +100,17 @@ describe("claude.mcp.manager", function()
     end)
     assert.is_false(ok)
     assert.matches("mcp_manager_spec.lua:%d+: unknown field 'bogus' to 'manager'", err)
+    -- its options and as_server's in the one wording, with the hint
+    ok, err = pcall(function()
+      local m = claude.mcp.manager({}, { timout = 1 })
+      return m
+    end)
+    assert.is_false(ok)
+    assert.matches("mcp_manager_spec.lua:%d+: unknown field 'timout' to 'manager' %(did you "
+      .. "mean 'timeout'%?%)", err)
+    local c <close> = assert(claude.mcp.connect(fake()))
+    ok, err = pcall(c.as_server, c, { filtr = {} })
+    assert.is_false(ok)
+    assert.matches("unknown field 'filtr' to 'as_server' %(did you mean 'filter'%?%)", err)
   end)
 end)

@@ -3,11 +3,12 @@
 --
 --   <!-- doc: fragment (why) -->   not run: a piece of a larger program (keep these few)
 --   <!-- doc: check (why) -->      not run, checked: Lua compiles; a shell block parses, and
---                                  the repository files it names exist
+--                                  the repository files it names exist (its comments aside)
 --   <!-- doc: output -->           this block is the stdout of the block before it (exact,
 --                                  but a line `...` stands for any lines)
---   <!-- doc: file NAME -->        the block is saved as NAME in the doc's directory (also
---                                  said by a first line `-- NAME.lua ...`), for later blocks
+--   <!-- doc: file NAME -->        the block (of any language: a view, a scenario) is saved
+--                                  as NAME in the doc's directory, for later blocks (a Lua
+--                                  block's first line `-- NAME.lua ...` says it too)
 --   <!-- doc: servers N -->        a shell block whose lines start servers: each line runs on
 --                                  its own; one still running after N s (default 2) started
 --   <!-- doc: until N -->          a Lua program that serves: stopped (SIGINT) after N s

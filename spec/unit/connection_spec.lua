@@ -269,6 +269,8 @@ describe("claude.mcp.server.connection", function()
       "bad field 'server' to 'new' (claude.Server expected, got number)")
     assert.has_error(function() connection.new { server = server() } end,
       "bad field 'send' to 'new' (function expected, got nil)")
+    assert.has_error(function() connection.new { server = server(), send = print, sate = 1 } end,
+      "unknown field 'sate' to 'new' (did you mean 'state'?)")
   end)
 end)
 

@@ -343,6 +343,17 @@ describe("claude.oauth stores", function()
     os.execute("rm -rf " .. harness.quote(dir))
   end)
 
+  it("file_store makes its folder and the missing ones above it, 0700", function()
+    local dir = harness.tempdir()
+    local store = oauth.file_store(dir .. "/home/.config/my-app/tokens.json")
+    assert(store.save("https://a/mcp", { access_token = "A" }))
+    assert.equal("A", store.load("https://a/mcp").access_token)
+    assert.equal(448, core.stat(dir .. "/home/.config").mode & 511) -- 0700
+    assert.equal(448, core.stat(dir .. "/home/.config/my-app").mode & 511)
+    assert.equal(384, core.stat(dir .. "/home/.config/my-app/tokens.json").mode)
+    os.execute("rm -rf " .. harness.quote(dir))
+  end)
+
   it("core.write_private fails cleanly and leaves no temporary file", function()
     local dir = harness.tempdir()
     local ok, err, code = core.write_private(dir .. "/missing/x.json", "{}")

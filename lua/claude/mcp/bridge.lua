@@ -25,7 +25,7 @@ local function check(opts)
   end
   for k, v in pairs(opts) do
     local want = OPTIONS[k]
-    if not want then misuse("unknown option '%s' to 'as_server'", tostring(k)) end
+    if not want then errors.unknown_field(k, OPTIONS, "as_server") end
     if not ("|" .. want .. "|"):find("|" .. type(v) .. "|", 1, true) then
       misuse("bad field '%s' to 'as_server' (%s expected, got %s)", k,
         (want:gsub("|", " or ")), errors.typename(v))

@@ -187,7 +187,7 @@ M.new = public(function(servers, opts)
   opts = opts or {}
   for k, v in pairs(opts) do
     local want = OPTIONS[k]
-    if not want then misuse("unknown option '%s' to 'manager'", tostring(k)) end
+    if not want then errors.unknown_field(k, OPTIONS, "manager") end
     if type(v) ~= want then
       misuse("bad field '%s' to 'manager' (%s expected, got %s)", k, want, errors.typename(v))
     end

@@ -41,8 +41,15 @@ local function read_all(path)
   return all
 end
 
+-- Makes `dir` and each missing folder above it (0700): `~/.config/app/` on a fresh account.
+local function make_dirs(dir)
+  if dir == "" or core.stat(dir) then return end
+  make_dirs(dir:match("^(.*)/[^/]*$") or "")
+  core.mkdir(dir)
+end
+
 --- A store in a JSON file, mode 0600 (its directory is made, 0700, if
--- missing). `load(key)` gives the record saved for `key` (or nil);
+-- missing, with the folders above it). `load(key)` gives the record saved for `key` (or nil);
 -- `save(key, record)` saves it (nil forgets it), the other keys staying;
 -- both return nil, err, "auth" when the file cannot be read or written.
 -- @tparam string path
@@ -59,8 +66,7 @@ function M.file(path)
     local all, err, kind = read_all(path)
     if not all then return nil, err, kind end
     all[key] = copy(record)
-    local dir = path:match("^(.*)/[^/]+$")
-    if dir and dir ~= "" and not core.stat(dir) then core.mkdir(dir) end
+    make_dirs(path:match("^(.*)/[^/]+$") or "")
     local ok, werr = core.write_private(path, json.encode(json.object(all)))
     if not ok then
       return errors.fail("auth", "cannot write the token store: " .. tostring(werr))

@@ -128,6 +128,9 @@ local function client_request(self, ctx, method, params, timeout)
   return r, err, kind
 end
 
+local NEW_OPTIONS = { server = 1, send = 1, send_result = 1, stateless = 1, on_close = 1,
+  request_timeout = 1, close_stream = 1, state = 1 }
+
 --- Make a connection (see the top of this file).
 -- @tparam table opts `server`, `send`, `send_result`, `stateless`, `on_close`, `state` (the
 --   `claude.mcp.server.state` sealing the modern era's `requestState`),
@@ -138,13 +141,7 @@ end
 -- @function new
 M.new = errors.public(function(opts)
   errors.check(opts, 1, "new", "table")
-  for k in pairs(opts) do
-    if k ~= "server" and k ~= "send" and k ~= "send_result" and k ~= "stateless"
-      and k ~= "on_close" and k ~= "request_timeout" and k ~= "close_stream"
-      and k ~= "state" then
-      misuse("bad field '%s' to 'new' (unknown option)", tostring(k))
-    end
-  end
+  errors.check_fields(opts, NEW_OPTIONS, "new")
   if not tool.is_server(opts.server) then
     misuse("bad field 'server' to 'new' (claude.Server expected, got %s)",
       typename(opts.server))
