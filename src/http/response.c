@@ -228,9 +228,13 @@ static void drop_client(http_res *res, const char *why) {
   shutdown(res->fd, SHUT_RDWR);
 }
 
-void claude_http_res_sweep(http_res *res, uint64_t now) {
+void claude_http_res_sweep(http_res *res, uint64_t now, int held) {
   http_server *srv = res->srv;
   if (srv == NULL || res->dropped != NULL || !(res->sending || res->writing_inline)) return;
+  if (held) {
+    res->waiting_since = now;
+    return;
+  }
   if (now - res->waiting_since < srv->write_timeout) return;
   srv->dropped_timeout++;
   drop_client(res, "write timeout: the client took nothing of the answer");

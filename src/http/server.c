@@ -139,9 +139,14 @@ static void sweep_closed(uv_handle_t *h) {
  * sockets shut down). */
 static void sweep_fired(uv_timer_t *h) {
   http_server *srv = (http_server *)h->data;
-  uint64_t now = uv_now(h->loop);
+  uint64_t now = uv_now(h->loop), every = uv_timer_get_repeat(h);
   http_res *res;
-  for (res = srv->responses; res != NULL; res = res->next) claude_http_res_sweep(res, now);
+  /* The loop was held (a long handler, a collection): timers run before the
+   * I/O callbacks of a turn, so the progress the sockets made meanwhile is not
+   * seen yet. The clients are not to blame: each gets a full timeout again. */
+  int held = now - srv->swept_at > 2 * every;
+  srv->swept_at = now;
+  for (res = srv->responses; res != NULL; res = res->next) claude_http_res_sweep(res, now, held);
 }
 
 static void grace_fired(uv_timer_t *h) {
@@ -545,6 +550,7 @@ static int l_http_listen(lua_State *L) {
     srv->sweep.data = srv;
     srv->sweep_open = 1;
     claude_handle_opened(ctx);
+    srv->swept_at = uv_now(ctx->loop);
     uv_timer_start(&srv->sweep, sweep_fired, every, every);
     uv_unref((uv_handle_t *)&srv->sweep); /* it keeps no loop running */
   }

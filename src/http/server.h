@@ -172,6 +172,7 @@ struct http_server {
   int max_conns;          /* connections served at once; more get a 503 (0: none) */
   uv_timer_t sweep;       /* drops the clients past write_timeout */
   int sweep_open;
+  uint64_t swept_at;      /* loop time of the last sweep */
   /* what server:stats() reports */
   size_t queued_peak;     /* the most bytes one response ever had waiting */
   uint64_t dropped_slow, dropped_timeout, refused;
@@ -227,8 +228,9 @@ void claude_http_res_after_handler(http_res *res, int failed);
 /* Ends an open response because the server closes (abort: right now). */
 void claude_http_res_server_closing(http_res *res, int abort);
 /* The sweep of write_timeout: drops the client of res when it has taken
- * nothing for srv->write_timeout ms (now: the loop's time). */
-void claude_http_res_sweep(http_res *res, uint64_t now);
+ * nothing for srv->write_timeout ms (now: the loop's time); after the loop
+ * was held (held), restarts the wait instead. */
+void claude_http_res_sweep(http_res *res, uint64_t now, int held);
 /* Bytes written to res and not yet taken by the socket. */
 size_t claude_http_res_queued(http_res *res);
 
