@@ -317,10 +317,12 @@ local function close_session(self, session, reason)
   session.keep.bytes = 0
 end
 
--- The session's streams keep more than `history_bytes`: the oldest complete streams go
--- first, then the oldest events of the stream written to, then those of the others.
+-- The session's streams keep more than `history_bytes`: notifications (the GET stream) give
+-- way first to the answers of calls; then the oldest complete streams go, then the oldest
+-- events of the stream written to, then those of the others.
 local function over_history(session, keep, stream)
   local kept, streams = session.kept, session.streams
+  if stream == session.standalone then stream:trim(keep.bytes - keep.max) end
   while keep.bytes > keep.max and #kept > 0 do
     local n = table.remove(kept, 1)
     local old = streams[n]
