@@ -210,7 +210,9 @@ describe("the bounds of the Streamable HTTP transport", function()
     local t <close> = listen { max_batch = 4 }
     local h = session(t:url())
     local batch = {}
-    for i = 1, 5 do batch[i] = rpc(i, "tools/call", { name = "add", arguments = { a = i, b = 0 } }) end
+    for i = 1, 5 do
+      batch[i] = rpc(i, "tools/call", { name = "add", arguments = { a = i, b = 0 } })
+    end
     local status, _, body = request { url = t:url(), headers = copy(h), body = json.array(batch) }
     assert.equal(400, status, body)
     assert.equal(-32600, json.decode(body).error.code)
@@ -274,11 +276,13 @@ describe("the bounds of the Streamable HTTP transport", function()
       -- another session is served
       status, _, body = request { url = t:url(), headers = copy(other),
         body = rpc(3, "tools/call", { name = "add", arguments = { a = 1, b = 2 } }) }
+      assert.equal(200, status)
       assert.equal("3", json.decode(body).result.content[1].text)
       release:set()
       for i = 1, 2 do assert.equal(200, select(2, held[i]:join(T))) end
       status, _, body = request { url = t:url(), headers = copy(h),
         body = rpc(3, "tools/call", { name = "add", arguments = { a = 1, b = 2 } }) }
+      assert.equal(200, status)
       assert.equal("3", json.decode(body).result.content[1].text)
       assert.equal(0, t:stats().calls)
     end))
@@ -303,7 +307,7 @@ describe("the bounds of the Streamable HTTP transport", function()
         return request { url = t:url(), headers = mh, body = msg, timeout = 3 * T }
       end)
       eventually(function() return t:stats().calls == 3 end, "three requests in flight")
-      local status, headers, body = request { url = t:url(), headers = copy(h),
+      local status, headers, body, _ = request { url = t:url(), headers = copy(h),
         body = rpc(2, "tools/call", { name = "add", arguments = { a = 1, b = 2 } }) }
       assert.equal(503, status, body)
       assert.equal("1", headers["retry-after"])
@@ -312,6 +316,7 @@ describe("the bounds of the Streamable HTTP transport", function()
         "add")
       status, headers, body = request { url = t:url(), headers = mh, body = msg }
       assert.equal(503, status, body)
+      assert.equal("1", headers["retry-after"])
       assert.equal(3, json.decode(body).id)
       assert.equal("max_calls", json.decode(body).error.data.bound)
       -- the listen's client leaves: it no longer counts
