@@ -187,12 +187,20 @@ size_t claude_alloc_trim(claude_alloc *a) {
     t[i].freed = 0;
   }
   qsort(t, n, sizeof *t, by_base);
+  /* the walks of the free lists are what a trim costs (a cache miss a block: about
+   * 0.3 s for 3 million free blocks): the second only when a slab can go */
   for (c = 0; c < NCLASS; c++) {
     block *b;
     for (b = a->free[c]; b != NULL; b = b->next) {
       trim_entry *e = slab_of(t, n, (char *)b);
       if (e != NULL) e->freed += (size_t)(c + 1) * GRAIN;
     }
+  }
+  for (i = 0; i < n && t[i].freed != t[i].carved; i++) {
+  }
+  if (i == n) {
+    free(t);
+    return 0;
   }
   /* the free lists without the blocks of wholly free slabs */
   for (c = 0; c < NCLASS; c++) {

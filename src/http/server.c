@@ -388,6 +388,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
                            H2O_SEND_ERROR_HTTP1_CLOSE_CONNECTION);
     return 0;
   }
+  srv->requests++;
   L = claude_cb_state(ctx);
   top = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, srv->on_request_ref);
@@ -598,7 +599,7 @@ static int srv_address(lua_State *L) {
 }
 
 /* server:stats() -> { connections, responses, queued, queued_max, queued_peak,
- * dropped_slow, dropped_timeout, refused }: what the bounds see (a walk of
+ * dropped_slow, dropped_timeout, refused, requests }: what the bounds see (a walk of
  * the open responses, for tests and monitoring; nothing on a hot path). */
 static int srv_stats(lua_State *L) {
   http_server *srv = check_server(L);
@@ -628,6 +629,8 @@ static int srv_stats(lua_State *L) {
   lua_setfield(L, -2, "dropped_timeout");
   lua_pushinteger(L, (lua_Integer)srv->refused);
   lua_setfield(L, -2, "refused");
+  lua_pushinteger(L, (lua_Integer)srv->requests);
+  lua_setfield(L, -2, "requests");
   return 1;
 }
 

@@ -175,7 +175,7 @@ struct http_server {
   uint64_t swept_at;      /* loop time of the last sweep */
   /* what server:stats() reports */
   size_t queued_peak;     /* the most bytes one response ever had waiting */
-  uint64_t dropped_slow, dropped_timeout, refused;
+  uint64_t dropped_slow, dropped_timeout, refused, requests;
   char address[64];
   int port;
 };

@@ -43,7 +43,7 @@ local http_server = require "claude.http.server"
 local M = {}
 
 local encode, decode, null = json.encode, json.decode, json.null
-local type, fmt, pairs = type, string.format, pairs
+local type, fmt, pairs, math_type = type, string.format, pairs, math.type
 
 --- The protocol versions a client may name in `MCP-Protocol-Version`.
 M.PROTOCOL_VERSIONS = { ["2024-11-05"] = true, ["2025-03-26"] = true, ["2025-06-18"] = true,
@@ -151,21 +151,16 @@ local function primes(session)
   return v ~= nil and v >= "2025-11-25"
 end
 
--- A request of the session is no longer in flight (answered, or its POST released).
-local function forget(session, id)
-  session.posts[id] = nil
-  session.calls = session.calls - 1
-  local t = session.transport
-  t.calls = t.calls - 1
-  t.released = t.released + 1
-end
-
 local function release(ex)
   ex.done = true
   local session = ex.session
-  local posts = session.posts
+  local posts, t = session.posts, session.transport
   for id in pairs(ex.pending) do
-    if posts[id] == ex then forget(session, id) end
+    if posts[id] == ex then -- no longer in flight
+      posts[id] = nil
+      session.calls = session.calls - 1
+      t.calls = t.calls - 1
+    end
   end
   session.last = core.now()
   if session.stateless then session.conn:close("request answered") end
@@ -222,7 +217,11 @@ local function exchange_send(ex, msg)
   local id = msg.id
   if msg.method == nil and id ~= nil and ex.pending[id] then
     ex.pending[id] = nil
-    forget(ex.session, id)
+    local session = ex.session
+    session.posts[id] = nil -- no longer in flight
+    session.calls = session.calls - 1
+    local t = session.transport
+    t.calls = t.calls - 1
     ex.left = ex.left - 1
     if ex.stream then
       ex.stream:send(msg)
@@ -299,7 +298,6 @@ local function close_session(self, session, reason)
   end
   self.calls = self.calls - session.calls
   session.calls = 0
-  self.released = self.released + 1
   for _, ex in pairs(session.posts) do
     if not ex.done then
       ex.done = true
@@ -380,14 +378,14 @@ end
 -- answer of an unknown session (404), which says nothing of whether the id exists. A session
 -- belongs to the path it was opened at: the first server is served at /mcp and /mcp/NAME,
 -- and a session of one is unknown at the other.
-local function find_session(self, req, res, who)
+local function find_session(self, req, res, who, path)
   local sid = req.headers["mcp-session-id"]
   if not sid then
     fail(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required")
     return nil
   end
   local session = self.sessions[sid]
-  if not session or session.path ~= req.mcp_path
+  if not session or session.path ~= path
       or session.principal ~= (who and who.principal) then
     fail(res, 404, -32001, "Session not found")
     return nil
@@ -405,13 +403,6 @@ local function valid_message(m)
   if type(m) ~= "table" or m.jsonrpc ~= "2.0" then return false end
   if m.method ~= nil then return type(m.method) == "string" end
   return m.id ~= nil and (m.result ~= nil or m.error ~= nil)
-end
-
--- A request id: a string, or a number that is an integer (JSON-RPC 2.0 §4: "Numbers SHOULD
--- NOT contain fractional parts"; MCP: "string or integer"). 1.5, 1e1000 (inf) and 2^63 (no
--- Lua integer) cannot name their answer: the router would answer with id null.
-local function valid_id(id)
-  return type(id) == "string" or math.type(id) == "integer"
 end
 
 -- A request refused past a bound: its answer, with the id.
@@ -457,7 +448,7 @@ local function modern_refusal(self, req, res)
   return false
 end
 
-local function post(self, ep, req, res, who)
+local function post(self, ep, req, res, who, path)
   local headers = req.headers
   if not (accepts(headers.accept, "application/json")
       and accepts(headers.accept, "text/event-stream")) then
@@ -473,33 +464,39 @@ local function post(self, ep, req, res, who)
   end
   local batch = type(body) == "table" and json.is_array(body)
   local list = batch and body or { body }
-  if #list == 0 then return fail(res, 400, -32600, "Invalid Request: an empty batch") end
+  local n = #list
+  if n == 0 then return fail(res, 400, -32600, "Invalid Request: an empty batch") end
   local o = self.opts
-  if #list > o.max_batch then
+  if batch and n > o.max_batch then
     return fail(res, 400, -32600, fmt("Invalid Request: a batch of %d messages (at most %d: "
-      .. "max_batch)", #list, o.max_batch))
+      .. "max_batch)", n, o.max_batch))
   end
   local ids, seen, init = {}, {}, false
-  for i = 1, #list do
+  for i = 1, n do
     local m = list[i]
     if not valid_message(m) then
       return fail(res, 400, -32600, "Invalid Request: not a JSON-RPC 2.0 message")
     end
-    if m.method and m.id ~= nil then
-      if not valid_id(m.id) then
+    local id = m.id
+    if m.method and id ~= nil then
+      -- a string or an integer (JSON-RPC 2.0 §4: "Numbers SHOULD NOT contain fractional
+      -- parts"; MCP: "string or integer"): 1.5, 1e1000 (inf) and 2^63 (no Lua integer)
+      -- could not name their answer, which the router gives id null
+      if type(id) ~= "string" and math_type(id) ~= "integer" then
         return fail(res, 400, -32600, "Invalid Request: a request id must be a string or an "
           .. "integer")
       end
       -- answers find their POST by the id of their request: two requests with one id
       -- would leave the POST waiting for an answer that went elsewhere
-      if seen[m.id] then
+      if seen[id] then
         return fail(res, 400, -32600, "Invalid Request: two requests of the batch have one id")
       end
-      seen[m.id] = true
-      ids[#ids + 1] = m.id
+      seen[id] = true
+      ids[#ids + 1] = id
       if m.method == "initialize" then init = true end
     end
   end
+  local nids = #ids
   -- the modern era: one message per POST, no session (claude.mcp.server.http_modern)
   if not batch and modern.is_modern(body, headers["mcp-protocol-version"]) then
     return http_modern.post(modern_of(self, ep), req, res, body, who and who.info, self)
@@ -513,14 +510,14 @@ local function post(self, ep, req, res, who)
     end
   end
   -- requests in flight in the whole server: past max_calls nothing of the POST is served
-  if #ids > 0 and self.calls + #ids > o.max_calls then
+  if nids > 0 and self.calls + nids > o.max_calls then
     return fail(res, 503, -32000, fmt("Service Unavailable: %d requests are in flight "
       .. "(max_calls %d); retry later", self.calls, o.max_calls), { ["retry-after"] = "1" })
   end
   local session
   if self.stateless then
     if not check_version(res, headers) then return end
-    session = new_session(self, ep, req.mcp_path, true, who)
+    session = new_session(self, ep, path, true, who)
   elseif init then
     if #list > 1 then
       return fail(res, 400, -32600, "Invalid Request: initialize must be sent alone")
@@ -540,9 +537,9 @@ local function post(self, ep, req, res, who)
       victim.conn:close("session evicted (max_sessions)")
       self.evicted = self.evicted + 1 -- said by the sweep, once for all
     end
-    session = new_session(self, ep, req.mcp_path, false, who)
+    session = new_session(self, ep, path, false, who)
   else
-    session = find_session(self, req, res, who)
+    session = find_session(self, req, res, who, path)
     if not session then return end
     for i = 1, #ids do
       if session.posts[ids[i]] then
@@ -552,18 +549,20 @@ local function post(self, ep, req, res, who)
     end
   end
   local conn, info = session.conn, who and who.info
-  if #ids == 0 then -- notifications and answers only
+  if nids == 0 then -- notifications and answers only
     res:respond(202, { ["mcp-session-id"] = session.id })
     conn:receive(batch and list or list[1], info)
     if session.stateless then conn:close("request answered") end
     return
   end
   local ex = setmetatable({ session = session, res = res, batch = batch, answers = {},
-    pending = {}, left = #ids }, Exchange)
+    pending = {}, left = nids }, Exchange)
   -- past max_post_calls (of this POST) or max_session_calls (of the session in flight), a
   -- request is answered at once with an error, not served nor queued
-  local room = math.min(o.max_post_calls, o.max_session_calls - session.calls)
-  if #ids > room then
+  local calls = session.calls
+  if nids > o.max_post_calls or calls + nids > o.max_session_calls then
+    local room = o.max_session_calls - calls
+    if room > o.max_post_calls then room = o.max_post_calls end
     local served, over, k = {}, {}, 0
     for i = 1, #list do
       local m = list[i]
@@ -577,7 +576,7 @@ local function post(self, ep, req, res, who)
               .. "(max_post_calls)", o.max_post_calls), "max_post_calls", o.max_post_calls)
           else
             answer = refused(m.id, fmt("Too many requests in flight: this session has %d "
-              .. "(max_session_calls %d); retry once one is answered", session.calls + room,
+              .. "(max_session_calls %d); retry once one is answered", calls + room,
               o.max_session_calls), "max_session_calls", o.max_session_calls)
           end
           ex.answers[#ex.answers + 1] = answer
@@ -592,18 +591,18 @@ local function post(self, ep, req, res, who)
     for i = 1, #ids do
       if not over[ids[i]] then kept_ids[#kept_ids + 1] = ids[i] end
     end
-    ids, list, ex.left = kept_ids, served, #kept_ids
-    if #ids == 0 then
+    ids, list, ex.left, nids = kept_ids, served, #kept_ids, #kept_ids
+    if nids == 0 then
       if #list > 0 then conn:receive(batch and list or list[1], info) end
       return respond_json(ex)
     end
   end
-  for i = 1, #ids do
+  for i = 1, nids do
     ex.pending[ids[i]] = true
     session.posts[ids[i]] = ex
   end
-  session.calls = session.calls + #ids
-  self.calls = self.calls + #ids
+  session.calls = calls + nids
+  self.calls = self.calls + nids
   res.on_close = function() post_closed(ex) end
   local keep = init and not session.stateless
   if keep then
@@ -617,7 +616,7 @@ local function post(self, ep, req, res, who)
   end
 end
 
-local function get(self, _, req, res, who)
+local function get(self, _, req, res, who, path)
   if modern_refusal(self, req, res) then return end
   if self.stateless then
     return fail(res, 405, -32000, "Method Not Allowed: a stateless server has no GET stream",
@@ -626,7 +625,7 @@ local function get(self, _, req, res, who)
   if not accepts(req.headers.accept, "text/event-stream") then
     return fail(res, 406, -32000, "Not Acceptable: Accept must include text/event-stream")
   end
-  local session = find_session(self, req, res, who)
+  local session = find_session(self, req, res, who, path)
   if not session then return end
   local last = req.headers["last-event-id"]
   local stream, after, prime
@@ -658,13 +657,13 @@ local function get(self, _, req, res, who)
   res.on_close = function() if stream.res == res then stream:detach() end end
 end
 
-local function delete(self, _, req, res, who)
+local function delete(self, _, req, res, who, path)
   if modern_refusal(self, req, res) then return end
   if self.stateless then
     return fail(res, 405, -32000, "Method Not Allowed: a stateless server has no sessions",
       { allow = ALLOW_STATELESS })
   end
-  local session = find_session(self, req, res, who)
+  local session = find_session(self, req, res, who, path)
   if not session then return end
   session.conn:close("session deleted by the client")
   res:respond(200, { ["mcp-session-id"] = session.id })
@@ -719,24 +718,24 @@ local function metadata(self, path, req, res)
   return auth.serve_metadata(a, res, req.method)
 end
 
-local function dispatch(self, ep, req, res, who)
+local function dispatch(self, ep, req, res, who, path)
   local m = req.method
-  if m == "POST" then return post(self, ep, req, res, who) end
-  if m == "GET" then return get(self, ep, req, res, who) end
-  if m == "DELETE" then return delete(self, ep, req, res, who) end
+  if m == "POST" then return post(self, ep, req, res, who, path) end
+  if m == "GET" then return get(self, ep, req, res, who, path) end
+  if m == "DELETE" then return delete(self, ep, req, res, who, path) end
   fail(res, 405, -32000, fmt("Method Not Allowed: %s", m),
     { allow = self.stateless and ALLOW_STATELESS or ALLOW_STATEFUL })
 end
 
 -- A request to an endpoint with auth, in a task of its own (the verifier may wait).
-local function authenticated(self, ep, a, req, res)
+local function authenticated(self, ep, a, req, res, path)
   local info, principal, www, message = auth.authenticate(a, req,
     function(msg) log(self, msg) end)
   if res:state() ~= "new" then return end -- the client left while its token was checked
   if not info then
     return fail(res, principal, -32000, message, www and { ["www-authenticate"] = www })
   end
-  return dispatch(self, ep, req, res, { info = info, principal = principal })
+  return dispatch(self, ep, req, res, { info = info, principal = principal }, path)
 end
 
 -- A bug of ours is a JSON-RPC 500, not a hang (claude.http.server's one error path).
@@ -745,7 +744,6 @@ local function internal_error(res)
 end
 
 local function handle(self, req, res)
-  self.requests = self.requests + 1
   local path = req.path
   if #path > 1 and path:sub(-1) == "/" then path = path:sub(1, -2) end
   if path:sub(1, #auth.WELL_KNOWN) == auth.WELL_KNOWN then
@@ -756,16 +754,15 @@ local function handle(self, req, res)
     return fail(res, 404, -32000, fmt("Not Found: no MCP server at %s (try %s)", path,
       self.opts.path))
   end
-  req.mcp_path = path
   local why = origin.forbidden(self.guard, req.headers)
   if why then return fail(res, 403, -32000, why) end
   local a = auth_of(self, ep, path)
   if a then
-    async.spawn(http_server.handle, function() return authenticated(self, ep, a, req, res) end,
-      req, res, internal_error)
+    async.spawn(http_server.handle,
+      function() return authenticated(self, ep, a, req, res, path) end, req, res, internal_error)
     return
   end
-  return dispatch(self, ep, req, res, nil)
+  return dispatch(self, ep, req, res, nil, path)
 end
 
 -- A GET stream opened with a token that has expired since: ended (the client resumes it
@@ -805,19 +802,18 @@ uses_auth = function(o, servers)
   return false
 end
 
--- After a load went (sessions closed or requests answered since the last trim, and no new
--- request since the last look; or at least every 10 looks under a trickle): a full collection
--- and the allocators' free memory back to the system (`core.memory_trim`; docs/performance.md,
--- "Memory after a load").
+-- After a load went (requests since the last trim, and none since the last look; or at
+-- least every 10 looks under a trickle): a full collection and the allocators' free memory
+-- back to the system (`core.memory_trim`; docs/performance.md, "Memory after a load").
 trim = function(self)
-  local quiet = self.requests == self.requests_seen
-  self.requests_seen = self.requests
+  local requests = self.http:stats().requests
+  local quiet = requests == self.requests_seen
+  self.requests_seen = requests
   self.looks = self.looks + 1
-  local released = self.released
-  if not self.opts.trim or released == self.trimmed_at or not (quiet or self.looks >= 10) then
+  if not self.opts.trim or requests == self.trimmed_at or not (quiet or self.looks >= 10) then
     return
   end
-  self.trimmed_at, self.looks = released, 0
+  self.trimmed_at, self.looks = requests, 0
   core.memory_trim()
 end
 
@@ -894,8 +890,8 @@ M.listen = errors.public(function(servers, opts)
   end
   check_exposure(o, servers)
   local self = setmetatable({ opts = o, sessions = {}, endpoints = {}, stateless = o.stateless
-    and true or false, closed = false, auth = {}, nsessions = 0, calls = 0, released = 0,
-    evicted = 0, requests = 0, requests_seen = 0, looks = 0,
+    and true or false, closed = false, auth = {}, nsessions = 0, calls = 0,
+    evicted = 0, requests_seen = 0, looks = 0,
     state = state.new { key = o.state_key, ttl = o.state_ttl } }, Transport)
   local base = o.path
   for i, e in ipairs(servers) do

@@ -170,17 +170,16 @@ Exchange.__index = Exchange
 local function over(self)
   self.done = true
   local t = self.transport
-  if t then
-    t.calls = t.calls - 1
-    t.released = t.released + 1
-  end
+  if t then t.calls = t.calls - 1 end
 end
 
 function Exchange:send(msg)
   if self.done then return nil end
   local res, data = self.res, encode(msg)
   if msg.method == nil and msg.id == self.id then
-    over(self)
+    self.done = true
+    local t = self.transport
+    if t then t.calls = t.calls - 1 end -- no longer in flight
     if self.stream then
       res:write("event: message\ndata: " .. data .. "\n\n")
       res:finish()
