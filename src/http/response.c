@@ -1,7 +1,8 @@
 /*
  * response.c -- the response object on_request gets with each request:
- * (Just over ~600 lines: the complete and the streamed answer share one
- * life cycle with h2o's generator; splitting them would split that.)
+ * (Over 600 lines: the complete and the streamed answer share one life
+ * cycle with h2o's generator, and the bounds of a slow client (max_queued,
+ * write_timeout) act on it; splitting them would split that.)
  * a complete answer (respond), or a streamed one (start, write, finish) that
  * may stay open as long as the client stays, answered now or later from
  * another task. The object outlives the request safely: once the client is

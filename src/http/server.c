@@ -5,7 +5,11 @@
  * bodies (chunked); this file accepts connections, hands each request to
  * Lua as a table and a response object (response.c), and closes
  * gracefully: no new connections, open responses ended, idle connections
- * shut down, everything cut after a grace period.
+ * shut down, everything cut after a grace period. (Over 600 lines: the
+ * listener, the connections, their bounds (max_connections at accept, the
+ * sweep of write_timeout) and the server object share one life cycle,
+ * closed in one order; the framing, the lingering close and the response
+ * are apart.)
  *
  * Every read on a connection goes through framing.c's read gate before
  * h2o's own callback: it follows the requests' framing and cuts the stream

@@ -1,6 +1,11 @@
 --- The Streamable HTTP transport of an MCP server: protocol revisions 2025-03-26 to 2025-11-25
 -- (sessions, here) and 2026-07-28 (no session: claude.mcp.server.http_modern), per request.
 --
+-- (Over 600 lines: sessions, the exchanges of a POST, the GET stream, expiry, the bounds
+-- and the routing of authenticated requests all act on one session table; the event streams
+-- (events.lua), the Host/Origin checks (origin.lua), the bearer checks (auth.lua), the
+-- HTTP server (claude.http.server) and the MCP connection (connection.lua) are apart.)
+--
 --     local t = assert(http.listen({ {"calc", calc}, {"files", files} },
 --       { host = "127.0.0.1", port = 8080 }))
 --     -- POST/GET/DELETE http://127.0.0.1:8080/mcp (calc, the first) and /mcp/calc, /mcp/files
@@ -14,16 +19,17 @@
 -- something else is (progress, a log, a request to the client): the common call costs no
 -- stream. Streams keep their events for `Last-Event-ID`.
 --
+-- Every resource a client can make it hold is bounded (docs/mcp-server.md, "Bounds"): bytes
+-- queued per connection and a write timeout (claude.http.server), requests in flight per POST,
+-- per session and in the server (both eras), a batch's size, the history of a session's
+-- streams in bytes, sessions (the least recently used idle one evicted); checked with
+-- counters, nothing per call but a few comparisons.
+--
 -- A server with an `auth` option (or a transport given one) serves only requests with a
 -- bearer token its verifier accepts (`claude.mcp.server.auth`): the check runs in a task of
 -- the request, a session belongs to the subject that opened it, and the protected resource
 -- metadata is served at `/.well-known/oauth-protected-resource/mcp`. See docs/mcp-server.md
 -- and docs/oauth.md.
---
--- (Over 600 lines: sessions, the exchanges of a POST, the GET stream, expiry and the
--- routing of authenticated requests all act on one session table; the event streams
--- (events.lua), the Host/Origin checks (origin.lua), the bearer checks (auth.lua), the
--- HTTP server (claude.http.server) and the MCP connection (connection.lua) are apart.)
 -- @module claude.mcp.server.http
 local core = require "claude.core"
 local async = require "claude.async"
@@ -862,8 +868,14 @@ end
 --   `state_key` (the key that signs the `requestState` of multi round-trip requests, shared
 --   by the processes behind one load balancer; default: a random key of this process),
 --   `state_ttl` (seconds a `requestState` stays valid, 600), `node` (this process's name
---   behind a load balancer: task ids start with it, for routing; letters, digits, `-`, `_`)
--- @return the transport (`:url()`, `:port()`, `:close()`), or nil, err, "connection"
+--   behind a load balancer: task ids start with it, for routing; letters, digits, `-`, `_`),
+--   and the bounds (positive numbers; math.huge: none; docs/mcp-server.md, "Bounds"):
+--   `max_sessions` (1024), `max_calls` (1024, in flight in the server, both eras),
+--   `max_session_calls` (64), `max_post_calls` (32), `max_batch` (64), `history_bytes`
+--   (262144 per session), `high_water` (65536), `max_queued` (1048576 per connection),
+--   `write_timeout` (60), `max_connections` (1024), and `trim` (true: memory back to the
+--   system after a load)
+-- @return the transport (`:url()`, `:port()`, `:close()`, `:stats()`), or nil, err, "connection"
 -- @raise a misuse for bad options, and for a `host` that is not loopback with a server
 --   that has no `auth` while the transport's `auth` is not given (`auth = false` says so)
 -- @function listen
