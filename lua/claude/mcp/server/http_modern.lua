@@ -211,8 +211,9 @@ local NOWHERE = { own_ids = false, send = function() return true end }
 -- @param res its response
 -- @tparam table msg the decoded body
 -- @tparam[opt] table auth the verified token
--- @tparam[opt] table t the transport, whose `calls` (requests in flight, listens included)
---   this request counts in, up to `t.opts.max_calls` (past it: 503)
+-- @tparam[opt] table t the transport, whose `calls` (requests in flight) this request counts
+--   in, up to `t.opts.max_calls` (past it: 503); a listen does not: it is a stream, bounded
+--   as a GET stream is (its connection, `max_queued`, `write_timeout`)
 function M.post(m, req, res, msg, auth, t)
   local headers, id = req.headers, msg.id
   if msg.method == nil then -- an answer: there is no request of ours to answer in this era
@@ -232,6 +233,7 @@ function M.post(m, req, res, msg, auth, t)
     end
   end
   if code then return M.fail(res, STATUS[code] or 400, id, code, message, data) end
+  if t and msg.method == "subscriptions/listen" then t = nil end
   if t then
     local max = t.opts.max_calls
     if t.calls >= max then
