@@ -321,7 +321,10 @@ describe("the HTTP client", function()
         local status, bytes, peak = line:match("^(%S+)%s+(%d+)%s+(%d+)$")
         assert.equal("ok", status, line)
         assert.equal(100000000, tonumber(bytes))
-        assert.is_true(tonumber(peak) < 96, "peak memory " .. peak .. " MiB")
+        -- (a sanitizer's shadow memory and quarantine make it meaningless there)
+        if not os.getenv("CLAUDELUA_SANITIZER_PRELOAD") then
+          assert.is_true(tonumber(peak) < 96, "peak memory " .. peak .. " MiB")
+        end
       end)
 
     it("reports a stream cut mid-event, keeping the id and retry time for a reconnect", function()
