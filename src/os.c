@@ -6,10 +6,14 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "context.h"
+#include "host/alloc.h"
 
 /* core.environ() -> { NAME = value, ... } of this process */
 static int l_environ(lua_State *L) {
@@ -90,9 +94,31 @@ static int l_stdout_to_stderr(lua_State *L) {
   return 1;
 }
 
+/* core.memory_trim() -> bytes the Lua allocator gave back (false when the
+ * state's allocator is not the claudelua host's): a full
+ * collection, then the free memory of the host's Lua allocator (a hook the
+ * claudelua host puts in the registry: src/host/alloc.c keeps freed small
+ * blocks for reuse) and glibc's (malloc_trim: freed pages inside its heaps,
+ * which it keeps otherwise) back to the system. For after a load: it walks
+ * the free memory, so it is not for every call. */
+static int l_memory_trim(lua_State *L) {
+  lua_gc(L, LUA_GCCOLLECT);
+  if (lua_getfield(L, LUA_REGISTRYINDEX, CLAUDE_ALLOC_TRIM_KEY) == LUA_TFUNCTION) {
+    lua_call(L, 0, 1);
+  } else {
+    lua_pop(L, 1);
+    lua_pushboolean(L, 0);
+  }
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+  return 1;
+}
+
 static const luaL_Reg os_functions[] = {
   {"environ", l_environ}, {"setenv", l_setenv}, {"kill", l_kill}, {"is_executable", l_is_executable}, {"cwd", l_cwd},
-  {"exepath", l_exepath}, {"stdout_to_stderr", l_stdout_to_stderr}, {NULL, NULL}};
+  {"exepath", l_exepath}, {"stdout_to_stderr", l_stdout_to_stderr},
+  {"memory_trim", l_memory_trim}, {NULL, NULL}};
 
 /* Adds the OS functions to the module table on top of the stack. */
 void claude_open_os(lua_State *L) { luaL_setfuncs(L, os_functions, 0); }

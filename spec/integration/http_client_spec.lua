@@ -291,6 +291,42 @@ describe("the HTTP client", function()
       stream:close() -- idempotent
     end)
 
+    it("stops reading while Lua has not taken what came: a flood stays in the socket",
+      function()
+        -- curl read all the socket held before Lua saw any of it: 2M notifications of an MCP
+        -- server queued 520 MiB in the client. A million notifications (140 MB) to a client
+        -- in a process of its own, which decodes each; its peak memory is measured coarsely
+        -- (it was 194 MiB, now about 12)
+        local script = harness.tempfile([[
+          local core = require "claude.core"
+          local claude = require "claude"
+          local n, done = 0, false
+          local json = require "claude.json"
+          core.http_request { url = arg[1], on_event = function(ev)
+              n = n + #json.decode(ev.data).params.data
+            end,
+            on_done = function(ok, a) done = ok and "ok" or tostring(a) end }
+          while not done do claude.sleep(0.01) end
+          local hwm
+          for line in io.lines("/proc/self/status") do
+            hwm = hwm or tonumber(line:match("^VmHWM:%s+(%d+)"))
+          end
+          print(done, n, hwm // 1024)
+        ]], ".lua")
+        local p <close> = assert(process.spawn { harness.claudelua,
+          args = { script, base .. "/sse/flood?n=1000000&size=100" }, stderr = "collect" })
+        local line = p:read_line(60)
+        assert.equal(0, p:wait(60), table.concat(p.stderr_lines or {}, "\n"))
+        os.remove(script)
+        local status, bytes, peak = line:match("^(%S+)%s+(%d+)%s+(%d+)$")
+        assert.equal("ok", status, line)
+        assert.equal(100000000, tonumber(bytes))
+        -- (a sanitizer's shadow memory and quarantine make it meaningless there)
+        if not os.getenv("CLAUDELUA_SANITIZER_PRELOAD") then
+          assert.is_true(tonumber(peak) < 96, "peak memory " .. peak .. " MiB")
+        end
+      end)
+
     it("reports a stream cut mid-event, keeping the id and retry time for a reconnect", function()
       local stream <close> = assert(http.stream { url = base .. "/sse/truncated" })
       assert.equal("whole", stream:read(10).data)

@@ -654,3 +654,145 @@ describe("the HTTP server reads requests as RFC 9112 frames them", function()
       close(small)
     end)
 end)
+
+-- A client that stops reading: curl writes into a pipe nobody reads, so it stops reading the
+-- socket once the pipe is full.
+local function stuck_client(u, args)
+  return assert(process.spawn { "sh", args = { "-c",
+    "exec curl -sN " .. (args or "") .. " " .. u .. " | sleep 60" } })
+end
+
+describe("the HTTP server's bounds per client", function()
+  before_each(harness.before)
+  after_each(harness.after)
+
+  it("drops a client past max_queued: the write says so, on_close says why", function()
+    local closed, why, last = async.event(), nil, nil
+    local chunk = string.rep("x", 64 * 1024)
+    local srv = assert(core.http_listen { high_water = 16 * 1024, max_queued = 256 * 1024,
+      write_timeout = 0, on_request = function(_, res)
+        res:start(200, { ["content-type"] = "text/plain" })
+        res.on_close = function(_, reason)
+          why = reason
+          closed:set()
+        end
+        -- a writer that ignores write's false: 64 MB, far more than the sockets hold
+        for _ = 1, 1024 do
+          local ok, err, code = res:write(chunk)
+          if ok == nil then
+            last = { err, code }
+            break
+          end
+        end
+      end })
+    local p <close> = stuck_client(url(srv))
+    assert.is_true(closed:wait(20))
+    assert.matches("too slow", why)
+    assert.equal("closed", last and last[2])
+    assert.matches("max_queued", last[1])
+    local st = srv:stats()
+    assert.equal(1, st.dropped_slow)
+    -- the queue never held more than the bound and the write that found it full
+    assert.is_true(st.queued_peak <= 256 * 1024 + #chunk, st.queued_peak)
+    p:close(0)
+    close(srv)
+  end)
+
+  it("drops a client that takes nothing for write_timeout, also after a complete answer",
+    function()
+      local closed, why = async.event(), nil
+      local srv = assert(core.http_listen { write_timeout = 1, on_request = function(req, res)
+        if req.path == "/big" then -- one answer larger than the sockets hold
+          res:respond(200, { ["content-type"] = "text/plain" }, string.rep("y", 32 * 1024 * 1024))
+          return
+        end
+        res:start(200, { ["content-type"] = "text/plain" })
+        res.on_close = function(_, reason)
+          why = reason
+          closed:set()
+        end
+        -- a writer that waits whenever write says the queue is over high_water
+        local chunk = string.rep("x", 64 * 1024)
+        local function more()
+          while true do
+            local ok = res:write(chunk)
+            if ok == nil then return end
+            if ok == false then
+              res.on_drain = more
+              return
+            end
+          end
+        end
+        more()
+      end })
+      local p <close> = stuck_client(url(srv))
+      assert.is_true(closed:wait(20))
+      assert.matches("write timeout", why)
+      assert.equal(1, srv:stats().dropped_timeout)
+      local q <close> = stuck_client(url(srv, "/big"))
+      for _ = 1, 2000 do
+        if srv:stats().dropped_timeout == 2 then break end
+        claude.sleep(0.01)
+      end
+      assert.equal(2, srv:stats().dropped_timeout)
+      for _ = 1, 2000 do
+        if srv:stats().connections == 0 then break end
+        claude.sleep(0.01)
+      end
+      assert.equal(0, srv:stats().connections)
+      -- a client that reads gets a large answer whole, and an idle kept-alive connection
+      -- is not a slow one
+      local code, out = curl { "-s", url(srv, "/big"), "-o", "/dev/null", "-w",
+        "%{size_download} %{http_code}" }
+      assert.equal(0, code)
+      assert.equal(tostring(32 * 1024 * 1024) .. " 200", out)
+      p:close(0)
+      q:close(0)
+      close(srv)
+    end)
+
+  it("answers 503 to connections past max_connections, and serves again below", function()
+    local streams = {}
+    local srv = assert(core.http_listen { max_connections = 2, on_request = function(req, res)
+      if req.path == "/hold" then
+        res:start(200, { ["content-type"] = "text/plain" })
+        res:write("held\n")
+        streams[#streams + 1] = res
+      else
+        res:respond(200, nil, "ok")
+      end
+    end })
+    local a <close> = assert(process.spawn { "curl", args = { "-sN", url(srv, "/hold") } })
+    local b <close> = assert(process.spawn { "curl", args = { "-sN", url(srv, "/hold") } })
+    assert.equal("held", a:read_line(10))
+    assert.equal("held", b:read_line(10))
+    local code, out = curl { "-si", url(srv, "/x") }
+    assert.equal(0, code)
+    assert.matches("^HTTP/1.1 503 Service Unavailable\n", out)
+    assert.matches("\nRetry%-After: 1\n", out)
+    assert.equal(1, srv:stats().refused)
+    for _, res in ipairs(streams) do res:finish() end
+    a:wait(10)
+    b:wait(10)
+    for _ = 1, 500 do
+      if srv:stats().connections == 0 then break end
+      claude.sleep(0.01)
+    end
+    assert.equal("200", status_of(url(srv, "/x")))
+    close(srv)
+  end)
+
+  it("refuses bad bounds", function()
+    for _, case in ipairs {
+      { { max_queued = -1 }, "bad field 'max_queued' %(at least 0 expected%)" },
+      { { write_timeout = -1 }, "bad field 'write_timeout' %(non%-negative number expected%)" },
+      { { max_connections = 1.5 }, "bad field 'max_connections' %(integer expected" },
+    } do
+      local o = case[1]
+      o.on_request = function() end
+      local ok, err = pcall(core.http_listen, o)
+      assert.is_false(ok)
+      assert.matches(case[2], tostring(err))
+    end
+  end)
+end)

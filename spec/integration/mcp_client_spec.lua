@@ -34,7 +34,7 @@ describe("claude.mcp client over stdio", function()
     assert.equal("be kind", c.instructions)
     assert.is_table(c.capabilities.tools)
     local tools = assert(c:list_tools())
-    assert.equal(13, #tools)
+    assert.equal(15, #tools)
     assert.equal("echo", tools[1].name)
     assert.equal("progress", tools[12].name)
     assert.equal("echo: hi", text(assert(c:call_tool("echo", { message = "hi" }))))
@@ -114,6 +114,21 @@ describe("claude.mcp client over stdio", function()
     assert.equal("timeout", kind)
     assert.equal("protocol", problems[1].kind)
     assert.matches("never sent", problems[1].message)
+  end)
+
+  it("reports a second answer to one request (it was dropped without a word), not the late "
+    .. "answer of a request it gave up on", function()
+    local problems = {}
+    local c <close> = assert(claude.mcp.connect(fake("", {
+      on_error = function(e) problems[#problems + 1] = e end })))
+    assert.equal("first", text(assert(c:call_tool("twice"))))
+    local r, _, kind = c:call_tool("late", nil, { timeout = 0.2 })
+    assert.is_nil(r)
+    assert.equal("timeout", kind)
+    assert.equal("echo: ok", text(assert(c:call_tool("echo", { message = "ok" })))) -- after it
+    assert.equal(1, #problems)
+    assert.equal("protocol", problems[1].kind)
+    assert.matches("answered request id %d+ again", problems[1].message)
   end)
 
   it("fails the calls in flight with overflow for a message over the limit", function()

@@ -386,6 +386,27 @@ describe("claudelua mcp --http --session-timeout", function()
   end)
 end)
 
+describe("claudelua mcp --http --max-sessions --max-batch ...", function()
+  it("takes the bounds from the command line, and refuses bad ones", function()
+    local server <close>, url, stderr = mcp_http.start { "--max-sessions", "1", "--max-batch",
+      "2", "--write-timeout", "none", TOOLS }
+    local first = initialize(url)
+    local second = initialize(url) -- the first, idle, makes room
+    assert.equal(404, (request { url = url, headers = { ["Mcp-Session-Id"] = first },
+      body = rpc(1, "ping") }))
+    local status, _, body = request { url = url, headers = { ["Mcp-Session-Id"] = second },
+      body = { rpc(1, "ping"), rpc(2, "ping"), rpc(3, "ping") } }
+    assert.equal(400, status)
+    assert.matches("max_batch", body)
+    server:signal("term")
+    assert.equal(0, server:wait(10))
+    assert.is_table(stderr)
+    local p <close> = assert(process.spawn { harness.claudelua, args = { "mcp", "--http", "0",
+      "--max-calls", "0", TOOLS }, stderr = "collect" })
+    assert.equal(1, p:wait(10))
+  end)
+end)
+
 describe("claudelua mcp --http --watch", function()
   it("serves the reloaded tools file to the sessions already open", function()
     local file = os.tmpname() .. ".lua"

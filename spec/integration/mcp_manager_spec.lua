@@ -55,7 +55,7 @@ describe("claude.mcp.manager", function()
     assert.equal("calc", tools[1].server)
     assert.equal("add", tools[1].name)
     assert.equal("one", tools[2].server)
-    assert.equal(14, #tools) -- calc.add, and the fake server's 13
+    assert.equal(16, #tools) -- calc.add, and the fake server's 15
     assert.is_true(m:ping_all())
     local st = m:status()
     assert.is_true(st.one.healthy)

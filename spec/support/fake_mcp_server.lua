@@ -8,7 +8,8 @@
 -- isError result), cancelled (the request ids cancelled so far), sample
 -- (asks the client for sampling, then answers with its text), roots (asks
 -- for roots), progress (two progress notifications, then the answer), binary (an
--- answer whose text is not UTF-8, then a request whose params are not either).
+-- answer whose text is not UTF-8, then a request whose params are not either), twice
+-- (answers twice), late (answers after 0.5 s).
 -- The protocol era (server/discover): "probe_silent" never answers the probe,
 -- "probe_exit" exits on it, "probe_late" answers it after half a second (legacy
 -- servers all three, for initialize); "modern" speaks 2026-07-28 with the tools
@@ -41,7 +42,7 @@ local function ask(method, params)
 end
 
 local TOOLS = { "echo", "exit", "garbage", "huge", "unknown_id", "never", "fail", "is_error",
-  "cancelled", "sample", "roots", "progress", "binary" }
+  "cancelled", "sample", "roots", "progress", "binary", "twice", "late" }
 
 local tools = {}
 function tools.echo(id, args) text(id, "echo: " .. tostring(args.message)) end
@@ -61,6 +62,14 @@ function tools.binary(id)
   io.stdout:flush()
 end
 function tools.unknown_id(id) text(id + 1000, "lost") end
+function tools.twice(id)
+  text(id, "first")
+  text(id, "second")
+end
+function tools.late(id)
+  os.execute("sleep 0.5")
+  text(id, "late")
+end
 function tools.never() end
 function tools.fail(id)
   send { jsonrpc = "2.0", id = id, error = { code = -32001, message = "it broke",

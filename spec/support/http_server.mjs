@@ -76,6 +76,22 @@ const server = http.createServer((req, res) => {
         res.write(`id: ${i}\ndata: ${data}\n\n`);
       }
       res.end();
+    } else if (path === "/sse/flood") {
+      // as fast as the client takes it (node's own buffer stays small)
+      sse(res);
+      const n = Number(q.get("n")), data = "x".repeat(Number(q.get("size")));
+      const event = `data: {"jsonrpc":"2.0","method":"notifications/message","params":` +
+        `{"level":"info","data":"${data}"}}\n\n`;
+      const batch = event.repeat(100);
+      let i = 0;
+      const more = () => {
+        while (i < n) {
+          i += 100;
+          if (!res.write(batch)) return res.once("drain", more);
+        }
+        res.end();
+      };
+      more();
     } else if (path === "/sse/gated") {
       sse(res);
       res.write("event: first\ndata: one\n\n");

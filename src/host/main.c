@@ -375,6 +375,16 @@ static int doREPL(lua_State *L) {
   return run_task(L, 1);
 }
 
+/* The registry's CLAUDE_ALLOC_TRIM_KEY: the pool's free slabs back to the
+ * system (core.memory_trim). */
+#ifndef CLAUDELUA_PLAIN_ALLOC
+static int alloc_trim(lua_State *L) {
+  claude_alloc *pool = (claude_alloc *)lua_touserdata(L, lua_upvalueindex(1));
+  lua_pushinteger(L, (lua_Integer)claude_alloc_trim(pool));
+  return 1;
+}
+#endif
+
 static int pmain(lua_State *L) {
   int argc = (int)lua_tointeger(L, 1);
   char **argv = (char **)lua_touserdata(L, 2);
@@ -401,6 +411,11 @@ static int pmain(lua_State *L) {
   }
   /* tool budgets' memory limit kept by our allocator (alloc.c), no wrapper */
   claude_budget_use_meter(L, claude_alloc_meter(pool), claude_alloc_metered_fn, pool);
+#ifndef CLAUDELUA_PLAIN_ALLOC /* (a sanitizer build: no slabs to give back) */
+  lua_pushlightuserdata(L, pool);
+  lua_pushcclosure(L, alloc_trim, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, CLAUDE_ALLOC_TRIM_KEY);
+#endif
   luaL_openlibs(L);
   replace_os_exit(L);
   open_claude(L, args & has_E);

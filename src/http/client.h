@@ -66,6 +66,7 @@ struct http_req {
   claude_sse sse;
   claude_buf events;           /* parsed events not yet delivered, serialized */
   size_t events_pos;
+  int paused;                  /* reading stopped until Lua took what waits */
   int done_pending;
   CURLcode result;
   const char *fail_kind;       /* our own reason for aborting the transfer */

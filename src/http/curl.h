@@ -23,6 +23,7 @@
   X(curl_easy_cleanup)           \
   X(curl_easy_getinfo)           \
   X(curl_easy_init)              \
+  X(curl_easy_pause)             \
   X(curl_easy_reset)             \
   X(curl_easy_setopt)            \
   X(curl_easy_strerror)          \
@@ -60,6 +61,7 @@ int claude_curl_load(char *err, size_t errlen);
 #define curl_easy_cleanup(...) (claude_curl->curl_easy_cleanup(__VA_ARGS__))
 #define curl_easy_getinfo(...) (claude_curl->curl_easy_getinfo(__VA_ARGS__))
 #define curl_easy_init(...) (claude_curl->curl_easy_init(__VA_ARGS__))
+#define curl_easy_pause(...) (claude_curl->curl_easy_pause(__VA_ARGS__))
 #define curl_easy_reset(...) (claude_curl->curl_easy_reset(__VA_ARGS__))
 #define curl_easy_setopt(...) (claude_curl->curl_easy_setopt(__VA_ARGS__))
 #define curl_easy_strerror(...) (claude_curl->curl_easy_strerror(__VA_ARGS__))

@@ -65,20 +65,11 @@ static void linger_readable(uv_poll_t *p, int status, int events) {
   if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) linger_end(l);
 }
 
-/* Writes the answer to a refused request (framing.status), shuts the
- * sending side down and reads what still comes; takes fd. */
-void claude_http_linger(claude_ctx *ctx, int fd, const http_framing *f) {
+/* Writes `text` (an answer, or nothing), shuts the sending side down and
+ * reads what still comes; takes fd. */
+static void linger_start(claude_ctx *ctx, int fd, const char *text, int n) {
   http_linger *l;
-  if (f->status != 0) {
-    char text[512];
-    int n = snprintf(text, sizeof text,
-                     "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
-                     "Connection: close\r\nContent-Length: %d\r\n\r\n%s\n",
-                     f->status,
-                     f->status == 431 ? "Request Header Fields Too Large" : "Bad Request",
-                     (int)strlen(f->why) + 1, f->why);
-    if (n > 0 && send(fd, text, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) { /* gone: fine */
-    }
+  if (n > 0 && send(fd, text, (size_t)n, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) { /* gone: fine */
   }
   shutdown(fd, SHUT_WR);
   l = (http_linger *)calloc(1, sizeof *l);
@@ -99,4 +90,26 @@ void claude_http_linger(claude_ctx *ctx, int fd, const http_framing *f) {
   uv_timer_start(&l->timer, linger_timeout, LINGER_MS, 0);
   uv_unref((uv_handle_t *)&l->poll);
   uv_unref((uv_handle_t *)&l->timer);
+}
+
+/* Writes the answer to a refused request (framing.status), shuts the
+ * sending side down and reads what still comes; takes fd. */
+void claude_http_linger(claude_ctx *ctx, int fd, const http_framing *f) {
+  char text[512];
+  int n = 0;
+  if (f->status != 0)
+    n = snprintf(text, sizeof text,
+                 "HTTP/1.1 %d %s\r\nContent-Type: text/plain; charset=utf-8\r\n"
+                 "Connection: close\r\nContent-Length: %d\r\n\r\n%s\n",
+                 f->status, f->status == 431 ? "Request Header Fields Too Large" : "Bad Request",
+                 (int)strlen(f->why) + 1, f->why);
+  linger_start(ctx, fd, text, n);
+}
+
+void claude_http_linger_refused(claude_ctx *ctx, int fd) {
+  static const char text[] = "HTTP/1.1 503 Service Unavailable\r\n"
+                             "Content-Type: text/plain; charset=utf-8\r\n"
+                             "Retry-After: 1\r\nConnection: close\r\nContent-Length: 46\r\n\r\n"
+                             "too many connections (max_connections): retry\n";
+  linger_start(ctx, fd, text, (int)sizeof text - 1);
 }

@@ -1,7 +1,8 @@
 /*
  * response.c -- the response object on_request gets with each request:
- * (Just over ~600 lines: the complete and the streamed answer share one
- * life cycle with h2o's generator; splitting them would split that.)
+ * (Over 600 lines: the complete and the streamed answer share one life
+ * cycle with h2o's generator, and the bounds of a slow client (max_queued,
+ * write_timeout) act on it; splitting them would split that.)
  * a complete answer (respond), or a streamed one (start, write, finish) that
  * may stay open as long as the client stays, answered now or later from
  * another task. The object outlives the request safely: once the client is
@@ -18,9 +19,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "http/server.h"
+
+/* The most bytes one h2o_send hands the socket: h2o calls proceed when all
+ * of a send went out, so this is the unit of progress write_timeout waits
+ * for (a respond() body larger than this goes out in such pieces too). */
+#define SEND_MAX ((size_t)64 * 1024)
 
 /* ------------------------------------------------------------------------- */
 
@@ -104,7 +111,7 @@ static void res_gone(http_res *res, const char *reason, int end_h2o) {
   res->pins++;
   res->state = RES_GONE;
   res->gone_reason = reason;
-  res->pending_len = 0;
+  res->pending_len = res->pending_off = 0;
   res->finishing = 0;
   watch_stop(res);
   if (end_h2o && res->req != NULL && !res->sending) end_request(res, was);
@@ -116,7 +123,7 @@ static void res_gone(http_res *res, const char *reason, int end_h2o) {
 static void watch_cb(uv_poll_t *h, int status, int events) {
   http_res *res = (http_res *)h->data;
   if (status < 0 || (events & UV_DISCONNECT)) {
-    res_gone(res, "client disconnected", 1);
+    res_gone(res, res->dropped != NULL ? res->dropped : "client disconnected", 1);
     res_maybe_free(res);
   }
 }
@@ -150,43 +157,88 @@ static void res_disposed(void *p) {
   else if (srv != NULL && srv->responses == res) srv->responses = res->next;
   res->prev = res->next = NULL;
   res->pins++;
-  res_gone(res, "client disconnected", 0);
+  res_gone(res, res->dropped != NULL ? res->dropped : "client disconnected", 0);
   res->srv = NULL;
   res_release(res);
 }
 
-/* Sends what is queued (and the end of the body when finishing), as one
- * chunk when chunked. */
+/* Sends what is queued (and the end of the body when finishing), at most
+ * SEND_MAX bytes of it, as one chunk when chunked. */
 static void flush(http_res *res) {
-  char *buf = res->inflight;
-  size_t cap = res->inflight_cap, n = 0;
+  size_t avail = res->pending_len - res->pending_off, n = avail > SEND_MAX ? SEND_MAX : avail;
+  int last = res->finishing && n == avail, k = 0;
   h2o_iovec_t iov[3];
-  res->inflight = res->pending;
-  res->inflight_cap = res->pending_cap;
-  res->inflight_len = res->pending_len;
-  res->pending = buf;
-  res->pending_cap = cap;
-  res->pending_len = 0;
-  if (res->chunked && res->inflight_len > 0) {
-    int len = snprintf(res->chunk_head, sizeof res->chunk_head, "%zx\r\n", res->inflight_len);
-    iov[n++] = h2o_iovec_init(res->chunk_head, (size_t)len);
-    iov[n++] = h2o_iovec_init(res->inflight, res->inflight_len);
-    iov[n++] = res->finishing ? h2o_iovec_init(H2O_STRLIT("\r\n0\r\n\r\n"))
-                              : h2o_iovec_init(H2O_STRLIT("\r\n"));
-  } else if (res->chunked && res->finishing) {
-    iov[n++] = h2o_iovec_init(H2O_STRLIT("0\r\n\r\n"));
+  if (res->pending_off == 0 && n == avail) { /* all of it: swap the buffers, no copy */
+    char *buf = res->inflight;
+    size_t cap = res->inflight_cap;
+    res->inflight = res->pending;
+    res->inflight_cap = res->pending_cap;
+    res->pending = buf;
+    res->pending_cap = cap;
+    res->pending_len = 0;
+  } else { /* a slice: copied, so that appends may move pending meanwhile */
+    if (res->inflight_cap < n) {
+      char *p = (char *)realloc(res->inflight, SEND_MAX);
+      if (p == NULL) { /* keep it for the next proceed; the write timeout ends a stuck one */
+        n = 0;
+        last = 0;
+      } else {
+        res->inflight = p;
+        res->inflight_cap = SEND_MAX;
+      }
+    }
+    memcpy(res->inflight, res->pending + res->pending_off, n);
+    res->pending_off += n;
+    if (res->pending_off == res->pending_len) res->pending_off = res->pending_len = 0;
+  }
+  res->inflight_len = n;
+  if (res->chunked && n > 0) {
+    int len = snprintf(res->chunk_head, sizeof res->chunk_head, "%zx\r\n", n);
+    iov[k++] = h2o_iovec_init(res->chunk_head, (size_t)len);
+    iov[k++] = h2o_iovec_init(res->inflight, n);
+    iov[k++] = last ? h2o_iovec_init(H2O_STRLIT("\r\n0\r\n\r\n")) : h2o_iovec_init(H2O_STRLIT("\r\n"));
+  } else if (res->chunked && last) {
+    iov[k++] = h2o_iovec_init(H2O_STRLIT("0\r\n\r\n"));
   } else {
     /* always one buffer, even empty: with none, h2o ends an unframed body
      * (HEAD, HTTP/1.0) inside this call, and may start the next pipelined
      * request from within a Lua method */
-    iov[n++] = h2o_iovec_init(res->inflight, res->inflight_len);
+    iov[k++] = h2o_iovec_init(res->inflight, n);
   }
   res->sending = 1;
-  h2o_send(res->req, iov, n, res->finishing ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
+  res->waiting_since = uv_now(res->ctx->loop);
+  h2o_send(res->req, iov, (size_t)k, last ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
 }
 
 static size_t queued(http_res *res) {
-  return res->pending_len + (res->sending ? res->inflight_len : 0);
+  return res->pending_len - res->pending_off + (res->sending ? res->inflight_len : 0);
+}
+
+size_t claude_http_res_queued(http_res *res) { return queued(res); }
+
+/* Drops the client of res: the socket is shut down (reset at its close, so
+ * that the kernel does not keep what the client never took either); h2o's
+ * send fails, or the watch sees the hang-up, and the response goes with
+ * on_close(why). Calls nothing in Lua. */
+static void drop_client(http_res *res, const char *why) {
+  struct linger lg = {1, 0};
+  if (res->dropped != NULL) return;
+  res->dropped = why;
+  if (res->fd < 0) return;
+  setsockopt(res->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+  shutdown(res->fd, SHUT_RDWR);
+}
+
+void claude_http_res_sweep(http_res *res, uint64_t now, int held) {
+  http_server *srv = res->srv;
+  if (srv == NULL || res->dropped != NULL || !(res->sending || res->writing_inline)) return;
+  if (held) {
+    res->waiting_since = now;
+    return;
+  }
+  if (now - res->waiting_since < srv->write_timeout) return;
+  srv->dropped_timeout++;
+  drop_client(res, "write timeout: the client took nothing of the answer");
 }
 
 /* h2o wrote what we gave it and asks for more. */
@@ -195,7 +247,7 @@ static void gen_proceed(h2o_generator_t *gen, h2o_req_t *req) {
   res->pins++;
   res->sending = 0;
   res->inflight_len = 0;
-  if (res->pending_len > 0 || res->finishing) flush(res);
+  if (res->pending_len > res->pending_off || res->finishing) flush(res);
   else if (res->state == RES_GONE && res->req != NULL) end_request(res, RES_STREAMING);
   if (res->want_drain && res->state == RES_STREAMING &&
       queued(res) <= (res->srv ? res->srv->high_water : 0)) {
@@ -246,7 +298,7 @@ void claude_http_res_after_handler(http_res *res, int failed) {
   } else if (res->state == RES_STREAMING) {
     res->state = RES_GONE;
     res->gone_reason = "the handler raised an error";
-    res->pending_len = 0;
+    res->pending_len = res->pending_off = 0;
     res->finishing = 0;
     if (!res->sending) end_request(res, RES_STREAMING);
     claude_unref(res->ctx, &res->self_ref);
@@ -442,6 +494,8 @@ static void response_head(lua_State *L, http_res *res, int status, int hidx) {
   headers(L, res, hidx, 1);
 }
 
+static void append(lua_State *L, http_res *res, const char *s, size_t len);
+
 /* res:respond(status [, headers [, body]]) -> true | nil, err, code */
 static int res_respond(lua_State *L) {
   http_res *res = check_res(L);
@@ -452,10 +506,22 @@ static int res_respond(lua_State *L) {
   if (n) return n;
   if (res->state == RES_STREAMING) return luaL_error(L, "respond after start (use write and finish)");
   response_head(L, res, status, 3);
-  res->state = RES_FINISHED;
   watch_stop(res);
   res->req->res.content_length = len;
-  h2o_send_inline(res->req, body, len);
+  if (len <= SEND_MAX || res->is_head) {
+    res->state = RES_FINISHED;
+    res->writing_inline = 1; /* until h2o disposes of the request */
+    res->waiting_since = uv_now(res->ctx->loop);
+    h2o_send_inline(res->req, body, len);
+  } else { /* in pieces, so that write_timeout sees the progress of a large body */
+    append(L, res, body, len);
+    res->state = RES_FINISHED;
+    res->finishing = 1;
+    res->pins++;
+    h2o_start_response(res->req, &res->gen);
+    flush(res);
+    res_release(res);
+  }
   claude_unref(res->ctx, &res->self_ref);
   lua_pushboolean(L, 1);
   return 1;
@@ -490,6 +556,12 @@ static int res_start(lua_State *L) {
 
 static void append(lua_State *L, http_res *res, const char *s, size_t len) {
   if (res->is_head || len == 0) return;
+  if (res->pending_off > 0 && res->pending_len + len > res->pending_cap) {
+    /* what was handed on makes room first */
+    memmove(res->pending, res->pending + res->pending_off, res->pending_len - res->pending_off);
+    res->pending_len -= res->pending_off;
+    res->pending_off = 0;
+  }
   if (res->pending_len + len > res->pending_cap) {
     size_t cap = res->pending_cap ? res->pending_cap : 4096;
     char *p;
@@ -504,17 +576,32 @@ static void append(lua_State *L, http_res *res, const char *s, size_t len) {
 }
 
 /* res:write(chunk) -> true | false (queued, but more than high_water bytes
- * wait: on_drain is called when they went out) | nil, err, code */
+ * wait: on_drain is called when they went out) | nil, err, code (also when
+ * more than max_queued bytes already waited: the client is dropped) */
 static int res_write(lua_State *L) {
   http_res *res = check_res(L);
-  size_t len;
+  http_server *srv;
+  size_t len, q;
   const char *s = luaL_checklstring(L, 2, &len);
   int n = unusable(L, res);
   if (n) return n;
   if (res->state == RES_NEW) return luaL_error(L, "write before start");
+  srv = res->srv;
+  if (res->dropped == NULL && srv->max_queued > 0 && queued(res) > srv->max_queued) {
+    srv->dropped_slow++;
+    drop_client(res, "the client is too slow: more than max_queued bytes wait to be sent");
+  }
+  if (res->dropped != NULL) {
+    luaL_pushfail(L);
+    lua_pushfstring(L, "the response is closed (%s)", res->dropped);
+    lua_pushliteral(L, "closed");
+    return 3;
+  }
   append(L, res, s, len);
-  if (!res->sending && res->pending_len > 0) flush(res);
-  if (queued(res) > res->srv->high_water) {
+  if (!res->sending && res->pending_len > res->pending_off) flush(res);
+  q = queued(res);
+  if (q > srv->queued_peak) srv->queued_peak = q;
+  if (q > srv->high_water) {
     res->want_drain = 1;
     lua_pushboolean(L, 0);
   } else {
@@ -531,6 +618,7 @@ static int res_finish(lua_State *L) {
   int n = unusable(L, res);
   if (n) return n;
   if (res->state == RES_NEW) return luaL_error(L, "finish before start");
+  if (res->dropped != NULL) s = NULL; /* nothing more for a dropped client */
   if (s != NULL) append(L, res, s, len);
   res->state = RES_FINISHED;
   res->finishing = 1;

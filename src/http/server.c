@@ -5,7 +5,11 @@
  * bodies (chunked); this file accepts connections, hands each request to
  * Lua as a table and a response object (response.c), and closes
  * gracefully: no new connections, open responses ended, idle connections
- * shut down, everything cut after a grace period.
+ * shut down, everything cut after a grace period. (Over 600 lines: the
+ * listener, the connections, their bounds (max_connections at accept, the
+ * sweep of write_timeout) and the server object share one life cycle,
+ * closed in one order; the framing, the lingering close and the response
+ * are apart.)
  *
  * Every read on a connection goes through framing.c's read gate before
  * h2o's own callback: it follows the requests' framing and cuts the stream
@@ -21,9 +25,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -32,6 +38,9 @@
 #define DEFAULT_MAX_BODY ((lua_Integer)4 * 1024 * 1024)
 #define DEFAULT_HIGH_WATER ((lua_Integer)1024 * 1024)
 #define DEFAULT_MAX_HEADER ((lua_Integer)64 * 1024)
+#define DEFAULT_MAX_QUEUED ((lua_Integer)16 * 1024 * 1024)
+#define DEFAULT_WRITE_TIMEOUT 60.0
+#define DEFAULT_MAX_CONNECTIONS 1024
 
 static void srv_close(http_server *srv, int abort);
 
@@ -89,7 +98,7 @@ static void rewrap_closed(uv_handle_t *h);
 
 static void srv_dispose_if_done(http_server *srv) {
   if (srv->state == SRV_LISTENING || srv->listener_open || srv->nconns > 0 || srv->grace_open ||
-      !srv->h2o_open)
+      srv->sweep_open || !srv->h2o_open)
     return;
   if (srv->rewrap_open) { /* first, with its close callback (it comes back here) */
     if (!uv_is_closing((uv_handle_t *)&srv->rewrap))
@@ -122,6 +131,28 @@ static void grace_closed(uv_handle_t *h) {
   srv_dispose_if_done(srv);
 }
 
+static void sweep_closed(uv_handle_t *h) {
+  http_server *srv = (http_server *)h->data;
+  srv->sweep_open = 0;
+  claude_handle_closed(srv->hdr.ctx);
+  srv_dispose_if_done(srv);
+}
+
+/* Every so often: drops the clients that took nothing for write_timeout
+ * (it calls nothing in Lua: the responses end when the loop sees the
+ * sockets shut down). */
+static void sweep_fired(uv_timer_t *h) {
+  http_server *srv = (http_server *)h->data;
+  uint64_t now = uv_now(h->loop), every = uv_timer_get_repeat(h);
+  http_res *res;
+  /* The loop was held (a long handler, a collection): timers run before the
+   * I/O callbacks of a turn, so the progress the sockets made meanwhile is not
+   * seen yet. The clients are not to blame: each gets a full timeout again. */
+  int held = now - srv->swept_at > 2 * every;
+  srv->swept_at = now;
+  for (res = srv->responses; res != NULL; res = res->next) claude_http_res_sweep(res, now, held);
+}
+
 static void grace_fired(uv_timer_t *h) {
   srv_close((http_server *)h->data, 1);
 }
@@ -146,8 +177,12 @@ static void conn_closed(uv_handle_t *h) {
   }
   claude_http_framing_free(&conn->framing);
   free(conn);
-  if (srv->nconns == 0 && srv->grace_open && !uv_is_closing((uv_handle_t *)&srv->grace))
-    uv_close((uv_handle_t *)&srv->grace, grace_closed);
+  if (srv->nconns == 0 && srv->state != SRV_LISTENING) {
+    if (srv->grace_open && !uv_is_closing((uv_handle_t *)&srv->grace))
+      uv_close((uv_handle_t *)&srv->grace, grace_closed);
+    if (srv->sweep_open && !uv_is_closing((uv_handle_t *)&srv->sweep))
+      uv_close((uv_handle_t *)&srv->sweep, sweep_closed);
+  }
   srv_dispose_if_done(srv);
   claude_handle_closed(ctx);
 }
@@ -181,6 +216,8 @@ static void srv_close(http_server *srv, int abort) {
     if (srv->listener_open) uv_close((uv_handle_t *)&srv->listener, listener_closed);
   }
   srv->state = abort ? SRV_ABORTING : SRV_DRAINING;
+  if (abort && srv->sweep_open && !uv_is_closing((uv_handle_t *)&srv->sweep))
+    uv_close((uv_handle_t *)&srv->sweep, sweep_closed);
   /* each response once; a callback may end others, so search from the head */
   for (;;) {
     for (res = srv->responses; res != NULL; res = res->next)
@@ -191,6 +228,8 @@ static void srv_close(http_server *srv, int abort) {
   for (res = srv->responses; res != NULL; res = res->next) claude_http_res_server_closing(res, abort);
   for (conn = srv->conns.next; conn != &srv->conns; conn = conn->next)
     if (abort || !conn_busy(srv, conn)) conn_shutdown(conn);
+  if (srv->nconns == 0 && srv->sweep_open && !uv_is_closing((uv_handle_t *)&srv->sweep))
+    uv_close((uv_handle_t *)&srv->sweep, sweep_closed);
   if (!abort && srv->nconns > 0 && !srv->grace_open) {
     uv_timer_init(ctx->loop, &srv->grace);
     srv->grace.data = srv;
@@ -203,6 +242,30 @@ static void srv_close(http_server *srv, int abort) {
 
 /* ------------------------------------------------------------------------- */
 
+static void refused_closed(uv_handle_t *h) {
+  claude_ctx *ctx = (claude_ctx *)h->data;
+  free(h);
+  claude_handle_closed(ctx);
+}
+
+/* A connection past max_connections: answered 503 at once (by linger.c,
+ * which reads what the client sends meanwhile), never handed to h2o. */
+static void refuse(http_server *srv, uv_stream_t *listener) {
+  claude_ctx *ctx = srv->hdr.ctx;
+  uv_tcp_t *t = (uv_tcp_t *)malloc(sizeof *t);
+  uv_os_fd_t fd;
+  srv->refused++;
+  if (t == NULL) return;
+  uv_tcp_init(ctx->loop, t);
+  t->data = ctx;
+  claude_handle_opened(ctx);
+  if (uv_accept(listener, (uv_stream_t *)t) == 0 && uv_fileno((uv_handle_t *)t, &fd) == 0) {
+    int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup >= 0) claude_http_linger_refused(ctx, dup);
+  }
+  uv_close((uv_handle_t *)t, refused_closed);
+}
+
 static void on_accept(uv_stream_t *listener, int status) {
   http_server *srv = (http_server *)listener->data;
   claude_ctx *ctx = srv->hdr.ctx;
@@ -210,6 +273,7 @@ static void on_accept(uv_stream_t *listener, int status) {
   h2o_socket_t *sock;
   uv_os_fd_t fd;
   if (status != 0 || srv->state != SRV_LISTENING) return;
+  if (srv->max_conns > 0 && srv->nconns >= srv->max_conns) return refuse(srv, listener);
   conn = (http_conn *)calloc(1, sizeof(*conn));
   if (conn == NULL) return;
   uv_tcp_init(ctx->loop, &conn->tcp);
@@ -328,6 +392,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
                            H2O_SEND_ERROR_HTTP1_CLOSE_CONNECTION);
     return 0;
   }
+  srv->requests++;
   L = claude_cb_state(ctx);
   top = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, srv->on_request_ref);
@@ -382,14 +447,28 @@ static void srv_teardown(claude_handle *h) {
   srv_close(srv, 1);
 }
 
+/* The default of max_connections: 1024, or fewer when the descriptors the
+ * process may open would run out first (a connection uses up to three: its
+ * socket, the dup kept for the lingering close, the watch of a response). */
+static lua_Integer default_max_connections(void) {
+  struct rlimit rl;
+  lua_Integer n = DEFAULT_MAX_CONNECTIONS;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    lua_Integer fit = ((lua_Integer)rl.rlim_cur - 64) / 3;
+    if (fit < n) n = fit < 16 ? 16 : fit;
+  }
+  return n;
+}
+
 /* core.http_listen{ on_request = fn, host = "127.0.0.1", port = 0,
  * max_body = 4 MiB, max_header = 64 KiB, high_water = 1 MiB,
+ * max_queued = 16 MiB, write_timeout = 60, max_connections = 1024,
  * idle_timeout = 10, close_grace = 5, backlog = 128 } -> server | nil, err, code */
 static int l_http_listen(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
   const char *host;
-  lua_Integer port, max_body, max_header, high_water, backlog;
-  double idle_timeout, grace;
+  lua_Integer port, max_body, max_header, high_water, backlog, max_queued, max_conns;
+  double idle_timeout, grace, write_timeout;
   struct sockaddr_storage addr;
   int addrlen = sizeof addr, err;
   http_server **box, *srv;
@@ -414,6 +493,10 @@ static int l_http_listen(lua_State *L) {
   if (max_header > H2O_MAX_REQLEN - 1024)
     luaL_error(L, "bad field 'max_header' (at most %d expected)", (int)(H2O_MAX_REQLEN - 1024));
   high_water = opt_integer(L, "high_water", DEFAULT_HIGH_WATER, 0);
+  max_queued = opt_integer(L, "max_queued", DEFAULT_MAX_QUEUED, 0);
+  max_conns = opt_integer(L, "max_connections", default_max_connections(), 0);
+  if (max_conns > INT_MAX) max_conns = INT_MAX;
+  write_timeout = opt_number(L, "write_timeout", DEFAULT_WRITE_TIMEOUT);
   backlog = opt_integer(L, "backlog", 128, 1);
   idle_timeout = opt_number(L, "idle_timeout", 10);
   grace = opt_number(L, "close_grace", 5);
@@ -435,6 +518,9 @@ static int l_http_listen(lua_State *L) {
   srv->self_ref = srv->on_request_ref = LUA_NOREF;
   srv->conns.next = srv->conns.prev = &srv->conns;
   srv->high_water = (size_t)high_water;
+  srv->max_queued = (size_t)max_queued;
+  srv->max_conns = (int)max_conns;
+  srv->write_timeout = (uint64_t)(write_timeout * 1000.0 + 0.5);
   srv->max_header = (size_t)max_header;
   srv->grace_secs = grace;
 
@@ -461,6 +547,18 @@ static int l_http_listen(lua_State *L) {
   claude_handle_opened(ctx);
   uv_prepare_start(&srv->rewrap, claude_http_framing_rewrap_all);
   uv_unref((uv_handle_t *)&srv->rewrap); /* it keeps no loop running */
+  if (srv->write_timeout > 0) { /* a few looks per timeout, at least one a second */
+    uint64_t every = srv->write_timeout / 4;
+    if (every < 10) every = 10;
+    if (every > 1000) every = 1000;
+    uv_timer_init(ctx->loop, &srv->sweep);
+    srv->sweep.data = srv;
+    srv->sweep_open = 1;
+    claude_handle_opened(ctx);
+    srv->swept_at = uv_now(ctx->loop);
+    uv_timer_start(&srv->sweep, sweep_fired, every, every);
+    uv_unref((uv_handle_t *)&srv->sweep); /* it keeps no loop running */
+  }
   uv_tcp_init(ctx->loop, &srv->listener);
   srv->listener.data = srv;
   srv->listener_open = 1;
@@ -504,6 +602,42 @@ static int srv_address(lua_State *L) {
   return 2;
 }
 
+/* server:stats() -> { connections, responses, queued, queued_max, queued_peak,
+ * dropped_slow, dropped_timeout, refused, requests }: what the bounds see (a walk of
+ * the open responses, for tests and monitoring; nothing on a hot path). */
+static int srv_stats(lua_State *L) {
+  http_server *srv = check_server(L);
+  size_t total = 0, most = 0;
+  lua_Integer open = 0;
+  http_res *res;
+  for (res = srv->responses; res != NULL; res = res->next) {
+    size_t q = claude_http_res_queued(res);
+    total += q;
+    if (q > most) most = q;
+    open++;
+  }
+  lua_createtable(L, 0, 8);
+  lua_pushinteger(L, srv->nconns);
+  lua_setfield(L, -2, "connections");
+  lua_pushinteger(L, open);
+  lua_setfield(L, -2, "responses");
+  lua_pushinteger(L, (lua_Integer)total);
+  lua_setfield(L, -2, "queued");
+  lua_pushinteger(L, (lua_Integer)most);
+  lua_setfield(L, -2, "queued_max");
+  lua_pushinteger(L, (lua_Integer)srv->queued_peak);
+  lua_setfield(L, -2, "queued_peak");
+  lua_pushinteger(L, (lua_Integer)srv->dropped_slow);
+  lua_setfield(L, -2, "dropped_slow");
+  lua_pushinteger(L, (lua_Integer)srv->dropped_timeout);
+  lua_setfield(L, -2, "dropped_timeout");
+  lua_pushinteger(L, (lua_Integer)srv->refused);
+  lua_setfield(L, -2, "refused");
+  lua_pushinteger(L, (lua_Integer)srv->requests);
+  lua_setfield(L, -2, "requests");
+  return 1;
+}
+
 /* server:close(): stops accepting; open responses get on_close("server
  * closed") and end (a 503, or the end of the stream); connections close once
  * their last response is written, or after close_grace seconds. Idempotent. */
@@ -540,7 +674,8 @@ static int srv_tostring(lua_State *L) {
 }
 
 static const luaL_Reg srv_methods[] = {
-  {"port", srv_port}, {"address", srv_address}, {"close", srv_lua_close}, {NULL, NULL}};
+  {"port", srv_port}, {"address", srv_address}, {"stats", srv_stats}, {"close", srv_lua_close},
+  {NULL, NULL}};
 static const luaL_Reg srv_metamethods[] = {
   {"__gc", srv_gc}, {"__close", srv_lua_close}, {"__tostring", srv_tostring},
   {"__index", NULL}, {NULL, NULL}};

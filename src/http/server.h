@@ -104,6 +104,8 @@ typedef struct http_framing {
  * set), shuts fd's sending side down and reads what still comes for a
  * moment, then closes it; takes fd. */
 void claude_http_linger(claude_ctx *ctx, int fd, const http_framing *f);
+/* The same for a connection refused at accept (max_connections): a 503. */
+void claude_http_linger_refused(claude_ctx *ctx, int fd);
 
 /* http/framing.c: the framing, and the read gate in front of h2o's read
  * callback (put back on a connection with claude_http_framing_wrap, which
@@ -165,6 +167,15 @@ struct http_server {
   int nconns;
   http_res *responses;    /* responses whose h2o request still exists */
   size_t high_water;      /* res:write returns false above this many bytes */
+  size_t max_queued;      /* a write that finds more waiting drops the client (0: none) */
+  uint64_t write_timeout; /* ms a response may wait on the socket (0: none) */
+  int max_conns;          /* connections served at once; more get a 503 (0: none) */
+  uv_timer_t sweep;       /* drops the clients past write_timeout */
+  int sweep_open;
+  uint64_t swept_at;      /* loop time of the last sweep */
+  /* what server:stats() reports */
+  size_t queued_peak;     /* the most bytes one response ever had waiting */
+  uint64_t dropped_slow, dropped_timeout, refused, requests;
   char address[64];
   int port;
 };
@@ -194,6 +205,10 @@ struct http_res {
   size_t inflight_len, inflight_cap;
   char *pending;
   size_t pending_len, pending_cap;
+  size_t pending_off;     /* bytes of pending already handed to h2o */
+  uint64_t waiting_since; /* loop time (ms) of the send in flight, for write_timeout */
+  int writing_inline;     /* a respond() body h2o writes itself: until res_disposed */
+  const char *dropped;    /* why the client was dropped (shut down; on_close follows) */
   uv_poll_t watch;        /* the peer's hang-up, on a dup of the socket */
   int watch_fd;           /* -1 when not watching */
   int watch_open;         /* the poll handle exists (until its close callback) */
@@ -212,6 +227,12 @@ http_res *claude_http_res_new(lua_State *L, http_server *srv, h2o_req_t *req);
 void claude_http_res_after_handler(http_res *res, int failed);
 /* Ends an open response because the server closes (abort: right now). */
 void claude_http_res_server_closing(http_res *res, int abort);
+/* The sweep of write_timeout: drops the client of res when it has taken
+ * nothing for srv->write_timeout ms (now: the loop's time); after the loop
+ * was held (held), restarts the wait instead. */
+void claude_http_res_sweep(http_res *res, uint64_t now, int held);
+/* Bytes written to res and not yet taken by the socket. */
+size_t claude_http_res_queued(http_res *res);
 
 
 #endif

@@ -184,6 +184,10 @@ size_t claude_http_on_header(char *p, size_t size, size_t nmemb, void *ud) {
   return len;
 }
 
+/* The bytes of events (or of a streamed body) waiting for Lua past which
+ * the transfer stops reading until they are delivered. */
+#define QUEUE_MAX ((size_t)1024 * 1024)
+
 /* Serialized event: three (length, bytes) pairs and the retry time. */
 static int put_field(claude_buf *b, const char *s, size_t n) {
   if (claude_buf_reserve(b, sizeof n + n) != 0) return -1;
@@ -224,6 +228,16 @@ size_t claude_http_on_body(char *p, size_t size, size_t nmemb, void *ud) {
     long code = 0;
     curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &code);
     headers_done(r, code);
+  }
+  /* Lua has not taken what came before: stop reading (curl keeps this chunk)
+   * until it has, so that a server faster than its client fills the socket,
+   * not this process (curl reads all the socket holds in one go: 2M
+   * notifications queued here took 520 MiB) */
+  if (r->mode != BODY_COLLECT &&
+      r->events.len - r->events_pos + (r->mode == BODY_STREAM ? r->body.len : 0) >= QUEUE_MAX) {
+    r->paused = 1;
+    claude_http_mark_dirty(r);
+    return CURL_WRITEFUNC_PAUSE;
   }
   r->body_total += len;
   if (r->max_body > 0 && r->body_total > (size_t)r->max_body)
@@ -406,6 +420,10 @@ static void deliver(http_req *r) {
     lua_pushcfunction(L, deliver_p);
     lua_pushlightuserdata(L, r);
     if (claude_pcall(ctx, L, 1) == LUA_OK || r->finished) break;
+  }
+  if (r->paused && r->running && !r->finished && !ctx->closing && !m->closing) {
+    r->paused = 0; /* curl hands the chunk it kept to on_body again, and reads on */
+    curl_easy_pause(r->easy, CURLPAUSE_CONT);
   }
   /* the end was taken but raised before the request was stopped (memory) */
   if (!r->finished && !r->running && !r->done_pending && !ctx->closing && !m->closing)

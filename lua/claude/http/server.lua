@@ -65,6 +65,9 @@ end
 --   port = 0 (any free port), max_body = 4 MiB (larger bodies get 413 without
 --   a call), max_header = 64 KiB (larger request heads get 431),
 --   high_water = 1 MiB (res:write returns false above it),
+--   max_queued = 16 MiB (a write that finds more waiting drops the client),
+--   write_timeout = 60 (seconds a client may take nothing before it is dropped),
+--   max_connections = 1024 (more get 503; fewer under a low ulimit -n),
 --   idle_timeout = 10 (seconds a connection may wait for a request),
 --   close_grace = 5 (seconds close waits for open connections), backlog = 128,
 --   tasks = true (false: on_request runs in the loop's callback and must not wait),

@@ -128,11 +128,24 @@ local function param_headers_of(self, msg)
   return param_headers.build(decls, params.arguments)
 end
 
+-- The ids of requests given up on (a timeout, a cancellation) whose late answers are
+-- dropped without a word: the last DROPPED_KEPT of them.
+local DROPPED_KEPT = 256
+
+local function abandoned(conn, id)
+  local dropped = conn.dropped
+  if dropped[id] then return end
+  dropped[id] = true
+  local order = conn.dropped_order
+  order[#order + 1] = id
+  if #order > DROPPED_KEPT then dropped[table.remove(order, 1)] = nil end
+end
+
 -- Opens a transport and its peer; returns the connection | nil, err, kind. While the era
 -- is being found (`conn.probe`), the probe's answer goes to it and nothing else is read;
 -- an answer to a probe that timed out (`conn.dropped`) is dropped.
 local function open_connection(self, kind)
-  local conn = { alive = true, era = nil, dropped = {} }
+  local conn = { alive = true, era = nil, dropped = {}, dropped_order = {} }
   local events = {
     message = function(msg)
       local peer = conn.peer
@@ -150,11 +163,18 @@ local function open_connection(self, kind)
         return
       end
       if type(msg) == "table" and msg.method == nil and msg.id ~= nil then
-        if conn.dropped[msg.id] then return end
-        if not (math.type(msg.id) == "integer" and msg.id >= 1 and msg.id <= peer.counter)
-          and peer.pending:get(msg.id) == nil then
+        local id = msg.id
+        if peer.pending:get(id) == nil then
+          -- the late answer of a request we gave up on (timeout, cancellation) goes; any
+          -- other is the server's mistake, said (it was dropped silently: issue 23)
+          if conn.dropped[id] then return end
+          if math.type(id) == "integer" and id >= 1 and id <= peer.counter then
+            return report(self, errors.new("protocol", "the MCP server '" .. self.name
+              .. "' answered request id " .. id .. " again (it was answered already); the "
+              .. "second answer was dropped"))
+          end
           return report(self, errors.new("protocol", "the MCP server '" .. self.name
-            .. "' answered request id " .. tostring(msg.id) .. ", which was never sent"))
+            .. "' answered request id " .. tostring(id) .. ", which was never sent"))
         end
       end
       if self.listening:cancelled(msg) then return end
@@ -181,6 +201,7 @@ local function open_connection(self, kind)
       local peer = conn.peer
       for _, id in ipairs(peer and peer.pending:ids() or {}) do
         local cb = peer.pending:take(id)
+        abandoned(conn, id)
         peer:notify("notifications/cancelled", { requestId = id, reason = err.message })
         cb(nil, err)
       end
@@ -219,6 +240,7 @@ local function open_connection(self, kind)
     on_notification = function(method, params) on_notification(self, method, params) end,
     -- a modern HTTP request is abandoned by closing its stream; elsewhere the server is told
     on_cancel = function(id, _, cerr)
+      abandoned(conn, id)
       if conn.era == "modern" and t.abort then
         t:abort(id)
         return

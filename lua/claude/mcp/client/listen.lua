@@ -155,6 +155,7 @@ function Listener:cancelled(msg)
   local id = type(params) == "table" and params.requestId
   local sub = id ~= nil and self.subs[id]
   if not sub then return false end
+  sub.conn.dropped[id] = true -- its answer, should one come, is not a second one
   sub.conn.peer:fail_request(id, errors.new("closed", "the MCP server '" .. self.client.name
     .. "' ended subscriptions/listen" .. (type(params.reason) == "string"
       and (": " .. params.reason) or "")))

@@ -62,6 +62,20 @@ Options:
                           status 70, for a supervisor to restart it (default 10; 0: never)
   -h, --help              show this help
 
+Bounds per client (HTTP only; each a positive number, 'none' for no bound; docs/mcp-server.md):
+  --max-sessions N           sessions open (1024); past it the least recently used idle
+                             one is closed, or the initialize gets 503
+  --max-calls N              requests in flight in the server, both eras (1024); 503 past it
+  --max-session-calls N      requests in flight per session (64); an error past it
+  --max-post-calls N         requests served from one POST (32); an error past it
+  --max-batch N              messages in one POST (64); 400 past it
+  --history-bytes BYTES      events kept for Last-Event-ID per session (262144)
+  --max-queued BYTES         bytes waiting to be sent to one client (1048576); past it
+                             the client is dropped
+  --write-timeout SECONDS    a client that takes nothing for this long is dropped (60)
+  --max-connections N        connections at once (1024, fewer under a low ulimit -n);
+                             503 past it
+
 OAuth (HTTP only; for the servers without an auth option of their own, see docs/oauth.md):
   --introspection-url URL    accept the bearer tokens this RFC 7662 endpoint says are
                              active; --client-id ID (and the secret in the environment
@@ -79,6 +93,13 @@ OAuth (HTTP only; for the servers without an auth option of their own, see docs/
 Over stdio, stdout carries the protocol alone: print, io.write and logs go to stderr. The
 server ends at stdin EOF.
 ]]
+
+-- The bounds (claude.mcp.server.http's options of the same names).
+local BOUND_FLAGS = { ["--max-sessions"] = "max_sessions", ["--max-calls"] = "max_calls",
+  ["--max-session-calls"] = "max_session_calls", ["--max-post-calls"] = "max_post_calls",
+  ["--max-batch"] = "max_batch", ["--history-bytes"] = "history_bytes",
+  ["--max-queued"] = "max_queued", ["--write-timeout"] = "write_timeout",
+  ["--max-connections"] = "max_connections" }
 
 -- Errors of the command line and of the tools file end the command with their message
 -- alone (traceback = false: a traceback of the command itself would say nothing).
@@ -181,6 +202,15 @@ function M.parse(argv)
       end
     elseif a == "--no-auth" then
       o.no_auth = true
+    elseif BOUND_FLAGS[a] then
+      local v = value()
+      local n = v == "none" and math.huge or tonumber(v)
+      if not n or n <= 0 then
+        usage_error("%s needs a positive number or 'none', got '%s'", a, v)
+      end
+      o.bounds = o.bounds or {}
+      o.bounds[BOUND_FLAGS[a]] = n
+      o.bound_flag = o.bound_flag or a
     elseif a == "--session-timeout" then
       local t = number_arg(a, value())
       o.session_timeout = t > 0 and t or false
@@ -227,6 +257,7 @@ function M.parse(argv)
   for j = i + 1, #argv do o.args[#o.args + 1] = argv[j] end
   if not o.file and not o.help then usage_error("no tools file given") end
   if o.stateless and not o.http then usage_error("--stateless needs --http") end
+  if o.bounds and not o.http then usage_error("%s needs --http", o.bound_flag) end
   for _, k in ipairs { "allowed_origins", "allowed_hosts", "session_timeout", "no_auth",
     "node" } do
     if o[k] ~= nil and not o.http then usage_error("--%s needs --http", k:gsub("_", "-")) end
@@ -463,14 +494,16 @@ local function serve_http(o, list)
       .. "this build: " .. tostring(http), { traceback = false }), 0)
   end
   local t, err
-  ok, t, err = pcall(http.listen, list, {
+  local opts = {
     host = o.http.host, port = o.http.port, stateless = o.stateless,
     state_key = state_key(o), state_ttl = o.state_ttl, node = o.node,
     max_body = o.max_message, request_timeout = o.request_timeout,
     session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
     allowed_origins = o.allowed_origins, auth = o.auth,
     log = function(msg) io.stderr:write("claudelua mcp: ", msg, "\n") end,
-  })
+  }
+  for k, v in pairs(o.bounds or {}) do opts[k] = v end
+  ok, t, err = pcall(http.listen, list, opts)
   if not ok then -- a server without auth on a public address, say: the command's mistake
     usage_error("%s", tostring(t):gsub("^[^\n]-:%d+: ", ""))
   end

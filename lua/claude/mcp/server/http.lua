@@ -1,6 +1,11 @@
 --- The Streamable HTTP transport of an MCP server: protocol revisions 2025-03-26 to 2025-11-25
 -- (sessions, here) and 2026-07-28 (no session: claude.mcp.server.http_modern), per request.
 --
+-- (Over 600 lines: sessions, the exchanges of a POST, the GET stream, expiry, the bounds
+-- and the routing of authenticated requests all act on one session table; the event streams
+-- (events.lua), the Host/Origin checks (origin.lua), the bearer checks (auth.lua), the
+-- HTTP server (claude.http.server) and the MCP connection (connection.lua) are apart.)
+--
 --     local t = assert(http.listen({ {"calc", calc}, {"files", files} },
 --       { host = "127.0.0.1", port = 8080 }))
 --     -- POST/GET/DELETE http://127.0.0.1:8080/mcp (calc, the first) and /mcp/calc, /mcp/files
@@ -14,16 +19,17 @@
 -- something else is (progress, a log, a request to the client): the common call costs no
 -- stream. Streams keep their events for `Last-Event-ID`.
 --
+-- Every resource a client can make it hold is bounded (docs/mcp-server.md, "Bounds"): bytes
+-- queued per connection and a write timeout (claude.http.server), requests in flight per POST,
+-- per session and in the server (both eras), a batch's size, the history of a session's
+-- streams in bytes, sessions (the least recently used idle one evicted); checked with
+-- counters, nothing per call but a few comparisons.
+--
 -- A server with an `auth` option (or a transport given one) serves only requests with a
 -- bearer token its verifier accepts (`claude.mcp.server.auth`): the check runs in a task of
 -- the request, a session belongs to the subject that opened it, and the protected resource
 -- metadata is served at `/.well-known/oauth-protected-resource/mcp`. See docs/mcp-server.md
 -- and docs/oauth.md.
---
--- (Over 600 lines: sessions, the exchanges of a POST, the GET stream, expiry and the
--- routing of authenticated requests all act on one session table; the event streams
--- (events.lua), the Host/Origin checks (origin.lua), the bearer checks (auth.lua), the
--- HTTP server (claude.http.server) and the MCP connection (connection.lua) are apart.)
 -- @module claude.mcp.server.http
 local core = require "claude.core"
 local async = require "claude.async"
@@ -43,15 +49,24 @@ local http_server = require "claude.http.server"
 local M = {}
 
 local encode, decode, null = json.encode, json.decode, json.null
-local type, fmt, pairs = type, string.format, pairs
+local type, fmt, pairs, math_type = type, string.format, pairs, math.type
 
 --- The protocol versions a client may name in `MCP-Protocol-Version`.
 M.PROTOCOL_VERSIONS = { ["2024-11-05"] = true, ["2025-03-26"] = true, ["2025-06-18"] = true,
   ["2025-11-25"] = true }
 
---- Defaults of the options.
+--- Defaults of the options. The bounds (docs/mcp-server.md, "Bounds") are sized so that a
+-- server on the public internet holds at most a few hundred MiB whatever its clients do.
 M.DEFAULTS = { host = "127.0.0.1", port = 0, path = "/mcp", max_body = 16 * 1024 * 1024,
-  session_timeout = 1800, history = 1000, retry = 1000, resume_grace = 30 }
+  session_timeout = 1800, history = 1000, retry = 1000, resume_grace = 30,
+  max_sessions = 1024, max_calls = 1024, max_session_calls = 64, max_post_calls = 32,
+  max_batch = 64, history_bytes = 256 * 1024, high_water = 64 * 1024,
+  max_queued = 1024 * 1024, write_timeout = 60, trim = true }
+
+-- The options that are bounds: positive numbers (math.huge: none), checked by listen.
+local BOUNDS = { "max_sessions", "max_calls", "max_session_calls", "max_post_calls",
+  "max_batch", "history_bytes", "high_water", "max_queued", "write_timeout",
+  "max_connections" }
 
 -- Complete streams a session keeps for clients that left them before their end.
 local MAX_KEPT = 64
@@ -59,6 +74,7 @@ local MAX_KEPT = 64
 local ALLOW_STATEFUL, ALLOW_STATELESS = "GET, POST, DELETE", "POST"
 
 local check_exposure, uses_auth -- (o, servers)
+local trim -- (self)
 
 local Transport = { __name = "claude.mcp.HttpTransport" }
 Transport.__index = Transport
@@ -77,6 +93,12 @@ local function fail(res, status, code, message, headers)
   headers["content-type"] = "application/json"
   res:respond(status, headers, encode { jsonrpc = "2.0", id = null,
     error = { code = code, message = message } })
+end
+
+local function log(self, msg)
+  local f = self.opts.log
+  if f then return f(msg) end
+  io.stderr:write("claude.mcp.server.http: ", msg, "\n")
 end
 
 -- Whether an Accept header names `want` (or a wildcard of it); parameters are dropped, and
@@ -105,6 +127,22 @@ local function new_session_id()
   return (bytes:gsub(".", function(c) return fmt("%02x", c:byte()) end))
 end
 
+-- The sessions in the order of their last request (a doubly-linked list: self.lru_head is
+-- the least recently used), so that a full table finds its victim without a scan.
+local function lru_unlink(self, s)
+  local p, n = s.lru_prev, s.lru_next
+  if p then p.lru_next = n else self.lru_head = n end
+  if n then n.lru_prev = p else self.lru_tail = p end
+  s.lru_prev, s.lru_next = nil, nil
+end
+
+local function lru_push(self, s)
+  local tail = self.lru_tail
+  s.lru_prev, s.lru_next = tail, nil
+  if tail then tail.lru_next = s else self.lru_head = s end
+  self.lru_tail = s
+end
+
 local function sse_headers(session)
   return { ["content-type"] = "text/event-stream", ["cache-control"] = "no-cache",
     ["mcp-session-id"] = session.id }
@@ -122,9 +160,13 @@ end
 local function release(ex)
   ex.done = true
   local session = ex.session
-  local posts = session.posts
+  local posts, t = session.posts, session.transport
   for id in pairs(ex.pending) do
-    if posts[id] == ex then posts[id] = nil end
+    if posts[id] == ex then -- no longer in flight
+      posts[id] = nil
+      session.calls = session.calls - 1
+      t.calls = t.calls - 1
+    end
   end
   session.last = core.now()
   if session.stateless then session.conn:close("request answered") end
@@ -147,7 +189,7 @@ local function start_sse(ex)
   local session, t = ex.session, ex.session.transport
   local n = session.nstreams + 1
   session.nstreams = n
-  local stream = sse.new(n, t.opts.history, t.opts.retry)
+  local stream = sse.new(n, t.opts.history, t.opts.retry, session.keep)
   ex.stream = stream
   if not session.stateless then session.streams[n] = stream end
   stream.primed = primes(session)
@@ -167,7 +209,12 @@ local function end_stream(ex)
     -- kept for a client that resumes; the oldest complete ones go first
     local kept = session.kept
     kept[#kept + 1] = stream.number
-    if #kept > MAX_KEPT then session.streams[table.remove(kept, 1)] = nil end
+    if #kept > MAX_KEPT then
+      local n = table.remove(kept, 1)
+      local old = session.streams[n]
+      session.streams[n] = nil
+      if old then old:forget() end
+    end
   end
   release(ex)
 end
@@ -176,7 +223,11 @@ local function exchange_send(ex, msg)
   local id = msg.id
   if msg.method == nil and id ~= nil and ex.pending[id] then
     ex.pending[id] = nil
-    ex.session.posts[id] = nil
+    local session = ex.session
+    session.posts[id] = nil -- no longer in flight
+    session.calls = session.calls - 1
+    local t = session.transport
+    t.calls = t.calls - 1
     ex.left = ex.left - 1
     if ex.stream then
       ex.stream:send(msg)
@@ -188,7 +239,12 @@ local function exchange_send(ex, msg)
     return true
   end
   if not ex.stream then start_sse(ex) end
-  return ex.stream:send(msg)
+  local stream = ex.stream
+  stream:send(msg)
+  -- progress, logs, requests to the client: the call's task waits while its client is
+  -- behind (its answer never does)
+  if stream.full and stream.res then sse.backpressure(stream, stream.res) end
+  return true
 end
 
 -- The connection's `send`: to the POST the message belongs to, else to the GET stream.
@@ -241,7 +297,13 @@ local function close_stream(session, related)
 end
 
 local function close_session(self, session, reason)
-  if self.sessions[session.id] == session then self.sessions[session.id] = nil end
+  if self.sessions[session.id] == session then
+    self.sessions[session.id] = nil
+    self.nsessions = self.nsessions - 1
+    lru_unlink(self, session)
+  end
+  self.calls = self.calls - session.calls
+  session.calls = 0
   for _, ex in pairs(session.posts) do
     if not ex.done then
       ex.done = true
@@ -255,15 +317,42 @@ local function close_session(self, session, reason)
   session.posts = {}
   for _, st in pairs(session.streams) do st:detach(true) end
   session.standalone:detach(true)
-  session.streams = {}
+  session.streams, session.kept = {}, {}
+  session.keep.bytes = 0
 end
 
-local function new_session(self, ep, stateless, who)
-  local session = { transport = self, ep = ep, posts = {}, streams = {}, kept = {}, nstreams = 0,
-    last = core.now(), stateless = stateless, principal = who and who.principal }
+-- The session's streams keep more than `history_bytes`: notifications (the GET stream) give
+-- way first to the answers of calls; then the oldest complete streams go, then the oldest
+-- events of the stream written to, then those of the others.
+local function over_history(session, keep, stream)
+  local kept, streams = session.kept, session.streams
+  if stream == session.standalone then stream:trim(keep.bytes - keep.max) end
+  while keep.bytes > keep.max and #kept > 0 do
+    local n = table.remove(kept, 1)
+    local old = streams[n]
+    streams[n] = nil
+    if old then old:forget() end
+  end
+  if keep.bytes > keep.max then stream:trim(keep.bytes - keep.max) end
+  if keep.bytes > keep.max then
+    local st = session.standalone
+    if st and st ~= stream then st:trim(keep.bytes - keep.max) end
+    for _, other in pairs(streams) do
+      if keep.bytes <= keep.max then break end
+      other:trim(keep.bytes - keep.max)
+    end
+  end
+end
+
+local function new_session(self, ep, path, stateless, who)
+  local session = { transport = self, ep = ep, path = path, posts = {}, streams = {}, kept = {},
+    nstreams = 0, calls = 0, last = core.now(), stateless = stateless,
+    principal = who and who.principal }
+  session.keep = { bytes = 0, max = self.opts.history_bytes,
+    over = function(keep, stream) return over_history(session, keep, stream) end }
   if not stateless then
     session.id = new_session_id()
-    session.standalone = sse.new(0, self.opts.history, self.opts.retry)
+    session.standalone = sse.new(0, self.opts.history, self.opts.retry, session.keep)
     session.standalone.delivered = 0
   end
   session.conn = connection.new {
@@ -292,20 +381,27 @@ end
 
 -- The session a request names (Mcp-Session-Id), or nil after answering 400 or 404. A
 -- session opened with a token belongs to its subject: another subject's token gets the
--- answer of an unknown session (404), which says nothing of whether the id exists.
-local function find_session(self, ep, req, res, who)
+-- answer of an unknown session (404), which says nothing of whether the id exists. A session
+-- belongs to the path it was opened at: the first server is served at /mcp and /mcp/NAME,
+-- and a session of one is unknown at the other.
+local function find_session(self, req, res, who, path)
   local sid = req.headers["mcp-session-id"]
   if not sid then
     fail(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required")
     return nil
   end
   local session = self.sessions[sid]
-  if not session or session.ep ~= ep or session.principal ~= (who and who.principal) then
+  if not session or session.path ~= path
+      or session.principal ~= (who and who.principal) then
     fail(res, 404, -32001, "Session not found")
     return nil
   end
   if not check_version(res, req.headers) then return nil end
   session.last = core.now()
+  if session ~= self.lru_tail then
+    lru_unlink(self, session)
+    lru_push(self, session)
+  end
   return session
 end
 
@@ -313,6 +409,26 @@ local function valid_message(m)
   if type(m) ~= "table" or m.jsonrpc ~= "2.0" then return false end
   if m.method ~= nil then return type(m.method) == "string" end
   return m.id ~= nil and (m.result ~= nil or m.error ~= nil)
+end
+
+-- A request refused past a bound: its answer, with the id.
+local function refused(id, message, bound, max)
+  return { jsonrpc = "2.0", id = id, error = { code = -32000, message = message,
+    data = { bound = bound, max = max } } }
+end
+
+-- The least recently used session that holds nothing (no request in flight, no GET stream
+-- open; a POST stream open has its requests in flight), or nil. A busy one on the way goes
+-- to the end: it is in use.
+local function idle_session(self)
+  for _ = 1, self.nsessions do
+    local s = self.lru_head
+    if not s then return nil end
+    if next(s.posts) == nil and s.standalone.res == nil then return s end
+    lru_unlink(self, s)
+    lru_push(self, s)
+  end
+  return nil
 end
 
 -- The endpoint's server of the modern era, made on its first modern request.
@@ -338,7 +454,7 @@ local function modern_refusal(self, req, res)
   return false
 end
 
-local function post(self, ep, req, res, who)
+local function post(self, ep, req, res, who, path)
   local headers = req.headers
   if not (accepts(headers.accept, "application/json")
       and accepts(headers.accept, "text/event-stream")) then
@@ -354,30 +470,42 @@ local function post(self, ep, req, res, who)
   end
   local batch = type(body) == "table" and json.is_array(body)
   local list = batch and body or { body }
-  if #list == 0 then return fail(res, 400, -32600, "Invalid Request: an empty batch") end
+  local n = #list
+  if n == 0 then return fail(res, 400, -32600, "Invalid Request: an empty batch") end
+  local o = self.opts
+  if batch and n > o.max_batch then
+    return fail(res, 400, -32600, fmt("Invalid Request: a batch of %d messages (at most %d: "
+      .. "max_batch)", n, o.max_batch))
+  end
   local ids, seen, init = {}, {}, false
-  for i = 1, #list do
+  for i = 1, n do
     local m = list[i]
     if not valid_message(m) then
       return fail(res, 400, -32600, "Invalid Request: not a JSON-RPC 2.0 message")
     end
-    if m.method and m.id ~= nil then
-      if m.id == null or (type(m.id) ~= "string" and type(m.id) ~= "number") then
-        return fail(res, 400, -32600, "Invalid Request: a request id must be a string or a number")
+    local id = m.id
+    if m.method and id ~= nil then
+      -- a string or an integer (JSON-RPC 2.0 §4: "Numbers SHOULD NOT contain fractional
+      -- parts"; MCP: "string or integer"): 1.5, 1e1000 (inf) and 2^63 (no Lua integer)
+      -- could not name their answer, which the router gives id null
+      if type(id) ~= "string" and math_type(id) ~= "integer" then
+        return fail(res, 400, -32600, "Invalid Request: a request id must be a string or an "
+          .. "integer")
       end
       -- answers find their POST by the id of their request: two requests with one id
       -- would leave the POST waiting for an answer that went elsewhere
-      if seen[m.id] then
+      if seen[id] then
         return fail(res, 400, -32600, "Invalid Request: two requests of the batch have one id")
       end
-      seen[m.id] = true
-      ids[#ids + 1] = m.id
+      seen[id] = true
+      ids[#ids + 1] = id
       if m.method == "initialize" then init = true end
     end
   end
+  local nids = #ids
   -- the modern era: one message per POST, no session (claude.mcp.server.http_modern)
   if not batch and modern.is_modern(body, headers["mcp-protocol-version"]) then
-    return http_modern.post(modern_of(self, ep), req, res, body, who and who.info)
+    return http_modern.post(modern_of(self, ep), req, res, body, who and who.info, self)
   end
   if batch then
     for i = 1, #list do
@@ -387,10 +515,15 @@ local function post(self, ep, req, res, who)
       end
     end
   end
+  -- requests in flight in the whole server: past max_calls nothing of the POST is served
+  if nids > 0 and self.calls + nids > o.max_calls then
+    return fail(res, 503, -32000, fmt("Service Unavailable: %d requests are in flight "
+      .. "(max_calls %d); retry later", self.calls, o.max_calls), { ["retry-after"] = "1" })
+  end
   local session
   if self.stateless then
     if not check_version(res, headers) then return end
-    session = new_session(self, ep, true, who)
+    session = new_session(self, ep, path, true, who)
   elseif init then
     if #list > 1 then
       return fail(res, 400, -32600, "Invalid Request: initialize must be sent alone")
@@ -399,9 +532,20 @@ local function post(self, ep, req, res, who)
       return fail(res, 400, -32600, "Invalid Request: initialize must not carry Mcp-Session-Id "
         .. "(the session is already initialized)")
     end
-    session = new_session(self, ep, false, who)
+    if self.nsessions >= o.max_sessions then
+      -- full: the least recently used idle session goes (its client gets 404 and opens
+      -- another, as the specification says); when every one is busy, this one is refused
+      local victim = idle_session(self)
+      if not victim then
+        return fail(res, 503, -32000, fmt("Service Unavailable: %d sessions are open and "
+          .. "busy (max_sessions); retry later", self.nsessions), { ["retry-after"] = "1" })
+      end
+      victim.conn:close("session evicted (max_sessions)")
+      self.evicted = self.evicted + 1 -- said by the sweep, once for all
+    end
+    session = new_session(self, ep, path, false, who)
   else
-    session = find_session(self, ep, req, res, who)
+    session = find_session(self, req, res, who, path)
     if not session then return end
     for i = 1, #ids do
       if session.posts[ids[i]] then
@@ -411,29 +555,74 @@ local function post(self, ep, req, res, who)
     end
   end
   local conn, info = session.conn, who and who.info
-  if #ids == 0 then -- notifications and answers only
+  if nids == 0 then -- notifications and answers only
     res:respond(202, { ["mcp-session-id"] = session.id })
     conn:receive(batch and list or list[1], info)
     if session.stateless then conn:close("request answered") end
     return
   end
   local ex = setmetatable({ session = session, res = res, batch = batch, answers = {},
-    pending = {}, left = #ids }, Exchange)
-  for i = 1, #ids do
+    pending = {}, left = nids }, Exchange)
+  -- past max_post_calls (of this POST) or max_session_calls (of the session in flight), a
+  -- request is answered at once with an error, not served nor queued
+  local calls = session.calls
+  if nids > o.max_post_calls or calls + nids > o.max_session_calls then
+    local room = o.max_session_calls - calls
+    if room > o.max_post_calls then room = o.max_post_calls end
+    local served, over, k = {}, {}, 0
+    for i = 1, #list do
+      local m = list[i]
+      if m.method and m.id ~= nil then
+        k = k + 1
+        if k > room then
+          over[m.id] = true
+          local answer
+          if k > o.max_post_calls then
+            answer = refused(m.id, fmt("Too many requests in one POST: at most %d are served "
+              .. "(max_post_calls)", o.max_post_calls), "max_post_calls", o.max_post_calls)
+          else
+            answer = refused(m.id, fmt("Too many requests in flight: this session has %d "
+              .. "(max_session_calls %d); retry once one is answered", calls + room,
+              o.max_session_calls), "max_session_calls", o.max_session_calls)
+          end
+          ex.answers[#ex.answers + 1] = answer
+        else
+          served[#served + 1] = m
+        end
+      else
+        served[#served + 1] = m
+      end
+    end
+    local kept_ids = {}
+    for i = 1, #ids do
+      if not over[ids[i]] then kept_ids[#kept_ids + 1] = ids[i] end
+    end
+    ids, list, ex.left, nids = kept_ids, served, #kept_ids, #kept_ids
+    if nids == 0 then
+      if #list > 0 then conn:receive(batch and list or list[1], info) end
+      return respond_json(ex)
+    end
+  end
+  for i = 1, nids do
     ex.pending[ids[i]] = true
     session.posts[ids[i]] = ex
   end
+  session.calls = calls + nids
+  self.calls = self.calls + nids
   res.on_close = function() post_closed(ex) end
   local keep = init and not session.stateless
-  if keep then self.sessions[session.id] = session end
+  if keep then
+    self.sessions[session.id] = session
+    self.nsessions = self.nsessions + 1
+    lru_push(self, session)
+  end
   conn:receive(batch and list or list[1], info)
   if keep and not conn.initialized then -- initialize failed: no session
-    self.sessions[session.id] = nil
     conn:close("initialize failed")
   end
 end
 
-local function get(self, ep, req, res, who)
+local function get(self, _, req, res, who, path)
   if modern_refusal(self, req, res) then return end
   if self.stateless then
     return fail(res, 405, -32000, "Method Not Allowed: a stateless server has no GET stream",
@@ -442,7 +631,7 @@ local function get(self, ep, req, res, who)
   if not accepts(req.headers.accept, "text/event-stream") then
     return fail(res, 406, -32000, "Not Acceptable: Accept must include text/event-stream")
   end
-  local session = find_session(self, ep, req, res, who)
+  local session = find_session(self, req, res, who, path)
   if not session then return end
   local last = req.headers["last-event-id"]
   local stream, after, prime
@@ -471,16 +660,16 @@ local function get(self, ep, req, res, who)
     session.streams[stream.number] = nil
     return
   end
-  res.on_close = function() if stream.res == res then stream.res = nil end end
+  res.on_close = function() if stream.res == res then stream:detach() end end
 end
 
-local function delete(self, ep, req, res, who)
+local function delete(self, _, req, res, who, path)
   if modern_refusal(self, req, res) then return end
   if self.stateless then
     return fail(res, 405, -32000, "Method Not Allowed: a stateless server has no sessions",
       { allow = ALLOW_STATELESS })
   end
-  local session = find_session(self, ep, req, res, who)
+  local session = find_session(self, req, res, who, path)
   if not session then return end
   session.conn:close("session deleted by the client")
   res:respond(200, { ["mcp-session-id"] = session.id })
@@ -489,12 +678,6 @@ end
 ---------------------------------------------------------------------------------------------
 -- Authorization (claude.mcp.server.auth)
 ---------------------------------------------------------------------------------------------
-
-local function log(self, msg)
-  local f = self.opts.log
-  if f then return f(msg) end
-  io.stderr:write("claude.mcp.server.http: ", msg, "\n")
-end
 
 -- The `auth` of an endpoint: its server's option, else the transport's; false or nil: none.
 local function auth_spec(self, ep)
@@ -541,24 +724,24 @@ local function metadata(self, path, req, res)
   return auth.serve_metadata(a, res, req.method)
 end
 
-local function dispatch(self, ep, req, res, who)
+local function dispatch(self, ep, req, res, who, path)
   local m = req.method
-  if m == "POST" then return post(self, ep, req, res, who) end
-  if m == "GET" then return get(self, ep, req, res, who) end
-  if m == "DELETE" then return delete(self, ep, req, res, who) end
+  if m == "POST" then return post(self, ep, req, res, who, path) end
+  if m == "GET" then return get(self, ep, req, res, who, path) end
+  if m == "DELETE" then return delete(self, ep, req, res, who, path) end
   fail(res, 405, -32000, fmt("Method Not Allowed: %s", m),
     { allow = self.stateless and ALLOW_STATELESS or ALLOW_STATEFUL })
 end
 
 -- A request to an endpoint with auth, in a task of its own (the verifier may wait).
-local function authenticated(self, ep, a, req, res)
+local function authenticated(self, ep, a, req, res, path)
   local info, principal, www, message = auth.authenticate(a, req,
     function(msg) log(self, msg) end)
   if res:state() ~= "new" then return end -- the client left while its token was checked
   if not info then
     return fail(res, principal, -32000, message, www and { ["www-authenticate"] = www })
   end
-  return dispatch(self, ep, req, res, { info = info, principal = principal })
+  return dispatch(self, ep, req, res, { info = info, principal = principal }, path)
 end
 
 -- A bug of ours is a JSON-RPC 500, not a hang (claude.http.server's one error path).
@@ -581,11 +764,11 @@ local function handle(self, req, res)
   if why then return fail(res, 403, -32000, why) end
   local a = auth_of(self, ep, path)
   if a then
-    async.spawn(http_server.handle, function() return authenticated(self, ep, a, req, res) end,
-      req, res, internal_error)
+    async.spawn(http_server.handle,
+      function() return authenticated(self, ep, a, req, res, path) end, req, res, internal_error)
     return
   end
-  return dispatch(self, ep, req, res, nil)
+  return dispatch(self, ep, req, res, nil, path)
 end
 
 -- A GET stream opened with a token that has expired since: ended (the client resumes it
@@ -625,6 +808,21 @@ uses_auth = function(o, servers)
   return false
 end
 
+-- After a load went (requests since the last trim, and none since the last look; or at
+-- least every 10 looks under a trickle): a full collection and the allocators' free memory
+-- back to the system (`core.memory_trim`; docs/performance.md, "Memory after a load").
+trim = function(self)
+  local requests = self.http:stats().requests
+  local quiet = requests == self.requests_seen
+  self.requests_seen = requests
+  self.looks = self.looks + 1
+  if not self.opts.trim or requests == self.trimmed_at or not (quiet or self.looks >= 10) then
+    return
+  end
+  self.trimmed_at, self.looks = requests, 0
+  core.memory_trim()
+end
+
 -- Closes sessions idle for longer than session_timeout: nothing in flight, no stream open;
 -- ends the streams whose token expired.
 local function sweep(self)
@@ -642,6 +840,11 @@ local function sweep(self)
   for _, s in ipairs(idle) do
     s.conn:close("session expired")
     if self.opts.log then self.opts.log(fmt("session %s expired", s.id)) end
+  end
+  if self.evicted > 0 then
+    log(self, fmt("%d idle sessions evicted to open new ones (max_sessions %d)", self.evicted,
+      self.opts.max_sessions))
+    self.evicted = 0
   end
 end
 
@@ -665,8 +868,14 @@ end
 --   `state_key` (the key that signs the `requestState` of multi round-trip requests, shared
 --   by the processes behind one load balancer; default: a random key of this process),
 --   `state_ttl` (seconds a `requestState` stays valid, 600), `node` (this process's name
---   behind a load balancer: task ids start with it, for routing; letters, digits, `-`, `_`)
--- @return the transport (`:url()`, `:port()`, `:close()`), or nil, err, "connection"
+--   behind a load balancer: task ids start with it, for routing; letters, digits, `-`, `_`),
+--   and the bounds (positive numbers; math.huge: none; docs/mcp-server.md, "Bounds"):
+--   `max_sessions` (1024), `max_calls` (1024, in flight in the server, both eras),
+--   `max_session_calls` (64), `max_post_calls` (32), `max_batch` (64), `history_bytes`
+--   (262144 per session), `high_water` (65536), `max_queued` (1048576 per connection),
+--   `write_timeout` (60), `max_connections` (1024), and `trim` (true: memory back to the
+--   system after a load)
+-- @return the transport (`:url()`, `:port()`, `:close()`, `:stats()`), or nil, err, "connection"
 -- @raise a misuse for bad options, and for a `host` that is not loopback with a server
 --   that has no `auth` while the transport's `auth` is not given (`auth = false` says so)
 -- @function listen
@@ -684,9 +893,17 @@ M.listen = errors.public(function(servers, opts)
       errors.misuse("bad argument #1 to 'listen' ({ {name, server}, ... } expected)")
     end
   end
+  for _, k in ipairs(BOUNDS) do
+    local v = o[k]
+    if v ~= nil and (type(v) ~= "number" or v ~= v or v <= 0) then
+      errors.bad_field(k, "listen", "a positive number expected (math.huge: no bound), got %s",
+        type(v) == "number" and tostring(v) or errors.typename(v))
+    end
+  end
   check_exposure(o, servers)
   local self = setmetatable({ opts = o, sessions = {}, endpoints = {}, stateless = o.stateless
-    and true or false, closed = false, auth = {},
+    and true or false, closed = false, auth = {}, nsessions = 0, calls = 0,
+    evicted = 0, requests_seen = 0, looks = 0,
     state = state.new { key = o.state_key, ttl = o.state_ttl } }, Transport)
   local base = o.path
   for i, e in ipairs(servers) do
@@ -696,22 +913,27 @@ M.listen = errors.public(function(servers, opts)
   end
   self.guard = origin.new(o)
   -- answered in the loop's callback: the common request starts no task
+  local function bytes(v) return v ~= math.huge and math.floor(v) or 0 end
   local srv, err, kind = http_server.listen { host = o.host, port = o.port,
     max_body = o.max_body, tasks = false, internal_error = internal_error,
+    high_water = bytes(o.high_water), max_queued = bytes(o.max_queued),
+    write_timeout = o.write_timeout ~= math.huge and o.write_timeout or 0,
+    max_connections = o.max_connections and bytes(o.max_connections) or nil,
     on_request = function(req, res) return handle(self, req, res) end }
   if not srv then return nil, err, kind end
   self.http = srv
-  if not self.stateless then
-    -- idle sessions, and streams whose token expired (within 10 s when auth is on)
-    self.timer = core.timer()
-    local every = math.min(o.session_timeout and o.session_timeout / 4 or 30, 30,
-      uses_auth(o, servers) and 10 or 30)
-    local function tick()
-      sweep(self)
-      self.timer:start(every, tick)
-    end
+  -- idle sessions, streams whose token expired (within 10 s when auth is on), and the
+  -- memory a load that went left behind
+  self.timer = core.timer()
+  local every = self.stateless and 30 or math.min(o.session_timeout and o.session_timeout / 4
+    or 30, 30, uses_auth(o, servers) and 10 or 30)
+  if o.sweep_every then every = o.sweep_every end -- (specs)
+  local function tick()
+    if not self.stateless then sweep(self) end
+    trim(self)
     self.timer:start(every, tick)
   end
+  self.timer:start(every, tick)
   return self
 end)
 
@@ -741,6 +963,25 @@ function Transport:pending()
     end
   end
   return n
+end
+
+--- What the bounds see: `sessions`, `calls` (requests in flight, both eras), `history_bytes`
+-- (what the sessions' streams keep for Last-Event-ID), `history_bytes_max` (the most one
+-- session keeps), and the HTTP server's (`connections`, `queued`, `queued_max`,
+-- `queued_peak`, `dropped_slow`, `dropped_timeout`, `refused`: docs/http-server.md). A walk
+-- of the sessions: for monitoring and tests.
+-- @treturn table
+function Transport:stats()
+  local st = self.http:stats()
+  local total, most = 0, 0
+  for _, s in pairs(self.sessions) do
+    local b = s.keep.bytes
+    total = total + b
+    if b > most then most = b end
+  end
+  st.sessions, st.calls, st.history_bytes, st.history_bytes_max = self.nsessions, self.calls,
+    total, most
+  return st
 end
 
 --- Stop: no new connection; every session is closed (calls in flight cancelled, streams

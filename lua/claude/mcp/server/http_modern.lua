@@ -13,6 +13,7 @@ local core = require "claude.core"
 local json = require "claude.json"
 local era = require "claude.mcp.era"
 local modern = require "claude.mcp.server.modern"
+local events = require "claude.mcp.server.events"
 
 local M = {}
 
@@ -165,11 +166,20 @@ end
 local Exchange = { own_ids = false }
 Exchange.__index = Exchange
 
+-- The request is over (answered, or its client left): it no longer counts in flight.
+local function over(self)
+  self.done = true
+  local t = self.transport
+  if t then t.calls = t.calls - 1 end
+end
+
 function Exchange:send(msg)
   if self.done then return nil end
   local res, data = self.res, encode(msg)
   if msg.method == nil and msg.id == self.id then
     self.done = true
+    local t = self.transport
+    if t then t.calls = t.calls - 1 end -- no longer in flight
     if self.stream then
       res:write("event: message\ndata: " .. data .. "\n\n")
       res:finish()
@@ -184,7 +194,11 @@ function Exchange:send(msg)
     self.stream = true
     res:start(200, SSE_HEADERS)
   end
-  if res:write("event: message\ndata: " .. data .. "\n\n") == nil then return nil end
+  local w = res:write("event: message\ndata: " .. data .. "\n\n")
+  if w == nil then return nil end
+  -- the progress and logs of a request wait while its client is behind; a listen's
+  -- notifications (sent for every listen at once) never do: max_queued bounds those
+  if w == false and not self.listening then events.backpressure(self, res) end
   return true
 end
 
@@ -197,7 +211,10 @@ local NOWHERE = { own_ids = false, send = function() return true end }
 -- @param res its response
 -- @tparam table msg the decoded body
 -- @tparam[opt] table auth the verified token
-function M.post(m, req, res, msg, auth)
+-- @tparam[opt] table t the transport, whose `calls` (requests in flight) this request counts
+--   in, up to `t.opts.max_calls` (past it: 503); a listen does not: it is a stream, bounded
+--   as a GET stream is (its connection, `max_queued`, `write_timeout`)
+function M.post(m, req, res, msg, auth, t)
   local headers, id = req.headers, msg.id
   if msg.method == nil then -- an answer: there is no request of ours to answer in this era
     return res:respond(202, {})
@@ -216,12 +233,24 @@ function M.post(m, req, res, msg, auth)
     end
   end
   if code then return M.fail(res, STATUS[code] or 400, id, code, message, data) end
-  local ex = setmetatable({ res = res, id = id, done = false, stream = false }, Exchange)
+  if t and msg.method == "subscriptions/listen" then t = nil end
+  if t then
+    local max = t.opts.max_calls
+    if t.calls >= max then
+      return res:respond(503, { ["content-type"] = "application/json", ["retry-after"] = "1" },
+        error_body(id, -32000, fmt("Service Unavailable: %d requests are in flight "
+          .. "(max_calls %d); retry later", t.calls, max), { bound = "max_calls", max = max }))
+    end
+    t.calls = t.calls + 1
+  end
+  local ex = setmetatable({ res = res, id = id, done = false, stream = false, transport = t },
+    Exchange)
   local ctx = m:handle(msg, ex, auth)
   if not ex.done then
     res.on_close = function()
       if ex.done then return end
-      ex.done = true
+      over(ex)
+      events.wake(ex)
       if ex.listening then m:unlisten(ex.listening) end
       if ctx then m:cancel(ctx, "the HTTP client disconnected") end
     end
