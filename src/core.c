@@ -14,6 +14,7 @@
 #include "io/io.h"
 #include "json/json.h"
 #include "mcp/router.h"
+#include "schema/flat.h"
 #include "schema/regex.h"
 
 /* A write to a child that died must be an EPIPE error, not a dead host. */
@@ -48,6 +49,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_fs(L);
   claude_open_budget(L);
   claude_open_regex(L);
+  claude_open_flat(L);
   lua_pushliteral(L, CLAUDE_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

@@ -149,9 +149,34 @@ local function take_coroutine(task)
   return co
 end
 
--- The coroutine of a finished task goes back to the pool.
-local function release_coroutine(co)
+-- Transient tasks (the router's calls) run in coroutines of their own pool, whose body
+-- returns nothing and keeps no values. An idle one stays paired with the task table it last
+-- ran (tasks[co]) when that task finished at once, since nobody ever saw it: the next
+-- transient task reuses both, with no allocation and no weak-table write.
+local tidle, ntidle = {}, 0
+local yield = coroutine.yield
+
+local function tbody(task, fn, ...)
+  local ok, err = xpcall(fn, traceback, task, ...)
+  if ok then
+    task.result = NO_VALUES
+  else
+    task.result = { false, err, n = 2 }
+  end
+  return tbody(yield(DONE))
+end
+
+-- The coroutine of a finished task goes back to its pool (without its task: whoever holds
+-- the task may still look at it).
+local function release_coroutine(co, task)
   tasks[co] = nil
+  if task.transient then
+    if ntidle < MAX_IDLE then
+      ntidle = ntidle + 1
+      tidle[ntidle] = co
+    end
+    return
+  end
   local n = #idle
   if n < MAX_IDLE then idle[n + 1] = co end
 end
@@ -177,7 +202,7 @@ local function settle_step(task, co, ok, yielded, reason)
     if reason then return budget_stop(task, yielded, reason) end
     fail(task, yielded)
   elseif yielded == DONE then
-    release_coroutine(co)
+    release_coroutine(co, task)
     task.co = nil
     local r = task.result
     if r[1] then
@@ -208,7 +233,8 @@ local function new_task(observed)
   -- every field a task gets, made at once (no rehash while it runs)
   return setmetatable({ status = "running", observed = observed, co = false,
     result = false, values = false, finished = false, timer = false, abort = false,
-    budget = false, deadline = false, on_budget = false, on_budget_data = false }, Task)
+    budget = false, deadline = false, on_budget = false, on_budget_data = false,
+    transient = false }, Task)
 end
 
 local function launch(task, fn, ...)
@@ -221,40 +247,65 @@ local function start(observed, fn, ...)
   return launch(new_task(observed), fn, ...)
 end
 
--- Task tables of transient tasks that finished at once, for reuse.
-local spare, MAX_SPARE = {}, 64
-
---- Runs `fn(...)` as an observed task, for callers that only need the task
--- while it waits (the router's tool calls): returns the task if it is still
--- running, else nil, and its table is reused (a tool call that does not wait
--- then costs no task allocation). A task that failed at once goes to on_error.
-function M.spawn_transient(fn, ...)
-  local n = #spare
-  local task = spare[n]
+-- A transient task and its coroutine: the pair an idle coroutine keeps when its last task
+-- finished at once (reset here), else a new task for it.
+local function take_transient()
+  local n, task = ntidle, nil
+  local co = n > 0 and tidle[n] or coroutine.create(tbody)
+  if n > 0 then
+    tidle[n] = false
+    ntidle = n - 1
+    task = tasks[co]
+  end
   if task then
-    spare[n] = nil
-    task.status = "running"
+    task.cancel_pending = nil
   else
     task = new_task(true)
+    task.transient = true
+    tasks[co] = task
   end
-  local co = take_coroutine(task)
-  local ok, yielded = resume(co, task, fn, ...)
-  if ok and yielded == DONE and task.result == NO_VALUES and not task.finished
-    and not task.timer then
-    -- the usual end, settled here: done at once, nothing returned, nobody waiting
-    release_coroutine(co)
-    npending = npending - 1
-  else
-    settle_step(task, co, ok, yielded)
-    if task.status == "failed" then -- nobody holds it to see why: on_error does
-      report(task.error, task)
-      return nil
-    end
-    if task.status ~= "done" then return task end
+  task.co = co
+  npending = npending + 1
+  return co, task
+end
+
+-- What a transient task that did not end at once (or failed) becomes: the task while it
+-- runs, else nil (a failure goes to on_error, nobody holding the task to see why).
+local function transient_end(task, co, budgeted, ok, yielded, reason)
+  settle_step(task, co, ok, yielded, reason)
+  local status = task.status
+  if status == "failed" then
+    if budgeted and errors.is(task.error, "budget") then return nil, task.error end
+    report(task.error, task)
+    return nil
   end
-  task.co, task.values, task.result = false, false, false
-  if #spare < MAX_SPARE then spare[#spare + 1] = task end
+  if status ~= "done" then return task end
   return nil
+end
+
+--- Runs `fn(task, ...)` as an observed task, for callers that only need the task
+-- while it waits (the router's tool calls): returns the task if it is still
+-- running, else nil; a task that ended at once is reused, table and coroutine
+-- (a tool call that does not wait then costs no allocation). A task that
+-- failed at once goes to on_error.
+function M.spawn_transient(fn, ...)
+  local co, task = take_transient()
+  task.budget = false
+  local ok, yielded = resume(co, task, fn, ...)
+  if yielded == DONE and ok and task.result == NO_VALUES and not task.finished
+    and not task.timer then
+    -- the usual end, settled here: done at once, nothing returned, nobody waiting; the
+    -- coroutine goes back with its task
+    npending = npending - 1
+    if ntidle < MAX_IDLE then
+      ntidle = ntidle + 1
+      tidle[ntidle] = co
+    else
+      tasks[co] = nil
+    end
+    return nil
+  end
+  return transient_end(task, co, false, ok, yielded)
 end
 
 -- The wall-time budget of a waiting task: a timer that stops the budget and ends the wait.
@@ -269,7 +320,7 @@ local function time_budget(task, budget, seconds)
   end)
 end
 
---- Runs `fn(...)` as an observed task under `budget` (a `core.budget`, started over for
+--- Runs `fn(task, ...)` as an observed task under `budget` (a `core.budget`, started over for
 -- this call: `budget:start`): every resume of its coroutine goes through the budget, and
 -- after `seconds` (if given) the budget is stopped (reason "seconds") and a waiting task
 -- ends. A task the budget stops fails with a `budget` error (`reason` field) and its
@@ -279,37 +330,27 @@ end
 --   and the `budget` error when the budget stopped it. A task that finished at once is
 --   reused, like spawn_transient's, and the caller may reuse `budget`.
 function M.spawn_budgeted(budget, seconds, on_budget, fn, ...)
-  local n = #spare
-  local task = spare[n]
-  if task then
-    spare[n] = nil
-    task.status = "running"
-  else
-    task = new_task(true)
-  end
+  local co, task = take_transient()
   task.budget = budget
-  local co = take_coroutine(task)
   local ok, yielded, reason = budget_start(budget, co, task, fn, ...)
-  if ok and yielded == DONE and task.result == NO_VALUES and not task.finished
+  if yielded == DONE and ok and task.result == NO_VALUES and not task.finished
     and not task.timer then
-    release_coroutine(co) -- the usual end, as in spawn_transient
-    npending = npending - 1
-  else
-    settle_step(task, co, ok, yielded, reason)
-    if task.status == "failed" then
-      if errors.is(task.error, "budget") then return nil, task.error end
-      report(task.error, task) -- nobody holds it to see why: on_error does
-      return nil
+    npending = npending - 1 -- the usual end, as in spawn_transient
+    task.budget = false
+    if ntidle < MAX_IDLE then
+      ntidle = ntidle + 1
+      tidle[ntidle] = co
+    else
+      tasks[co] = nil
     end
-    if task.status ~= "done" then
-      task.on_budget = on_budget
-      if seconds then time_budget(task, budget, seconds) end
-      return task
-    end
+    return nil
   end
-  task.co, task.values, task.result, task.budget = false, false, false, false
-  if #spare < MAX_SPARE then spare[#spare + 1] = task end
-  return nil
+  local t, err = transient_end(task, co, true, ok, yielded, reason)
+  if t then
+    task.on_budget = on_budget
+    if seconds then time_budget(task, budget, seconds) end
+  end
+  return t, err
 end
 
 --- Starts `fn(...)` as a task and runs it until its first wait.

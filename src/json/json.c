@@ -373,8 +373,37 @@ static int l_decode(lua_State *L) {
   return claude_json_decode_push(L, s, len) ? 1 : 2;
 }
 
-/* Puts json_encode, json_decode, json_peek_ids, json_array_mt, json_object_mt and json_null
- * into the module table on top of the stack. */
+/* number_text(n) -> the text of a number as a tool result says it (claude.mcp.content's
+ * format_number): an integer, or an integral float, without ".0"; "nan", "inf", "-inf";
+ * else the shortest of %.14g..%.16g that reads back exactly, or %.17g. The tool-call path
+ * turns a result of `add` into text: tostring() would go through snprintf. */
+static int l_number_text(lua_State *L) {
+  char tmp[48];
+  int isint, prec, n = 0;
+  lua_Integer i;
+  double d;
+  luaL_checktype(L, 1, LUA_TNUMBER);
+  i = lua_tointegerx(L, 1, &isint); /* a float only when integral and in range */
+  if (isint) {
+    char *start = format_integer(i, tmp + sizeof tmp);
+    lua_pushlstring(L, start, (size_t)(tmp + sizeof tmp - start));
+    return 1;
+  }
+  d = lua_tonumber(L, 1);
+  if (isnan(d)) lua_pushliteral(L, "nan");
+  else if (isinf(d)) lua_pushstring(L, d > 0 ? "inf" : "-inf");
+  else {
+    for (prec = 14; prec <= 17; prec++) {
+      n = snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+      if (prec == 17 || strtod(tmp, NULL) == d) break;
+    }
+    lua_pushlstring(L, tmp, (size_t)n);
+  }
+  return 1;
+}
+
+/* Puts json_encode, json_decode, json_peek_ids, number_text, json_array_mt, json_object_mt
+ * and json_null into the module table on top of the stack. */
 void claude_open_json(lua_State *L) {
   lua_pushlightuserdata(L, NULL);
   lua_setfield(L, -2, "json_null");
@@ -396,4 +425,6 @@ void claude_open_json(lua_State *L) {
   lua_setfield(L, -2, "json_decode");
   lua_pushcfunction(L, claude_json_peek_ids);
   lua_setfield(L, -2, "json_peek_ids");
+  lua_pushcfunction(L, l_number_text);
+  lua_setfield(L, -2, "number_text");
 }

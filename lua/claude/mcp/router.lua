@@ -418,11 +418,16 @@ M.new = public(function(servers, opts)
 end)
 
 -- The work of one request, in a task: a tool call answers with its result (the caller writes
--- the JSON-RPC envelope around it), a read or a prompt with a whole response.
-local function run_call(self, name, t, args, ctx, id, reply, tag)
+-- the JSON-RPC envelope around it), a read or a prompt with a whole response. `ctx` is nil
+-- for a tool that cannot see it (see start_call): one is made only if the call waits, and
+-- the task holds it (`on_budget_data`).
+local function run_call(task, self, name, t, args, ctx, id, reply, tag)
   local result = call_tool(t, args, ctx, true)
-  if ctx._task then unregister(self, name, id, ctx) end
-  if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
+  ctx = ctx or task.on_budget_data
+  if ctx then
+    if ctx._task then unregister(self, name, id, ctx) end
+    if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
+  end
   if type(result) == "table" and getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
     -- the tool raised a JSON-RPC error
     return reply(tag, rpc_error(id, result.code, result.message, result.data))
@@ -430,7 +435,7 @@ local function run_call(self, name, t, args, ctx, id, reply, tag)
   reply(tag, result, id == nil and null or id)
 end
 
-local function run_request(self, name, ctx, id, reply, tag, fn, ...)
+local function run_request(_, self, name, ctx, id, reply, tag, fn, ...)
   local result, code, msg, data = fn(...)
   if ctx._task then unregister(self, name, id, ctx) end
   if ctx.cancelled then return reply(tag, rpc_error(id, -32603, cancelled_text(ctx))) end
@@ -438,7 +443,7 @@ local function run_request(self, name, ctx, id, reply, tag, fn, ...)
   reply(tag, rpc_error(id, code, msg, data))
 end
 
--- Starts `runner(...)` as a task; a task still running is registered for cancellation.
+-- Starts `runner(task, ...)` as a task; a task still running is registered for cancellation.
 local function start(self, name, ctx, id, runner, ...)
   local task = spawn_transient(runner, ...)
   if not task then return nil end
@@ -447,9 +452,18 @@ local function start(self, name, ctx, id, runner, ...)
   return ctx
 end
 
--- The limits of tool `t` of `server` (tool, server, session, defaults), worked out once per
--- tool and server: `{ core = {run, instructions, memory}, seconds = s, spare = budget }`, or
--- false. `spare` is a budget whose call ended, reset for the next one.
+-- Whether `execute` can see its second argument, the ctx: a Lua function with one parameter
+-- (`function(args)`) and no `...` cannot, so its calls need no ctx unless they wait.
+local function sees_ctx(execute)
+  if type(execute) ~= "function" then return true end
+  local info = debug.getinfo(execute, "u")
+  return info.isvararg or info.nparams >= 2 or info.what == "C"
+end
+
+-- What a call of tool `t` of `server` needs, worked out once per tool and server: its limits
+-- (tool, server, session, defaults) `core = {run, instructions, memory}` and `seconds`, or
+-- `core = false` for none; `spare`, a budget whose call ended, reset for the next one; and
+-- `ctx`, whether its `execute` sees a ctx.
 local function limits_of(self, server, t)
   local per = self._limits[server]
   if not per then
@@ -459,8 +473,8 @@ local function limits_of(self, server, t)
   local l = per[t]
   if l == nil then
     local r = budgets.resolve(t.budget, server.budget, self._budget)
-    l = r and { core = { run = r.run, instructions = r.instructions, memory = r.memory },
-      seconds = r.seconds, spare = false } or false
+    l = { core = r and { run = r.run, instructions = r.instructions, memory = r.memory }
+      or false, seconds = r and r.seconds, spare = false, ctx = sees_ctx(t.execute) }
     per[t] = l
   end
   return l
@@ -480,24 +494,31 @@ local function budget_stopped(err, ctx)
 end
 
 -- A tool call: in a task under its budget when it has one (the defaults give every call
--- one). The budget of a call that ended at once serves the next call of the tool.
-local function start_call(self, name, server, t, args, ctx, id, reply, tag)
-  local l = limits_of(self, server, t)
-  if not l then
-    return start(self, name, ctx, id, run_call, self, name, t, args, ctx, id, reply, tag)
-  end
-  local b = l.spare
-  if b then l.spare = false else b = new_budget(l.core) end
-  local task, err = spawn_budgeted(b, l.seconds, budget_stopped, run_call, self, name, t,
-    args, ctx, id, reply, tag)
-  if not task then
-    l.spare = b
-    if err then
-      ctx.cancelled = true -- what the tool left running is over
-      reply(tag, stopped_result(t, err), id == nil and null or id)
+-- one). The budget of a call that ended at once serves the next call of the tool. The call's
+-- ctx is made here when the tool sees it, else only when the call waits.
+local function start_call(self, name, server, t, args, meta, id, auth, req, reply, tag)
+  local per = self._limits[server]
+  local l = per and per[t] or limits_of(self, server, t)
+  local ctx = l.ctx and new_ctx(self, name, server, id, meta, auth, req) or nil
+  local b, task, err = l.core
+  if not b then
+    task = spawn_transient(run_call, self, name, t, args, ctx, id, reply, tag)
+    if not task then return nil end
+  else
+    b = l.spare
+    if b then l.spare = false else b = new_budget(l.core) end
+    task, err = spawn_budgeted(b, l.seconds, budget_stopped, run_call, self, name, t, args,
+      ctx, id, reply, tag)
+    if not task then
+      l.spare = b
+      if err then
+        if ctx then ctx.cancelled = true end -- what the tool left running is over
+        reply(tag, stopped_result(t, err), id == nil and null or id)
+      end
+      return nil
     end
-    return nil
   end
+  if not ctx then ctx = new_ctx(self, name, server, id, meta, auth, req) end
   -- what budget_stopped needs, made only for a call that waits
   ctx._reply, ctx._tag, ctx._tool = reply, tag, t
   task.on_budget_data = ctx
@@ -535,8 +556,7 @@ function Router:handle_async(name, message, reply, tag, auth, req)
     return nil
   end
   if op == "call" then -- tool, arguments, meta, id
-    local ctx = new_ctx(self, name, server, d, c, auth, req)
-    return start_call(self, name, server, a, b, ctx, d, reply, tag)
+    return start_call(self, name, server, a, b, c, d, auth, req, reply, tag)
   end
   if op == "cancel" then -- request_id, reason
     cancel(self, name, a, b)

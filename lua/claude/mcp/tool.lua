@@ -40,7 +40,7 @@ end
 
 local misuse, public = errors.misuse, errors.public
 
-local typename = content.typename
+local typename, number_text = content.typename, content.format_number
 
 -- A location: "field 'x'" by default, "argument #n" when the caller says so.
 local function where(labels, field)
@@ -794,8 +794,15 @@ function M.call(t, args, ctx, as_text)
     on_error = report(t.name)
     t.report_error = on_error
   end
-  local shape = as_text and content.result_text or content.result
-  return shape(t, xpcall(t.execute, on_error, args, ctx))
+  if not as_text then return content.result(t, xpcall(t.execute, on_error, args, ctx)) end
+  -- content.result_text, inline: a string or a number is the text of the result
+  local done, r, e = xpcall(t.execute, on_error, args, ctx)
+  if done and not t.validate_output then
+    local tr = type(r)
+    if tr == "string" then return r end
+    if tr == "number" then return number_text(r) end
+  end
+  return content.result(t, done, r, e)
 end
 
 return M
