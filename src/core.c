@@ -13,6 +13,7 @@
 #include "http/sse.h"
 #include "io/io.h"
 #include "json/json.h"
+#include "mcp/envelope.h"
 #include "mcp/router.h"
 #include "schema/flat.h"
 #include "schema/regex.h"
@@ -37,6 +38,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_process(L);
   claude_open_json(L);
   claude_open_router(L);
+  claude_open_envelope(L);
   claude_open_http(L);
   claude_open_guard(L);
   claude_open_sse(L);

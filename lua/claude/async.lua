@@ -4,6 +4,10 @@
 -- module; whatever completes the wait resumes it. Code outside any task waits
 -- by running the loop until the wait completes, so the same functions work in
 -- `claudelua` scripts, in plain `lua5.4` and inside a host application.
+--
+-- (Over 600 lines: a task's coroutine, its pools (the pooled coroutines of the router's
+-- calls among them), its waits and its budget are one life; apart, each would reach into
+-- the others' state.)
 -- @module claude.async
 local core = require "claude.core"
 local errors = require "claude.errors"
@@ -149,31 +153,63 @@ local function take_coroutine(task)
   return co
 end
 
--- Transient tasks (the router's calls) run in coroutines of their own pool, whose body
--- returns nothing and keeps no values. An idle one stays paired with the task table it last
--- ran (tasks[co]) when that task finished at once, since nobody ever saw it: the next
--- transient task reuses both, with no allocation and no weak-table write.
-local tidle, ntidle = {}, 0
+-- Transient tasks (the router's calls) run `fn(task, ...)` in coroutines of a pool per `fn`
+-- whose body calls it straight, with no protected call between: an error ends the
+-- coroutine (the task fails with it and its traceback, and the coroutine is not reused).
+-- An idle coroutine stays paired with the task table it last ran (tasks[co]) when that task
+-- finished at once, since nobody ever saw it: the next task of the pool reuses both, with no
+-- allocation and no weak-table write. Their result is always NO_VALUES.
+local pools = setmetatable({}, { __mode = "k" }) -- fn -> { n = idle count, body, co... }
 local yield = coroutine.yield
 
-local function tbody(task, fn, ...)
-  local ok, err = xpcall(fn, traceback, task, ...)
-  if ok then
-    task.result = NO_VALUES
-  else
-    task.result = { false, err, n = 2 }
+local function pool_of(fn)
+  local pool = { n = 0 }
+  local function tbody(task, ...)
+    fn(task, ...)
+    return tbody(yield(DONE))
   end
-  return tbody(yield(DONE))
+  pool.body = tbody
+  pools[fn] = pool
+  return pool
+end
+
+--- Makes `body` the body of its own pool of transient tasks (`spawn_transient(body, ...)`,
+-- `spawn_budgeted(..., body, ...)`), for a caller that runs its tasks in a loop without a call
+-- per task (the router's tool calls): `body(task, ...)` is the coroutine's body itself; it
+-- ends each task by yielding `async.DONE`, and that yield returns the next task's
+-- `task, ...`. An error it raises ends its task and its coroutine.
+-- @tparam function loop
+-- @treturn function loop
+function M.worker(loop)
+  pools[loop] = { n = 0, body = loop }
+  return loop
+end
+
+--- What a worker (`async.worker`) yields when its task is done.
+M.DONE = DONE
+
+-- The error of a transient task's coroutine that died of it: with its traceback, as the
+-- other tasks' get theirs (traceback), and its to-be-closed variables closed.
+local function died(co, err)
+  if type(err) == "string" then
+    err = debug.traceback(co, err)
+  elseif errors.is(err) and err.traceback == nil then
+    err.traceback = debug.traceback(co, "")
+  end
+  coroutine.close(co)
+  return err
 end
 
 -- The coroutine of a finished task goes back to its pool (without its task: whoever holds
 -- the task may still look at it).
 local function release_coroutine(co, task)
   tasks[co] = nil
-  if task.transient then
-    if ntidle < MAX_IDLE then
-      ntidle = ntidle + 1
-      tidle[ntidle] = co
+  local pool = task.pool
+  if pool then
+    local n = pool.n
+    if n < MAX_IDLE then
+      pool.n = n + 1
+      pool[n + 1] = co
     end
     return
   end
@@ -200,6 +236,7 @@ local function settle_step(task, co, ok, yielded, reason)
   if not ok then
     tasks[co] = nil
     if reason then return budget_stop(task, yielded, reason) end
+    if task.pool then yielded = died(co, yielded) end
     fail(task, yielded)
   elseif yielded == DONE then
     release_coroutine(co, task)
@@ -234,7 +271,7 @@ local function new_task(observed)
   return setmetatable({ status = "running", observed = observed, co = false,
     result = false, values = false, finished = false, timer = false, abort = false,
     budget = false, deadline = false, on_budget = false, on_budget_data = false,
-    transient = false }, Task)
+    pool = false }, Task)
 end
 
 local function launch(task, fn, ...)
@@ -245,28 +282,6 @@ end
 
 local function start(observed, fn, ...)
   return launch(new_task(observed), fn, ...)
-end
-
--- A transient task and its coroutine: the pair an idle coroutine keeps when its last task
--- finished at once (reset here), else a new task for it.
-local function take_transient()
-  local n, task = ntidle, nil
-  local co = n > 0 and tidle[n] or coroutine.create(tbody)
-  if n > 0 then
-    tidle[n] = false
-    ntidle = n - 1
-    task = tasks[co]
-  end
-  if task then
-    task.cancel_pending = nil
-  else
-    task = new_task(true)
-    task.transient = true
-    tasks[co] = task
-  end
-  task.co = co
-  npending = npending + 1
-  return co, task
 end
 
 -- What a transient task that did not end at once (or failed) becomes: the task while it
@@ -283,23 +298,43 @@ local function transient_end(task, co, budgeted, ok, yielded, reason)
   return nil
 end
 
+-- A new task for a coroutine of `pool`.
+local function pool_task(pool, co)
+  local task = new_task(true)
+  task.pool, task.result = pool, NO_VALUES
+  tasks[co] = task
+  return task
+end
+
 --- Runs `fn(task, ...)` as an observed task, for callers that only need the task
 -- while it waits (the router's tool calls): returns the task if it is still
 -- running, else nil; a task that ended at once is reused, table and coroutine
--- (a tool call that does not wait then costs no allocation). A task that
--- failed at once goes to on_error.
+-- (a tool call that does not wait then costs no allocation). `fn` returns nothing; an
+-- error it raises ends its task. A task that failed at once goes to on_error.
 function M.spawn_transient(fn, ...)
-  local co, task = take_transient()
-  task.budget = false
-  local ok, yielded = resume(co, task, fn, ...)
-  if yielded == DONE and ok and task.result == NO_VALUES and not task.finished
-    and not task.timer then
-    -- the usual end, settled here: done at once, nothing returned, nobody waiting; the
-    -- coroutine goes back with its task
+  local pool = pools[fn] or pool_of(fn)
+  local n = pool.n
+  local task, co
+  if n > 0 then
+    co = pool[n]
+    pool[n], pool.n = false, n - 1
+    task = tasks[co] or pool_task(pool, co)
+    task.cancel_pending = nil
+  else
+    co = coroutine.create(pool.body)
+    task = pool_task(pool, co)
+  end
+  task.co, task.budget = co, false
+  npending = npending + 1
+  local ok, yielded = resume(co, task, ...)
+  if yielded == DONE and ok and not task.finished and not task.timer then
+    -- the usual end, settled here: done at once, nobody waiting; the coroutine goes back
+    -- with its task
     npending = npending - 1
-    if ntidle < MAX_IDLE then
-      ntidle = ntidle + 1
-      tidle[ntidle] = co
+    n = pool.n
+    if n < MAX_IDLE then
+      pool.n = n + 1
+      pool[n + 1] = co
     else
       tasks[co] = nil
     end
@@ -330,16 +365,28 @@ end
 --   and the `budget` error when the budget stopped it. A task that finished at once is
 --   reused, like spawn_transient's, and the caller may reuse `budget`.
 function M.spawn_budgeted(budget, seconds, on_budget, fn, ...)
-  local co, task = take_transient()
-  task.budget = budget
-  local ok, yielded, reason = budget_start(budget, co, task, fn, ...)
-  if yielded == DONE and ok and task.result == NO_VALUES and not task.finished
-    and not task.timer then
+  local pool = pools[fn] or pool_of(fn)
+  local n = pool.n
+  local task, co
+  if n > 0 then
+    co = pool[n]
+    pool[n], pool.n = false, n - 1
+    task = tasks[co] or pool_task(pool, co)
+    task.cancel_pending = nil
+  else
+    co = coroutine.create(pool.body)
+    task = pool_task(pool, co)
+  end
+  task.co, task.budget = co, budget
+  npending = npending + 1
+  local ok, yielded, reason = budget_start(budget, co, task, ...)
+  if yielded == DONE and ok and not task.finished and not task.timer then
     npending = npending - 1 -- the usual end, as in spawn_transient
     task.budget = false
-    if ntidle < MAX_IDLE then
-      ntidle = ntidle + 1
-      tidle[ntidle] = co
+    n = pool.n
+    if n < MAX_IDLE then
+      pool.n = n + 1
+      pool[n + 1] = co
     else
       tasks[co] = nil
     end

@@ -22,6 +22,7 @@
 
 #include "io/io.h"
 #include "json/json.h"
+#include "mcp/envelope.h"
 
 #define DIRECT_WRITE ((size_t)64 * 1024) /* larger writes skip the buffer */
 #define FILE_READ ((size_t)64 * 1024)    /* one read(2) of a regular file per turn */
@@ -136,12 +137,15 @@ typedef struct deliver_args {
 } deliver_args;
 
 /* Pushes the callback's arguments for one line: the line, or its decoded
- * value, or nil, message, line, "json" when it is not JSON. Returns how many. */
+ * value (or what the stream's envelope reader makes of it), or nil, message,
+ * line, "json" when it is not JSON. Returns how many. */
 static int push_line(lua_State *L, claude_stream *s, const char *line, size_t len) {
+  int n;
   if (s->mode != CLAUDE_READ_JSON) {
     lua_pushlstring(L, line, len);
     return 1;
   }
+  if (s->envelope != NULL && (n = s->envelope(L, line, len)) > 0) return n;
   if (claude_json_decode_push(L, line, len)) return 1;
   lua_pushlstring(L, line, len); /* after nil, message */
   lua_pushliteral(L, "json");
@@ -310,6 +314,17 @@ void claude_stream_read_start(claude_stream *s, int mode, int cb_ref, size_t max
     deliver(s, NULL, 0, uv_strerror(err), "read");
     claude_stream_end(s);
   }
+}
+
+int claude_stream_envelope(lua_State *L, claude_stream *s, int idx) {
+  claude_envelope_fn fn = NULL;
+  if (!lua_isnoneornil(L, idx)) {
+    fn = claude_envelope_of(luaL_checkstring(L, idx));
+    if (fn == NULL)
+      return luaL_argerror(L, idx, "\"request\", \"control\" or \"response\" expected");
+  }
+  s->envelope = fn;
+  return 0;
 }
 
 /* ---- writing -------------------------------------------------------------- */

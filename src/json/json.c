@@ -321,15 +321,17 @@ int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, si
   e.cap = *cap;
   e.err[0] = e.path[0] = '\0';
   e.array_mt = e.object_mt = 0;
-  if (lua_type(L, idx) == LUA_TTABLE) { /* the marker metatables, to compare with */
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+  if (lua_type(L, idx) != LUA_TTABLE) { /* a string or a number (write_pieces' ids) */
+    ok = encode_scalar(&e, idx);
+  } else {
+    lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY); /* the marker metatables */
     e.array_mt = lua_gettop(L);
     lua_rawgetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
     e.object_mt = lua_gettop(L);
+    lua_pushvalue(L, idx);
+    ok = encode_top(&e);
+    lua_settop(L, top);
   }
-  lua_pushvalue(L, idx);
-  ok = encode_top(&e);
-  lua_settop(L, top); /* the metatables, if a table was met */
   *buf = e.buf;
   *cap = e.cap;
   if (!ok) {

@@ -776,6 +776,20 @@ local function report(name)
   end
 end
 
+--- The message handler a call of tool `t` runs `execute` under (`xpcall`): a failure's
+-- traceback to stderr. Made once per tool.
+-- @tparam claude.Tool t
+-- @treturn function
+function M.error_handler(t)
+  local on_error = t.report_error
+  if not on_error then
+    on_error = report(t.name)
+    t.report_error = on_error
+  end
+  return on_error
+end
+local error_handler = M.error_handler
+
 --- Call a tool as `tools/call` does: validate `args`, run `execute(args, ctx)` protected
 -- (a traceback goes to stderr), and convert the outcome. Never raises; may yield if
 -- `execute` does.
@@ -789,11 +803,7 @@ function M.call(t, args, ctx, as_text)
   if args == nil or args == null then args = jobject() end
   local ok, err = t.validate(args)
   if not ok then return content.error("Input validation error: " .. err.message) end
-  local on_error = t.report_error -- made once per tool: this is the hot path
-  if not on_error then
-    on_error = report(t.name)
-    t.report_error = on_error
-  end
+  local on_error = t.report_error or error_handler(t) -- made once per tool: the hot path
   if not as_text then return content.result(t, xpcall(t.execute, on_error, args, ctx)) end
   -- content.result_text, inline: a string or a number is the text of the result
   local done, r, e = xpcall(t.execute, on_error, args, ctx)

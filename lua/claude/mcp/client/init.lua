@@ -45,6 +45,7 @@ local tasks = require "claude.mcp.client.tasks"
 local M = {}
 
 local misuse, public = errors.misuse, errors.public
+local pending_take = require("claude.pending").take
 local pack = table.pack
 local jobject = json.object
 
@@ -164,6 +165,17 @@ local function open_connection(self, kind)
           .. "' sent an invalid message: " .. tostring(why)))
       end
     end,
+    -- an answer the transport's envelope reader took apart (core.RPC_RESULT): its call's
+    -- callback at once, as `message` would do for it; anything else goes that way
+    result = function(id, value)
+      local peer = conn.peer
+      if not peer then return end
+      if not conn.probe and not conn.dropped[id] then
+        local callback = pending_take(peer.pending, id)
+        if callback then return callback(value) end
+      end
+      return conn.events.message({ jsonrpc = "2.0", id = id, result = value })
+    end,
     problem = function(err) report(self, err) end,
     -- a message that does not decode (cut short, invalid UTF-8, ...): when it answers a
     -- call in flight (its id, no method), that call fails with `err` now rather than
@@ -200,6 +212,7 @@ local function open_connection(self, kind)
     end,
     headers = function(msg) return param_headers_of(self, msg) end,
   }
+  conn.events = events
   local mod = require(transports[kind])
   local t, err, ekind = mod.open(self.opts, events, self.provider)
   if not t then return nil, err, ekind end

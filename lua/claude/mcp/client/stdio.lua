@@ -9,12 +9,14 @@
 -- (a line over the size limit), and `closed(err)` once, when the transport is
 -- gone by itself (the server exited). `close()` ends it without `closed`.
 -- @module claude.mcp.client.stdio
+local core = require "claude.core"
 local process = require "claude.process"
 local errors = require "claude.errors"
 
 local M = {}
 
 local TAIL_LINES = 40
+local RPC_RESULT = core.RPC_RESULT
 
 local Transport = {}
 Transport.__index = Transport
@@ -48,6 +50,8 @@ function M.open(opts, events)
       if user_stderr then user_stderr(line) end
     end,
     on_stdout = function(value, e, line, ekind)
+      -- the envelope reader's answer to a call: id, result
+      if value == RPC_RESULT then return events.result(e, line) end
       if value ~= nil then return events.message(value) end
       if not e then return end -- EOF: the exit tells the story
       if ekind == "overflow" then
@@ -75,6 +79,8 @@ function M.open(opts, events)
       .. tostring(opts.command) .. "): " .. errors.message(err), { cause = err, code = kind }),
       "connection"
   end
+  -- answers reach the client as their id and result (no envelope table) where it reads so
+  if events.result then proc.raw:envelope("response") end
   self.proc = proc
   self.pid = proc.pid
   return self

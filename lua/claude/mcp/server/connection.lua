@@ -66,6 +66,7 @@ local LATEST = era.LATEST_MODERN
 local M = {}
 
 local rpc_error, null, jobject = core.jsonrpc_error, json.null, json.object
+local call_message = router_mod.call_message
 local type, fmt = type, string.format
 local misuse, typename = errors.misuse, content.typename
 
@@ -357,6 +358,25 @@ function Conn:receive(msg, auth)
     return
   end
   receive_one(self, msg, auth)
+end
+
+--- A `tools/call` a stream's envelope reader took apart (`stream:envelope("request")`,
+-- core.MCP_CALL): `receive` of the message it was (`claude.mcp.router.call_message`), which
+-- a connection of the legacy era hands the router without making it.
+-- @param id
+-- @tparam string name the tool's name
+-- @param args the arguments as decoded (a table, json.null or nil)
+-- @param meta `_meta` as decoded, nil, or core.MCP_CALL (`token` and `tool_use_id` are its
+--   values)
+-- @param[opt] token
+-- @param[opt] tool_use_id
+-- @tparam[opt] table auth
+function Conn:call(id, name, args, meta, token, tool_use_id, auth)
+  if self.era == "legacy" and not self.closed then
+    return self._router:call(self._key, name, args, meta, id, self._reply, id, auth, self._req,
+      token, tool_use_id)
+  end
+  return self:receive(call_message(id, name, args, meta, token, tool_use_id), auth)
 end
 
 --- A line or body that is not JSON: answered with -32700 (id null); the connection goes on.

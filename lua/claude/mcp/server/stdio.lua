@@ -54,8 +54,12 @@ local function drain(self, grace, reason)
   end)
 end
 
-local function on_line(self, value, err, line, kind)
+local MCP_CALL = core.MCP_CALL
+
+local function on_line(self, value, err, line, kind, a5, a6, a7)
   local conn = self.conn
+  -- a tools/call the envelope reader took apart: id, name, arguments, _meta, token, tool use
+  if value == MCP_CALL then return conn:call(err, line, kind, a5, a6, a7) end
   if value ~= nil then return conn:receive(value) end
   if err == nil then return drain(self, self.grace, "stdin closed") end
   if kind == "overflow" then return conn:receive_oversized(err) end
@@ -84,6 +88,7 @@ function M.open(opts)
   }
   if not stream then return errors.fail("io", "cannot open stdio: " .. tostring(serr),
     { code = code }) end
+  stream:envelope("request") -- a tools/call reaches the connection as its values, no tables
   self.stream = stream
   return self
 end

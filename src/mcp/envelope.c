@@ -1,0 +1,406 @@
+/*
+ * envelope.c -- the JSON-RPC envelope of a tool call, read in C: the lines of
+ * the hot paths decoded only as far as routing needs.
+ *
+ * A `tools/call` costs little to run and much to decode: its envelope is
+ * four tables (the message, params, arguments, _meta) and, on the claude
+ * CLI's control channel, two more (the control request and its request),
+ * a third of a call's instructions. A stream given an envelope reader
+ * (stream:envelope(kind), process:envelope(kind)) hands its callback, for a
+ * line of the usual shape, only the values the receiver reads:
+ *
+ *   "request"  (claudelua mcp)       core.MCP_CALL, id, name, arguments, _meta,
+ *                                    progress token, tool use id
+ *   "control"  (the CLI's stdout)    the same, then request_id, server_name
+ *   "response" (an MCP client)       core.RPC_RESULT, id, result
+ *
+ * where arguments, _meta and result are decoded (nil when absent), and the
+ * rest is checked here: "jsonrpc" is "2.0", the method "tools/call", the
+ * subtype "mcp_message", the type "control_request". A _meta of the claude
+ * CLI's shape (a progress token and the tool use's id, nothing else) is not
+ * decoded: _meta is then core.MCP_CALL, and its two values follow (nil when
+ * absent); else they are nil and _meta is what the decoder gives.
+ *
+ * The usual shape is strict: objects whose keys are exactly the ones the
+ * receiver reads (some optional), each once and spelled without escapes;
+ * strings without escapes; an id an integer of up to 18 digits or a string.
+ * Anything else, and anything that is not JSON, returns 0 and the stream
+ * decodes the line whole, as without a reader: a line read here is one the
+ * decoder takes, its values are the ones the decoder gives, and the
+ * receiver can rebuild the message it would have had exactly.
+ */
+#include <string.h>
+
+#include "json/json.h"
+#include "json/scan.h"
+#include "json/utf8.h"
+#include "mcp/envelope.h"
+
+/* The first value of a line read here (light userdata: no JSON value). */
+static const char CALL_MARK = 'c', RESULT_MARK = 'r';
+
+typedef struct reader {
+  const char *p, *end;
+} reader;
+
+static inline void blanks(reader *r) {
+  if (r->p < r->end && (unsigned char)*r->p > ' ') return; /* compact JSON: no blanks */
+  while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
+    r->p++;
+}
+
+/* The character c, after blanks. */
+static inline int eat(reader *r, char c) {
+  blanks(r);
+  if (r->p < r->end && *r->p == c) {
+    r->p++;
+    return 1;
+  }
+  return 0;
+}
+
+/* A string without escapes or control characters, well-formed UTF-8 (the
+ * decoder refuses the rest): its bytes are [*s, *s + *n). */
+static int plain(reader *r, const char **s, size_t *n) {
+  const char *q, *e;
+  unsigned high = 0;
+  blanks(r);
+  if (r->p >= r->end || *r->p != '"') return 0;
+  q = r->p + 1;
+  e = find_special(q, r->end, &high);
+  if (e >= r->end || *e != '"') return 0;
+  if (high && claude_utf8_invalid(q, e) != NULL) return 0;
+  *s = q;
+  *n = (size_t)(e - q);
+  r->p = e + 1;
+  return 1;
+}
+
+/* The string `want` (plain ASCII without quotes), compared as key() does. */
+static int plain_is(reader *r, const char *want, size_t len) {
+  const char *k;
+  blanks(r);
+  if (r->p >= r->end || *r->p != '"') return 0;
+  k = r->p + 1;
+  if ((size_t)(r->end - k) <= len || k[len] != '"' || memcmp(k, want, len) != 0) return 0;
+  r->p = k + len + 1;
+  return 1;
+}
+#define PLAIN_IS(r, lit) plain_is(r, lit, sizeof(lit) - 1)
+
+/* An integer as the decoder reads it exactly: an optional minus, no leading
+ * zero, up to 18 digits, no fraction or exponent. */
+static int integer(reader *r, lua_Integer *v) {
+  const char *p;
+  lua_Unsigned u = 0;
+  int neg = 0, digits = 0;
+  blanks(r);
+  p = r->p;
+  if (p < r->end && *p == '-') {
+    neg = 1;
+    p++;
+  }
+  if (p >= r->end || *p < '0' || *p > '9') return 0;
+  if (*p == '0') {
+    p++;
+    digits = 1;
+    if (p < r->end && *p >= '0' && *p <= '9') return 0;
+  } else {
+    while (p < r->end && *p >= '0' && *p <= '9') {
+      u = u * 10 + (lua_Unsigned)(*p++ - '0');
+      if (++digits > 18) return 0;
+    }
+  }
+  if (p < r->end && (*p == '.' || *p == 'e' || *p == 'E')) return 0;
+  *v = neg ? -(lua_Integer)u : (lua_Integer)u;
+  r->p = p;
+  return 1;
+}
+
+/* The keys of one object the reader knows, and their lengths. */
+typedef struct name {
+  const char *s;
+  size_t n;
+} name;
+#define NAME(lit) {lit, sizeof(lit) - 1}
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* A key, then ':': which of the `count` names it is, or -1 (then the line
+ * is not of the usual shape); -2 when no key is there. Each name is plain
+ * ASCII without quotes: the key is that name when its bytes and a closing
+ * quote follow the opening one, so a key is compared, not scanned. */
+static int key(reader *r, const name *names, int count) {
+  const char *k;
+  int i;
+  blanks(r);
+  if (r->p >= r->end || *r->p != '"') return -2;
+  k = r->p + 1;
+  for (i = 0; i < count; i++) {
+    size_t n = names[i].n;
+    if ((size_t)(r->end - k) > n && k[n] == '"' && memcmp(k, names[i].s, n) == 0) {
+      r->p = k + n + 1;
+      return eat(r, ':') ? i : -2;
+    }
+  }
+  return -1;
+}
+
+/* After a member: ',' (returns 1, more follow) or '}' (sets *done). */
+static int next_member(reader *r, int *done) {
+  blanks(r);
+  if (r->p < r->end && *r->p == ',') {
+    r->p++;
+    return 1;
+  }
+  if (r->p < r->end && *r->p == '}') {
+    r->p++;
+    *done = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* Decodes the value at r->p, `outer` containers deep, into stack slot
+ * `slot`. */
+static int decode_into(lua_State *L, reader *r, int outer, int slot) {
+  const char *after;
+  if (!claude_json_decode_at(L, r->p, r->end, outer, &after)) return 0;
+  r->p = after;
+  lua_replace(L, slot);
+  return 1;
+}
+
+/* An id (an integer, or a string) into slot. */
+static int id_into(lua_State *L, reader *r, int slot) {
+  lua_Integer v;
+  const char *s;
+  size_t n;
+  if (integer(r, &v)) lua_pushinteger(L, v);
+  else if (plain(r, &s, &n)) lua_pushlstring(L, s, n);
+  else return 0;
+  lua_replace(L, slot);
+  return 1;
+}
+
+/* The stack slots of a call, above the mark. */
+enum { S_ID = 1, S_NAME, S_ARGS, S_META, S_TOKEN, S_TOOL_USE, S_REQUEST_ID, S_SERVER, S_END };
+
+/* _meta of the claude CLI's shape, a progress token (an integer or a
+ * string) and the id of the tool use, each optional: its values go to their
+ * slots and the meta slot gets the mark (no table made); any other _meta is
+ * decoded whole into the meta slot. */
+static int read_meta(lua_State *L, reader *r, int outer, int base) {
+  static const name names[] = {NAME("progressToken"), NAME("claudecode/toolUseId")};
+  reader at = *r;
+  unsigned seen = 0;
+  int done = 0, which;
+  lua_Integer v;
+  const char *s;
+  size_t n;
+  if (!eat(r, '{')) goto whole;
+  while (!done) {
+    if ((which = key(r, names, COUNT(names))) < 0 || (seen & (1u << which))) goto whole;
+    seen |= 1u << which;
+    if (which == 0 && integer(r, &v)) lua_pushinteger(L, v);
+    else if (plain(r, &s, &n)) lua_pushlstring(L, s, n);
+    else goto whole;
+    lua_replace(L, base + (which == 0 ? S_TOKEN : S_TOOL_USE));
+    if (!next_member(r, &done)) goto whole;
+  }
+  lua_pushlightuserdata(L, (void *)&CALL_MARK);
+  lua_replace(L, base + S_META);
+  return 1;
+whole:
+  *r = at;
+  lua_pushnil(L);
+  lua_replace(L, base + S_TOKEN);
+  lua_pushnil(L);
+  lua_replace(L, base + S_TOOL_USE);
+  return decode_into(L, r, outer, base + S_META);
+}
+
+/* params of tools/call: name, arguments, _meta. */
+static int read_params(lua_State *L, reader *r, int outer, int base) {
+  static const name names[] = {NAME("name"), NAME("arguments"), NAME("_meta")};
+  unsigned seen = 0;
+  int done = 0, which;
+  const char *s;
+  size_t n;
+  if (!eat(r, '{')) return 0;
+  while (!done) {
+    if ((which = key(r, names, COUNT(names))) < 0 || (seen & (1u << which))) return 0;
+    seen |= 1u << which;
+    blanks(r);
+    switch (which) {
+      case 0:
+        if (!plain(r, &s, &n)) return 0;
+        lua_pushlstring(L, s, n);
+        lua_replace(L, base + S_NAME);
+        break;
+      case 1:
+        if (!decode_into(L, r, outer + 1, base + S_ARGS)) return 0;
+        break;
+      default:
+        if (!read_meta(L, r, outer + 1, base)) return 0;
+    }
+    if (!next_member(r, &done)) return 0;
+  }
+  return (seen & 1u) != 0;
+}
+
+/* A tools/call request: jsonrpc, id, method, params, each once. */
+static int read_call(lua_State *L, reader *r, int outer, int base) {
+  static const name names[] = {NAME("jsonrpc"), NAME("id"), NAME("method"), NAME("params")};
+  unsigned seen = 0;
+  int done = 0, which, ok;
+  if (!eat(r, '{')) return 0;
+  while (!done) {
+    if ((which = key(r, names, COUNT(names))) < 0 || (seen & (1u << which))) return 0;
+    seen |= 1u << which;
+    switch (which) {
+      case 0: ok = PLAIN_IS(r, "2.0"); break;
+      case 1: ok = id_into(L, r, base + S_ID); break;
+      case 2: ok = PLAIN_IS(r, "tools/call"); break;
+      default: ok = read_params(L, r, outer + 1, base);
+    }
+    if (!ok || !next_member(r, &done)) return 0;
+  }
+  return seen == 0xF;
+}
+
+/* The control channel's request: subtype, server_name, message. */
+static int read_request(lua_State *L, reader *r, int outer, int base) {
+  static const name names[] = {NAME("subtype"), NAME("server_name"), NAME("message")};
+  unsigned seen = 0;
+  int done = 0, which, ok;
+  const char *s;
+  size_t n;
+  if (!eat(r, '{')) return 0;
+  while (!done) {
+    if ((which = key(r, names, COUNT(names))) < 0 || (seen & (1u << which))) return 0;
+    seen |= 1u << which;
+    switch (which) {
+      case 0: ok = PLAIN_IS(r, "mcp_message"); break;
+      case 1:
+        ok = plain(r, &s, &n);
+        if (ok) {
+          lua_pushlstring(L, s, n);
+          lua_replace(L, base + S_SERVER);
+        }
+        break;
+      default: ok = read_call(L, r, outer + 1, base);
+    }
+    if (!ok || !next_member(r, &done)) return 0;
+  }
+  return seen == 0x7;
+}
+
+/* A control_request line: type, request_id, request. */
+static int read_control(lua_State *L, reader *r, int base) {
+  static const name names[] = {NAME("type"), NAME("request_id"), NAME("request")};
+  unsigned seen = 0;
+  int done = 0, which, ok;
+  const char *s;
+  size_t n;
+  if (!eat(r, '{')) return 0;
+  while (!done) {
+    if ((which = key(r, names, COUNT(names))) < 0 || (seen & (1u << which))) return 0;
+    seen |= 1u << which;
+    switch (which) {
+      case 0: ok = PLAIN_IS(r, "control_request"); break;
+      case 1:
+        ok = plain(r, &s, &n);
+        if (ok) {
+          lua_pushlstring(L, s, n);
+          lua_replace(L, base + S_REQUEST_ID);
+        }
+        break;
+      default: ok = read_request(L, r, 1, base);
+    }
+    if (!ok || !next_member(r, &done)) return 0;
+  }
+  return seen == 0x7;
+}
+
+/* The end of a line read (ok) into the mark and count - 1 slots above base:
+ * only blanks may follow. Returns count, or 0 with the stack back at base. */
+static int finish(lua_State *L, reader *r, int base, int ok, int count) {
+  blanks(r);
+  if (ok && r->p == r->end) {
+    lua_settop(L, base + count);
+    return count;
+  }
+  lua_settop(L, base);
+  return 0;
+}
+
+static int read_request_line(lua_State *L, const char *line, size_t len) {
+  reader r = {line, line + len};
+  int base = lua_gettop(L);
+  luaL_checkstack(L, S_END + 4, "envelope");
+  lua_pushlightuserdata(L, (void *)&CALL_MARK);
+  lua_settop(L, base + S_TOOL_USE + 1);
+  return finish(L, &r, base, read_call(L, &r, 0, base + 1), S_TOOL_USE + 1);
+}
+
+static int read_control_line(lua_State *L, const char *line, size_t len) {
+  reader r = {line, line + len};
+  int base = lua_gettop(L);
+  luaL_checkstack(L, S_END + 4, "envelope");
+  lua_pushlightuserdata(L, (void *)&CALL_MARK);
+  lua_settop(L, base + S_SERVER + 1);
+  return finish(L, &r, base, read_control(L, &r, base + 1), S_SERVER + 1);
+}
+
+/* The answer to a request: jsonrpc, id, result (any value), each once. */
+static int read_response_line(lua_State *L, const char *line, size_t len) {
+  static const name names[] = {NAME("jsonrpc"), NAME("id"), NAME("result")};
+  reader r = {line, line + len};
+  int base = lua_gettop(L), done = 0, which, ok;
+  unsigned seen = 0;
+  luaL_checkstack(L, 8, "envelope");
+  lua_pushlightuserdata(L, (void *)&RESULT_MARK);
+  lua_settop(L, base + 3);
+  if (!eat(&r, '{')) return finish(L, &r, base, 0, 0);
+  while (!done) {
+    if ((which = key(&r, names, COUNT(names))) < 0 || (seen & (1u << which)))
+      return finish(L, &r, base, 0, 0);
+    seen |= 1u << which;
+    switch (which) {
+      case 0: ok = PLAIN_IS(&r, "2.0"); break;
+      case 1: ok = id_into(L, &r, base + 2); break;
+      default: ok = decode_into(L, &r, 1, base + 3);
+    }
+    if (!ok || !next_member(&r, &done)) return finish(L, &r, base, 0, 0);
+  }
+  return finish(L, &r, base, seen == 0x7, 3);
+}
+
+claude_envelope_fn claude_envelope_of(const char *kind) {
+  if (strcmp(kind, "request") == 0) return read_request_line;
+  if (strcmp(kind, "control") == 0) return read_control_line;
+  if (strcmp(kind, "response") == 0) return read_response_line;
+  return NULL;
+}
+
+/* core.envelope_read(kind, line) -> what the reader of `kind` hands a stream's
+ * callback for `line` (the mark first), or nothing when the line is not of
+ * its usual shape: for the specs and the fuzz target, which compare it with
+ * the decoder's. */
+static int l_envelope_read(lua_State *L) {
+  size_t len;
+  claude_envelope_fn fn = claude_envelope_of(luaL_checkstring(L, 1));
+  const char *line = luaL_checklstring(L, 2, &len);
+  luaL_argcheck(L, fn != NULL, 1, "\"request\", \"control\" or \"response\" expected");
+  lua_settop(L, 2);
+  return fn(L, line, len);
+}
+
+void claude_open_envelope(lua_State *L) {
+  lua_pushcfunction(L, l_envelope_read);
+  lua_setfield(L, -2, "envelope_read");
+  lua_pushlightuserdata(L, (void *)&CALL_MARK);
+  lua_setfield(L, -2, "MCP_CALL");
+  lua_pushlightuserdata(L, (void *)&RESULT_MARK);
+  lua_setfield(L, -2, "RPC_RESULT");
+}
