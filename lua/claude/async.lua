@@ -351,7 +351,7 @@ local function time_budget(task, budget, seconds)
   t:start(seconds, function()
     budget:stop("seconds")
     local abort = task.abort
-    if abort then abort(errors.new("budget", "budget exceeded: seconds")) end
+    if abort then abort(errors.new("budget", "budget exceeded: seconds"), task) end
   end)
 end
 
@@ -489,7 +489,7 @@ function M.await(arm, timeout)
         timer = core.timer()
         task.timer = timer
       end
-      timer:start(timeout, function() task.abort(timeout_error(timeout)) end)
+      timer:start(timeout, function() task.abort(timeout_error(timeout), task) end)
     end
     task.status = "waiting"
     return resumed(coroutine.yield(SUSPEND))
@@ -512,6 +512,102 @@ function M.await(arm, timeout)
   end
   if timer then timer:close() end
   return unpack(early, 1, early.n)
+end
+
+-- A wait with no closure (wait_call): the running task is itself the function that ends it
+-- (Task.__call), and what it keeps of the wait are fields of its own. The request peer's
+-- calls wait so (claude.rpc): a callback, a wait, an abort and a timer per request would be
+-- four closures and a table each time.
+
+-- task.abort of such a wait (cancelled, timed out, or its budget stopped it).
+local function call_abort(err, task)
+  task.abort = nil
+  local undo = task.on_abort
+  if undo then
+    task.on_abort = false
+    undo(task, err)
+  end
+  if task.wait_timeout then
+    task.wait_timeout = false
+    task.timer:stop()
+  end
+  task.status = "running"
+  step(task, false, err)
+end
+
+-- The timer of a task's wait_call, made once per task.
+local function call_timer(task)
+  local f = task.on_timer
+  if not f then
+    f = function()
+      local abort = task.abort
+      if abort then abort(timeout_error(task.wait_timeout), task) end
+    end
+    task.on_timer = f
+  end
+  return f
+end
+
+--- A task called as a function ends its `wait_call` with `true, ...`; called before the
+-- wait began (by what the task did just before, such as an answer written at once), it
+-- hands those values to the wait to come.
+function Task.__call(task, ...)
+  if task.abort == call_abort then
+    task.abort = nil
+    task.on_abort = false
+    if task.wait_timeout then
+      task.wait_timeout = false
+      task.timer:stop()
+    end
+    task.status = "running"
+    return step(task, true, ...)
+  end
+  task.early = pack(true, ...)
+end
+
+--- The running task's wait for a call of itself (`task(...)`, Task.__call): returns `true`
+-- and the values of the call, or `false` and a timeout error after `timeout` seconds (nil:
+-- none); raises a `cancelled` error when the task is cancelled. `on_abort(task, err)` is
+-- called when the wait ends without the call (timed out or cancelled), before the task goes
+-- on. `task` must be the running task; its `early` values (a call made before the wait)
+-- end the wait at once.
+-- @param task
+-- @tparam[opt] number timeout
+-- @tparam[opt] function on_abort
+function M.wait_call(task, timeout, on_abort)
+  local early = task.early
+  if early then
+    task.early = false
+    return unpack(early, 1, early.n)
+  end
+  task.on_abort = on_abort or false
+  task.abort = call_abort
+  if timeout then
+    local timer = task.timer
+    if not timer then
+      timer = core.timer()
+      task.timer = timer
+    end
+    task.wait_timeout = timeout
+    timer:start(timeout, call_timer(task))
+  end
+  task.status = "waiting"
+  return resumed(coroutine.yield(SUSPEND))
+end
+
+--- The running task, ready for `wait_call`: nil outside a task; raises the cancellation a
+-- task got while it did not wait, as a wait would.
+function M.caller()
+  local task = tasks[coroutine.running()]
+  if task then
+    local err = task.cancel_pending
+    if err then
+      task.cancel_pending = nil
+      error(err, 0)
+    end
+    task.early = false
+  end
+  return task
 end
 
 local Event = {}
@@ -613,7 +709,7 @@ function Task:cancel(reason)
   local err = errors.new("cancelled", reason or "task cancelled")
   self.cancel_requested = true
   if self.abort then
-    self.abort(err)
+    self.abort(err, self)
   elseif tasks[coroutine.running()] == self then
     error(err, 0)
   else

@@ -35,6 +35,7 @@ local json = require "claude.json"
 local pending = require "claude.pending"
 
 local pending_add, pending_take = pending.add, pending.take
+local caller, wait_call = async.caller, async.wait_call
 
 local M = {}
 
@@ -85,10 +86,12 @@ end
 --- The JSON-RPC 2.0 codec: integer ids, `notifications/cancelled`, error
 -- answers become errors of kind `remote` with `code`, `data` and the
 -- remote's text in `remote_message`.
+local function count_id(n) return n end
+
 M.jsonrpc = {
   noun = "request",
   error_kind = "remote",
-  new_id = function(n) return n end,
+  new_id = count_id,
   request = function(id, method, params)
     return { jsonrpc = "2.0", id = id, method = method, params = params }
   end,
@@ -186,6 +189,9 @@ local CODEC_FUNCTIONS = { "new_id", "request", "result", "error", "decode" }
 -- @tparam table opts
 --   `codec` (`rpc.jsonrpc`, `rpc.control` or your own),
 --   `send` (`send(message)` -> true | nil, err: writes one message),
+--   `send_request` (optional, `send_request(id, method, params)` -> true | nil, err: writes
+--   the request the codec's `request` makes, without the table: a transport that writes
+--   the envelope around the params itself),
 --   `handlers` (method -> `fn(params, ctx)` returning the result or raising),
 --   `on_notification` (`fn(method, params)`), `on_cancel` (`fn(id, method,
 --   err)` when an outbound request is abandoned; default: send
@@ -214,7 +220,7 @@ function M.new(opts)
       error("bad field '" .. f .. "' to 'new' (table expected, got " .. type(opts[f]) .. ")", 2)
     end
   end
-  for _, f in ipairs { "on_notification", "on_cancel" } do
+  for _, f in ipairs { "on_notification", "on_cancel", "send_request" } do
     if opts[f] ~= nil and type(opts[f]) ~= "function" then
       error("bad field '" .. f .. "' to 'new' (function expected, got "
         .. type(opts[f]) .. ")", 2)
@@ -229,6 +235,7 @@ function M.new(opts)
   return setmetatable({
     codec = codec,
     send = opts.send,
+    send_request = opts.send_request,
     handlers = opts.handlers or {},
     on_notification = opts.on_notification,
     on_cancel = opts.on_cancel,
@@ -286,10 +293,19 @@ start = function(self, method, params, callback)
     local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")
     return nil, err, err.kind
   end
-  local id = self:next_id()
+  local n = self.counter + 1 -- self:next_id(), inline
+  self.counter = n
+  local id, new_id = n, self.codec.new_id
+  if new_id ~= count_id then id = new_id(n) end -- (JSON-RPC's ids are the counts)
   -- registered first: an in-memory transport may answer inside send
-  pending_add(self.pending, id, self.counter, callback, method)
-  local ok, err = self.send(self.codec.request(id, method, params))
+  pending_add(self.pending, id, n, callback, method)
+  local send_request = self.send_request
+  local ok, err
+  if send_request then
+    ok, err = send_request(id, method, params)
+  else
+    ok, err = self.send(self.codec.request(id, method, params))
+  end
   if not ok then
     self.pending:take(id)
     if not errors.is(err) then err = errors.new("connection", tostring(err)) end
@@ -311,6 +327,18 @@ local function abandon(self, id, method, err)
   end
 end
 
+-- The end of a request's wait (async.wait_call) without its answer: the request is
+-- forgotten, and the other side told when the waiting task was cancelled (a timeout is told
+-- by Peer:request, with its own message).
+local function request_abort(task, err)
+  local self, id = task.rpc_peer, task.rpc_id
+  if errors.is(err, "cancelled") then
+    abandon(self, id, task.rpc_method, err)
+  else
+    self.pending:take(id)
+  end
+end
+
 --- Sends a request and waits for its answer, at most `timeout` seconds
 -- (default: the peer's; false: no limit). Cancelling the waiting task
 -- abandons the request (the other side is told) and raises as every wait
@@ -318,13 +346,29 @@ end
 -- @return the result | nil, err, kind (`timeout`, `closed`, `connection`,
 --   the codec's error kind for an error answer, or the peer's failure)
 function Peer:request(method, params, timeout)
-  check_method(method, "request")
+  if type(method) ~= "string" then check_method(method, "request") end
   if timeout ~= nil and timeout ~= false and (type(timeout) ~= "number" or timeout < 0) then
     error("bad argument #3 to 'request' (non-negative number or false expected, got "
       .. tostring(timeout) .. ")", 2)
   end
   if self.error then return nil, self.error, self.error.kind end
   if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
+  -- in a task: the task itself is the request's callback, and waits with no closure
+  local task = caller()
+  if task then
+    local id, serr = start(self, method, params, task)
+    if not id then return nil, serr, serr.kind end
+    task.rpc_peer, task.rpc_id, task.rpc_method = self, id, method
+    local ok, result, err = wait_call(task, timeout, request_abort)
+    if not ok then -- timed out (a cancellation raised, after request_abort told the other side)
+      err = errors.new("timeout", string.format("%s '%s' timed out after %g s",
+        self.codec.noun or "request", tostring(method), timeout))
+      abandon(self, id, method, err)
+      return nil, err, "timeout"
+    end
+    if err then return nil, err, err.kind end
+    return result
+  end
   local id, serr
   local r = pack(pcall(async.await, function(done)
     id, serr = start(self, method, params, done)

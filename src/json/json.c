@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+#endif
 
 #include "json/json.h"
 #include "json/utf8.h"
@@ -48,7 +51,7 @@ static int reserve(enc *e, size_t n) {
   return 1;
 }
 
-static int put(enc *e, const char *s, size_t n) {
+static inline int put(enc *e, const char *s, size_t n) {
   if (!reserve(e, n)) return 0;
   memcpy(e->buf + e->len, s, n);
   e->len += n;
@@ -72,12 +75,38 @@ static const char need_escape[256] = {
  * the message still goes out and stays readable. */
 #define REPLACEMENT "\xEF\xBF\xBD"
 
+/* The first byte at or after p that needs more than a copy (need_escape),
+ * or end: sixteen bytes at a time with SSE2. */
+static inline const char *first_special(const char *p, const char *end) {
+#if defined(__SSE2__) && defined(__GNUC__)
+  const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+  const __m128i ctl = _mm_set1_epi8(0x1F);
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bs)),
+                               _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v));
+    unsigned mask = (unsigned)_mm_movemask_epi8(hit) | (unsigned)_mm_movemask_epi8(v);
+    if (mask) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  while (p < end && !need_escape[(unsigned char)*p]) p++;
+  return p;
+}
+
 static int put_string(enc *e, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
   size_t i, run = 0;
   if (!reserve(e, n + 2)) return 0;
   e->buf[e->len++] = '"';
-  for (i = 0; i < n; i++) {
+  i = (size_t)(first_special(s, s + n) - s);
+  if (i == n) { /* the usual string: copied whole */
+    memcpy(e->buf + e->len, s, n);
+    e->len += n;
+    e->buf[e->len++] = '"';
+    return 1;
+  }
+  for (; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     if (!need_escape[c]) continue;
     if (c >= 0x80) {

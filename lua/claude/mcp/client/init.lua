@@ -228,6 +228,10 @@ local function open_connection(self, kind)
     codec = rpc.jsonrpc,
     name = "MCP server '" .. self.name .. "'",
     send = send,
+    -- a transport that writes a request's envelope itself (stdio) is given its values
+    send_request = t.send_request and function(id, method, params)
+      return t:send_request(id, method, params)
+    end,
     handlers = self.handlers,
     on_notification = function(method, params) on_notification(self, method, params) end,
     -- a modern HTTP request is abandoned by closing its stream; elsewhere the server is told
@@ -866,7 +870,35 @@ end
 --   message), meta = { ... } }`
 -- @return the CallToolResult | nil, err, kind
 -- @function call_tool
-Client.call_tool = public(call_tool)
+local public_call_tool = public(call_tool)
+
+-- The usual call (no options, the legacy era, connected, no OAuth): call_tool's way with
+-- nothing it does not need (no protected call: nothing here is a misuse).
+local function call_plain(self, name, args)
+  local result, err, kind = self.conn.peer:request("tools/call", { name = name,
+    arguments = args or jobject() }, self.opts.timeout)
+  if result == nil then return nil, err, kind end
+  local task = result.task
+  if type(task) == "table" and task.taskId ~= nil and result.content == nil then
+    -- a task the server chose to make: the call waits for its end (call_tool's way)
+    local timeout = self.opts.timeout
+    local t = tasks.new(self, task_request(self), task, { name = name, timeout = timeout,
+      report = function(e) report(self, e) end })
+    return M.check_output(self, name, t:wait { timeout = timeout or nil })
+  end
+  local schemas = self.output_schemas
+  if schemas == nil or schemas[name] == nil then return result end
+  return M.check_output(self, name, result)
+end
+
+function Client.call_tool(self, name, args, opts)
+  if opts == nil and getmetatable(self) == Client and self.era == "legacy"
+    and self.state == "connected" and not self.closed and not self.provider
+    and type(name) == "string" and (args == nil or type(args) == "table") then
+    return call_plain(self, name, args)
+  end
+  return public_call_tool(self, name, args, opts)
+end
 
 local function string_arg(v, n, fname)
   if type(v) ~= "string" then

@@ -101,6 +101,26 @@ function Transport:send(msg)
   return true
 end
 
+local HEAD, METHOD, PARAMS = '{"jsonrpc":"2.0","id":', ',"method":', ',"params":'
+
+--- Writes one request, `{jsonrpc = "2.0", id = id, method = method, params = params}`, with
+-- no table made for it: the envelope is written around the values in C (`write_pieces`).
+-- @return true | nil, err
+function Transport:send_request(id, method, params)
+  local proc = self.proc
+  if not (proc.closed or proc.finished or self.closing) then
+    local ok
+    if params == nil then
+      ok = proc.raw:write_pieces(HEAD, id, METHOD, method, "}\n")
+    else
+      ok = proc.raw:write_pieces(HEAD, id, METHOD, method, PARAMS, params, "}\n")
+    end
+    if ok then return true end
+  end
+  -- nothing written: `send` says why, as it would have
+  return self:send({ jsonrpc = "2.0", id = id, method = method, params = params })
+end
+
 --- The last lines the server wrote on stderr.
 function Transport:stderr_tail()
   return tail(self)
