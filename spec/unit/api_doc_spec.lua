@@ -27,7 +27,7 @@ end
 local MODULES = {
   ["claude"] = {},
   ["claude.async"] = { spawn_observed = true, spawn_transient = true, traceback = true,
-    spawn_budgeted = true, worker = true },
+    spawn_budgeted = true, worker = true, wait_call = true, caller = true },
   ["claude.process"] = {}, ["claude.queue"] = {}, ["claude.errors"] = {},
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
   ["claude.schema"] = {}, ["claude.mcp.tool"] = { error_handler = true }, ["claude.mcp"] = {},
