@@ -156,10 +156,10 @@ end
 -- Transient tasks (the router's calls) run `fn(task, ...)` in coroutines of a pool per `fn`
 -- whose body calls it straight, with no protected call between: an error ends the
 -- coroutine (the task fails with it and its traceback, and the coroutine is not reused).
--- An idle coroutine stays paired with the task table it last ran (tasks[co]) when that task
--- finished at once, since nobody ever saw it: the next task of the pool reuses both, with no
--- allocation and no weak-table write. Their result is always NO_VALUES.
-local pools = setmetatable({}, { __mode = "k" }) -- fn -> { n = idle count, body, co... }
+-- A pool holds idle tasks, each with its coroutine (task.co, tasks[co]): a task that finished
+-- at once goes back whole, since nobody ever saw it, and the next one reuses table and
+-- coroutine, with no allocation and no weak-table write. Their result is always NO_VALUES.
+local pools = setmetatable({}, { __mode = "k" }) -- fn -> { n = idle count, body, task... }
 local yield = coroutine.yield
 
 local function pool_of(fn)
@@ -202,14 +202,16 @@ end
 
 -- The coroutine of a finished task goes back to its pool (without its task: whoever holds
 -- the task may still look at it).
+local pool_task -- (pool, co): a new idle task of the pool, for coroutine co
+
 local function release_coroutine(co, task)
   tasks[co] = nil
   local pool = task.pool
-  if pool then
+  if pool then -- the coroutine goes back with a new task (whoever holds this one keeps it)
     local n = pool.n
     if n < MAX_IDLE then
       pool.n = n + 1
-      pool[n + 1] = co
+      pool[n + 1] = pool_task(pool, co)
     end
     return
   end
@@ -298,10 +300,9 @@ local function transient_end(task, co, budgeted, ok, yielded, reason)
   return nil
 end
 
--- A new task for a coroutine of `pool`.
-local function pool_task(pool, co)
+pool_task = function(pool, co)
   local task = new_task(true)
-  task.pool, task.result = pool, NO_VALUES
+  task.pool, task.result, task.co = pool, NO_VALUES, co
   tasks[co] = task
   return task
 end
@@ -314,27 +315,22 @@ end
 function M.spawn_transient(fn, ...)
   local pool = pools[fn] or pool_of(fn)
   local n = pool.n
-  local task, co
+  local task = n > 0 and pool[n] or pool_task(pool, coroutine.create(pool.body))
   if n > 0 then
-    co = pool[n]
-    pool[n], pool.n = false, n - 1
-    task = tasks[co] or pool_task(pool, co)
+    pool.n = n - 1
     task.cancel_pending = nil
-  else
-    co = coroutine.create(pool.body)
-    task = pool_task(pool, co)
   end
-  task.co, task.budget = co, false
+  local co = task.co
+  task.budget = false
   npending = npending + 1
   local ok, yielded = resume(co, task, ...)
   if yielded == DONE and ok and not task.finished and not task.timer then
-    -- the usual end, settled here: done at once, nobody waiting; the coroutine goes back
-    -- with its task
+    -- the usual end, settled here: done at once, nobody waiting; back to the pool
     npending = npending - 1
     n = pool.n
     if n < MAX_IDLE then
       pool.n = n + 1
-      pool[n + 1] = co
+      pool[n + 1] = task
     else
       tasks[co] = nil
     end
@@ -367,26 +363,21 @@ end
 function M.spawn_budgeted(budget, seconds, on_budget, fn, ...)
   local pool = pools[fn] or pool_of(fn)
   local n = pool.n
-  local task, co
+  local task = n > 0 and pool[n] or pool_task(pool, coroutine.create(pool.body))
   if n > 0 then
-    co = pool[n]
-    pool[n], pool.n = false, n - 1
-    task = tasks[co] or pool_task(pool, co)
+    pool.n = n - 1
     task.cancel_pending = nil
-  else
-    co = coroutine.create(pool.body)
-    task = pool_task(pool, co)
   end
-  task.co, task.budget = co, budget
+  local co = task.co
+  task.budget = budget
   npending = npending + 1
   local ok, yielded, reason = budget_start(budget, co, task, ...)
   if yielded == DONE and ok and not task.finished and not task.timer then
     npending = npending - 1 -- the usual end, as in spawn_transient
-    task.budget = false
     n = pool.n
     if n < MAX_IDLE then
       pool.n = n + 1
-      pool[n + 1] = co
+      pool[n + 1] = task
     else
       tasks[co] = nil
     end

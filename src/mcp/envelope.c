@@ -76,8 +76,11 @@ static int plain(reader *r, const char **s, size_t *n) {
   return 1;
 }
 
-/* The string `want` (plain ASCII without quotes), compared as key() does. */
-static int plain_is(reader *r, const char *want, size_t len) {
+/* The string `want` (plain ASCII without quotes), compared as a key is. */
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
+static inline int plain_is(reader *r, const char *want, size_t len) {
   const char *k;
   blanks(r);
   if (r->p >= r->end || *r->p != '"') return 0;
@@ -117,33 +120,37 @@ static int integer(reader *r, lua_Integer *v) {
   return 1;
 }
 
-/* The keys of one object the reader knows, and their lengths. */
-typedef struct name {
-  const char *s;
-  size_t n;
-} name;
-#define NAME(lit) {lit, sizeof(lit) - 1}
-#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
-/* A key, then ':': which of the `count` names it is, or -1 (then the line
- * is not of the usual shape); -2 when no key is there. Each name is plain
- * ASCII without quotes: the key is that name when its bytes and a closing
- * quote follow the opening one, so a key is compared, not scanned. */
-static int key(reader *r, const name *names, int count) {
-  const char *k;
-  int i;
-  blanks(r);
-  if (r->p >= r->end || *r->p != '"') return -2;
-  k = r->p + 1;
-  for (i = 0; i < count; i++) {
-    size_t n = names[i].n;
-    if ((size_t)(r->end - k) > n && k[n] == '"' && memcmp(k, names[i].s, n) == 0) {
-      r->p = k + n + 1;
-      return eat(r, ':') ? i : -2;
-    }
-  }
-  return -1;
+/* The key `lit` (plain ASCII without quotes) at r->p, the opening quote:
+ * its bytes and a closing quote follow. A key is compared, not scanned: with
+ * `lit` a literal, the compare is a few loads. Moves past the quote. */
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
+static inline int key_is(reader *r, const char *lit, size_t n) {
+  const char *k = r->p + 1;
+  if ((size_t)(r->end - k) <= n || k[n] != '"' || memcmp(k, lit, n) != 0) return 0;
+  r->p = k + n + 1;
+  return 1;
 }
+#define KEY_IS(r, lit) key_is(r, lit, sizeof(lit) - 1)
+
+/* Before a key: its opening quote, after blanks. */
+static inline int key_start(reader *r) {
+  blanks(r);
+  return r->p < r->end && *r->p == '"';
+}
+
+/* The ':' after key number `which`: `which`, or -1. */
+static inline int colon(reader *r, int which) { return which >= 0 && eat(r, ':') ? which : -1; }
+
+/* Which of the keys named is at r->p, then ':': its index, or -1 (a key the
+ * reader does not know, or no key: the line is not of the usual shape). */
+#define KEY2(r, a, b) colon(r, !key_start(r) ? -1 : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : -1)
+#define KEY3(r, a, b, c)                                                                    \
+  colon(r, !key_start(r) ? -1 : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : -1)
+#define KEY4(r, a, b, c, d)                                                                 \
+  colon(r, !key_start(r) ? -1                                                               \
+           : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : KEY_IS(r, d) ? 3 : -1)
 
 /* After a member: ',' (returns 1, more follow) or '}' (sets *done). */
 static int next_member(reader *r, int *done) {
@@ -190,7 +197,6 @@ enum { S_ID = 1, S_NAME, S_ARGS, S_META, S_TOKEN, S_TOOL_USE, S_REQUEST_ID, S_SE
  * slots and the meta slot gets the mark (no table made); any other _meta is
  * decoded whole into the meta slot. */
 static int read_meta(lua_State *L, reader *r, int outer, int base) {
-  static const name names[] = {NAME("progressToken"), NAME("claudecode/toolUseId")};
   reader at = *r;
   unsigned seen = 0;
   int done = 0, which;
@@ -199,7 +205,7 @@ static int read_meta(lua_State *L, reader *r, int outer, int base) {
   size_t n;
   if (!eat(r, '{')) goto whole;
   while (!done) {
-    if ((which = key(r, names, COUNT(names))) < 0 || (seen & (1u << which))) goto whole;
+    if ((which = KEY2(r, "progressToken", "claudecode/toolUseId")) < 0 || (seen & (1u << which))) goto whole;
     seen |= 1u << which;
     if (which == 0 && integer(r, &v)) lua_pushinteger(L, v);
     else if (plain(r, &s, &n)) lua_pushlstring(L, s, n);
@@ -221,14 +227,13 @@ whole:
 
 /* params of tools/call: name, arguments, _meta. */
 static int read_params(lua_State *L, reader *r, int outer, int base) {
-  static const name names[] = {NAME("name"), NAME("arguments"), NAME("_meta")};
   unsigned seen = 0;
   int done = 0, which;
   const char *s;
   size_t n;
   if (!eat(r, '{')) return 0;
   while (!done) {
-    if ((which = key(r, names, COUNT(names))) < 0 || (seen & (1u << which))) return 0;
+    if ((which = KEY3(r, "name", "arguments", "_meta")) < 0 || (seen & (1u << which))) return 0;
     seen |= 1u << which;
     blanks(r);
     switch (which) {
@@ -250,12 +255,11 @@ static int read_params(lua_State *L, reader *r, int outer, int base) {
 
 /* A tools/call request: jsonrpc, id, method, params, each once. */
 static int read_call(lua_State *L, reader *r, int outer, int base) {
-  static const name names[] = {NAME("jsonrpc"), NAME("id"), NAME("method"), NAME("params")};
   unsigned seen = 0;
   int done = 0, which, ok;
   if (!eat(r, '{')) return 0;
   while (!done) {
-    if ((which = key(r, names, COUNT(names))) < 0 || (seen & (1u << which))) return 0;
+    if ((which = KEY4(r, "jsonrpc", "id", "method", "params")) < 0 || (seen & (1u << which))) return 0;
     seen |= 1u << which;
     switch (which) {
       case 0: ok = PLAIN_IS(r, "2.0"); break;
@@ -270,14 +274,13 @@ static int read_call(lua_State *L, reader *r, int outer, int base) {
 
 /* The control channel's request: subtype, server_name, message. */
 static int read_request(lua_State *L, reader *r, int outer, int base) {
-  static const name names[] = {NAME("subtype"), NAME("server_name"), NAME("message")};
   unsigned seen = 0;
   int done = 0, which, ok;
   const char *s;
   size_t n;
   if (!eat(r, '{')) return 0;
   while (!done) {
-    if ((which = key(r, names, COUNT(names))) < 0 || (seen & (1u << which))) return 0;
+    if ((which = KEY3(r, "subtype", "server_name", "message")) < 0 || (seen & (1u << which))) return 0;
     seen |= 1u << which;
     switch (which) {
       case 0: ok = PLAIN_IS(r, "mcp_message"); break;
@@ -297,14 +300,13 @@ static int read_request(lua_State *L, reader *r, int outer, int base) {
 
 /* A control_request line: type, request_id, request. */
 static int read_control(lua_State *L, reader *r, int base) {
-  static const name names[] = {NAME("type"), NAME("request_id"), NAME("request")};
   unsigned seen = 0;
   int done = 0, which, ok;
   const char *s;
   size_t n;
   if (!eat(r, '{')) return 0;
   while (!done) {
-    if ((which = key(r, names, COUNT(names))) < 0 || (seen & (1u << which))) return 0;
+    if ((which = KEY3(r, "type", "request_id", "request")) < 0 || (seen & (1u << which))) return 0;
     seen |= 1u << which;
     switch (which) {
       case 0: ok = PLAIN_IS(r, "control_request"); break;
@@ -354,7 +356,6 @@ static int read_control_line(lua_State *L, const char *line, size_t len) {
 
 /* The answer to a request: jsonrpc, id, result (any value), each once. */
 static int read_response_line(lua_State *L, const char *line, size_t len) {
-  static const name names[] = {NAME("jsonrpc"), NAME("id"), NAME("result")};
   reader r = {line, line + len};
   int base = lua_gettop(L), done = 0, which, ok;
   unsigned seen = 0;
@@ -363,7 +364,7 @@ static int read_response_line(lua_State *L, const char *line, size_t len) {
   lua_settop(L, base + 3);
   if (!eat(&r, '{')) return finish(L, &r, base, 0, 0);
   while (!done) {
-    if ((which = key(&r, names, COUNT(names))) < 0 || (seen & (1u << which)))
+    if ((which = KEY3(&r, "jsonrpc", "id", "result")) < 0 || (seen & (1u << which)))
       return finish(L, &r, base, 0, 0);
     seen |= 1u << which;
     switch (which) {

@@ -441,7 +441,7 @@ end)
 -- is nil for a tool that cannot see it (see start_call): one is made only if the call waits,
 -- and the task holds it (`on_budget_data`).
 local yield, DONE = coroutine.yield, async.DONE
-local call_worker = async.worker(function(task, self, name, t, args, ctx, id, reply, tag)
+local call_worker = async.worker(function(task, t, args, ctx, id, reply, tag)
   while true do
     -- tool.call(t, args, ctx, true), inline: a string or a number is the text of the result
     local result, text
@@ -463,19 +463,20 @@ local call_worker = async.worker(function(task, self, name, t, args, ctx, id, re
     end
     ctx = ctx or task.on_budget_data
     if ctx then
-      if ctx._task then unregister(self, name, id, ctx) end
+      if ctx._task then unregister(ctx._router, ctx.server, id, ctx) end
       if ctx.cancelled then result, text = content.error(cancelled_text(ctx)), false end
     end
+    -- (a call always has an id: core.mcp_dispatch and the envelope readers see to it)
     if text then
-      reply(tag, result, id == nil and null or id, true)
+      reply(tag, result, id, true)
     elseif getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
       -- the tool raised a JSON-RPC error
       reply(tag, rpc_error(id, result.code, result.message, result.data))
     else
-      reply(tag, result, id == nil and null or id)
+      reply(tag, result, id)
     end
     args, ctx = nil -- luacheck: ignore (an idle worker holds nothing of its last call)
-    task, self, name, t, args, ctx, id, reply, tag = yield(DONE)
+    task, t, args, ctx, id, reply, tag = yield(DONE)
   end
 end)
 
@@ -561,13 +562,13 @@ local function start_call(self, name, server, t, args, meta, id, auth, req, repl
     or nil
   local b, task, err = l.core
   if not b then
-    task = spawn_transient(call_worker, self, name, t, args, ctx, id, reply, tag)
+    task = spawn_transient(call_worker, t, args, ctx, id, reply, tag)
     if not task then return nil end
   else
     b = l.spare
     if b then l.spare = false else b = new_budget(l.core) end
-    task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, self, name, t, args,
-      ctx, id, reply, tag)
+    task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, t, args, ctx, id,
+      reply, tag)
     if not task then
       l.spare = b
       if err then
@@ -687,8 +688,8 @@ function Router:call(name, tname, args, meta, id, reply, tag, auth, req, token, 
   -- the usual call, start_call's way: under its budget, with no ctx unless it waits
   b = l.spare
   if b then l.spare = false else b = new_budget(l.core) end
-  local task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, self, name, t,
-    args, nil, id, reply, tag)
+  local task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, t, args, nil, id,
+    reply, tag)
   if task then
     return waiting(self, name, server, t, task, nil, meta, id, auth, req, reply, tag, token,
       tool_use_id)

@@ -274,7 +274,8 @@ local function dispatcher(self)
     if msg == MCP_CALL then -- id, name, arguments, _meta, token, tool use id, request_id, server
       local router = self.router
       if router then
-        return router:call(a9, line, kind, a5, err, self.mcp_reply, a8, nil, nil, a6, a7)
+        return self.router_call(router, a9, line, kind, a5, err, self.mcp_reply, a8, nil, nil,
+          a6, a7)
       end
       return mcp_call(self, err, line, kind, a5, a6, a7, a8, a9)
     end

@@ -26,11 +26,11 @@
 -- answer to a message without a valid id). A transport that routes answers per request (a
 -- Streamable HTTP POST) uses it; stdio ignores it. `send` returns true, or nil, err.
 --
--- `send_result(id, result, related_id)`, when given, sends a `tools/call` answer: `result` is
--- the CallToolResult table, or a string standing for `{content = {{type = "text", text =
--- result}}}` (the tool returned a string or a number), so that a transport able to write
--- the envelope itself (stdio: `stream:write_pieces`) builds no table. Without it the
--- connection builds the response and calls `send`.
+-- `send_result(id, result, related_id, suffix, text)`, when given, sends a `tools/call`
+-- answer: `result` is the CallToolResult table, or a string standing for `{content = {{type =
+-- "text", text = result}}}` (the tool returned a string or a number; `text` is then true),
+-- so that a transport able to write the envelope itself (stdio: `stream:write_pieces`)
+-- builds no table. Without it the connection builds the response and calls `send`.
 --
 -- Server-level changes reach every live connection of the server: `server:add(item)` and
 -- `server:remove(name)` send `notifications/{tools,resources,prompts}/list_changed`
@@ -189,10 +189,13 @@ M.new = errors.public(function(opts)
   }
   -- answers of the router: a tool call's (tag = id, result, id) or a whole response
   local send_result = opts.send_result
-  self._reply = function(tag, response, id)
+  self._reply = function(tag, response, id, text)
     if self.closed then return end
+    if send_result then
+      if text then return send_result(id, response, tag, nil, true) end
+      if id ~= nil then return send_result(id, response, tag) end
+    end
     if id == nil then return self._send(response, tag) end
-    if send_result then return send_result(id, response, tag) end
     if type(response) == "string" then response = content.text_result(response) end
     return self._send({ jsonrpc = "2.0", id = id, result = response }, tag)
   end

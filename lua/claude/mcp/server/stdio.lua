@@ -113,9 +113,9 @@ function Transport:serve(server)
   self.conn = connection.new {
     server = server, send = send, request_timeout = self.request_timeout, state = self.state,
     -- `suffix`: the end of a text result of the modern era (its resultType and _meta)
-    send_result = function(id, result, _, suffix)
+    send_result = function(id, result, _, suffix, text)
       local ok, err, kind
-      if type(result) == "string" then
+      if text or type(result) == "string" then
         ok, err, kind = stream:write_pieces(RPC, id, TEXT, result, suffix or "}]}}\n")
       else
         ok, err, kind = stream:write_pieces(RPC, id, ',"result":', result, "}\n")
