@@ -82,6 +82,10 @@ local function wake_waiters(task)
     task.deadline:close()
     task.deadline = false
   end
+  if task.call_timer then
+    task.call_timer:close()
+    task.call_timer = nil
+  end
   if task.timer then
     task.timer:close()
     task.timer = nil
@@ -510,6 +514,19 @@ end
 -- calls wait so (claude.rpc): a callback, a wait, an abort and a timer per request would be
 -- four closures and a table each time.
 
+-- The deadline of a wait_call costs nothing until it bites: the task's `call_timer` is not
+-- started and stopped around every wait (two registry refs and two timer-heap changes per
+-- request) but stays armed from one wait to the next; when it fires it times out the wait
+-- of that moment if its deadline passed, re-arms for it if not, and lapses if none. It keeps
+-- the loop alive only while a wait is on (timer:ref).
+local now = core.now
+
+-- The end of a wait_call's deadline: the timer no longer holds the loop.
+local function no_deadline(task)
+  task.wait_deadline = false
+  task.call_timer:ref(false)
+end
+
 -- task.abort of such a wait (cancelled, timed out, or its budget stopped it).
 local function call_abort(err, task)
   task.abort = nil
@@ -518,25 +535,28 @@ local function call_abort(err, task)
     task.on_abort = false
     undo(task, err)
   end
-  if task.wait_timeout then
-    task.wait_timeout = false
-    task.timer:stop()
-  end
+  if task.wait_deadline then no_deadline(task) end
   task.status = "running"
   step(task, false, err)
 end
 
--- The timer of a task's wait_call, made once per task.
+-- The task's call_timer, made once.
 local function call_timer(task)
-  local f = task.on_timer
-  if not f then
-    f = function()
-      local abort = task.abort
-      if abort then abort(timeout_error(task.wait_timeout), task) end
+  local timer = core.timer()
+  task.call_timer = timer
+  task.on_call_timer = function()
+    task.call_due = false
+    local deadline = task.wait_deadline
+    if not deadline then return timer:stop() end -- no wait now: it lapses
+    local left = deadline - now()
+    if left > 0 then -- armed for an earlier wait: now for this one
+      task.call_due = deadline
+      return timer:start(left, task.on_call_timer)
     end
-    task.on_timer = f
+    local abort = task.abort
+    if abort then abort(timeout_error(task.wait_timeout), task) end
   end
-  return f
+  return timer
 end
 
 --- A task called as a function ends its `wait_call` with `true, ...`; called before the
@@ -546,10 +566,7 @@ function Task.__call(task, ...)
   if task.abort == call_abort then
     task.abort = nil
     task.on_abort = false
-    if task.wait_timeout then
-      task.wait_timeout = false
-      task.timer:stop()
-    end
+    if task.wait_deadline then no_deadline(task) end
     task.status = "running"
     return step(task, true, ...)
   end
@@ -574,13 +591,15 @@ function M.wait_call(task, timeout, on_abort)
   task.on_abort = on_abort or false
   task.abort = call_abort
   if timeout then
-    local timer = task.timer
-    if not timer then
-      timer = core.timer()
-      task.timer = timer
+    local deadline = now() + timeout
+    task.wait_deadline, task.wait_timeout = deadline, timeout
+    local timer = task.call_timer or call_timer(task)
+    local due = task.call_due
+    if not due or due > deadline then
+      timer:start(timeout, task.on_call_timer)
+      task.call_due = deadline
     end
-    task.wait_timeout = timeout
-    timer:start(timeout, call_timer(task))
+    timer:ref(true)
   end
   task.status = "waiting"
   return resumed(coroutine.yield(SUSPEND))

@@ -46,7 +46,7 @@ local INVALID_REQUEST, METHOD_NOT_FOUND, INTERNAL_ERROR = -32600, -32601, -32603
 M.INVALID_REQUEST, M.METHOD_NOT_FOUND, M.INTERNAL_ERROR =
   INVALID_REQUEST, METHOD_NOT_FOUND, INTERNAL_ERROR
 
-local pack = table.pack
+local pack, unpack = table.pack, table.unpack
 
 ---------------------------------------------------------------------------
 -- JSON-RPC 2.0
@@ -287,7 +287,7 @@ function Peer:start(method, params, callback)
   return start(self, method, params, callback)
 end
 
-start = function(self, method, params, callback)
+start = function(self, method, params, callback, write, wargs)
   if self.error then return nil, self.error, self.error.kind end
   if self.closed then
     local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")
@@ -301,7 +301,9 @@ start = function(self, method, params, callback)
   pending_add(self.pending, id, n, callback, method)
   local send_request = self.send_request
   local ok, err
-  if send_request then
+  if write then
+    ok, err = write(id, unpack(wargs, 1, wargs.n))
+  elseif send_request then
     ok, err = send_request(id, method, params)
   else
     ok, err = self.send(self.codec.request(id, method, params))
@@ -327,6 +329,31 @@ local function abandon(self, id, method, err)
   end
 end
 
+-- A request waited for with async.await (outside a task, where wait_call cannot): a closure
+-- per request. `write`, `wargs`: Peer:request_written's.
+local function await_request(self, method, params, timeout, write, wargs)
+  local id, serr
+  local r = pack(pcall(async.await, function(done)
+    id, serr = start(self, method, params, done, write, wargs)
+    if not id then return done(nil, serr) end
+    return function() self.pending:take(id) end
+  end, timeout))
+  if not r[1] then -- the wait raised: the waiting task was cancelled
+    local err = r[2]
+    if id and errors.is(err, "cancelled") then abandon(self, id, method, err) end
+    error(err, 0)
+  end
+  if not r[2] then
+    local err = errors.new("timeout", string.format("%s '%s' timed out after %g s",
+      self.codec.noun or "request", tostring(method), timeout))
+    abandon(self, id, method, err)
+    return nil, err, "timeout"
+  end
+  local result, err = r[3], r[4]
+  if err then return nil, err, err.kind end
+  return result
+end
+
 -- The end of a request's wait (async.wait_call) without its answer: the request is
 -- forgotten, and the other side told when the waiting task was cancelled (a timeout is told
 -- by Peer:request, with its own message).
@@ -337,6 +364,49 @@ local function request_abort(task, err)
   else
     self.pending:take(id)
   end
+end
+
+--- `request(method, ...)` for an owner that writes the request itself: `write(id, ...)` writes
+-- the request with id `id` (the message the codec's `request` would make, however made;
+-- the MCP client writes a tools/call around its name and arguments in C) and returns true,
+-- or nil and an error.
+-- @tparam string method for messages (timeouts, cancellations)
+-- @tparam function write
+-- @param timeout as for `request`
+-- @return the result | nil, err, kind
+function Peer:request_written(method, write, timeout, ...)
+  local task = caller()
+  if not task then -- outside a task: `request`'s way, with a closure
+    if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
+    return await_request(self, method, nil, timeout, write, pack(...))
+  end
+  if self.error then return nil, self.error, self.error.kind end
+  if self.closed then
+    local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")
+    return nil, err, err.kind
+  end
+  if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
+  local n = self.counter + 1
+  self.counter = n
+  local id, new_id = n, self.codec.new_id
+  if new_id ~= count_id then id = new_id(n) end
+  pending_add(self.pending, id, n, task, method)
+  local ok, err = write(id, ...)
+  if not ok then
+    self.pending:take(id)
+    if not errors.is(err) then err = errors.new("connection", tostring(err)) end
+    return nil, err, err.kind
+  end
+  task.rpc_peer, task.rpc_id, task.rpc_method = self, id, method
+  local done, result, rerr = wait_call(task, timeout, request_abort)
+  if not done then -- timed out (a cancellation raised, after request_abort told the other side)
+    rerr = errors.new("timeout", string.format("%s '%s' timed out after %g s",
+      self.codec.noun or "request", tostring(method), timeout))
+    abandon(self, id, method, rerr)
+    return nil, rerr, "timeout"
+  end
+  if rerr then return nil, rerr, rerr.kind end
+  return result
 end
 
 --- Sends a request and waits for its answer, at most `timeout` seconds
@@ -369,26 +439,7 @@ function Peer:request(method, params, timeout)
     if err then return nil, err, err.kind end
     return result
   end
-  local id, serr
-  local r = pack(pcall(async.await, function(done)
-    id, serr = start(self, method, params, done)
-    if not id then return done(nil, serr) end
-    return function() self.pending:take(id) end
-  end, timeout))
-  if not r[1] then -- the wait raised: the waiting task was cancelled
-    local err = r[2]
-    if id and errors.is(err, "cancelled") then abandon(self, id, method, err) end
-    error(err, 0)
-  end
-  if not r[2] then
-    local err = errors.new("timeout", string.format("%s '%s' timed out after %g s",
-      self.codec.noun or "request", tostring(method), timeout))
-    abandon(self, id, method, err)
-    return nil, err, "timeout"
-  end
-  local result, err = r[3], r[4]
-  if err then return nil, err, err.kind end
-  return result
+  return await_request(self, method, params, timeout)
 end
 
 --- Cancels outbound request `id` (from `start`, or the id a `request` sent):

@@ -229,9 +229,7 @@ local function open_connection(self, kind)
     name = "MCP server '" .. self.name .. "'",
     send = send,
     -- a transport that writes a request's envelope itself (stdio) is given its values
-    send_request = t.send_request and function(id, method, params)
-      return t:send_request(id, method, params)
-    end,
+    send_request = t.send_request,
     handlers = self.handlers,
     on_notification = function(method, params) on_notification(self, method, params) end,
     -- a modern HTTP request is abandoned by closing its stream; elsewhere the server is told
@@ -875,8 +873,16 @@ local public_call_tool = public(call_tool)
 -- The usual call (no options, the legacy era, connected, no OAuth): call_tool's way with
 -- nothing it does not need (no protected call: nothing here is a misuse).
 local function call_plain(self, name, args)
-  local result, err, kind = self.conn.peer:request("tools/call", { name = name,
-    arguments = args or jobject() }, self.opts.timeout)
+  local conn = self.conn
+  local write_call = conn.transport.write_call
+  local result, err, kind
+  if write_call then -- the transport writes it around name and arguments
+    result, err, kind = conn.peer:request_written("tools/call", write_call, self.opts.timeout,
+      name, args or jobject())
+  else
+    result, err, kind = conn.peer:request("tools/call", { name = name,
+      arguments = args or jobject() }, self.opts.timeout)
+  end
   if result == nil then return nil, err, kind end
   local task = result.task
   if type(task) == "table" and task.taskId ~= nil and result.content == nil then

@@ -31,6 +31,39 @@ local function tail(self)
   return table.concat(self.stderr_lines, "\n")
 end
 
+local HEAD, METHOD, PARAMS = '{"jsonrpc":"2.0","id":', ',"method":', ',"params":'
+local CALL, ARGS = ',"method":"tools/call","params":{"name":', ',"arguments":'
+
+-- The transport's writers of requests with no table made for them: the envelope written
+-- around the values in C (`write_pieces`); what cannot be written so goes through `send`,
+-- which says why, as it would have.
+local function writers(self)
+  local proc = self.proc
+  local raw = proc.raw
+  local write_pieces = raw.write_pieces
+  -- {jsonrpc = "2.0", id = id, method = method, params = params}
+  self.send_request = function(id, method, params)
+    if not (proc.closed or proc.finished or self.closing) then
+      local ok
+      if params == nil then
+        ok = write_pieces(raw, HEAD, id, METHOD, method, "}\n")
+      else
+        ok = write_pieces(raw, HEAD, id, METHOD, method, PARAMS, params, "}\n")
+      end
+      if ok then return true end
+    end
+    return self:send({ jsonrpc = "2.0", id = id, method = method, params = params })
+  end
+  -- tools/call of `name` with `args` (a table; json.object() when nil, as `call_tool` sends)
+  self.write_call = function(id, name, args)
+    if not (proc.closed or proc.finished or self.closing) then
+      if write_pieces(raw, HEAD, id, CALL, name, ARGS, args, "}}\n") then return true end
+    end
+    return self:send({ jsonrpc = "2.0", id = id, method = "tools/call",
+      params = { name = name, arguments = args } })
+  end
+end
+
 --- Starts the server process.
 -- @tparam table opts `command`, `args`, `env`, `cwd`, `stderr` (fn(line)),
 --   `max_message_size` (bytes)
@@ -83,6 +116,7 @@ function M.open(opts, events)
   if events.result then proc.raw:envelope("response") end
   self.proc = proc
   self.pid = proc.pid
+  writers(self)
   return self
 end
 
@@ -99,26 +133,6 @@ function Transport:send(msg)
       .. errors.message(err))
   end
   return true
-end
-
-local HEAD, METHOD, PARAMS = '{"jsonrpc":"2.0","id":', ',"method":', ',"params":'
-
---- Writes one request, `{jsonrpc = "2.0", id = id, method = method, params = params}`, with
--- no table made for it: the envelope is written around the values in C (`write_pieces`).
--- @return true | nil, err
-function Transport:send_request(id, method, params)
-  local proc = self.proc
-  if not (proc.closed or proc.finished or self.closing) then
-    local ok
-    if params == nil then
-      ok = proc.raw:write_pieces(HEAD, id, METHOD, method, "}\n")
-    else
-      ok = proc.raw:write_pieces(HEAD, id, METHOD, method, PARAMS, params, "}\n")
-    end
-    if ok then return true end
-  end
-  -- nothing written: `send` says why, as it would have
-  return self:send({ jsonrpc = "2.0", id = id, method = method, params = params })
 end
 
 --- The last lines the server wrote on stderr.
