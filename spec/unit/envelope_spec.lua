@@ -30,14 +30,20 @@ local function rebuild(kind, r)
   end
   assert.equal(MCP_CALL, r[1])
   local message = router.call_message(r[2], r[3], r[4], r[5], r[6], r[7])
+  if type(r[5]) == "string" then -- a modern envelope as its text: its version follows
+    assert.equal(json.decode(r[5])["io.modelcontextprotocol/protocolVersion"], r[8])
+  else
+    assert.is_nil(r[8])
+  end
   if kind == "request" then return message end
-  return { type = "control_request", request_id = r[8], request = { subtype = "mcp_message",
-    server_name = r[9], message = message } }
+  return { type = "control_request", request_id = r[9], request = { subtype = "mcp_message",
+    server_name = r[10], message = message } }
 end
 
 -- The reader agrees with the decoder on `line`: it takes it and gives its message, or it
 -- leaves it (then the decoder says what it is). Returns whether the reader took it.
 local function agrees(kind, line)
+  if kind == "modern" then kind = "request" end
   local r = table.pack(core.envelope_read(kind, line))
   if r.n == 0 then return false end
   local decoded = json.decode(line)
@@ -52,12 +58,17 @@ local CALL = '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"a
 local CONTROL = '{"type":"control_request","request_id":"5d1b-e","request":{"subtype":'
   .. '"mcp_message","server_name":"calc","message":' .. CALL .. '}}'
 local RESPONSE = '{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"3"}]}}'
-local LINES = { request = CALL, control = CONTROL, response = RESPONSE }
+local ENVELOPE = '"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+  .. '"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{}},'
+  .. '"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1.0","tags":[1,true,null]}'
+local MODERN = '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add",'
+  .. '"arguments":{"a":1},"_meta":{' .. ENVELOPE .. ',"progressToken":"p3"}}}'
+local LINES = { request = CALL, control = CONTROL, response = RESPONSE, modern = MODERN }
 
 describe("the envelope readers", function()
   it("take the usual tools/call apart, without decoding the CLI's _meta", function()
     local r = table.pack(core.envelope_read("request", CALL))
-    assert.equal(7, r.n)
+    assert.equal(8, r.n)
     assert.equal(MCP_CALL, r[1])
     assert.equal(12, r[2])
     assert.equal("add", r[3])
@@ -70,14 +81,42 @@ describe("the envelope readers", function()
 
   it("take the control request around it, and an answer", function()
     local r = table.pack(core.envelope_read("control", CONTROL))
-    assert.equal(9, r.n)
-    assert.equal("5d1b-e", r[8])
-    assert.equal("calc", r[9])
+    assert.equal(10, r.n)
+    assert.equal("5d1b-e", r[9])
+    assert.equal("calc", r[10])
     assert.is_true(agrees("control", CONTROL))
     r = table.pack(core.envelope_read("response", RESPONSE))
     assert.equal(3, r.n)
     assert.equal(7, r[2])
     assert.is_true(agrees("response", RESPONSE))
+  end)
+
+  it("leave the modern era's envelope as its text, its version beside", function()
+    local r = table.pack(core.envelope_read("request", MODERN))
+    assert.equal(8, r.n)
+    assert.equal("{" .. ENVELOPE .. ',"progressToken":"p3"}', r[5])
+    assert.equal("p3", r[6])
+    assert.is_nil(r[7])
+    assert.equal("2026-07-28", r[8])
+    assert.is_true(agrees("request", MODERN))
+    -- a log level, an array for the capabilities, a capability the reader cannot skip for
+    -- sure (an escape, a fraction), no capabilities: decoded whole
+    for _, change in ipairs {
+      { '"io.modelcontextprotocol/clientInfo"', '"io.modelcontextprotocol/logLevel":"info",'
+        .. '"io.modelcontextprotocol/clientInfo"' },
+      { 'clientCapabilities":{"elicitation":{"form":{}},"roots":{}}',
+        'clientCapabilities":[]' },
+      { '"form":{}', '"form":"\\n"' }, { '"form":{}', '"form":1.5' },
+      { '"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{}},',
+        '' },
+    } do
+      local line = MODERN:gsub(change[1]:gsub("%p", "%%%0"), (change[2]:gsub("%%", "%%%%")))
+      assert.are_not.equal(MODERN, line)
+      r = table.pack(core.envelope_read("request", line))
+      assert.equal(8, r.n)
+      assert.equal("table", type(r[5]), line)
+      assert.is_true(agrees("request", line))
+    end
   end)
 
   it("give what the decoder gives for arguments and _meta of other shapes", function()

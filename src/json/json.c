@@ -30,7 +30,7 @@ typedef struct enc {
   lua_State *L;
   char *buf;
   size_t len, cap;
-  int array_mt, object_mt; /* stack indexes of the marker metatables (0: no table to encode) */
+  const void *array_mt, *object_mt; /* the marker metatables, once a metatable is met */
   char err[256];
   char path[256];
 } enc;
@@ -210,9 +210,18 @@ static int classify(enc *e, int idx, lua_Integer *n) {
   lua_State *L = e->L;
   *n = (lua_Integer)lua_rawlen(L, idx);
   if (lua_getmetatable(L, idx)) {
-    int is_array = lua_rawequal(L, -1, e->array_mt);
-    int is_object = !is_array && lua_rawequal(L, -1, e->object_mt);
+    const void *mt = lua_topointer(L, -1);
+    int is_array, is_object;
     lua_pop(L, 1);
+    if (e->array_mt == NULL) { /* looked up only for a table that has a metatable */
+      lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+      e->array_mt = lua_topointer(L, -1);
+      lua_rawgetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
+      e->object_mt = lua_topointer(L, -1);
+      lua_pop(L, 2);
+    }
+    is_array = mt == e->array_mt;
+    is_object = !is_array && mt == e->object_mt;
     if (is_array) return 1;
     if (is_object) return 0;
   }
@@ -349,14 +358,10 @@ int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, si
   e.len = *len;
   e.cap = *cap;
   e.err[0] = e.path[0] = '\0';
-  e.array_mt = e.object_mt = 0;
+  e.array_mt = e.object_mt = NULL;
   if (lua_type(L, idx) != LUA_TTABLE) { /* a string or a number (write_pieces' ids) */
     ok = encode_scalar(&e, idx);
   } else {
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY); /* the marker metatables */
-    e.array_mt = lua_gettop(L);
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
-    e.object_mt = lua_gettop(L);
     lua_pushvalue(L, idx);
     ok = encode_top(&e);
     lua_settop(L, top);

@@ -10,7 +10,7 @@
  * line of the usual shape, only the values the receiver reads:
  *
  *   "request"  (claudelua mcp)       core.MCP_CALL, id, name, arguments, _meta,
- *                                    progress token, tool use id
+ *                                    progress token, tool use id, protocol version
  *   "control"  (the CLI's stdout)    the same, then request_id, server_name
  *   "response" (an MCP client)       core.RPC_RESULT, id, result
  *
@@ -19,7 +19,10 @@
  * subtype "mcp_message", the type "control_request". A _meta of the claude
  * CLI's shape (a progress token and the tool use's id, nothing else) is not
  * decoded: _meta is then core.MCP_CALL, and its two values follow (nil when
- * absent); else they are nil and _meta is what the decoder gives.
+ * absent). Nor is the envelope of the modern era (the protocol version, the
+ * client's capabilities, an object, its info, no log level, beside those
+ * two): _meta is then its JSON text, and the version follows the two. Else
+ * they are nil and _meta is what the decoder gives.
  *
  * The usual shape is strict: objects whose keys are exactly the ones the
  * receiver reads (some optional), each once and spelled without escapes;
@@ -91,6 +94,14 @@ static inline int plain_is(reader *r, const char *want, size_t len) {
 }
 #define PLAIN_IS(r, lit) plain_is(r, lit, sizeof(lit) - 1)
 
+/* The literal `word` (true, false, null) at r->p. */
+static int plain_word(reader *r, const char *word, size_t n) {
+  if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0) return 0;
+  r->p += n;
+  return 1;
+}
+#define PLAIN_WORD(r, lit) plain_word(r, lit, sizeof(lit) - 1)
+
 /* An integer as the decoder reads it exactly: an optional minus, no leading
  * zero, up to 18 digits, no fraction or exponent. */
 static int integer(reader *r, lua_Integer *v) {
@@ -148,6 +159,10 @@ static inline int colon(reader *r, int which) { return which >= 0 && eat(r, ':')
 #define KEY2(r, a, b) colon(r, !key_start(r) ? -1 : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : -1)
 #define KEY3(r, a, b, c)                                                                    \
   colon(r, !key_start(r) ? -1 : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : -1)
+#define KEY5(r, a, b, c, d, e)                                                              \
+  colon(r, !key_start(r) ? -1                                                               \
+           : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : KEY_IS(r, d) ? 3      \
+           : KEY_IS(r, e) ? 4 : -1)
 #define KEY4(r, a, b, c, d)                                                                 \
   colon(r, !key_start(r) ? -1                                                               \
            : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : KEY_IS(r, d) ? 3 : -1)
@@ -190,30 +205,110 @@ static int id_into(lua_State *L, reader *r, int slot) {
 }
 
 /* The stack slots of a call, above the mark. */
-enum { S_ID = 1, S_NAME, S_ARGS, S_META, S_TOKEN, S_TOOL_USE, S_REQUEST_ID, S_SERVER, S_END };
+enum { S_ID = 1, S_NAME, S_ARGS, S_META, S_TOKEN, S_TOOL_USE, S_VERSION, S_REQUEST_ID, S_SERVER,
+       S_END };
 
-/* _meta of the claude CLI's shape, a progress token (an integer or a
- * string) and the id of the tool use, each optional: its values go to their
- * slots and the meta slot gets the mark (no table made); any other _meta is
- * decoded whole into the meta slot. */
+/* Skips one value the decoder surely takes, as far as a look can tell: strings
+ * without escapes, integers, literals, objects and arrays of them a few levels
+ * deep (the line is far from the decoder's depth limit). Anything else is 0:
+ * the caller decodes. */
+#define SKIP_DEPTH 16
+static int skip_value(reader *r, int depth) {
+  const char *s;
+  size_t n;
+  lua_Integer v;
+  blanks(r);
+  if (r->p >= r->end) return 0;
+  switch (*r->p) {
+    case '"': return plain(r, &s, &n);
+    case 't': return PLAIN_WORD(r, "true");
+    case 'f': return PLAIN_WORD(r, "false");
+    case 'n': return PLAIN_WORD(r, "null");
+    case '{':
+    case '[': {
+      char close = *r->p == '{' ? '}' : ']';
+      int object = close == '}';
+      if (depth >= SKIP_DEPTH) return 0;
+      r->p++;
+      blanks(r);
+      if (r->p < r->end && *r->p == close) {
+        r->p++;
+        return 1;
+      }
+      for (;;) {
+        if (object && (!plain(r, &s, &n) || !eat(r, ':'))) return 0;
+        if (!skip_value(r, depth + 1)) return 0;
+        blanks(r);
+        if (r->p < r->end && *r->p == ',') {
+          r->p++;
+          continue;
+        }
+        if (r->p < r->end && *r->p == close) {
+          r->p++;
+          return 1;
+        }
+        return 0;
+      }
+    }
+    default: return integer(r, &v);
+  }
+}
+
+/* _meta of the usual shapes, the claude CLI's (a progress token, an integer
+ * or a string, and the id of the tool use, each optional) and a client's of
+ * the modern era (its envelope: protocol version, client capabilities, an
+ * object, client info; no log level; the CLI's keys beside): its token and
+ * tool use id go to their slots, and the meta slot gets the mark (the CLI's)
+ * or the text of the whole _meta (the envelope's, with the version in its
+ * slot: decoded only if something reads it). Any other _meta is decoded
+ * whole into the meta slot. */
 static int read_meta(lua_State *L, reader *r, int outer, int base) {
   reader at = *r;
   unsigned seen = 0;
   int done = 0, which;
   lua_Integer v;
-  const char *s;
+  const char *s, *start;
   size_t n;
+  blanks(r);
+  start = r->p;
   if (!eat(r, '{')) goto whole;
   while (!done) {
-    if ((which = KEY2(r, "progressToken", "claudecode/toolUseId")) < 0 || (seen & (1u << which))) goto whole;
+    if ((which = KEY5(r, "progressToken", "claudecode/toolUseId",
+                      "io.modelcontextprotocol/protocolVersion",
+                      "io.modelcontextprotocol/clientCapabilities",
+                      "io.modelcontextprotocol/clientInfo")) < 0 ||
+        (seen & (1u << which)))
+      goto whole;
     seen |= 1u << which;
-    if (which == 0 && integer(r, &v)) lua_pushinteger(L, v);
-    else if (plain(r, &s, &n)) lua_pushlstring(L, s, n);
-    else goto whole;
-    lua_replace(L, base + (which == 0 ? S_TOKEN : S_TOOL_USE));
+    switch (which) {
+      case 0:
+      case 1:
+        if (which == 0 && integer(r, &v)) lua_pushinteger(L, v);
+        else if (plain(r, &s, &n)) lua_pushlstring(L, s, n);
+        else goto whole;
+        lua_replace(L, base + (which == 0 ? S_TOKEN : S_TOOL_USE));
+        break;
+      case 2:
+        if (!plain(r, &s, &n)) goto whole;
+        lua_pushlstring(L, s, n);
+        lua_replace(L, base + S_VERSION);
+        break;
+      case 3:
+        blanks(r);
+        if (r->p >= r->end || *r->p != '{' || !skip_value(r, 0)) goto whole;
+        break;
+      default:
+        if (!skip_value(r, 0)) goto whole;
+    }
     if (!next_member(r, &done)) goto whole;
   }
-  lua_pushlightuserdata(L, (void *)&CALL_MARK);
+  if ((seen & 0x1C) == 0) { /* the claude CLI's: no table */
+    lua_pushlightuserdata(L, (void *)&CALL_MARK);
+  } else if ((seen & 0xC) == 0xC) { /* the modern envelope: its text */
+    lua_pushlstring(L, start, (size_t)(r->p - start));
+  } else {
+    goto whole;
+  }
   lua_replace(L, base + S_META);
   return 1;
 whole:
@@ -222,6 +317,8 @@ whole:
   lua_replace(L, base + S_TOKEN);
   lua_pushnil(L);
   lua_replace(L, base + S_TOOL_USE);
+  lua_pushnil(L);
+  lua_replace(L, base + S_VERSION);
   return decode_into(L, r, outer, base + S_META);
 }
 
@@ -341,8 +438,8 @@ static int read_request_line(lua_State *L, const char *line, size_t len) {
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
   lua_pushlightuserdata(L, (void *)&CALL_MARK);
-  lua_settop(L, base + S_TOOL_USE + 1);
-  return finish(L, &r, base, read_call(L, &r, 0, base + 1), S_TOOL_USE + 1);
+  lua_settop(L, base + S_VERSION + 1);
+  return finish(L, &r, base, read_call(L, &r, 0, base + 1), S_VERSION + 1);
 }
 
 static int read_control_line(lua_State *L, const char *line, size_t len) {

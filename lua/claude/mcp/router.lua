@@ -640,13 +640,18 @@ end
 -- @param id
 -- @tparam string name the tool's name
 -- @param args the arguments as decoded (nil when absent)
--- @param meta `_meta` as decoded (nil when absent), or core.MCP_CALL for one of the claude
---   CLI's shape, whose values are `token` and `tool_use_id`
+-- @param meta `_meta` as decoded (nil when absent), core.MCP_CALL for one of the claude CLI's
+--   shape, whose values are `token` and `tool_use_id`, or the JSON text of one holding the
+--   modern era's envelope
 -- @param[opt] token
 -- @param[opt] tool_use_id
 -- @treturn table the JSON-RPC message
 function M.call_message(id, name, args, meta, token, tool_use_id)
-  if meta == MCP_CALL then meta = { progressToken = token, [TOOL_USE_ID] = tool_use_id } end
+  if meta == MCP_CALL then
+    meta = { progressToken = token, [TOOL_USE_ID] = tool_use_id }
+  elseif type(meta) == "string" then -- an envelope of the modern era, as its text
+    meta = json.decode(meta)
+  end
   return { jsonrpc = "2.0", id = id, method = "tools/call",
     params = { name = name, arguments = args, _meta = meta } }
 end
@@ -677,7 +682,10 @@ function Router:call(name, tname, args, meta, id, reply, tag, auth, req, token, 
       reply, tag, auth, req)
   end
   if args == null then args = nil end
-  if meta ~= MCP_CALL and type(meta) ~= "table" then meta = nil end
+  if meta ~= MCP_CALL then
+    local tm = type(meta)
+    if tm == "string" then meta = json.decode(meta) elseif tm ~= "table" then meta = nil end
+  end
   local per = self._limits[server]
   local l = per and per[t] or limits_of(self, server, t)
   local b = l.core

@@ -270,14 +270,14 @@ end
 -- The stdout callback of a session: one closure per session, so that each message costs
 -- one call.
 local function dispatcher(self)
-  return function(msg, err, line, kind, a5, a6, a7, a8, a9)
-    if msg == MCP_CALL then -- id, name, arguments, _meta, token, tool use id, request_id, server
-      local router = self.router
+  return function(msg, err, line, kind, a5, a6, a7, _, a9, a10)
+    if msg == MCP_CALL then -- id, name, arguments, _meta, token, tool use id, version,
+      local router = self.router -- request_id, server name
       if router then
-        return self.router_call(router, a9, line, kind, a5, err, self.mcp_reply, a8, nil, nil,
+        return self.router_call(router, a10, line, kind, a5, err, self.mcp_reply, a9, nil, nil,
           a6, a7)
       end
-      return mcp_call(self, err, line, kind, a5, a6, a7, a8, a9)
+      return mcp_call(self, err, line, kind, a5, a6, a7, a9, a10)
     end
     if msg == nil then
       if err == nil then return end -- EOF: the exit callback ends the session

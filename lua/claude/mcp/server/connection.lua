@@ -369,15 +369,32 @@ end
 -- @param id
 -- @tparam string name the tool's name
 -- @param args the arguments as decoded (a table, json.null or nil)
--- @param meta `_meta` as decoded, nil, or core.MCP_CALL (`token` and `tool_use_id` are its
---   values)
+-- @param meta `_meta` as decoded, nil, core.MCP_CALL (`token` and `tool_use_id` are its
+--   values) or the text of a modern envelope (`version` is its protocol version)
 -- @param[opt] token
 -- @param[opt] tool_use_id
+-- @param[opt] version
 -- @tparam[opt] table auth
-function Conn:call(id, name, args, meta, token, tool_use_id, auth)
-  if self.era == "legacy" and not self.closed then
+function Conn:call(id, name, args, meta, token, tool_use_id, version, auth)
+  local pinned = not self.closed and self.era
+  if pinned == "legacy" then
     return self._router:call(self._key, name, args, meta, id, self._reply, id, auth, self._req,
       token, tool_use_id)
+  end
+  if pinned == "modern" then
+    -- the usual envelope (receive_modern's check, inline): as text, the reader checked it but
+    -- for the version
+    if type(meta) == "string" then
+      if version == LATEST then
+        return self._modern:call(id, name, args, meta, token, tool_use_id, self._mout, auth)
+      end
+    else
+      local caps = type(meta) == "table" and meta[CAPS]
+      if caps and meta[PV] == LATEST and type(caps) == "table" and caps[1] == nil
+          and getmetatable(caps) ~= json.array_mt and meta[LEVEL] == nil then
+        return self._modern:call(id, name, args, meta, token, tool_use_id, self._mout, auth)
+      end
+    end
   end
   return self:receive(call_message(id, name, args, meta, token, tool_use_id), auth)
 end

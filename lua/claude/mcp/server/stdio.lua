@@ -56,10 +56,11 @@ end
 
 local MCP_CALL = core.MCP_CALL
 
-local function on_line(self, value, err, line, kind, a5, a6, a7)
+local function on_line(self, value, err, line, kind, a5, a6, a7, a8)
   local conn = self.conn
-  -- a tools/call the envelope reader took apart: id, name, arguments, _meta, token, tool use
-  if value == MCP_CALL then return conn:call(err, line, kind, a5, a6, a7) end
+  -- a tools/call the envelope reader took apart: id, name, arguments, _meta, token, tool use,
+  -- protocol version
+  if value == MCP_CALL then return conn:call(err, line, kind, a5, a6, a7, a8) end
   if value ~= nil then return conn:receive(value) end
   if err == nil then return drain(self, self.grace, "stdin closed") end
   if kind == "overflow" then return conn:receive_oversized(err) end
