@@ -28,6 +28,9 @@
 -- - `unknown_method(method)`: the message of the answer to an unknown method
 -- - fields: `noun` (how errors name a request: "request", "control request")
 --   and `error_kind` (the kind of the error an error answer becomes)
+--
+-- (Over 600 lines: the two codecs, and the three ways a request waits (in a task with no
+-- closure, outside one, written by its owner) around one pending set and one abandon path.)
 -- @module claude.rpc
 local async = require "claude.async"
 local errors = require "claude.errors"
