@@ -3,6 +3,9 @@
 -- notifications both ways, and one failure path when the other side goes
 -- away.
 --
+-- (Over 600 lines: the two codecs, and the three ways a request waits (in a task with no
+-- closure, outside one, written by its owner) around one pending set and one abandon path.)
+--
 -- The peer knows neither the transport nor the protocol. It writes through
 -- the `send` function its owner gives (a child's stdin, the host's stdout, an
 -- HTTP response...), is fed decoded messages by its owner (`peer:receive`),
@@ -28,9 +31,6 @@
 -- - `unknown_method(method)`: the message of the answer to an unknown method
 -- - fields: `noun` (how errors name a request: "request", "control request")
 --   and `error_kind` (the kind of the error an error answer becomes)
---
--- (Over 600 lines: the two codecs, and the three ways a request waits (in a task with no
--- closure, outside one, written by its owner) around one pending set and one abandon path.)
 -- @module claude.rpc
 local async = require "claude.async"
 local errors = require "claude.errors"
