@@ -601,10 +601,22 @@ local function request(self, method, params, timeout, ropts)
 end
 
 -- One request of the modern era (each round of one; the connection may change between).
+-- The first round of a tools/call that carries the client's envelope as it stands is written
+-- by a transport that can (stdio: write_call) around its name and arguments, the envelope's
+-- JSON made once (modern.call_tail).
 send_one = function(self)
-  return function(method, params, timeout)
+  return function(method, params, timeout, plain)
     local peer, err, kind = peer_of(self, timeout or nil)
     if not peer then return nil, err, kind end
+    -- plain: a tools/call's first round, params {name, arguments, _meta} (claude.mcp.client.
+    -- modern)
+    local write = plain and not self.provider and self.conn.transport.write_call
+    if write then
+      local tail = modern.call_tail(self, params._meta)
+      if tail then
+        return peer:request_written(method, write, timeout, params.name, params.arguments, tail)
+      end
+    end
     return peer_request(self, peer, method, params, timeout)
   end
 end
@@ -876,7 +888,26 @@ local function call_plain(self, name, args)
   local conn = self.conn
   local write_call = conn.transport.write_call
   local result, err, kind
-  if write_call then -- the transport writes it around name and arguments
+  if self.era == "modern" then -- its rounds (claude.mcp.client.modern), written by send_one
+    result, err, kind = modern.call(self, self.send_one, { name = name,
+      arguments = args or jobject(), _meta = nil }, name, self.opts.timeout) -- (room for _meta)
+    if result == nil and type(err) == "table" and err.code == era.ERRORS.header_mismatch
+      and not (self.tool_headers and self.tool_headers[name]) then
+      -- call_tool's way: an x-mcp-header tool not listed yet, listed now, called once more
+      local listed = list_all(self, "tools/list", "tools", { cache = false }, "call_tool")
+      if listed and self.tool_headers and self.tool_headers[name] then
+        result, err, kind = modern.call(self, self.send_one, { name = name,
+          arguments = args or jobject() }, name, self.opts.timeout)
+      end
+    end
+    if result == nil then return nil, err, kind end
+    if err == "task" then
+      local timeout = self.opts.timeout
+      local t = tasks.new(self, task_request(self), result, { name = name, timeout = timeout,
+        report = function(e) report(self, e) end })
+      return M.check_output(self, name, t:wait { timeout = timeout or nil })
+    end
+  elseif write_call then -- the transport writes it around name and arguments
     result, err, kind = conn.peer:request_written("tools/call", write_call, self.opts.timeout,
       name, args or jobject())
   else
@@ -898,8 +929,8 @@ local function call_plain(self, name, args)
 end
 
 function Client.call_tool(self, name, args, opts)
-  if opts == nil and getmetatable(self) == Client and self.era == "legacy"
-    and self.state == "connected" and not self.closed and not self.provider
+  if opts == nil and getmetatable(self) == Client and self.state == "connected"
+    and not self.closed and not self.provider
     and type(name) == "string" and (args == nil or type(args) == "table") then
     return call_plain(self, name, args)
   end

@@ -10,6 +10,7 @@
 -- gone by itself (the server exited). `close()` ends it without `closed`.
 -- @module claude.mcp.client.stdio
 local core = require "claude.core"
+local json = require "claude.json"
 local process = require "claude.process"
 local errors = require "claude.errors"
 
@@ -54,13 +55,18 @@ local function writers(self)
     end
     return self:send({ jsonrpc = "2.0", id = id, method = method, params = params })
   end
-  -- tools/call of `name` with `args` (a table; json.object() when nil, as `call_tool` sends)
-  self.write_call = function(id, name, args)
+  -- tools/call of `name` with `args` (a table; json.object() when nil, as `call_tool` sends);
+  -- `ending`, when given, ends the params: `,"_meta":...}}` and a newline (the modern era's
+  -- envelope, as JSON: claude.mcp.client.modern.call_tail)
+  self.write_call = function(id, name, args, ending)
     if not (proc.closed or proc.finished or self.closing) then
-      if write_pieces(raw, HEAD, id, CALL, name, ARGS, args, "}}\n") then return true end
+      if write_pieces(raw, HEAD, id, CALL, name, ARGS, args, ending or "}}\n") then
+        return true
+      end
     end
-    return self:send({ jsonrpc = "2.0", id = id, method = "tools/call",
-      params = { name = name, arguments = args } })
+    local params = { name = name, arguments = args }
+    if ending then params._meta = json.decode(ending:match('^,"_meta":(.*)}}\n$')) end
+    return self:send({ jsonrpc = "2.0", id = id, method = "tools/call", params = params })
   end
 end
 
