@@ -14,6 +14,7 @@
 #include "io/io.h"
 #include "json/json.h"
 #include "mcp/envelope.h"
+#include "mcp/pending.h"
 #include "mcp/router.h"
 #include "schema/flat.h"
 #include "schema/regex.h"
@@ -39,6 +40,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_json(L);
   claude_open_router(L);
   claude_open_envelope(L);
+  claude_open_pending(L);
   claude_open_http(L);
   claude_open_guard(L);
   claude_open_sse(L);

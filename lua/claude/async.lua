@@ -82,10 +82,6 @@ local function wake_waiters(task)
     task.deadline:close()
     task.deadline = false
   end
-  if task.call_timer then
-    task.call_timer:close()
-    task.call_timer = nil
-  end
   if task.timer then
     task.timer:close()
     task.timer = nil
@@ -426,6 +422,8 @@ local function timeout_error(timeout)
 end
 
 -- What a task's wait returns when it is resumed; a cancellation raises.
+local own_timer -- (task): another wait of the task takes its timer over from wait_call
+
 local function resumed(ok, ...)
   if ok == false then
     local err = ...
@@ -485,6 +483,7 @@ function M.await(arm, timeout)
         task.timer = timer
       end
       timer:start(timeout, function() task.abort(timeout_error(timeout), task) end)
+      if task.call_due ~= nil then own_timer(task) end
     end
     task.status = "waiting"
     return resumed(coroutine.yield(SUSPEND))
@@ -514,17 +513,25 @@ end
 -- calls wait so (claude.rpc): a callback, a wait, an abort and a timer per request would be
 -- four closures and a table each time.
 
--- The deadline of a wait_call costs nothing until it bites: the task's `call_timer` is not
--- started and stopped around every wait (two registry refs and two timer-heap changes per
--- request) but stays armed from one wait to the next; when it fires it times out the wait
--- of that moment if its deadline passed, re-arms for it if not, and lapses if none. It keeps
--- the loop alive only while a wait is on (timer:ref).
+-- The deadline of a wait_call costs nothing until it bites: the task's timer (task.timer,
+-- the one its other waits use) is not started and stopped around every wait (two registry
+-- refs and two timer-heap changes per request) but stays armed from one wait to the next;
+-- when it fires it times out the wait of that moment if its deadline passed, re-arms for it
+-- if not, and lapses if none. It keeps the loop alive only while a wait is on (timer:ref).
+-- `call_due`: when it fires for wait_call (false: not armed for it; nil: never was).
 local now = core.now
 
 -- The end of a wait_call's deadline: the timer no longer holds the loop.
 local function no_deadline(task)
   task.wait_deadline = false
-  task.call_timer:ref(false)
+  task.timer:ref(false)
+end
+
+-- Another wait of the task takes its timer over: it holds the loop again, and wait_call
+-- arms it anew.
+own_timer = function(task)
+  task.call_due = false
+  task.timer:ref(true)
 end
 
 -- task.abort of such a wait (cancelled, timed out, or its budget stopped it).
@@ -540,23 +547,22 @@ local function call_abort(err, task)
   step(task, false, err)
 end
 
--- The task's call_timer, made once.
+-- The task's timer callback for wait_call, made once.
 local function call_timer(task)
-  local timer = core.timer()
-  task.call_timer = timer
-  task.on_call_timer = function()
+  local f = function()
     task.call_due = false
     local deadline = task.wait_deadline
-    if not deadline then return timer:stop() end -- no wait now: it lapses
+    if not deadline then return task.timer:stop() end -- no wait now: it lapses
     local left = deadline - now()
     if left > 0 then -- armed for an earlier wait: now for this one
       task.call_due = deadline
-      return timer:start(left, task.on_call_timer)
+      return task.timer:start(left, task.on_call_timer)
     end
     local abort = task.abort
     if abort then abort(timeout_error(task.wait_timeout), task) end
   end
-  return timer
+  task.on_call_timer = f
+  return f
 end
 
 --- A task called as a function ends its `wait_call` with `true, ...`; called before the
@@ -593,10 +599,14 @@ function M.wait_call(task, timeout, on_abort)
   if timeout then
     local deadline = now() + timeout
     task.wait_deadline, task.wait_timeout = deadline, timeout
-    local timer = task.call_timer or call_timer(task)
+    local timer = task.timer
+    if not timer then
+      timer = core.timer()
+      task.timer = timer
+    end
     local due = task.call_due
     if not due or due > deadline then
-      timer:start(timeout, task.on_call_timer)
+      timer:start(timeout, task.on_call_timer or call_timer(task))
       task.call_due = deadline
     end
     timer:ref(true)
@@ -677,6 +687,7 @@ function M.sleep(seconds)
         task.timer = timer
       end
       timer:start(seconds, done)
+      if task.call_due ~= nil then own_timer(task) end
       return function() timer:stop() end
     end)
   else

@@ -35,9 +35,9 @@
 local async = require "claude.async"
 local errors = require "claude.errors"
 local json = require "claude.json"
+local core = require "claude.core"
 local pending = require "claude.pending"
 
-local pending_add, pending_take = pending.add, pending.take
 local caller, wait_call = async.caller, async.wait_call
 
 local M = {}
@@ -175,12 +175,19 @@ M.control = {
 ---------------------------------------------------------------------------
 -- The peer
 
+-- The set of a peer's requests waiting for their answer: in C for integer ids (JSON-RPC's:
+-- core.pending, which a transport's reader can hand answers to), else claude.pending.
+local function new_pending(codec)
+  if codec.seq then return pending.new(codec.seq) end
+  return core.pending()
+end
+
 local Peer = {}
 Peer.__index = Peer
 Peer.__name = "claude.rpc.Peer"
 
 function Peer:__tostring()
-  local n = self.pending.count
+  local n = self.pending:waiting()
   return string.format("claude.rpc.Peer (%s, %s, %d pending%s)", self.codec.noun or "?",
     self.name, n,
     self.error and (", " .. self.error.kind) or "")
@@ -246,7 +253,7 @@ function M.new(opts)
     timeout = timeout or nil,
     name = opts.name or "peer",
     counter = 0,
-    pending = pending.new(codec.seq), -- outbound requests: callback(result) | (nil, err)
+    pending = new_pending(codec), -- outbound requests: callback(result) | (nil, err)
     inbound = {},  -- id -> ctx of a request being handled
     error = false, -- set once the other side is gone
     closed = false,
@@ -301,7 +308,7 @@ start = function(self, method, params, callback, write, wargs)
   local id, new_id = n, self.codec.new_id
   if new_id ~= count_id then id = new_id(n) end -- (JSON-RPC's ids are the counts)
   -- registered first: an in-memory transport may answer inside send
-  pending_add(self.pending, id, n, callback, method)
+  self.pending:add(id, n, callback, method)
   local send_request = self.send_request
   local ok, err
   if write then
@@ -393,7 +400,7 @@ function Peer:request_written(method, write, timeout, ...)
   self.counter = n
   local id, new_id = n, self.codec.new_id
   if new_id ~= count_id then id = new_id(n) end
-  pending_add(self.pending, id, n, task, method)
+  self.pending:add(id, n, task, method)
   local ok, err = write(id, ...)
   if not ok then
     self.pending:take(id)
@@ -579,7 +586,7 @@ end
 function Peer:receive(msg)
   local what, a, b, c = self.codec.decode(msg)
   if what == "result" or what == "error" then
-    local callback, method = pending_take(self.pending, a)
+    local callback, method = self.pending:take(a)
     if callback then
       if what == "result" then
         callback(b)
@@ -612,7 +619,7 @@ function Peer:fail(err)
   if not errors.is(err) then err = errors.new("connection", tostring(err)) end
   self.error = err
   local waiting = self.pending
-  self.pending = pending.new(self.codec.seq)
+  self.pending = new_pending(self.codec)
   for _, id in ipairs(waiting:ids()) do
     local callback = waiting:take(id)
     callback(nil, err)
@@ -637,7 +644,7 @@ end
 
 --- The number of outbound requests waiting for an answer.
 function Peer:pending_count()
-  return self.pending.count
+  return self.pending:waiting()
 end
 
 M.Peer = Peer

@@ -12,7 +12,9 @@
  *   "request"  (claudelua mcp)       core.MCP_CALL, id, name, arguments, _meta,
  *                                    progress token, tool use id, protocol version
  *   "control"  (the CLI's stdout)    the same, then request_id, server_name
- *   "response" (an MCP client)       core.RPC_RESULT, id, result
+ *   "response" (an MCP client)       core.RPC_RESULT, id, result; or, with a set
+ *                                    bound (core.pending), the answer to a request
+ *                                    of it straight to its callback
  *
  * where arguments, _meta and result are decoded (nil when absent), and the
  * rest is checked here: "jsonrpc" is "2.0", the method "tools/call", the
@@ -38,6 +40,7 @@
 #include "json/scan.h"
 #include "json/utf8.h"
 #include "mcp/envelope.h"
+#include "mcp/pending.h"
 
 /* The first value of a line read here (light userdata: no JSON value). */
 static const char CALL_MARK = 'c', RESULT_MARK = 'r';
@@ -433,7 +436,8 @@ static int finish(lua_State *L, reader *r, int base, int ok, int count) {
   return 0;
 }
 
-static int read_request_line(lua_State *L, const char *line, size_t len) {
+static int read_request_line(lua_State *L, const char *line, size_t len, int bound) {
+  (void)bound;
   reader r = {line, line + len};
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
@@ -442,7 +446,8 @@ static int read_request_line(lua_State *L, const char *line, size_t len) {
   return finish(L, &r, base, read_call(L, &r, 0, base + 1), S_VERSION + 1);
 }
 
-static int read_control_line(lua_State *L, const char *line, size_t len) {
+static int read_control_line(lua_State *L, const char *line, size_t len, int bound) {
+  (void)bound;
   reader r = {line, line + len};
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
@@ -451,8 +456,10 @@ static int read_control_line(lua_State *L, const char *line, size_t len) {
   return finish(L, &r, base, read_control(L, &r, base + 1), S_SERVER + 1);
 }
 
-/* The answer to a request: jsonrpc, id, result (any value), each once. */
-static int read_response_line(lua_State *L, const char *line, size_t len) {
+/* The answer to a request: jsonrpc, id, result (any value), each once. With a
+ * set bound (core.pending), the answer to a request of it goes straight to
+ * the request's callback: the set's callback and the result, -1. */
+static int read_response_line(lua_State *L, const char *line, size_t len, int bound) {
   reader r = {line, line + len};
   int base = lua_gettop(L), done = 0, which, ok;
   unsigned seen = 0;
@@ -471,14 +478,14 @@ static int read_response_line(lua_State *L, const char *line, size_t len) {
     }
     if (!ok || !next_member(&r, &done)) return finish(L, &r, base, 0, 0);
   }
-  return finish(L, &r, base, seen == 0x7, 3);
-}
-
-claude_envelope_fn claude_envelope_of(const char *kind) {
-  if (strcmp(kind, "request") == 0) return read_request_line;
-  if (strcmp(kind, "control") == 0) return read_control_line;
-  if (strcmp(kind, "response") == 0) return read_response_line;
-  return NULL;
+  if (finish(L, &r, base, seen == 0x7, 3) == 0) return 0;
+  if (bound && claude_pending_take(L, bound, base + 2)) { /* mark, id, result, cb, method */
+    lua_pop(L, 1);
+    lua_replace(L, base + 1);
+    lua_remove(L, base + 2); /* callback, result */
+    return -1;
+  }
+  return 3;
 }
 
 /* core.envelope_read(kind, line) -> what the reader of `kind` hands a stream's
@@ -491,7 +498,14 @@ static int l_envelope_read(lua_State *L) {
   const char *line = luaL_checklstring(L, 2, &len);
   luaL_argcheck(L, fn != NULL, 1, "\"request\", \"control\" or \"response\" expected");
   lua_settop(L, 2);
-  return fn(L, line, len);
+  return fn(L, line, len, 0);
+}
+
+claude_envelope_fn claude_envelope_of(const char *kind) {
+  if (strcmp(kind, "request") == 0) return read_request_line;
+  if (strcmp(kind, "control") == 0) return read_control_line;
+  if (strcmp(kind, "response") == 0) return read_response_line;
+  return NULL;
 }
 
 void claude_open_envelope(lua_State *L) {

@@ -45,7 +45,6 @@ local tasks = require "claude.mcp.client.tasks"
 local M = {}
 
 local misuse, public = errors.misuse, errors.public
-local pending_take = require("claude.pending").take
 local pack = table.pack
 local jobject = json.object
 
@@ -171,7 +170,7 @@ local function open_connection(self, kind)
       local peer = conn.peer
       if not peer then return end
       if not conn.probe and not conn.dropped[id] then
-        local callback = pending_take(peer.pending, id)
+        local callback = peer.pending:take(id)
         if callback then return callback(value) end
       end
       return conn.events.message({ jsonrpc = "2.0", id = id, result = value })
@@ -243,6 +242,8 @@ local function open_connection(self, kind)
     context = { client = self },
     timeout = self.opts.timeout,
   }
+  -- a transport that reads answers in C hands those of the requests waiting straight to them
+  if t.bind_answers then t:bind_answers(conn.peer.pending) end
   return conn
 end
 

@@ -141,6 +141,12 @@ function Transport:send(msg)
   return true
 end
 
+--- The answers of the requests waiting in `set` (a core.pending) go straight to them: the
+-- reader of stdout finds them there (stream:envelope("response", set)).
+function Transport:bind_answers(set)
+  if not self.closing and not self.proc.closed then self.proc.raw:envelope("response", set) end
+end
+
 --- The last lines the server wrote on stderr.
 function Transport:stderr_tail()
   return tail(self)

@@ -268,7 +268,7 @@ local function modern_of(self)
     send = function(_, msg) return out(self, msg, msg.id) end,
     text = send_result and function(_, id, text, suffix)
       if self.closed then return nil end
-      return send_result(id, text, id, suffix)
+      return send_result(id, text, id, suffix, true)
     end }
   self._modern = m
   return m
@@ -382,11 +382,12 @@ function Conn:call(id, name, args, meta, token, tool_use_id, version, auth)
       token, tool_use_id)
   end
   if pinned == "modern" then
-    -- the usual envelope (receive_modern's check, inline): as text, the reader checked it but
-    -- for the version
-    if type(meta) == "string" then
+    -- the usual envelope (receive_modern's check, inline): as text (the version given), the
+    -- reader checked it but for the version
+    if version ~= nil then
       if version == LATEST then
-        return self._modern:call(id, name, args, meta, token, tool_use_id, self._mout, auth)
+        return self._modern:call(id, name, args, meta, token, tool_use_id, self._mout, auth,
+          true)
       end
     else
       local caps = type(meta) == "table" and meta[CAPS]

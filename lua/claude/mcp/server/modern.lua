@@ -505,10 +505,11 @@ end
 -- @param[opt] tool_use_id
 -- @tparam table out
 -- @tparam[opt] table auth
+-- @tparam[opt] boolean as_text `meta` is the envelope's text
 -- @return as `handle`
-function Modern:call(id, name, args, meta, token, tool_use_id, out, auth)
+function Modern:call(id, name, args, meta, token, tool_use_id, out, auth, as_text)
   local params
-  if type(meta) == "string" then
+  if as_text then
     params = setmetatable({ name = name, arguments = args, _meta_text = meta, _out = out }, Req)
     meta = MCP_CALL -- for the router: the token and tool use id given, no trace context
   else
