@@ -1,5 +1,8 @@
 -- fuzz/router.lua -- the Lua half of the router target (fuzz/router.c): a server with a tool
--- of each kind, and a check that every answer to a message encodes.
+-- of each kind, and a check that every answer to a message encodes; and the envelope readers
+-- (src/mcp/envelope.c) against the decoder: a line a reader takes must be one the decoder
+-- takes, into the very message the reader's values rebuild.
+local core = require "claude.core"
 local router = require "claude.mcp.router"
 local tool = require "claude.mcp.tool"
 local json = require "claude.json"
@@ -22,7 +25,40 @@ local server = tool.server("fz", {
 
 local r = router.new({ fz = server })
 
+-- Canonical JSON: sorted keys, `[]` told from `{}` by the decoder's markers.
+local function canon(v)
+  if type(v) ~= "table" then return json.encode(v) end
+  local mt, n, parts = getmetatable(v), #v, {}
+  if mt == json.array_mt or (mt ~= json.object_mt and n > 0) then
+    for i = 1, n do parts[i] = canon(v[i]) end
+    return "[" .. table.concat(parts, ",") .. "]"
+  end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for i, k in ipairs(keys) do parts[i] = json.encode(k) .. ":" .. canon(v[k]) end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+local function readers_agree(text)
+  local c = table.pack(core.envelope_read("request", text))
+  if c.n > 0 then
+    local decoded = json.decode(text)
+    assert(decoded ~= nil, "the request reader took a line the decoder refuses")
+    assert(canon(decoded) == canon(router.call_message(c[2], c[3], c[4], c[5], c[6], c[7])),
+      "the request reader's values are not the decoder's message")
+  end
+  local a = table.pack(core.envelope_read("response", text))
+  if a.n > 0 then
+    local decoded = json.decode(text)
+    assert(decoded ~= nil, "the response reader took a line the decoder refuses")
+    assert(canon(decoded) == canon({ jsonrpc = "2.0", id = a[2], result = a[3] }),
+      "the response reader's values are not the decoder's message")
+  end
+end
+
 return function(text)
+  readers_agree(text)
   local response = r:handle("fz", text)
   if response ~= nil then json.encode(response) end
   assert(r:pending() == 0, "a request was left in flight")

@@ -13,7 +13,10 @@
 #include "http/sse.h"
 #include "io/io.h"
 #include "json/json.h"
+#include "mcp/envelope.h"
+#include "mcp/pending.h"
 #include "mcp/router.h"
+#include "schema/flat.h"
 #include "schema/regex.h"
 
 /* A write to a child that died must be an EPIPE error, not a dead host. */
@@ -36,6 +39,8 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_process(L);
   claude_open_json(L);
   claude_open_router(L);
+  claude_open_envelope(L);
+  claude_open_pending(L);
   claude_open_http(L);
   claude_open_guard(L);
   claude_open_sse(L);
@@ -48,6 +53,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_fs(L);
   claude_open_budget(L);
   claude_open_regex(L);
+  claude_open_flat(L);
   lua_pushliteral(L, CLAUDE_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

@@ -93,6 +93,17 @@ static int timer_stop(lua_State *L) {
   return 0;
 }
 
+/* timer:ref(on): whether the timer, while it runs, keeps the loop alive (a
+ * new timer does; libuv's uv_ref/uv_unref). A timer armed lazily from one
+ * wait to the next (claude.async's request deadlines) holds the loop only
+ * while a wait is on. */
+static int timer_ref(lua_State *L) {
+  timer_obj *t = open_timer(L);
+  if (lua_toboolean(L, 2)) uv_ref((uv_handle_t *)&t->handle);
+  else uv_unref((uv_handle_t *)&t->handle);
+  return 0;
+}
+
 static int timer_close(lua_State *L) {
   timer_obj **box = check_timer(L);
   timer_obj *t = *box;
@@ -114,7 +125,8 @@ static int timer_tostring(lua_State *L) {
 }
 
 static const luaL_Reg timer_methods[] = {
-  {"start", timer_start}, {"stop", timer_stop}, {"close", timer_close}, {NULL, NULL}};
+  {"start", timer_start}, {"stop", timer_stop}, {"ref", timer_ref}, {"close", timer_close},
+  {NULL, NULL}};
 static const luaL_Reg timer_metamethods[] = {
   {"__gc", timer_close}, {"__close", timer_close}, {"__tostring", timer_tostring},
   {"__index", NULL}, {NULL, NULL}};

@@ -32,7 +32,7 @@ async function load(n) {
     while (next < n) {
       const i = ++next;
       const r = await client.callTool({ name: "add", arguments: { a: i, b: w } });
-      if (r.content[0].text !== String(i + w)) throw new Error("wrong answer");
+      if (Number(r.content[0].text) !== i + w) throw new Error("wrong answer");
     }
   };
   await Promise.all(Array.from({ length: inflight }, (_, w) => worker(w + 1)));

@@ -4,6 +4,10 @@
 -- module; whatever completes the wait resumes it. Code outside any task waits
 -- by running the loop until the wait completes, so the same functions work in
 -- `claudelua` scripts, in plain `lua5.4` and inside a host application.
+--
+-- (Over 600 lines: a task's coroutine, its pools (the pooled coroutines of the router's
+-- calls among them), its waits and its budget are one life; apart, each would reach into
+-- the others' state.)
 -- @module claude.async
 local core = require "claude.core"
 local errors = require "claude.errors"
@@ -151,9 +155,68 @@ local function take_coroutine(task)
   return co
 end
 
--- The coroutine of a finished task goes back to the pool.
-local function release_coroutine(co)
+-- Transient tasks (the router's calls) run `fn(task, ...)` in coroutines of a pool per `fn`
+-- whose body calls it straight, with no protected call between: an error ends the
+-- coroutine (the task fails with it and its traceback, and the coroutine is not reused).
+-- A pool holds idle tasks, each with its coroutine (task.co, tasks[co]): a task that finished
+-- at once goes back whole, since nobody ever saw it, and the next one reuses table and
+-- coroutine, with no allocation and no weak-table write. Their result is always NO_VALUES.
+local pools = setmetatable({}, { __mode = "k" }) -- fn -> { n = idle count, body, task... }
+local yield = coroutine.yield
+
+local function pool_of(fn)
+  local pool = { n = 0 }
+  local function tbody(task, ...)
+    fn(task, ...)
+    return tbody(yield(DONE))
+  end
+  pool.body = tbody
+  pools[fn] = pool
+  return pool
+end
+
+--- Makes `body` the body of its own pool of transient tasks (`spawn_transient(body, ...)`,
+-- `spawn_budgeted(..., body, ...)`), for a caller that runs its tasks in a loop without a call
+-- per task (the router's tool calls): `body(task, ...)` is the coroutine's body itself; it
+-- ends each task by yielding `async.DONE`, and that yield returns the next task's
+-- `task, ...`. An error it raises ends its task and its coroutine.
+-- @tparam function loop
+-- @treturn function loop
+function M.worker(loop)
+  pools[loop] = { n = 0, body = loop }
+  return loop
+end
+
+--- What a worker (`async.worker`) yields when its task is done.
+M.DONE = DONE
+
+-- The error of a transient task's coroutine that died of it: with its traceback, as the
+-- other tasks' get theirs (traceback), and its to-be-closed variables closed.
+local function died(co, err)
+  if type(err) == "string" then
+    err = debug.traceback(co, err)
+  elseif errors.is(err) and err.traceback == nil then
+    err.traceback = debug.traceback(co, "")
+  end
+  coroutine.close(co)
+  return err
+end
+
+-- The coroutine of a finished task goes back to its pool (without its task: whoever holds
+-- the task may still look at it).
+local pool_task -- (pool, co): a new idle task of the pool, for coroutine co
+
+local function release_coroutine(co, task)
   tasks[co] = nil
+  local pool = task.pool
+  if pool then -- the coroutine goes back with a new task (whoever holds this one keeps it)
+    local n = pool.n
+    if n < MAX_IDLE then
+      pool.n = n + 1
+      pool[n + 1] = pool_task(pool, co)
+    end
+    return
+  end
   local n = #idle
   if n < MAX_IDLE then idle[n + 1] = co end
 end
@@ -177,9 +240,10 @@ local function settle_step(task, co, ok, yielded, reason)
   if not ok then
     tasks[co] = nil
     if reason then return budget_stop(task, yielded, reason) end
+    if task.pool then yielded = died(co, yielded) end
     fail(task, yielded)
   elseif yielded == DONE then
-    release_coroutine(co)
+    release_coroutine(co, task)
     task.co = nil
     local r = task.result
     if r[1] then
@@ -210,7 +274,8 @@ local function new_task(observed)
   -- every field a task gets, made at once (no rehash while it runs)
   return setmetatable({ status = "running", observed = observed, co = false,
     result = false, values = false, finished = false, timer = false, abort = false,
-    budget = false, deadline = false, on_budget = false, on_budget_data = false }, Task)
+    budget = false, deadline = false, on_budget = false, on_budget_data = false,
+    pool = false }, Task)
 end
 
 local function launch(task, fn, ...)
@@ -223,40 +288,57 @@ local function start(observed, fn, ...)
   return launch(new_task(observed), fn, ...)
 end
 
--- Task tables of transient tasks that finished at once, for reuse.
-local spare, MAX_SPARE = {}, 64
-
---- Runs `fn(...)` as an observed task, for callers that only need the task
--- while it waits (the router's tool calls): returns the task if it is still
--- running, else nil, and its table is reused (a tool call that does not wait
--- then costs no task allocation). A task that failed at once goes to on_error.
-function M.spawn_transient(fn, ...)
-  local n = #spare
-  local task = spare[n]
-  if task then
-    spare[n] = nil
-    task.status = "running"
-  else
-    task = new_task(true)
+-- What a transient task that did not end at once (or failed) becomes: the task while it
+-- runs, else nil (a failure goes to on_error, nobody holding the task to see why).
+local function transient_end(task, co, budgeted, ok, yielded, reason)
+  settle_step(task, co, ok, yielded, reason)
+  local status = task.status
+  if status == "failed" then
+    if budgeted and errors.is(task.error, "budget") then return nil, task.error end
+    report(task.error, task)
+    return nil
   end
-  local co = take_coroutine(task)
-  local ok, yielded = resume(co, task, fn, ...)
-  if ok and yielded == DONE and task.result == NO_VALUES and not task.finished
-    and not task.timer then
-    -- the usual end, settled here: done at once, nothing returned, nobody waiting
-    release_coroutine(co)
-    npending = npending - 1
-  else
-    settle_step(task, co, ok, yielded)
-    if task.status == "failed" then -- nobody holds it to see why: on_error does
-      report(task.error, task)
-      return nil
-    end
-    if task.status ~= "done" then return task end
-  end
-  task.co, task.values, task.result = false, false, false
-  if #spare < MAX_SPARE then spare[#spare + 1] = task end
+  if status ~= "done" then return task end
   return nil
+end
+
+pool_task = function(pool, co)
+  local task = new_task(true)
+  task.pool, task.result, task.co = pool, NO_VALUES, co
+  tasks[co] = task
+  return task
+end
+
+--- Runs `fn(task, ...)` as an observed task, for callers that only need the task
+-- while it waits (the router's tool calls): returns the task if it is still
+-- running, else nil; a task that ended at once is reused, table and coroutine
+-- (a tool call that does not wait then costs no allocation). `fn` returns nothing; an
+-- error it raises ends its task. A task that failed at once goes to on_error.
+function M.spawn_transient(fn, ...)
+  local pool = pools[fn] or pool_of(fn)
+  local n = pool.n
+  local task = n > 0 and pool[n] or pool_task(pool, coroutine.create(pool.body))
+  if n > 0 then
+    pool.n = n - 1
+    task.cancel_pending = nil
+  end
+  local co = task.co
+  task.budget = false
+  npending = npending + 1
+  local ok, yielded = resume(co, task, ...)
+  if yielded == DONE and ok and not task.finished and not task.timer then
+    -- the usual end, settled here: done at once, nobody waiting; back to the pool
+    npending = npending - 1
+    n = pool.n
+    if n < MAX_IDLE then
+      pool.n = n + 1
+      pool[n + 1] = task
+    else
+      tasks[co] = nil
+    end
+    return nil
+  end
+  return transient_end(task, co, false, ok, yielded)
 end
 
 -- The wall-time budget of a waiting task: a timer that stops the budget and ends the wait.
@@ -267,11 +349,11 @@ local function time_budget(task, budget, seconds)
   t:start(seconds, function()
     budget:stop("seconds")
     local abort = task.abort
-    if abort then abort(errors.new("budget", "budget exceeded: seconds")) end
+    if abort then abort(errors.new("budget", "budget exceeded: seconds"), task) end
   end)
 end
 
---- Runs `fn(...)` as an observed task under `budget` (a `core.budget`, started over for
+--- Runs `fn(task, ...)` as an observed task under `budget` (a `core.budget`, started over for
 -- this call: `budget:start`): every resume of its coroutine goes through the budget, and
 -- after `seconds` (if given) the budget is stopped (reason "seconds") and a waiting task
 -- ends. A task the budget stops fails with a `budget` error (`reason` field) and its
@@ -281,37 +363,34 @@ end
 --   and the `budget` error when the budget stopped it. A task that finished at once is
 --   reused, like spawn_transient's, and the caller may reuse `budget`.
 function M.spawn_budgeted(budget, seconds, on_budget, fn, ...)
-  local n = #spare
-  local task = spare[n]
-  if task then
-    spare[n] = nil
-    task.status = "running"
-  else
-    task = new_task(true)
+  local pool = pools[fn] or pool_of(fn)
+  local n = pool.n
+  local task = n > 0 and pool[n] or pool_task(pool, coroutine.create(pool.body))
+  if n > 0 then
+    pool.n = n - 1
+    task.cancel_pending = nil
   end
+  local co = task.co
   task.budget = budget
-  local co = take_coroutine(task)
-  local ok, yielded, reason = budget_start(budget, co, task, fn, ...)
-  if ok and yielded == DONE and task.result == NO_VALUES and not task.finished
-    and not task.timer then
-    release_coroutine(co) -- the usual end, as in spawn_transient
-    npending = npending - 1
-  else
-    settle_step(task, co, ok, yielded, reason)
-    if task.status == "failed" then
-      if errors.is(task.error, "budget") then return nil, task.error end
-      report(task.error, task) -- nobody holds it to see why: on_error does
-      return nil
+  npending = npending + 1
+  local ok, yielded, reason = budget_start(budget, co, task, ...)
+  if yielded == DONE and ok and not task.finished and not task.timer then
+    npending = npending - 1 -- the usual end, as in spawn_transient
+    n = pool.n
+    if n < MAX_IDLE then
+      pool.n = n + 1
+      pool[n + 1] = task
+    else
+      tasks[co] = nil
     end
-    if task.status ~= "done" then
-      task.on_budget = on_budget
-      if seconds then time_budget(task, budget, seconds) end
-      return task
-    end
+    return nil
   end
-  task.co, task.values, task.result, task.budget = false, false, false, false
-  if #spare < MAX_SPARE then spare[#spare + 1] = task end
-  return nil
+  local t, err = transient_end(task, co, true, ok, yielded, reason)
+  if t then
+    task.on_budget = on_budget
+    if seconds then time_budget(task, budget, seconds) end
+  end
+  return t, err
 end
 
 --- Starts `fn(...)` as a task and runs it until its first wait.
@@ -345,6 +424,8 @@ local function timeout_error(timeout)
 end
 
 -- What a task's wait returns when it is resumed; a cancellation raises.
+local own_timer -- (task): another wait of the task takes its timer over from wait_call
+
 local function resumed(ok, ...)
   if ok == false then
     local err = ...
@@ -403,7 +484,8 @@ function M.await(arm, timeout)
         timer = core.timer()
         task.timer = timer
       end
-      timer:start(timeout, function() task.abort(timeout_error(timeout)) end)
+      timer:start(timeout, function() task.abort(timeout_error(timeout), task) end)
+      if task.call_due ~= nil then own_timer(task) end
     end
     task.status = "waiting"
     return resumed(coroutine.yield(SUSPEND))
@@ -426,6 +508,128 @@ function M.await(arm, timeout)
   end
   if timer then timer:close() end
   return unpack(early, 1, early.n)
+end
+
+-- A wait with no closure (wait_call): the running task is itself the function that ends it
+-- (Task.__call), and what it keeps of the wait are fields of its own. The request peer's
+-- calls wait so (claude.rpc): a callback, a wait, an abort and a timer per request would be
+-- four closures and a table each time.
+
+-- The deadline of a wait_call costs nothing until it bites: the task's timer (task.timer,
+-- the one its other waits use) is not started and stopped around every wait (two registry
+-- refs and two timer-heap changes per request) but stays armed from one wait to the next;
+-- when it fires it times out the wait of that moment if its deadline passed, re-arms for it
+-- if not, and lapses if none. It keeps the loop alive only while a wait is on (timer:ref).
+-- `call_due`: when it fires for wait_call (false: not armed for it; nil: never was).
+local now = core.now
+
+-- The end of a wait_call's deadline: the timer no longer holds the loop.
+local function no_deadline(task)
+  task.wait_deadline = false
+  task.timer:ref(false)
+end
+
+-- Another wait of the task takes its timer over: it holds the loop again, and wait_call
+-- arms it anew.
+own_timer = function(task)
+  task.call_due = false
+  task.timer:ref(true)
+end
+
+-- task.abort of such a wait (cancelled, timed out, or its budget stopped it).
+local function call_abort(err, task)
+  task.abort = nil
+  local undo = task.on_abort
+  if undo then
+    task.on_abort = false
+    undo(task, err)
+  end
+  if task.wait_deadline then no_deadline(task) end
+  task.status = "running"
+  step(task, false, err)
+end
+
+-- The task's timer callback for wait_call, made once.
+local function call_timer(task)
+  local f = function()
+    task.call_due = false
+    local deadline = task.wait_deadline
+    if not deadline then return task.timer:stop() end -- no wait now: it lapses
+    local left = deadline - now()
+    if left > 0 then -- armed for an earlier wait: now for this one
+      task.call_due = deadline
+      return task.timer:start(left, task.on_call_timer)
+    end
+    local abort = task.abort
+    if abort then abort(timeout_error(task.wait_timeout), task) end
+  end
+  task.on_call_timer = f
+  return f
+end
+
+--- A task called as a function ends its `wait_call` with `true, ...`; called before the
+-- wait began (by what the task did just before, such as an answer written at once), it
+-- hands those values to the wait to come.
+function Task.__call(task, ...)
+  if task.abort == call_abort then
+    task.abort = nil
+    task.on_abort = false
+    if task.wait_deadline then no_deadline(task) end
+    task.status = "running"
+    return step(task, true, ...)
+  end
+  task.early = pack(true, ...)
+end
+
+--- The running task's wait for a call of itself (`task(...)`, Task.__call): returns `true`
+-- and the values of the call, or `false` and a timeout error after `timeout` seconds (nil:
+-- none); raises a `cancelled` error when the task is cancelled. `on_abort(task, err)` is
+-- called when the wait ends without the call (timed out or cancelled), before the task goes
+-- on. `task` must be the running task; its `early` values (a call made before the wait)
+-- end the wait at once.
+-- @param task
+-- @tparam[opt] number timeout
+-- @tparam[opt] function on_abort
+function M.wait_call(task, timeout, on_abort)
+  local early = task.early
+  if early then
+    task.early = false
+    return unpack(early, 1, early.n)
+  end
+  task.on_abort = on_abort or false
+  task.abort = call_abort
+  if timeout then
+    local deadline = now() + timeout
+    task.wait_deadline, task.wait_timeout = deadline, timeout
+    local timer = task.timer
+    if not timer then
+      timer = core.timer()
+      task.timer = timer
+    end
+    local due = task.call_due
+    if not due or due > deadline then
+      timer:start(timeout, task.on_call_timer or call_timer(task))
+      task.call_due = deadline
+    end
+    timer:ref(true)
+  end
+  task.status = "waiting"
+  return resumed(coroutine.yield(SUSPEND))
+end
+
+--- The running task, ready for `wait_call`: nil outside a task; raises the cancellation a
+-- task got while it did not wait, as a wait would.
+function M.caller()
+  local task = tasks[coroutine.running()]
+  if task then
+    local err = task.cancel_pending
+    if err then
+      task.cancel_pending = nil
+      error(err, 0)
+    end
+    task.early = false
+  end
+  return task
 end
 
 local Event = {}
@@ -485,6 +689,7 @@ function M.sleep(seconds)
         task.timer = timer
       end
       timer:start(seconds, done)
+      if task.call_due ~= nil then own_timer(task) end
       return function() timer:stop() end
     end)
   else
@@ -527,7 +732,7 @@ function Task:cancel(reason)
   local err = errors.new("cancelled", reason or "task cancelled")
   self.cancel_requested = true
   if self.abort then
-    self.abort(err)
+    self.abort(err, self)
   elseif tasks[coroutine.running()] == self then
     error(err, 0)
   else

@@ -127,6 +127,11 @@ function Pending:ids()
   return list
 end
 
+--- The number of requests that wait.
+function Pending:waiting()
+  return self.count
+end
+
 -- For the peer's hot paths: the functions, without the method lookup.
 M.add, M.take = Pending.add, Pending.take
 

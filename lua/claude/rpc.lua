@@ -3,6 +3,9 @@
 -- notifications both ways, and one failure path when the other side goes
 -- away.
 --
+-- (Over 600 lines: the two codecs, and the three ways a request waits (in a task with no
+-- closure, outside one, written by its owner) around one pending set and one abandon path.)
+--
 -- The peer knows neither the transport nor the protocol. It writes through
 -- the `send` function its owner gives (a child's stdin, the host's stdout, an
 -- HTTP response...), is fed decoded messages by its owner (`peer:receive`),
@@ -32,9 +35,10 @@
 local async = require "claude.async"
 local errors = require "claude.errors"
 local json = require "claude.json"
+local core = require "claude.core"
 local pending = require "claude.pending"
 
-local pending_add, pending_take = pending.add, pending.take
+local caller, wait_call = async.caller, async.wait_call
 
 local M = {}
 
@@ -45,7 +49,7 @@ local INVALID_REQUEST, METHOD_NOT_FOUND, INTERNAL_ERROR = -32600, -32601, -32603
 M.INVALID_REQUEST, M.METHOD_NOT_FOUND, M.INTERNAL_ERROR =
   INVALID_REQUEST, METHOD_NOT_FOUND, INTERNAL_ERROR
 
-local pack = table.pack
+local pack, unpack = table.pack, table.unpack
 
 ---------------------------------------------------------------------------
 -- JSON-RPC 2.0
@@ -85,10 +89,12 @@ end
 --- The JSON-RPC 2.0 codec: integer ids, `notifications/cancelled`, error
 -- answers become errors of kind `remote` with `code`, `data` and the
 -- remote's text in `remote_message`.
+local function count_id(n) return n end
+
 M.jsonrpc = {
   noun = "request",
   error_kind = "remote",
-  new_id = function(n) return n end,
+  new_id = count_id,
   request = function(id, method, params)
     return { jsonrpc = "2.0", id = id, method = method, params = params }
   end,
@@ -169,12 +175,19 @@ M.control = {
 ---------------------------------------------------------------------------
 -- The peer
 
+-- The set of a peer's requests waiting for their answer: in C for integer ids (JSON-RPC's:
+-- core.pending, which a transport's reader can hand answers to), else claude.pending.
+local function new_pending(codec)
+  if codec.seq then return pending.new(codec.seq) end
+  return core.pending()
+end
+
 local Peer = {}
 Peer.__index = Peer
 Peer.__name = "claude.rpc.Peer"
 
 function Peer:__tostring()
-  local n = self.pending.count
+  local n = self.pending:waiting()
   return string.format("claude.rpc.Peer (%s, %s, %d pending%s)", self.codec.noun or "?",
     self.name, n,
     self.error and (", " .. self.error.kind) or "")
@@ -186,6 +199,9 @@ local CODEC_FUNCTIONS = { "new_id", "request", "result", "error", "decode" }
 -- @tparam table opts
 --   `codec` (`rpc.jsonrpc`, `rpc.control` or your own),
 --   `send` (`send(message)` -> true | nil, err: writes one message),
+--   `send_request` (optional, `send_request(id, method, params)` -> true | nil, err: writes
+--   the request the codec's `request` makes, without the table: a transport that writes
+--   the envelope around the params itself),
 --   `handlers` (method -> `fn(params, ctx)` returning the result or raising),
 --   `on_notification` (`fn(method, params)`), `on_cancel` (`fn(id, method,
 --   err)` when an outbound request is abandoned; default: send
@@ -214,7 +230,7 @@ function M.new(opts)
       error("bad field '" .. f .. "' to 'new' (table expected, got " .. type(opts[f]) .. ")", 2)
     end
   end
-  for _, f in ipairs { "on_notification", "on_cancel" } do
+  for _, f in ipairs { "on_notification", "on_cancel", "send_request" } do
     if opts[f] ~= nil and type(opts[f]) ~= "function" then
       error("bad field '" .. f .. "' to 'new' (function expected, got "
         .. type(opts[f]) .. ")", 2)
@@ -229,6 +245,7 @@ function M.new(opts)
   return setmetatable({
     codec = codec,
     send = opts.send,
+    send_request = opts.send_request,
     handlers = opts.handlers or {},
     on_notification = opts.on_notification,
     on_cancel = opts.on_cancel,
@@ -236,7 +253,7 @@ function M.new(opts)
     timeout = timeout or nil,
     name = opts.name or "peer",
     counter = 0,
-    pending = pending.new(codec.seq), -- outbound requests: callback(result) | (nil, err)
+    pending = new_pending(codec), -- outbound requests: callback(result) | (nil, err)
     inbound = {},  -- id -> ctx of a request being handled
     error = false, -- set once the other side is gone
     closed = false,
@@ -280,16 +297,27 @@ function Peer:start(method, params, callback)
   return start(self, method, params, callback)
 end
 
-start = function(self, method, params, callback)
+start = function(self, method, params, callback, write, wargs)
   if self.error then return nil, self.error, self.error.kind end
   if self.closed then
     local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")
     return nil, err, err.kind
   end
-  local id = self:next_id()
+  local n = self.counter + 1 -- self:next_id(), inline
+  self.counter = n
+  local id, new_id = n, self.codec.new_id
+  if new_id ~= count_id then id = new_id(n) end -- (JSON-RPC's ids are the counts)
   -- registered first: an in-memory transport may answer inside send
-  pending_add(self.pending, id, self.counter, callback, method)
-  local ok, err = self.send(self.codec.request(id, method, params))
+  self.pending:add(id, n, callback, method)
+  local send_request = self.send_request
+  local ok, err
+  if write then
+    ok, err = write(id, unpack(wargs, 1, wargs.n))
+  elseif send_request then
+    ok, err = send_request(id, method, params)
+  else
+    ok, err = self.send(self.codec.request(id, method, params))
+  end
   if not ok then
     self.pending:take(id)
     if not errors.is(err) then err = errors.new("connection", tostring(err)) end
@@ -311,23 +339,12 @@ local function abandon(self, id, method, err)
   end
 end
 
---- Sends a request and waits for its answer, at most `timeout` seconds
--- (default: the peer's; false: no limit). Cancelling the waiting task
--- abandons the request (the other side is told) and raises as every wait
--- does.
--- @return the result | nil, err, kind (`timeout`, `closed`, `connection`,
---   the codec's error kind for an error answer, or the peer's failure)
-function Peer:request(method, params, timeout)
-  check_method(method, "request")
-  if timeout ~= nil and timeout ~= false and (type(timeout) ~= "number" or timeout < 0) then
-    error("bad argument #3 to 'request' (non-negative number or false expected, got "
-      .. tostring(timeout) .. ")", 2)
-  end
-  if self.error then return nil, self.error, self.error.kind end
-  if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
+-- A request waited for with async.await (outside a task, where wait_call cannot): a closure
+-- per request. `write`, `wargs`: Peer:request_written's.
+local function await_request(self, method, params, timeout, write, wargs)
   local id, serr
   local r = pack(pcall(async.await, function(done)
-    id, serr = start(self, method, params, done)
+    id, serr = start(self, method, params, done, write, wargs)
     if not id then return done(nil, serr) end
     return function() self.pending:take(id) end
   end, timeout))
@@ -345,6 +362,94 @@ function Peer:request(method, params, timeout)
   local result, err = r[3], r[4]
   if err then return nil, err, err.kind end
   return result
+end
+
+-- The end of a request's wait (async.wait_call) without its answer: the request is
+-- forgotten, and the other side told when the waiting task was cancelled (a timeout is told
+-- by Peer:request, with its own message).
+local function request_abort(task, err)
+  local self, id = task.rpc_peer, task.rpc_id
+  if errors.is(err, "cancelled") then
+    abandon(self, id, task.rpc_method, err)
+  else
+    self.pending:take(id)
+  end
+end
+
+--- `request(method, ...)` for an owner that writes the request itself: `write(id, ...)` writes
+-- the request with id `id` (the message the codec's `request` would make, however made;
+-- the MCP client writes a tools/call around its name and arguments in C) and returns true,
+-- or nil and an error.
+-- @tparam string method for messages (timeouts, cancellations)
+-- @tparam function write
+-- @param timeout as for `request`
+-- @return the result | nil, err, kind
+function Peer:request_written(method, write, timeout, ...)
+  local task = caller()
+  if not task then -- outside a task: `request`'s way, with a closure
+    if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
+    return await_request(self, method, nil, timeout, write, pack(...))
+  end
+  if self.error then return nil, self.error, self.error.kind end
+  if self.closed then
+    local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")
+    return nil, err, err.kind
+  end
+  if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
+  local n = self.counter + 1
+  self.counter = n
+  local id, new_id = n, self.codec.new_id
+  if new_id ~= count_id then id = new_id(n) end
+  self.pending:add(id, n, task, method)
+  local ok, err = write(id, ...)
+  if not ok then
+    self.pending:take(id)
+    if not errors.is(err) then err = errors.new("connection", tostring(err)) end
+    return nil, err, err.kind
+  end
+  task.rpc_peer, task.rpc_id, task.rpc_method = self, id, method
+  local done, result, rerr = wait_call(task, timeout, request_abort)
+  if not done then -- timed out (a cancellation raised, after request_abort told the other side)
+    rerr = errors.new("timeout", string.format("%s '%s' timed out after %g s",
+      self.codec.noun or "request", tostring(method), timeout))
+    abandon(self, id, method, rerr)
+    return nil, rerr, "timeout"
+  end
+  if rerr then return nil, rerr, rerr.kind end
+  return result
+end
+
+--- Sends a request and waits for its answer, at most `timeout` seconds
+-- (default: the peer's; false: no limit). Cancelling the waiting task
+-- abandons the request (the other side is told) and raises as every wait
+-- does.
+-- @return the result | nil, err, kind (`timeout`, `closed`, `connection`,
+--   the codec's error kind for an error answer, or the peer's failure)
+function Peer:request(method, params, timeout)
+  if type(method) ~= "string" then check_method(method, "request") end
+  if timeout ~= nil and timeout ~= false and (type(timeout) ~= "number" or timeout < 0) then
+    error("bad argument #3 to 'request' (non-negative number or false expected, got "
+      .. tostring(timeout) .. ")", 2)
+  end
+  if self.error then return nil, self.error, self.error.kind end
+  if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
+  -- in a task: the task itself is the request's callback, and waits with no closure
+  local task = caller()
+  if task then
+    local id, serr = start(self, method, params, task)
+    if not id then return nil, serr, serr.kind end
+    task.rpc_peer, task.rpc_id, task.rpc_method = self, id, method
+    local ok, result, err = wait_call(task, timeout, request_abort)
+    if not ok then -- timed out (a cancellation raised, after request_abort told the other side)
+      err = errors.new("timeout", string.format("%s '%s' timed out after %g s",
+        self.codec.noun or "request", tostring(method), timeout))
+      abandon(self, id, method, err)
+      return nil, err, "timeout"
+    end
+    if err then return nil, err, err.kind end
+    return result
+  end
+  return await_request(self, method, params, timeout)
 end
 
 --- Cancels outbound request `id` (from `start`, or the id a `request` sent):
@@ -481,7 +586,7 @@ end
 function Peer:receive(msg)
   local what, a, b, c = self.codec.decode(msg)
   if what == "result" or what == "error" then
-    local callback, method = pending_take(self.pending, a)
+    local callback, method = self.pending:take(a)
     if callback then
       if what == "result" then
         callback(b)
@@ -514,7 +619,7 @@ function Peer:fail(err)
   if not errors.is(err) then err = errors.new("connection", tostring(err)) end
   self.error = err
   local waiting = self.pending
-  self.pending = pending.new(self.codec.seq)
+  self.pending = new_pending(self.codec)
   for _, id in ipairs(waiting:ids()) do
     local callback = waiting:take(id)
     callback(nil, err)
@@ -539,7 +644,7 @@ end
 
 --- The number of outbound requests waiting for an answer.
 function Peer:pending_count()
-  return self.pending.count
+  return self.pending:waiting()
 end
 
 M.Peer = Peer

@@ -27,10 +27,11 @@ end
 local MODULES = {
   ["claude"] = {},
   ["claude.async"] = { spawn_observed = true, spawn_transient = true, traceback = true,
-    spawn_budgeted = true },
+    spawn_budgeted = true, worker = true, wait_call = true, caller = true },
   ["claude.process"] = {}, ["claude.queue"] = {}, ["claude.errors"] = {},
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
-  ["claude.schema"] = {}, ["claude.mcp.tool"] = {}, ["claude.mcp"] = {}, ["claude.guard"] = {},
+  ["claude.schema"] = {}, ["claude.mcp.tool"] = { error_handler = true }, ["claude.mcp"] = {},
+  ["claude.guard"] = {},
   ["claude.sessions"] = {}, ["claude.settings"] = { merge = true },
   ["claude.http.client"] = {}, ["claude.http.server"] = {},
   ["claude.rpc"] = {}, ["claude.oauth"] = {}, ["claude.oauth.jwt"] = {},

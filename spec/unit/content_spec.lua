@@ -60,7 +60,8 @@ describe("claude.content", function()
       { 0.1, "0.1" }, { 0.1 + 0.2, "0.30000000000000004" }, { 1 / 3, "0.3333333333333333" },
       { 1e15, "1000000000000000" }, { 1e300, "1e+300" }, { math.maxinteger, "9223372036854775807" },
       { math.mininteger, "-9223372036854775808" }, { 1 / 0, "inf" }, { -1 / 0, "-inf" },
-      { 2.5e-8, "2.5e-08" },
+      { 2.5e-8, "2.5e-08" }, { 0 / 0, "nan" }, { -0.0, "0" }, { 2^63, "9.223372036854776e+18" },
+      { 123456789.125, "123456789.125" },
     }
     for _, row in ipairs(rows) do
       it(tostring(row[1]), function() assert.equal(row[2], content.format_number(row[1])) end)

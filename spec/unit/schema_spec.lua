@@ -327,11 +327,19 @@ describe("claude.schema", function()
         { type = "object", properties = props, additionalProperties = { type = "integer" } },
         { type = "object", properties = props, required = { "a", "b" },
           additionalProperties = false },
+        -- flat objects (string, number and boolean properties): one C call (core.flat_validator)
+        { type = "object", properties = { a = { type = "number" }, b = { type = "string" },
+          d = { type = "boolean" } }, required = { "a", "z" } },
+        schema.normalize { a = "number", b = "string?", d = "boolean?" },
       }
       local values = { {}, { a = 1 }, { a = 1, b = "x" }, { a = "1" }, { a = 1, b = 2 },
         { a = 1, c = {} }, { a = 1, z = 1 }, { a = 1, z = 1.5 }, { a = 1, z = "s" }, { 1, 2 },
         { 1, a = 1 }, json.array(), json.object(), json.object { a = 1 }, json.array { 1 },
-        json.null, "text", 5, true, { a = json.null }, { [1.5] = 1 }, { b = "x" } }
+        json.null, "text", 5, true, { a = json.null }, { [1.5] = 1 }, { b = "x" },
+        { a = 0 / 0 }, { a = 1 / 0, z = 1 }, { a = -1 / 0 }, { a = 2 ^ 60, z = false },
+        { a = 1, d = true, z = json.null }, { a = 1, d = "true", z = 1 }, { a = 1.5, b = "" },
+        setmetatable({ a = 1, z = 1 }, {}), json.object { a = 1, b = "x", z = {} },
+        { a = 1, b = "x", d = false, z = 0 }, { z = 1 }, { a = math.mininteger } }
       for si, sch in ipairs(schemas) do
         local fast, slow = both(sch)
         for vi, v in ipairs(values) do

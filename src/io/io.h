@@ -68,6 +68,10 @@ struct claude_stream {
   int mode;            /* CLAUDE_READ_LINES or _JSON; 0: not reading */
   int eof;             /* no more data will come (also: never read) */
   int cb_ref;
+  /* a reader of the usual lines of one protocol (mcp/envelope.c), tried
+   * before the JSON decoder (mcp/envelope.h), and the value bound to it */
+  int (*envelope)(lua_State *L, const char *line, size_t len, int bound);
+  int env_ref;
   claude_lines lines;
   /* writing */
   uv_stream_t *wh;     /* &rh.stream, &wh_own.stream, or NULL (w_fd, or none) */
@@ -109,6 +113,12 @@ size_t claude_stream_queue_size(claude_stream *s);
 int claude_stream_write(lua_State *L, claude_stream *s, int idx);
 int claude_stream_write_json(lua_State *L, claude_stream *s, int idx);
 int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first);
+/* The envelope(kind [, bound]) method's body: the lines of the usual shape of
+ * one protocol ("request", "control", "response": mcp/envelope.c) reach the
+ * callback as the few values their receiver reads; nil or none: every line
+ * decoded whole. `bound`: a core.pending set the "response" reader hands the
+ * answers of its requests to. Returns 0 Lua results. */
+int claude_stream_envelope(lua_State *L, claude_stream *s, int idx);
 
 /* Each adds its functions and class to the module table on top of the
  * stack: core.stream_open, core.stdio and claude.core.Stream (stream_obj.c);

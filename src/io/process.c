@@ -379,6 +379,11 @@ static int proc_write_pieces(lua_State *L) {
   return claude_stream_write_pieces(L, &check_proc(L)->in, 2);
 }
 
+/* p:envelope(kind): the envelope reader of stdout (claude_stream_envelope) */
+static int proc_envelope(lua_State *L) {
+  return claude_stream_envelope(L, &check_proc(L)->out, 2);
+}
+
 /* p:close_stdin(): EOF for the child once everything written has gone */
 static int proc_close_stdin(lua_State *L) {
   claude_stream_close_write(&check_proc(L)->in);
@@ -460,7 +465,8 @@ static const luaL_Reg proc_methods[] = {
   {"write", proc_write}, {"write_json", proc_write_json},
   {"write_pieces", proc_write_pieces}, {"close_stdin", proc_close_stdin},
   {"kill", proc_kill}, {"pid", proc_pid}, {"status", proc_status},
-  {"write_queue_size", proc_write_queue_size}, {"close", proc_close}, {NULL, NULL}};
+  {"write_queue_size", proc_write_queue_size}, {"envelope", proc_envelope},
+  {"close", proc_close}, {NULL, NULL}};
 static const luaL_Reg proc_metamethods[] = {
   {"__gc", proc_close}, {"__close", proc_close}, {"__tostring", proc_tostring},
   {"__index", NULL}, {NULL, NULL}};

@@ -22,6 +22,8 @@
 
 #include "io/io.h"
 #include "json/json.h"
+#include "mcp/envelope.h"
+#include "mcp/pending.h"
 
 #define DIRECT_WRITE ((size_t)64 * 1024) /* larger writes skip the buffer */
 #define FILE_READ ((size_t)64 * 1024)    /* one read(2) of a regular file per turn */
@@ -68,7 +70,7 @@ void claude_stream_init(claude_stream *s, claude_ctx *ctx, void *owner, const ch
   s->name = name;
   s->on_closed = on_closed;
   s->on_ended = on_ended;
-  s->cb_ref = LUA_NOREF;
+  s->cb_ref = s->env_ref = LUA_NOREF;
   s->r_fd = s->w_fd = -1;
   s->eof = s->wdone = 1; /* neither reads nor writes until told */
 }
@@ -136,11 +138,27 @@ typedef struct deliver_args {
 } deliver_args;
 
 /* Pushes the callback's arguments for one line: the line, or its decoded
- * value, or nil, message, line, "json" when it is not JSON. Returns how many. */
+ * value (or what the stream's envelope reader makes of it), or nil, message,
+ * line, "json" when it is not JSON. Returns how many. */
 static int push_line(lua_State *L, claude_stream *s, const char *line, size_t len) {
+  int n;
   if (s->mode != CLAUDE_READ_JSON) {
     lua_pushlstring(L, line, len);
     return 1;
+  }
+  if (s->envelope != NULL) { /* the callback is on top */
+    int base = lua_gettop(L), bound = 0;
+    if (s->env_ref != LUA_NOREF) {
+      lua_rawgeti(L, LUA_REGISTRYINDEX, s->env_ref);
+      bound = base + 1;
+    }
+    n = s->envelope(L, line, len, bound);
+    if (bound) lua_remove(L, bound);
+    if (n > 0) return n;
+    if (n < 0) { /* a function and its argument, called instead of the callback */
+      lua_remove(L, base);
+      return 1;
+    }
   }
   if (claude_json_decode_push(L, line, len)) return 1;
   lua_pushlstring(L, line, len); /* after nil, message */
@@ -245,6 +263,7 @@ void claude_stream_end(claude_stream *s) {
     deliver(s, NULL, 0, NULL, NULL);
   }
   claude_unref(s->ctx, &s->cb_ref);
+  claude_unref(s->ctx, &s->env_ref);
   close_idle_handles(s);
   if (s->on_ended != NULL) s->on_ended(s);
 }
@@ -310,6 +329,21 @@ void claude_stream_read_start(claude_stream *s, int mode, int cb_ref, size_t max
     deliver(s, NULL, 0, uv_strerror(err), "read");
     claude_stream_end(s);
   }
+}
+
+int claude_stream_envelope(lua_State *L, claude_stream *s, int idx) {
+  claude_envelope_fn fn = NULL;
+  if (!lua_isnoneornil(L, idx)) {
+    fn = claude_envelope_of(luaL_checkstring(L, idx));
+    if (fn == NULL)
+      return luaL_argerror(L, idx, "\"request\", \"control\" or \"response\" expected");
+  }
+  if (!lua_isnoneornil(L, idx + 1) && !claude_is_pending(L, idx + 1))
+    return luaL_typeerror(L, idx + 1, "claude.core.Pending");
+  claude_unref(s->ctx, &s->env_ref);
+  if (fn != NULL && !lua_isnoneornil(L, idx + 1)) s->env_ref = claude_ref(s->ctx, L, idx + 1);
+  s->envelope = fn;
+  return 0;
 }
 
 /* ---- writing -------------------------------------------------------------- */
@@ -512,6 +546,7 @@ size_t claude_stream_queue_size(claude_stream *s) {
 
 void claude_stream_close(claude_stream *s) {
   claude_unref(s->ctx, &s->cb_ref);
+  claude_unref(s->ctx, &s->env_ref);
   s->writable = 0;
   s->eof = s->wdone = 1;
   close_handle(s, (uv_handle_t *)&s->flush, &s->flush_open);

@@ -174,6 +174,9 @@ static int sobj_write_pieces(lua_State *L) {
   return claude_stream_write_pieces(L, check_io(L), 2);
 }
 
+/* s:envelope(kind): see claude_stream_envelope */
+static int sobj_envelope(lua_State *L) { return claude_stream_envelope(L, check_io(L), 2); }
+
 /* s:close_write(): the peer sees EOF once everything written has gone */
 static int sobj_close_write(lua_State *L) {
   claude_stream_close_write(check_io(L));
@@ -211,7 +214,7 @@ static int sobj_tostring(lua_State *L) {
 static const luaL_Reg stream_methods[] = {
   {"write", sobj_write}, {"write_json", sobj_write_json}, {"write_pieces", sobj_write_pieces},
   {"close_write", sobj_close_write}, {"write_queue_size", sobj_write_queue_size},
-  {"close", sobj_close}, {NULL, NULL}};
+  {"envelope", sobj_envelope}, {"close", sobj_close}, {NULL, NULL}};
 static const luaL_Reg stream_metamethods[] = {
   {"__gc", sobj_close}, {"__close", sobj_close}, {"__tostring", sobj_tostring},
   {"__index", NULL}, {NULL, NULL}};

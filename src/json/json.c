@@ -12,6 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__) && defined(__GNUC__)
+#include <emmintrin.h>
+#endif
 
 #include "json/json.h"
 #include "json/utf8.h"
@@ -27,7 +30,7 @@ typedef struct enc {
   lua_State *L;
   char *buf;
   size_t len, cap;
-  int array_mt, object_mt; /* stack indexes of the marker metatables (0: no table to encode) */
+  const void *array_mt, *object_mt; /* the marker metatables, once a metatable is met */
   char err[256];
   char path[256];
 } enc;
@@ -48,7 +51,7 @@ static int reserve(enc *e, size_t n) {
   return 1;
 }
 
-static int put(enc *e, const char *s, size_t n) {
+static inline int put(enc *e, const char *s, size_t n) {
   if (!reserve(e, n)) return 0;
   memcpy(e->buf + e->len, s, n);
   e->len += n;
@@ -72,12 +75,38 @@ static const char need_escape[256] = {
  * the message still goes out and stays readable. */
 #define REPLACEMENT "\xEF\xBF\xBD"
 
+/* The first byte at or after p that needs more than a copy (need_escape),
+ * or end: sixteen bytes at a time with SSE2. */
+static inline const char *first_special(const char *p, const char *end) {
+#if defined(__SSE2__) && defined(__GNUC__)
+  const __m128i quote = _mm_set1_epi8('"'), bs = _mm_set1_epi8('\\');
+  const __m128i ctl = _mm_set1_epi8(0x1F);
+  while (end - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bs)),
+                               _mm_cmpeq_epi8(_mm_min_epu8(v, ctl), v));
+    unsigned mask = (unsigned)_mm_movemask_epi8(hit) | (unsigned)_mm_movemask_epi8(v);
+    if (mask) return p + __builtin_ctz(mask);
+    p += 16;
+  }
+#endif
+  while (p < end && !need_escape[(unsigned char)*p]) p++;
+  return p;
+}
+
 static int put_string(enc *e, const char *s, size_t n) {
   static const char hex[] = "0123456789abcdef";
   size_t i, run = 0;
   if (!reserve(e, n + 2)) return 0;
   e->buf[e->len++] = '"';
-  for (i = 0; i < n; i++) {
+  i = (size_t)(first_special(s, s + n) - s);
+  if (i == n) { /* the usual string: copied whole */
+    memcpy(e->buf + e->len, s, n);
+    e->len += n;
+    e->buf[e->len++] = '"';
+    return 1;
+  }
+  for (; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     if (!need_escape[c]) continue;
     if (c >= 0x80) {
@@ -181,9 +210,18 @@ static int classify(enc *e, int idx, lua_Integer *n) {
   lua_State *L = e->L;
   *n = (lua_Integer)lua_rawlen(L, idx);
   if (lua_getmetatable(L, idx)) {
-    int is_array = lua_rawequal(L, -1, e->array_mt);
-    int is_object = !is_array && lua_rawequal(L, -1, e->object_mt);
+    const void *mt = lua_topointer(L, -1);
+    int is_array, is_object;
     lua_pop(L, 1);
+    if (e->array_mt == NULL) { /* looked up only for a table that has a metatable */
+      lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
+      e->array_mt = lua_topointer(L, -1);
+      lua_rawgetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
+      e->object_mt = lua_topointer(L, -1);
+      lua_pop(L, 2);
+    }
+    is_array = mt == e->array_mt;
+    is_object = !is_array && mt == e->object_mt;
     if (is_array) return 1;
     if (is_object) return 0;
   }
@@ -320,16 +358,14 @@ int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, si
   e.len = *len;
   e.cap = *cap;
   e.err[0] = e.path[0] = '\0';
-  e.array_mt = e.object_mt = 0;
-  if (lua_type(L, idx) == LUA_TTABLE) { /* the marker metatables, to compare with */
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &ARRAY_MT_KEY);
-    e.array_mt = lua_gettop(L);
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
-    e.object_mt = lua_gettop(L);
+  e.array_mt = e.object_mt = NULL;
+  if (lua_type(L, idx) != LUA_TTABLE) { /* a string or a number (write_pieces' ids) */
+    ok = encode_scalar(&e, idx);
+  } else {
+    lua_pushvalue(L, idx);
+    ok = encode_top(&e);
+    lua_settop(L, top);
   }
-  lua_pushvalue(L, idx);
-  ok = encode_top(&e);
-  lua_settop(L, top); /* the metatables, if a table was met */
   *buf = e.buf;
   *cap = e.cap;
   if (!ok) {
@@ -373,8 +409,37 @@ static int l_decode(lua_State *L) {
   return claude_json_decode_push(L, s, len) ? 1 : 2;
 }
 
-/* Puts json_encode, json_decode, json_peek_ids, json_array_mt, json_object_mt and json_null
- * into the module table on top of the stack. */
+/* number_text(n) -> the text of a number as a tool result says it (claude.mcp.content's
+ * format_number): an integer, or an integral float, without ".0"; "nan", "inf", "-inf";
+ * else the shortest of %.14g..%.16g that reads back exactly, or %.17g. The tool-call path
+ * turns a result of `add` into text: tostring() would go through snprintf. */
+static int l_number_text(lua_State *L) {
+  char tmp[48];
+  int isint, prec, n = 0;
+  lua_Integer i;
+  double d;
+  luaL_checktype(L, 1, LUA_TNUMBER);
+  i = lua_tointegerx(L, 1, &isint); /* a float only when integral and in range */
+  if (isint) {
+    char *start = format_integer(i, tmp + sizeof tmp);
+    lua_pushlstring(L, start, (size_t)(tmp + sizeof tmp - start));
+    return 1;
+  }
+  d = lua_tonumber(L, 1);
+  if (isnan(d)) lua_pushliteral(L, "nan");
+  else if (isinf(d)) lua_pushstring(L, d > 0 ? "inf" : "-inf");
+  else {
+    for (prec = 14; prec <= 17; prec++) {
+      n = snprintf(tmp, sizeof tmp, "%.*g", prec, d);
+      if (prec == 17 || strtod(tmp, NULL) == d) break;
+    }
+    lua_pushlstring(L, tmp, (size_t)n);
+  }
+  return 1;
+}
+
+/* Puts json_encode, json_decode, json_peek_ids, number_text, json_array_mt, json_object_mt
+ * and json_null into the module table on top of the stack. */
 void claude_open_json(lua_State *L) {
   lua_pushlightuserdata(L, NULL);
   lua_setfield(L, -2, "json_null");
@@ -396,4 +461,6 @@ void claude_open_json(lua_State *L) {
   lua_setfield(L, -2, "json_decode");
   lua_pushcfunction(L, claude_json_peek_ids);
   lua_setfield(L, -2, "json_peek_ids");
+  lua_pushcfunction(L, l_number_text);
+  lua_setfield(L, -2, "number_text");
 }

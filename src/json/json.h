@@ -23,6 +23,13 @@ void claude_open_json(lua_State *L);
 /* Pushes the value and returns 1, or pushes nil and a message and returns 0;
  * raises only for memory errors. */
 int claude_json_decode_push(lua_State *L, const char *s, size_t len);
+/* Decodes the one value at s (blanks before it skipped), as part of a larger
+ * text in which it is nested `outer` containers deep (the depth limit counts
+ * from that text's outermost value): pushes it, sets *after to the byte after
+ * it and returns 1; or pushes nothing and returns 0 (the whole text, decoded,
+ * says why). Raises only for memory errors. */
+int claude_json_decode_at(lua_State *L, const char *s, const char *end, int outer,
+                          const char **after);
 /* core.json_peek_ids(line) -> request_id, id, type (json_decode.c) */
 int claude_json_peek_ids(lua_State *L);
 int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len);

@@ -30,6 +30,7 @@
 #endif
 
 #include "json/json.h"
+#include "json/scan.h"
 #include "json/utf8.h"
 
 #define MAX_DEPTH CLAUDE_JSON_MAX_DEPTH
@@ -76,6 +77,7 @@ typedef struct dec {
   const char *err;    /* what went wrong (static text) */
   const char *err_at; /* where */
   int depth;          /* open containers */
+  int outer;          /* containers around the text decoded (claude_json_decode_at) */
   struct frame *frames;
   int nframes;        /* room in frames */
   int store;          /* stack slot of the userdata that holds frames past the C stack's */
@@ -95,47 +97,6 @@ static inline void skip_ws(dec *d) {
   if (p < end && (unsigned char)*p > ' ') return; /* compact JSON: no blanks */
   while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
   d->p = p;
-}
-
-/* The first quote, backslash or control character at or after q (or end).
- * With SSE2 (every x86-64), sixteen bytes at a time; else, and for the last
- * bytes of the text, eight at a time with the usual SWAR tests for a byte
- * equal to, or less than, a constant. A borrow can only mark bytes above a
- * true match, so on a little-endian machine the lowest marked byte is the
- * first match. *high becomes nonzero when a byte of 0x80 or more may lie
- * before the match: only then does the text need a UTF-8 check, so ASCII
- * costs one OR per load. */
-static inline const char *find_special(const char *q, const char *end, unsigned *high) {
-  const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-#if defined(__SSE2__) && defined(__GNUC__)
-  const __m128i quote16 = _mm_set1_epi8('"'), bs16 = _mm_set1_epi8('\\');
-  const __m128i ctl16 = _mm_set1_epi8(0x1F);
-  while (end - q >= 16) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)q);
-    __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote16), _mm_cmpeq_epi8(v, bs16)),
-                               _mm_cmpeq_epi8(_mm_min_epu8(v, ctl16), v));
-    unsigned mask = (unsigned)_mm_movemask_epi8(hit);
-    *high |= (unsigned)_mm_movemask_epi8(v);
-    if (mask) return q + __builtin_ctz(mask);
-    q += 16;
-  }
-#endif
-  while (end - q >= 8) {
-    uint64_t w, quote, bs, hits;
-    memcpy(&w, q, 8);
-    quote = w ^ (ones * '"');
-    bs = w ^ (ones * '\\');
-    hits = (((quote - ones) & ~quote) | ((bs - ones) & ~bs) | ((w - ones * 0x20) & ~w)) & highs;
-    *high |= (w & highs) != 0;
-#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (hits) return q + (__builtin_ctzll(hits) >> 3);
-#else
-    if (hits) break; /* borrows run the other way: find it byte by byte */
-#endif
-    q += 8;
-  }
-  while (q < end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20) *high |= *q++ & 0x80;
-  return q;
 }
 
 static int hexval(char c) {
@@ -462,7 +423,7 @@ typedef struct frame {
  * that every further level holds at most two stack slots. */
 static frame *open_container(dec *d) {
   lua_State *L = d->L;
-  if (d->depth >= MAX_DEPTH) return fail(d, TOO_DEEP, d->p), NULL;
+  if (d->depth + d->outer >= MAX_DEPTH) return fail(d, TOO_DEEP, d->p), NULL;
   if (!lua_checkstack(L, CHUNK + 8)) return fail(d, TOO_DEEP, d->p), NULL;
   if (d->depth >= DEEP) {
     frame *up = &d->frames[d->depth - 1];
@@ -576,7 +537,7 @@ done:
       return fail(d, "expected ',' or ']'", d->p);
     case F_FIRST:
       if (lua_type(L, -1) != LUA_TSTRING) d->slot = -1; /* a nested object's */
-      f->shape = (f->shape + (unsigned)(d->slot + 1) * 0x85EBCA77u + (unsigned)d->depth) %
+      f->shape = (f->shape + (unsigned)(d->slot + 1) * 0x85EBCA77u + (unsigned)(d->depth + d->outer)) %
                  SHAPE_SLOTS;
       lua_createtable(L, 0, d->cache->shape[f->shape]);
       lua_rotate(L, -3, 1);
@@ -640,24 +601,50 @@ static str_cache *push_cache(lua_State *L) {
   return c;
 }
 
+/* The decoder over [s, end), `outer` containers deep in the text it is part
+ * of; pushes the cache's anchors and the frame store's slot. */
+static void start(dec *d, frame *local, lua_State *L, const char *s, const char *end,
+                  int outer) {
+  int base = lua_gettop(L);
+  luaL_checkstack(L, 8, "json");
+  d->L = L;
+  d->cache = push_cache(L);
+  d->anchors = base + 1;
+  lua_pushnil(L);
+  d->store = base + 2;
+  d->frames = local;
+  d->nframes = LOCAL_FRAMES;
+  d->start = d->p = s;
+  d->end = end;
+  d->err = NULL;
+  d->err_at = s;
+  d->depth = 0;
+  d->outer = outer;
+  d->slot = -1;
+}
+
+int claude_json_decode_at(lua_State *L, const char *s, const char *end, int outer,
+                          const char **after) {
+  dec d;
+  frame local[LOCAL_FRAMES];
+  int base = lua_gettop(L);
+  start(&d, local, L, s, end, outer);
+  skip_ws(&d);
+  if (parse_value(&d)) {
+    lua_replace(L, base + 1);
+    lua_settop(L, base + 1);
+    *after = d.p;
+    return 1;
+  }
+  lua_settop(L, base);
+  return 0;
+}
+
 int claude_json_decode_push(lua_State *L, const char *s, size_t len) {
   dec d;
   frame local[LOCAL_FRAMES];
   int base = lua_gettop(L);
-  luaL_checkstack(L, 8, "json");
-  d.L = L;
-  d.cache = push_cache(L);
-  d.anchors = base + 1;
-  lua_pushnil(L);
-  d.store = base + 2;
-  d.frames = local;
-  d.nframes = LOCAL_FRAMES;
-  d.start = d.p = s;
-  d.end = s + len;
-  d.err = NULL;
-  d.err_at = s;
-  d.depth = 0;
-  d.slot = -1;
+  start(&d, local, L, s, s + len, 0);
   skip_ws(&d);
   if (parse_value(&d)) {
     skip_ws(&d);

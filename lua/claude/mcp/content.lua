@@ -22,6 +22,7 @@ local function is_unwind(e)
 end
 
 local jarray, jobject, null = json.array, json.object, json.null
+local number_text = core.number_text
 local type, tostring, fmt = type, tostring, string.format
 local kind = schema.kind
 
@@ -208,21 +209,12 @@ end)
 ---------------------------------------------------------------------------------------------
 
 --- Format a number as text: integers (and integral floats) without `.0`, other floats in
--- the shortest form that reads back exactly.
+-- the shortest form that reads back exactly (in C: `tostring` would go through `snprintf`
+-- for the integer a tool like `add` returns).
 -- @tparam number n
 -- @treturn string
-function M.format_number(n)
-  local i = math.tointeger(n)
-  if i then return tostring(i) end
-  if n ~= n then return "nan" end
-  if n == math.huge then return "inf" end
-  if n == -math.huge then return "-inf" end
-  for p = 14, 16 do
-    local s = fmt("%." .. p .. "g", n)
-    if tonumber(s) == n then return s end
-  end
-  return fmt("%.17g", n)
-end
+-- @function format_number
+M.format_number = core.number_text
 
 --- The text of an error value for the model: a string loses its `file:line: ` prefix; a table
 -- gives its `message` field unless it has a `__tostring`.
@@ -348,7 +340,7 @@ function M.result_text(tool, ok, r, ...)
   if ok and not tool.validate_output then
     local tr = type(r)
     if tr == "string" then return r end
-    if tr == "number" then return M.format_number(r) end
+    if tr == "number" then return number_text(r) end
   end
   return M.result(tool, ok, r, ...)
 end

@@ -21,7 +21,9 @@ local budgets = require "claude.mcp.budget"
 
 local M = {}
 
-local dispatch, call_tool, typename = core.mcp_dispatch, tool.call, content.typename
+local dispatch, error_handler, typename = core.mcp_dispatch, tool.error_handler,
+  content.typename
+local number_text = content.format_number
 local spawn_transient, spawn_budgeted, is_error = async.spawn_transient, async.spawn_budgeted,
   errors.is
 local new_budget = core.budget
@@ -54,6 +56,7 @@ local function id_of(message)
 end
 
 local rpc_error = core.jsonrpc_error
+local MCP_CALL = core.MCP_CALL
 local RPC_ERROR = getmetatable(errors.new("rpc", ""))
 
 ---------------------------------------------------------------------------------------------
@@ -217,13 +220,28 @@ Ctx.__index = function(ctx, k)
   return f
 end
 
-local function new_ctx(self, name, server, id, meta, auth, req)
-  return setmetatable({
-    request_id = id, server = name, state = server.state, cancelled = false,
-    tool_use_id = meta and meta["claudecode/toolUseId"] or nil, auth = auth,
-    _router = self, _token = meta and meta.progressToken or nil, _meta = meta, _req = req,
+local TOOL_USE_ID = "claudecode/toolUseId"
+
+-- `meta` is the request's `_meta` table, or core.MCP_CALL for one of the claude CLI's shape
+-- that a stream's envelope reader did not decode (`token` and `tool_use_id` are its values,
+-- and the trace context is absent).
+local function new_ctx(self, name, server, id, meta, auth, req, token, tool_use_id)
+  if meta == MCP_CALL then
+    meta = nil
+  elseif meta then
+    token, tool_use_id = meta.progressToken, meta[TOOL_USE_ID]
+  end
+  -- seven fields at most in the constructor (a hash of 8); the rest only when there
+  local ctx = setmetatable({ request_id = id, server = name, cancelled = false,
+    tool_use_id = tool_use_id, _router = self, _token = token,
     _task = false, -- (set when the request waits: read at its end, without a metamethod)
   }, Ctx)
+  local state = server.state
+  if state ~= nil then ctx.state = state end
+  if auth ~= nil then ctx.auth = auth end
+  if meta ~= nil then ctx._meta = meta end
+  if req ~= nil then ctx._req = req end
+  return ctx
 end
 
 ---------------------------------------------------------------------------------------------
@@ -418,19 +436,51 @@ M.new = public(function(servers, opts)
 end)
 
 -- The work of one request, in a task: a tool call answers with its result (the caller writes
--- the JSON-RPC envelope around it), a read or a prompt with a whole response.
-local function run_call(self, name, t, args, ctx, id, reply, tag)
-  local result = call_tool(t, args, ctx, true)
-  if ctx._task then unregister(self, name, id, ctx) end
-  if ctx.cancelled then result = content.error(cancelled_text(ctx)) end
-  if type(result) == "table" and getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
-    -- the tool raised a JSON-RPC error
-    return reply(tag, rpc_error(id, result.code, result.message, result.data))
+-- the JSON-RPC envelope around it), a read or a prompt with a whole response. A tool call
+-- runs in a worker (async.worker: a loop, one call after the other, no call per call). `ctx`
+-- is nil for a tool that cannot see it (see start_call): one is made only if the call waits,
+-- and the task holds it (`on_budget_data`).
+local yield, DONE = coroutine.yield, async.DONE
+local call_worker = async.worker(function(task, t, args, ctx, id, reply, tag)
+  while true do
+    -- tool.call(t, args, ctx, true), inline: a string or a number is the text of the result
+    local result, text
+    if args == nil or args == null then args = jobject() end
+    local valid, verr = t.validate(args)
+    if not valid then
+      result = content.error("Input validation error: " .. verr.message)
+    else
+      local done, r, e = xpcall(t.execute, t.report_error or error_handler(t), args, ctx)
+      if done and not t.validate_output then
+        local tr = type(r)
+        if tr == "string" then
+          result, text = r, true
+        elseif tr == "number" then
+          result, text = number_text(r), true
+        end
+      end
+      if not text then result = content.result(t, done, r, e) end
+    end
+    ctx = ctx or task.on_budget_data
+    if ctx then
+      if ctx._task then unregister(ctx._router, ctx.server, id, ctx) end
+      if ctx.cancelled then result, text = content.error(cancelled_text(ctx)), false end
+    end
+    -- (a call always has an id: core.mcp_dispatch and the envelope readers see to it)
+    if text then
+      reply(tag, result, id, true)
+    elseif getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
+      -- the tool raised a JSON-RPC error
+      reply(tag, rpc_error(id, result.code, result.message, result.data))
+    else
+      reply(tag, result, id)
+    end
+    args, ctx = nil -- luacheck: ignore (an idle worker holds nothing of its last call)
+    task, t, args, ctx, id, reply, tag = yield(DONE)
   end
-  reply(tag, result, id == nil and null or id)
-end
+end)
 
-local function run_request(self, name, ctx, id, reply, tag, fn, ...)
+local function run_request(_, self, name, ctx, id, reply, tag, fn, ...)
   local result, code, msg, data = fn(...)
   if ctx._task then unregister(self, name, id, ctx) end
   if ctx.cancelled then return reply(tag, rpc_error(id, -32603, cancelled_text(ctx))) end
@@ -438,7 +488,7 @@ local function run_request(self, name, ctx, id, reply, tag, fn, ...)
   reply(tag, rpc_error(id, code, msg, data))
 end
 
--- Starts `runner(...)` as a task; a task still running is registered for cancellation.
+-- Starts `runner(task, ...)` as a task; a task still running is registered for cancellation.
 local function start(self, name, ctx, id, runner, ...)
   local task = spawn_transient(runner, ...)
   if not task then return nil end
@@ -447,9 +497,18 @@ local function start(self, name, ctx, id, runner, ...)
   return ctx
 end
 
--- The limits of tool `t` of `server` (tool, server, session, defaults), worked out once per
--- tool and server: `{ core = {run, instructions, memory}, seconds = s, spare = budget }`, or
--- false. `spare` is a budget whose call ended, reset for the next one.
+-- Whether `execute` can see its second argument, the ctx: a Lua function with one parameter
+-- (`function(args)`) and no `...` cannot, so its calls need no ctx unless they wait.
+local function sees_ctx(execute)
+  if type(execute) ~= "function" then return true end
+  local info = debug.getinfo(execute, "u")
+  return info.isvararg or info.nparams >= 2 or info.what == "C"
+end
+
+-- What a call of tool `t` of `server` needs, worked out once per tool and server: its limits
+-- (tool, server, session, defaults) `core = {run, instructions, memory}` and `seconds`, or
+-- `core = false` for none; `spare`, a budget whose call ended, reset for the next one; and
+-- `ctx`, whether its `execute` sees a ctx.
 local function limits_of(self, server, t)
   local per = self._limits[server]
   if not per then
@@ -459,8 +518,8 @@ local function limits_of(self, server, t)
   local l = per[t]
   if l == nil then
     local r = budgets.resolve(t.budget, server.budget, self._budget)
-    l = r and { core = { run = r.run, instructions = r.instructions, memory = r.memory },
-      seconds = r.seconds, spare = false } or false
+    l = { core = r and { run = r.run, instructions = r.instructions, memory = r.memory }
+      or false, seconds = r and r.seconds, spare = false, ctx = sees_ctx(t.execute) }
     per[t] = l
   end
   return l
@@ -479,31 +538,48 @@ local function budget_stopped(err, ctx)
   ctx._reply(ctx._tag, stopped_result(ctx._tool, err), id == nil and null or id)
 end
 
--- A tool call: in a task under its budget when it has one (the defaults give every call
--- one). The budget of a call that ended at once serves the next call of the tool.
-local function start_call(self, name, server, t, args, ctx, id, reply, tag)
-  local l = limits_of(self, server, t)
-  if not l then
-    return start(self, name, ctx, id, run_call, self, name, t, args, ctx, id, reply, tag)
-  end
-  local b = l.spare
-  if b then l.spare = false else b = new_budget(l.core) end
-  local task, err = spawn_budgeted(b, l.seconds, budget_stopped, run_call, self, name, t,
-    args, ctx, id, reply, tag)
-  if not task then
-    l.spare = b
-    if err then
-      ctx.cancelled = true -- what the tool left running is over
-      reply(tag, stopped_result(t, err), id == nil and null or id)
-    end
-    return nil
-  end
-  -- what budget_stopped needs, made only for a call that waits
+-- A call whose task waits: its ctx (made now when the tool cannot see it), with what
+-- budget_stopped needs, registered for cancellation. Returns the ctx.
+local function waiting(self, name, server, t, task, ctx, meta, id, auth, req, reply, tag, token,
+                       tool_use_id)
+  if not ctx then ctx = new_ctx(self, name, server, id, meta, auth, req, token, tool_use_id) end
   ctx._reply, ctx._tag, ctx._tool = reply, tag, t
   task.on_budget_data = ctx
   ctx._task = task
   register(self, name, id, ctx)
   return ctx
+end
+
+-- A tool call: in a task under its budget when it has one (the defaults give every call
+-- one). The budget of a call that ended at once serves the next call of the tool. The call's
+-- ctx is made here when the tool sees it, else only when the call waits. (Router:call has
+-- the usual case inline.)
+local function start_call(self, name, server, t, args, meta, id, auth, req, reply, tag, token,
+                          tool_use_id)
+  local per = self._limits[server]
+  local l = per and per[t] or limits_of(self, server, t)
+  local ctx = l.ctx and new_ctx(self, name, server, id, meta, auth, req, token, tool_use_id)
+    or nil
+  local b, task, err = l.core
+  if not b then
+    task = spawn_transient(call_worker, t, args, ctx, id, reply, tag)
+    if not task then return nil end
+  else
+    b = l.spare
+    if b then l.spare = false else b = new_budget(l.core) end
+    task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, t, args, ctx, id,
+      reply, tag)
+    if not task then
+      l.spare = b
+      if err then
+        if ctx then ctx.cancelled = true end -- what the tool left running is over
+        reply(tag, stopped_result(t, err), id == nil and null or id)
+      end
+      return nil
+    end
+  end
+  return waiting(self, name, server, t, task, ctx, meta, id, auth, req, reply, tag, token,
+    tool_use_id)
 end
 
 --- Answer one JSON-RPC message the CLI sent to server `name`, without waiting: `reply(tag,
@@ -535,8 +611,7 @@ function Router:handle_async(name, message, reply, tag, auth, req)
     return nil
   end
   if op == "call" then -- tool, arguments, meta, id
-    local ctx = new_ctx(self, name, server, d, c, auth, req)
-    return start_call(self, name, server, a, b, ctx, d, reply, tag)
+    return start_call(self, name, server, a, b, c, d, auth, req, reply, tag)
   end
   if op == "cancel" then -- request_id, reason
     cancel(self, name, a, b)
@@ -558,6 +633,78 @@ function Router:handle_async(name, message, reply, tag, auth, req)
   end -- "prompt": prompt, arguments, id
   return start(self, name, ctx, id, run_request, self, name, ctx, id, reply, tag,
     get_prompt, a, b, ctx)
+end
+
+--- The `tools/call` request a stream's envelope reader took apart (`stream:envelope`,
+-- core.MCP_CALL): the message it was, with the values as the decoder gave them.
+-- @param id
+-- @tparam string name the tool's name
+-- @param args the arguments as decoded (nil when absent)
+-- @param meta `_meta` as decoded (nil when absent), core.MCP_CALL for one of the claude CLI's
+--   shape, whose values are `token` and `tool_use_id`, or the JSON text of one holding the
+--   modern era's envelope
+-- @param[opt] token
+-- @param[opt] tool_use_id
+-- @treturn table the JSON-RPC message
+function M.call_message(id, name, args, meta, token, tool_use_id)
+  if meta == MCP_CALL then
+    meta = { progressToken = token, [TOOL_USE_ID] = tool_use_id }
+  elseif type(meta) == "string" then -- an envelope of the modern era, as its text
+    meta = json.decode(meta)
+  end
+  return { jsonrpc = "2.0", id = id, method = "tools/call",
+    params = { name = name, arguments = args, _meta = meta } }
+end
+local call_message = M.call_message
+
+--- `handle_async` for the `tools/call` of `M.call_message(id, tool, args, meta, token,
+-- tool_use_id)`, which a stream's envelope reader took apart (core.MCP_CALL): the same
+-- answers, without the message's tables or the protocol checks the reader made (a tool
+-- that is not there, or arguments that are no object, go the way of `handle_async`).
+-- @tparam string name the server name
+-- @tparam string tname the tool's name
+-- @param args the arguments as decoded: a table, json.null or nil (absent); the reader
+--   hands no other value here
+-- @param meta `_meta` as decoded (nil when absent), or core.MCP_CALL (see `call_message`)
+-- @param id the request's id (an integer or a string)
+-- @tparam function reply
+-- @param tag
+-- @tparam[opt] table auth
+-- @tparam[opt] table req
+-- @param[opt] token
+-- @param[opt] tool_use_id
+-- @return the request's context while its task runs, else nil
+function Router:call(name, tname, args, meta, id, reply, tag, auth, req, token, tool_use_id)
+  local server = self._servers[name]
+  local t = server and server.tools[tname]
+  if not t then
+    return self:handle_async(name, call_message(id, tname, args, meta, token, tool_use_id),
+      reply, tag, auth, req)
+  end
+  if args == null then args = nil end
+  if meta ~= MCP_CALL then
+    local tm = type(meta)
+    if tm == "string" then meta = json.decode(meta) elseif tm ~= "table" then meta = nil end
+  end
+  local per = self._limits[server]
+  local l = per and per[t] or limits_of(self, server, t)
+  local b = l.core
+  if not b or l.ctx then
+    return start_call(self, name, server, t, args, meta, id, auth, req, reply, tag, token,
+      tool_use_id)
+  end
+  -- the usual call, start_call's way: under its budget, with no ctx unless it waits
+  b = l.spare
+  if b then l.spare = false else b = new_budget(l.core) end
+  local task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, t, args, nil, id,
+    reply, tag)
+  if task then
+    return waiting(self, name, server, t, task, nil, meta, id, auth, req, reply, tag, token,
+      tool_use_id)
+  end
+  l.spare = b
+  if err then reply(tag, stopped_result(t, err), id == nil and null or id) end
+  return nil
 end
 
 --- Answer one JSON-RPC message the CLI sent to server `name`, waiting for it: `handle_async`

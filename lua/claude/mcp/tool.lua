@@ -41,7 +41,7 @@ end
 
 local misuse, public = errors.misuse, errors.public
 
-local typename = content.typename
+local typename, number_text = content.typename, content.format_number
 
 -- A location: "field 'x'" by default, "argument #n" when the caller says so.
 local function where(labels, field)
@@ -840,6 +840,20 @@ local function report(name)
   end
 end
 
+--- The message handler a call of tool `t` runs `execute` under (`xpcall`): a failure's
+-- traceback to stderr. Made once per tool.
+-- @tparam claude.Tool t
+-- @treturn function
+function M.error_handler(t)
+  local on_error = t.report_error
+  if not on_error then
+    on_error = budget.trusted_handler(report(t.name))
+    t.report_error = on_error
+  end
+  return on_error
+end
+local error_handler = M.error_handler
+
 --- Call a tool as `tools/call` does: validate `args`, run `execute(args, ctx)` protected
 -- (a traceback goes to stderr), and convert the outcome. Never raises; may yield if
 -- `execute` does.
@@ -853,13 +867,16 @@ function M.call(t, args, ctx, as_text)
   if args == nil or args == null then args = jobject() end
   local ok, err = t.validate(args)
   if not ok then return content.error("Input validation error: " .. err.message) end
-  local on_error = t.report_error -- made once per tool: this is the hot path
-  if not on_error then
-    on_error = budget.trusted_handler(report(t.name))
-    t.report_error = on_error
+  local on_error = t.report_error or error_handler(t) -- made once per tool: the hot path
+  if not as_text then return content.result(t, xpcall(t.execute, on_error, args, ctx)) end
+  -- content.result_text, inline: a string or a number is the text of the result
+  local done, r, e = xpcall(t.execute, on_error, args, ctx)
+  if done and not t.validate_output then
+    local tr = type(r)
+    if tr == "string" then return r end
+    if tr == "number" then return number_text(r) end
   end
-  local shape = as_text and content.result_text or content.result
-  return shape(t, xpcall(t.execute, on_error, args, ctx))
+  return content.result(t, done, r, e)
 end
 
 return M

@@ -51,6 +51,8 @@
 -- `claude.schema.registry`, `claude.schema.keywords`, `claude.schema.dialects`,
 -- `claude.schema.uri`), `claude.schema.regex`.
 -- @module claude.schema
+local core = require "claude.core"
+local json = require "claude.json"
 local errors = require "claude.errors"
 local shorthand = require "claude.schema.shorthand"
 local validator = require "claude.schema.validator"
@@ -191,11 +193,16 @@ local function compile(json_schema, opts)
   local root, st, kind = catch(pcall(validator.compile, json_schema, o))
   if not root then return nil, st, kind end
   if not st.counted then
-    return function(value)
+    local function check(value)
       local ok, m, p, w = root(value)
       if ok then return true end
       return failure(m, p, w)
     end
+    -- an object of string, number and boolean properties: passed in one C call, the rest
+    -- (and every failure, for its message) by `check`
+    local flat = validator.flat[root]
+    return flat and core.flat_validator(flat.kinds, json.object_mt, check,
+      table.unpack(flat.names)) or check
   end
   local max, protect = o.max_steps, st.protect
   local over = ("validation stopped after %d steps (max_steps): the schema applies too many "

@@ -482,6 +482,30 @@ end
 -- Objects
 ---------------------------------------------------------------------------------------------
 
+-- The names and kinds of a flat object (every property a leaf: string, number, boolean) for
+-- core.flat_validator: a byte per name, upper case when required; a required name without a
+-- property schema is 'X', checked for presence alone.
+local KIND_BYTE = { string = "s", number = "n", boolean = "b" }
+local function flat_of(ctx, names, subs, reqs)
+  local required, kinds, list = {}, {}, {}
+  for i = 1, #reqs do required[reqs[i]] = true end
+  for i = 1, #names do
+    local k = KIND_BYTE[ctx.leaves[subs[i]]]
+    if not k then return nil end
+    list[i] = names[i]
+    kinds[i] = required[names[i]] and k:upper() or k
+    required[names[i]] = nil
+  end
+  for i = 1, #reqs do
+    if required[reqs[i]] then
+      required[reqs[i]] = nil
+      list[#list + 1] = reqs[i]
+      kinds[#kinds + 1] = "X"
+    end
+  end
+  return { kinds = table.concat(kinds), names = list }
+end
+
 --- Adds the object keywords; returns what the fast path of `validator` needs when only
 -- `properties`, `required` and `additionalProperties` are there.
 function M.add_objects(s, checks, ctx, path, kw, mode)
@@ -624,6 +648,7 @@ function M.add_objects(s, checks, ctx, path, kw, mode)
   if npat == 0 and not minp and not maxp and not names_f then
     simple = { names = names, subs = subs, reqs = reqs, known = known, addl = addl,
       segs = segs, keys = keys, seg = seg, nleaf = nleaf }
+    if addl == nil and nleaf == np then simple.flat = flat_of(ctx, names, subs, reqs) end
   end
   if M.add_dependencies(s, checks, ctx, path, kw, mode) then simple = nil end
   return simple

@@ -25,6 +25,11 @@ local bad = common.bad
 local kind, merge, PLAIN = keywords.kind, keywords.merge, keywords.PLAIN
 
 M.kind = kind
+
+--- The flat objects among compiled nodes: node -> `{ kinds = "...", names = {...} }` for a
+-- node that is an object of string, number and boolean properties alone (the input of most
+-- tools), which `core.flat_validator` checks in one C call (claude.schema).
+M.flat = setmetatable({}, { __mode = "k" })
 M.located = keywords.located
 
 --- The bounds' defaults: generous for hand-written and generated schemas.
@@ -334,12 +339,15 @@ function compile(s, ctx, mode, path)
         return c(v, kind(v))
       end
     end
-    ctx.leaves[f] = true
+    ctx.leaves[f] = want -- (the kind of a leaf, for claude.schema's C fast path)
   elseif ref_node and #checks == 1 then -- {"$ref": ...} alone: one closure
     f = ref_node(true)
   else
     f = general(ctx, checks)
-    if simple and not mode then f = fast_object(simple, f) end
+    if simple and not mode then
+      f = fast_object(simple, f)
+      if simple.flat then M.flat[f] = simple.flat end
+    end
   end
   if ctx.dynamic and info.root then -- a resource entered: the dynamic scope grows
     local inner_f, st, base = f, ctx.st, info.base

@@ -28,6 +28,8 @@ local hooks = require "claude.session.hooks"
 local permissions = require "claude.session.permissions"
 local servers = require "claude.session.servers"
 
+local MCP_CALL = core.MCP_CALL
+
 local M = {}
 
 local DEFAULT_INITIALIZE_TIMEOUT = 60
@@ -265,10 +267,27 @@ local function undecodable_request(self, line, err)
   return false
 end
 
+-- A tool call the stream's envelope reader took apart (core.MCP_CALL) when the session has
+-- no router (it has one whenever it reads so): the control request, whole, to the peer.
+local function mcp_call(self, id, name, args, meta, token, tool_use_id, request_id, server_name)
+  self.peer:receive({ type = "control_request", request_id = request_id, request = {
+    subtype = "mcp_message", server_name = server_name,
+    message = require("claude.mcp.router").call_message(id, name, args, meta, token,
+      tool_use_id) } })
+end
+
 -- The stdout callback of a session: one closure per session, so that each message costs
 -- one call.
 local function dispatcher(self)
-  return function(msg, err, line, kind)
+  return function(msg, err, line, kind, a5, a6, a7, _, a9, a10)
+    if msg == MCP_CALL then -- id, name, arguments, _meta, token, tool use id, version,
+      local router = self.router -- request_id, server name
+      if router then
+        return self.router_call(router, a10, line, kind, a5, err, self.mcp_reply, a9, nil, nil,
+          a6, a7)
+      end
+      return mcp_call(self, err, line, kind, a5, a6, a7, a9, a10)
+    end
     if msg == nil then
       if err == nil then return end -- EOF: the exit callback ends the session
       if kind == "json" then
@@ -469,6 +488,8 @@ function M.open(options, fname)
   end
   self.proc = proc
   self.raw = proc.raw -- the hot path writes tool results through it
+  -- a tool call's control request reaches the router as its few values, not six tables
+  if self.router then proc.raw:envelope("control") end
   self.pid = proc.pid
   open_sessions[self] = true
   self.state = "running"

@@ -20,7 +20,8 @@ local RPC = MCP .. '{"jsonrpc":"2.0","id":'
 local TEXT = ',"result":{"content":[{"type":"text","text":'
 
 -- The session's reply function: (request_id, response) or, for a tool call, (request_id,
--- result, rpc_id), where a string result is the text of a one-block CallToolResult.
+-- result, rpc_id, text), where a string result is the text of a one-block CallToolResult
+-- (`text` is true then: the router knows it).
 local function replier(session)
   if session.recorder then
     -- a recorded session writes its replies as messages (the recording takes messages)
@@ -33,17 +34,19 @@ local function replier(session)
         request_id = request_id, response = { mcp_response = response } } })
     end
   end
-  return function(request_id, response, rpc_id)
+  local write_pieces -- the stream's method, looked up once
+  return function(request_id, response, rpc_id, text)
     local raw = session.raw
     if not raw then return end
+    write_pieces = write_pieces or raw.write_pieces
     local ok, err, kind
-    if rpc_id == nil then
-      ok, err, kind = raw:write_pieces(HEAD, request_id, MCP, response, "}}}\n")
-    elseif type(response) == "string" then
-      ok, err, kind = raw:write_pieces(HEAD, request_id, RPC, rpc_id, TEXT, response,
+    if text or (rpc_id ~= nil and type(response) == "string") then
+      ok, err, kind = write_pieces(raw, HEAD, request_id, RPC, rpc_id, TEXT, response,
         "}]}}}}}\n")
+    elseif rpc_id == nil then
+      ok, err, kind = write_pieces(raw, HEAD, request_id, MCP, response, "}}}\n")
     else
-      ok, err, kind = raw:write_pieces(HEAD, request_id, RPC, rpc_id, ',"result":',
+      ok, err, kind = write_pieces(raw, HEAD, request_id, RPC, rpc_id, ',"result":',
         response, "}}}}\n")
     end
     if not ok and kind == "encode" then error(err, 0) end
@@ -81,6 +84,7 @@ function M.attach(self, sdk)
       end
     end,
   })
+  self.router_call = self.router.call -- (the hot path: looked up once)
   watch_servers(self, sdk)
 end
 

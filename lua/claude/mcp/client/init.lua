@@ -184,6 +184,17 @@ local function open_connection(self, kind)
           .. "' sent an invalid message: " .. tostring(why)))
       end
     end,
+    -- an answer the transport's envelope reader took apart (core.RPC_RESULT): its call's
+    -- callback at once, as `message` would do for it; anything else goes that way
+    result = function(id, value)
+      local peer = conn.peer
+      if not peer then return end
+      if not conn.probe and not conn.dropped[id] then
+        local callback = peer.pending:take(id)
+        if callback then return callback(value) end
+      end
+      return conn.events.message({ jsonrpc = "2.0", id = id, result = value })
+    end,
     problem = function(err) report(self, err) end,
     -- a message that does not decode (cut short, invalid UTF-8, ...): when it answers a
     -- call in flight (its id, no method), that call fails with `err` now rather than
@@ -221,6 +232,7 @@ local function open_connection(self, kind)
     end,
     headers = function(msg) return param_headers_of(self, msg) end,
   }
+  conn.events = events
   local mod = require(transports[kind])
   local t, err, ekind = mod.open(self.opts, events, self.provider)
   if not t then return nil, err, ekind end
@@ -236,6 +248,8 @@ local function open_connection(self, kind)
     codec = rpc.jsonrpc,
     name = "MCP server '" .. self.name .. "'",
     send = send,
+    -- a transport that writes a request's envelope itself (stdio) is given its values
+    send_request = t.send_request,
     handlers = self.handlers,
     on_notification = function(method, params) on_notification(self, method, params) end,
     -- a modern HTTP request is abandoned by closing its stream; elsewhere the server is told
@@ -250,6 +264,8 @@ local function open_connection(self, kind)
     context = { client = self },
     timeout = self.opts.timeout,
   }
+  -- a transport that reads answers in C hands those of the requests waiting straight to them
+  if t.bind_answers then t:bind_answers(conn.peer.pending) end
   return conn
 end
 
@@ -608,10 +624,22 @@ local function request(self, method, params, timeout, ropts)
 end
 
 -- One request of the modern era (each round of one; the connection may change between).
+-- The first round of a tools/call that carries the client's envelope as it stands is written
+-- by a transport that can (stdio: write_call) around its name and arguments, the envelope's
+-- JSON made once (modern.call_tail).
 send_one = function(self)
-  return function(method, params, timeout)
+  return function(method, params, timeout, plain)
     local peer, err, kind = peer_of(self, timeout or nil)
     if not peer then return nil, err, kind end
+    -- plain: a tools/call's first round, params {name, arguments, _meta} (claude.mcp.client.
+    -- modern)
+    local write = plain and not self.provider and self.conn.transport.write_call
+    if write then
+      local tail = modern.call_tail(self, params._meta)
+      if tail then
+        return peer:request_written(method, write, timeout, params.name, params.arguments, tail)
+      end
+    end
     return peer_request(self, peer, method, params, timeout)
   end
 end
@@ -875,7 +903,62 @@ end
 --   message), meta = { ... } }`
 -- @return the CallToolResult | nil, err, kind
 -- @function call_tool
-Client.call_tool = public(call_tool)
+local public_call_tool = public(call_tool)
+
+-- The usual call (no options, the legacy era, connected, no OAuth): call_tool's way with
+-- nothing it does not need (no protected call: nothing here is a misuse).
+local function call_plain(self, name, args)
+  local conn = self.conn
+  local write_call = conn.transport.write_call
+  local result, err, kind
+  if self.era == "modern" then -- its rounds (claude.mcp.client.modern), written by send_one
+    result, err, kind = modern.call(self, self.send_one, { name = name,
+      arguments = args or jobject(), _meta = nil }, name, self.opts.timeout) -- (room for _meta)
+    if result == nil and type(err) == "table" and err.code == era.ERRORS.header_mismatch
+      and not (self.tool_headers and self.tool_headers[name]) then
+      -- call_tool's way: an x-mcp-header tool not listed yet, listed now, called once more
+      local listed = list_all(self, "tools/list", "tools", { cache = false }, "call_tool")
+      if listed and self.tool_headers and self.tool_headers[name] then
+        result, err, kind = modern.call(self, self.send_one, { name = name,
+          arguments = args or jobject() }, name, self.opts.timeout)
+      end
+    end
+    if result == nil then return nil, err, kind end
+    if err == "task" then
+      local timeout = self.opts.timeout
+      local t = tasks.new(self, task_request(self), result, { name = name, timeout = timeout,
+        report = function(e) report(self, e) end })
+      return M.check_output(self, name, t:wait { timeout = timeout or nil })
+    end
+  elseif write_call then -- the transport writes it around name and arguments
+    result, err, kind = conn.peer:request_written("tools/call", write_call, self.opts.timeout,
+      name, args or jobject())
+  else
+    result, err, kind = conn.peer:request("tools/call", { name = name,
+      arguments = args or jobject() }, self.opts.timeout)
+  end
+  if result == nil then return nil, err, kind end
+  local task = result.task
+  if type(task) == "table" and task.taskId ~= nil and result.content == nil then
+    -- a task the server chose to make: the call waits for its end (call_tool's way)
+    local timeout = self.opts.timeout
+    local t = tasks.new(self, task_request(self), task, { name = name, timeout = timeout,
+      report = function(e) report(self, e) end })
+    return M.check_output(self, name, t:wait { timeout = timeout or nil })
+  end
+  local schemas = self.output_schemas
+  if schemas == nil or schemas[name] == nil then return result end
+  return M.check_output(self, name, result)
+end
+
+function Client.call_tool(self, name, args, opts)
+  if opts == nil and getmetatable(self) == Client and self.state == "connected"
+    and not self.closed and not self.provider
+    and type(name) == "string" and (args == nil or type(args) == "table") then
+    return call_plain(self, name, args)
+  end
+  return public_call_tool(self, name, args, opts)
+end
 
 local function string_arg(v, n, fname)
   if type(v) ~= "string" then

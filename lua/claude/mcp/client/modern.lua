@@ -60,9 +60,26 @@ local function current_envelope(self)
     return e.meta
   end
   e = { version = self.protocol_version, log_level = self.log_level,
-    meta = M.envelope(self) }
+    meta = M.envelope(self), tail = false }
   self.envelope_now = e
   return e.meta
+end
+
+--- The end of a `tools/call` request whose `_meta` is the client's envelope as it stands:
+-- `,"_meta":<the envelope>}}` and the newline, JSON made once for as long as the envelope
+-- does not change (a transport writes the rest around the name and arguments: write_call).
+-- nil when `meta` is not that envelope.
+-- @param self the client
+-- @tparam table meta the `_meta` of a request's params
+function M.call_tail(self, meta)
+  local e = self.envelope_now
+  if not e or meta ~= e.meta then return nil end
+  local tail = e.tail
+  if not tail then
+    tail = ',"_meta":' .. json.encode(meta) .. "}}\n"
+    e.tail = tail
+  end
+  return tail
 end
 
 --- `params` with the envelope in its `_meta`, over what `_meta` held: a new table, unless
@@ -98,7 +115,7 @@ local OPTIONS = { elicitation = "on_elicitation", sampling = "on_sampling",
 
 -- -32021: the server needs a capability the client did not declare; when it is one a
 -- callback gives, the error says which.
-local function missing(self, method, opts, err)
+local function missing(self, method, name, err)
   local caps = type(err.data) == "table" and err.data.requiredCapabilities
   local wanted = {}
   if type(caps) == "table" then
@@ -111,13 +128,15 @@ local function missing(self, method, opts, err)
   for _, cap in ipairs(wanted) do
     if OPTIONS[cap] then give[#give + 1] = "'" .. OPTIONS[cap] .. "'" end
   end
-  local what = method .. (opts and opts.name and (" '" .. opts.name .. "'") or "")
+  local what = method .. (name and (" '" .. name .. "'") or "")
   return errors.fail("unsupported", string.format("the MCP server '%s' needs the client's "
     .. "%s capability for %s, which it did not declare%s", self.name,
     wanted[1] and table.concat(wanted, ", ") or "(unnamed)", what,
     give[1] and (" (give claude.mcp.connect " .. table.concat(give, ", ") .. ")") or ""),
     { code = err.code, data = err.data, remote_message = err.remote_message, cause = err })
 end
+
+local request -- (self, send, method, params, extensions, name, owned, timeout)
 
 --- Sends a request of the modern era and follows its answer to the end.
 -- @param self the client
@@ -129,12 +148,26 @@ end
 --   the request is about, for messages), `owned` (`params` may be changed)
 -- @return the result (and `"task"` for a task's handle) | nil, err, kind
 function M.request(self, send, method, params, opts, timeout)
-  local extensions = opts and opts.extensions
-  local p = M.params(self, params, extensions, opts and opts.owned)
+  if not opts then return request(self, send, method, params, nil, nil, nil, timeout) end
+  return request(self, send, method, params, opts.extensions, opts.name, opts.owned, timeout)
+end
+
+--- `request` of `tools/call` of tool `name` with `params` (owned, no extensions), with no
+-- options table made for it.
+function M.call(self, send, params, name, timeout)
+  return request(self, send, "tools/call", params, nil, name, true, timeout)
+end
+
+request = function(self, send, method, params, extensions, name, owned, timeout)
+  local p = M.params(self, params, extensions, owned)
   local rounds, corrected = 0, false
   local max = self.opts.max_input_rounds or M.MAX_ROUNDS
+  -- the first round of a call whose params are its own: `send` may write them from their
+  -- values (their keys: name, arguments, and _meta, the envelope)
+  local plain = owned and extensions == nil and method == "tools/call"
   while true do
-    local r, err, kind = send(method, p, timeout)
+    local r, err, kind = send(method, p, timeout, plain)
+    plain = false
     if not r then
       local data = kind == "remote" and err.code == era.ERRORS.unsupported_version
         and type(err.data) == "table" and err.data
@@ -154,7 +187,7 @@ function M.request(self, send, method, params, opts, timeout)
         end
       end
       if kind == "remote" and err.code == era.ERRORS.missing_capability then
-        return missing(self, method, opts, err)
+        return missing(self, method, name, err)
       end
       return nil, err, kind
     end
@@ -182,7 +215,7 @@ function M.request(self, send, method, params, opts, timeout)
       local requests, responses = r.inputRequests, nil
       if requests ~= nil and requests ~= json.null and next(requests) ~= nil then
         responses, err, kind = input.answer(self, requests, { method = method,
-          name = opts and opts.name })
+          name = name })
         if not responses then return nil, err, kind end
       elseif type(r.requestState) ~= "string" then
         return protocol(self, method, "with input_required asking for nothing")

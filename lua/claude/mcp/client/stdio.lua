@@ -9,12 +9,15 @@
 -- (a line over the size limit), and `closed(err)` once, when the transport is
 -- gone by itself (the server exited). `close()` ends it without `closed`.
 -- @module claude.mcp.client.stdio
+local core = require "claude.core"
+local json = require "claude.json"
 local process = require "claude.process"
 local errors = require "claude.errors"
 
 local M = {}
 
 local TAIL_LINES = 40
+local RPC_RESULT = core.RPC_RESULT
 
 local Transport = {}
 Transport.__index = Transport
@@ -27,6 +30,44 @@ end
 
 local function tail(self)
   return table.concat(self.stderr_lines, "\n")
+end
+
+local HEAD, METHOD, PARAMS = '{"jsonrpc":"2.0","id":', ',"method":', ',"params":'
+local CALL, ARGS = ',"method":"tools/call","params":{"name":', ',"arguments":'
+
+-- The transport's writers of requests with no table made for them: the envelope written
+-- around the values in C (`write_pieces`); what cannot be written so goes through `send`,
+-- which says why, as it would have.
+local function writers(self)
+  local proc = self.proc
+  local raw = proc.raw
+  local write_pieces = raw.write_pieces
+  -- {jsonrpc = "2.0", id = id, method = method, params = params}
+  self.send_request = function(id, method, params)
+    if not (proc.closed or proc.finished or self.closing) then
+      local ok
+      if params == nil then
+        ok = write_pieces(raw, HEAD, id, METHOD, method, "}\n")
+      else
+        ok = write_pieces(raw, HEAD, id, METHOD, method, PARAMS, params, "}\n")
+      end
+      if ok then return true end
+    end
+    return self:send({ jsonrpc = "2.0", id = id, method = method, params = params })
+  end
+  -- tools/call of `name` with `args` (a table; json.object() when nil, as `call_tool` sends);
+  -- `ending`, when given, ends the params: `,"_meta":...}}` and a newline (the modern era's
+  -- envelope, as JSON: claude.mcp.client.modern.call_tail)
+  self.write_call = function(id, name, args, ending)
+    if not (proc.closed or proc.finished or self.closing) then
+      if write_pieces(raw, HEAD, id, CALL, name, ARGS, args, ending or "}}\n") then
+        return true
+      end
+    end
+    local params = { name = name, arguments = args }
+    if ending then params._meta = json.decode(ending:match('^,"_meta":(.*)}}\n$')) end
+    return self:send({ jsonrpc = "2.0", id = id, method = "tools/call", params = params })
+  end
 end
 
 --- Starts the server process.
@@ -48,6 +89,8 @@ function M.open(opts, events)
       if user_stderr then user_stderr(line) end
     end,
     on_stdout = function(value, e, line, ekind)
+      -- the envelope reader's answer to a call: id, result
+      if value == RPC_RESULT then return events.result(e, line) end
       if value ~= nil then return events.message(value) end
       if not e then return end -- EOF: the exit tells the story
       if ekind == "overflow" then
@@ -75,8 +118,11 @@ function M.open(opts, events)
       .. tostring(opts.command) .. "): " .. errors.message(err), { cause = err, code = kind }),
       "connection"
   end
+  -- answers reach the client as their id and result (no envelope table) where it reads so
+  if events.result then proc.raw:envelope("response") end
   self.proc = proc
   self.pid = proc.pid
+  writers(self)
   return self
 end
 
@@ -93,6 +139,12 @@ function Transport:send(msg)
       .. errors.message(err))
   end
   return true
+end
+
+--- The answers of the requests waiting in `set` (a core.pending) go straight to them: the
+-- reader of stdout finds them there (stream:envelope("response", set)).
+function Transport:bind_answers(set)
+  if not self.closing and not self.proc.closed then self.proc.raw:envelope("response", set) end
 end
 
 --- The last lines the server wrote on stderr.

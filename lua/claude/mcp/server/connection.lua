@@ -26,11 +26,11 @@
 -- answer to a message without a valid id). A transport that routes answers per request (a
 -- Streamable HTTP POST) uses it; stdio ignores it. `send` returns true, or nil, err.
 --
--- `send_result(id, result, related_id)`, when given, sends a `tools/call` answer: `result` is
--- the CallToolResult table, or a string standing for `{content = {{type = "text", text =
--- result}}}` (the tool returned a string or a number), so that a transport able to write
--- the envelope itself (stdio: `stream:write_pieces`) builds no table. Without it the
--- connection builds the response and calls `send`.
+-- `send_result(id, result, related_id, suffix, text)`, when given, sends a `tools/call`
+-- answer: `result` is the CallToolResult table, or a string standing for `{content = {{type =
+-- "text", text = result}}}` (the tool returned a string or a number; `text` is then true),
+-- so that a transport able to write the envelope itself (stdio: `stream:write_pieces`)
+-- builds no table. Without it the connection builds the response and calls `send`.
 --
 -- Server-level changes reach every live connection of the server: `server:add(item)` and
 -- `server:remove(name)` send `notifications/{tools,resources,prompts}/list_changed`
@@ -67,6 +67,7 @@ local LATEST = era.LATEST_MODERN
 local M = {}
 
 local rpc_error, null, jobject = core.jsonrpc_error, json.null, json.object
+local call_message = router_mod.call_message
 local type, fmt = type, string.format
 local misuse, typename = errors.misuse, content.typename
 
@@ -186,10 +187,13 @@ M.new = errors.public(function(opts)
   }
   -- answers of the router: a tool call's (tag = id, result, id) or a whole response
   local send_result = opts.send_result
-  self._reply = function(tag, response, id)
+  self._reply = function(tag, response, id, text)
     if self.closed then return end
+    if send_result then
+      if text then return send_result(id, response, tag, nil, true) end
+      if id ~= nil then return send_result(id, response, tag) end
+    end
     if id == nil then return self._send(response, tag) end
-    if send_result then return send_result(id, response, tag) end
     if type(response) == "string" then response = content.text_result(response) end
     return self._send({ jsonrpc = "2.0", id = id, result = response }, tag)
   end
@@ -263,7 +267,7 @@ local function modern_of(self)
     send = function(_, msg) return out(self, msg, msg.id) end,
     text = send_result and function(_, id, text, suffix)
       if self.closed then return nil end
-      return send_result(id, text, id, suffix)
+      return send_result(id, text, id, suffix, true)
     end }
   self._modern = m
   return m
@@ -356,6 +360,43 @@ function Conn:receive(msg, auth)
     return
   end
   receive_one(self, msg, auth)
+end
+
+--- A `tools/call` a stream's envelope reader took apart (`stream:envelope("request")`,
+-- core.MCP_CALL): `receive` of the message it was (`claude.mcp.router.call_message`), which
+-- a connection of the legacy era hands the router without making it.
+-- @param id
+-- @tparam string name the tool's name
+-- @param args the arguments as decoded (a table, json.null or nil)
+-- @param meta `_meta` as decoded, nil, core.MCP_CALL (`token` and `tool_use_id` are its
+--   values) or the text of a modern envelope (`version` is its protocol version)
+-- @param[opt] token
+-- @param[opt] tool_use_id
+-- @param[opt] version
+-- @tparam[opt] table auth
+function Conn:call(id, name, args, meta, token, tool_use_id, version, auth)
+  local pinned = not self.closed and self.era
+  if pinned == "legacy" then
+    return self._router:call(self._key, name, args, meta, id, self._reply, id, auth, self._req,
+      token, tool_use_id)
+  end
+  if pinned == "modern" then
+    -- the usual envelope (receive_modern's check, inline): as text (the version given), the
+    -- reader checked it but for the version
+    if version ~= nil then
+      if version == LATEST then
+        return self._modern:call(id, name, args, meta, token, tool_use_id, self._mout, auth,
+          true)
+      end
+    else
+      local caps = type(meta) == "table" and meta[CAPS]
+      if caps and meta[PV] == LATEST and type(caps) == "table" and caps[1] == nil
+          and getmetatable(caps) ~= json.array_mt and meta[LEVEL] == nil then
+        return self._modern:call(id, name, args, meta, token, tool_use_id, self._mout, auth)
+      end
+    end
+  end
+  return self:receive(call_message(id, name, args, meta, token, tool_use_id), auth)
 end
 
 --- A line or body that is not JSON: answered with -32700 (id null); the connection goes on.

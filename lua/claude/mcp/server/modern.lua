@@ -42,6 +42,7 @@ local M = {}
 
 local rpc_error, dispatch, jobject, jarray = core.jsonrpc_error, core.mcp_dispatch, json.object,
   json.array
+local MCP_CALL = core.MCP_CALL
 local array_mt, getmetatable = json.array_mt, getmetatable
 local is_unwind, stamp = input.is_unwind, wire.stamp
 local type, fmt, pairs, setmetatable = type, string.format, pairs, setmetatable
@@ -136,6 +137,13 @@ Req.__index = function(r, k)
   local v = Req[k]
   if v ~= nil then return v end
   local meta = rawget(r, "_meta")
+  if meta == nil then -- the envelope as its text (Modern:call), decoded when first read
+    local text = rawget(r, "_meta_text")
+    if text == nil then return nil end
+    meta = json.decode(text)
+    rawset(r, "_meta", meta)
+    if k == "_meta" then return meta end
+  end
   if k == "client_capabilities" then return meta[CAPS] end
   if k == "protocol_version" then return meta[PV] end
   if k == "client_info" then return meta[INFO] end
@@ -175,10 +183,10 @@ local function unwound(self, req, u, id)
 end
 
 -- reply of the router: a tool call's (req, result, id), or a whole response (req, response)
-local function reply(self) return function(req, response, id)
+local function reply(self) return function(req, response, id, text)
   local out = req._out
   if id ~= nil then -- tools/call: a CallToolResult, its text, or an unwind
-    if type(response) == "string" then
+    if text or type(response) == "string" then
       if out.text then return out:text(id, response, self._suffix) end
       return out:send({ jsonrpc = "2.0", id = id, result = { content = jarray {
         { type = "text", text = response } }, resultType = "complete", _meta = self._meta } })
@@ -479,6 +487,43 @@ function Modern:handle(msg, out, auth)
     params.answers = answers
   end
   local ctx = self._router:handle_async(self._key, msg, self._reply, params, auth, params)
+  -- a call that may be a task and waits becomes one (claude.mcp.server.tasks)
+  if ctx and rawget(params, "may_task") and not rawget(params, "task") then
+    self._tasks:start(params, ctx, auth)
+  end
+  return ctx
+end
+
+--- `handle` of the `tools/call` a stream's envelope reader took apart (core.MCP_CALL;
+-- `claude.mcp.router.call_message(id, name, args, meta, token, tool_use_id)` is the message),
+-- whose envelope passed `check`: the same answer, with no message table made for it.
+-- @param id
+-- @tparam string name
+-- @param args the arguments as decoded (a table, json.null or nil)
+-- @param meta `_meta` as decoded (a table), or its JSON text (decoded when something reads
+--   it: it holds nothing but the envelope, `token` and `tool_use_id`)
+-- @param[opt] token
+-- @param[opt] tool_use_id
+-- @tparam table out
+-- @tparam[opt] table auth
+-- @tparam[opt] boolean as_text `meta` is the envelope's text
+-- @return as `handle`
+function Modern:call(id, name, args, meta, token, tool_use_id, out, auth, as_text)
+  local params
+  if as_text then
+    params = setmetatable({ name = name, arguments = args, _meta_text = meta, _out = out }, Req)
+    meta = MCP_CALL -- for the router: the token and tool use id given, no trace context
+  else
+    params = setmetatable({ name = name, arguments = args, _meta = meta, _out = out }, Req)
+  end
+  local t = self._server.tools[name]
+  if t and t.task then -- the tasks extension's checks: handle's way
+    params._meta = params._meta
+    return self:handle({ jsonrpc = "2.0", id = id, method = "tools/call", params = params }, out,
+      auth)
+  end
+  local ctx = self._router:call(self._key, name, args, meta, id, self._reply, params, auth,
+    params, token, tool_use_id)
   -- a call that may be a task and waits becomes one (claude.mcp.server.tasks)
   if ctx and rawget(params, "may_task") and not rawget(params, "task") then
     self._tasks:start(params, ctx, auth)

@@ -54,8 +54,13 @@ local function drain(self, grace, reason)
   end)
 end
 
-local function on_line(self, value, err, line, kind)
+local MCP_CALL = core.MCP_CALL
+
+local function on_line(self, value, err, line, kind, a5, a6, a7, a8)
   local conn = self.conn
+  -- a tools/call the envelope reader took apart: id, name, arguments, _meta, token, tool use,
+  -- protocol version
+  if value == MCP_CALL then return conn:call(err, line, kind, a5, a6, a7, a8) end
   if value ~= nil then return conn:receive(value) end
   if err == nil then return drain(self, self.grace, "stdin closed") end
   if kind == "overflow" then return conn:receive_oversized(err) end
@@ -84,6 +89,7 @@ function M.open(opts)
   }
   if not stream then return errors.fail("io", "cannot open stdio: " .. tostring(serr),
     { code = code }) end
+  stream:envelope("request") -- a tools/call reaches the connection as its values, no tables
   self.stream = stream
   return self
 end
@@ -108,9 +114,9 @@ function Transport:serve(server)
   self.conn = connection.new {
     server = server, send = send, request_timeout = self.request_timeout, state = self.state,
     -- `suffix`: the end of a text result of the modern era (its resultType and _meta)
-    send_result = function(id, result, _, suffix)
+    send_result = function(id, result, _, suffix, text)
       local ok, err, kind
-      if type(result) == "string" then
+      if text or type(result) == "string" then
         ok, err, kind = stream:write_pieces(RPC, id, TEXT, result, suffix or "}]}}\n")
       else
         ok, err, kind = stream:write_pieces(RPC, id, ',"result":', result, "}\n")

@@ -1,0 +1,234 @@
+-- The envelope readers of the hot paths (src/mcp/envelope.c, core.envelope_read): a line of
+-- the usual shape comes apart into the values its receiver reads, and those values make
+-- the very message the decoder makes of the line; any other line is left to the decoder.
+local core = require "claude.core"
+local json = require "claude.json"
+local router = require "claude.mcp.router"
+
+local MCP_CALL, RPC_RESULT = core.MCP_CALL, core.RPC_RESULT
+
+-- Canonical JSON: sorted keys, `[]` told from `{}` by the decoder's markers.
+local function canon(v)
+  if type(v) ~= "table" then return json.encode(v) end
+  local mt, n, parts = getmetatable(v), #v, {}
+  if mt == json.array_mt or (mt ~= json.object_mt and n > 0) then
+    for i = 1, n do parts[i] = canon(v[i]) end
+    return "[" .. table.concat(parts, ",") .. "]"
+  end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for i, k in ipairs(keys) do parts[i] = json.encode(k) .. ":" .. canon(v[k]) end
+  return "{" .. table.concat(parts, ",") .. "}"
+end
+
+-- The message the values a reader gave stand for (as the receivers rebuild it).
+local function rebuild(kind, r)
+  if kind == "response" then
+    assert.equal(RPC_RESULT, r[1])
+    return { jsonrpc = "2.0", id = r[2], result = r[3] }
+  end
+  assert.equal(MCP_CALL, r[1])
+  local message = router.call_message(r[2], r[3], r[4], r[5], r[6], r[7])
+  if type(r[5]) == "string" then -- a modern envelope as its text: its version follows
+    assert.equal(json.decode(r[5])["io.modelcontextprotocol/protocolVersion"], r[8])
+  else
+    assert.is_nil(r[8])
+  end
+  if kind == "request" then return message end
+  return { type = "control_request", request_id = r[9], request = { subtype = "mcp_message",
+    server_name = r[10], message = message } }
+end
+
+-- The reader agrees with the decoder on `line`: it takes it and gives its message, or it
+-- leaves it (then the decoder says what it is). Returns whether the reader took it.
+local function agrees(kind, line)
+  if kind == "modern" then kind = "request" end
+  local r = table.pack(core.envelope_read(kind, line))
+  if r.n == 0 then return false end
+  local decoded = json.decode(line)
+  assert.is_not_nil(decoded, line)
+  assert.equal(canon(decoded), canon(rebuild(kind, r)), line)
+  return true
+end
+
+local CALL = '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"add",'
+  .. '"arguments":{"a":1,"b":-2.5},"_meta":{"claudecode/toolUseId":"toolu_01X",'
+  .. '"progressToken":12}}}'
+local CONTROL = '{"type":"control_request","request_id":"5d1b-e","request":{"subtype":'
+  .. '"mcp_message","server_name":"calc","message":' .. CALL .. '}}'
+local RESPONSE = '{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"3"}]}}'
+local ENVELOPE = '"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+  .. '"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{}},'
+  .. '"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1.0","tags":[1,true,null]}'
+local MODERN = '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"add",'
+  .. '"arguments":{"a":1},"_meta":{' .. ENVELOPE .. ',"progressToken":"p3"}}}'
+local LINES = { request = CALL, control = CONTROL, response = RESPONSE, modern = MODERN }
+
+describe("the envelope readers", function()
+  it("take the usual tools/call apart, without decoding the CLI's _meta", function()
+    local r = table.pack(core.envelope_read("request", CALL))
+    assert.equal(8, r.n)
+    assert.equal(MCP_CALL, r[1])
+    assert.equal(12, r[2])
+    assert.equal("add", r[3])
+    assert.same({ a = 1, b = -2.5 }, r[4])
+    assert.equal(MCP_CALL, r[5]) -- _meta of the claude CLI's shape: its values follow
+    assert.equal(12, r[6])
+    assert.equal("toolu_01X", r[7])
+    assert.is_true(agrees("request", CALL))
+  end)
+
+  it("take the control request around it, and an answer", function()
+    local r = table.pack(core.envelope_read("control", CONTROL))
+    assert.equal(10, r.n)
+    assert.equal("5d1b-e", r[9])
+    assert.equal("calc", r[10])
+    assert.is_true(agrees("control", CONTROL))
+    r = table.pack(core.envelope_read("response", RESPONSE))
+    assert.equal(3, r.n)
+    assert.equal(7, r[2])
+    assert.is_true(agrees("response", RESPONSE))
+  end)
+
+  it("leave the modern era's envelope as its text, its version beside", function()
+    local r = table.pack(core.envelope_read("request", MODERN))
+    assert.equal(8, r.n)
+    assert.equal("{" .. ENVELOPE .. ',"progressToken":"p3"}', r[5])
+    assert.equal("p3", r[6])
+    assert.is_nil(r[7])
+    assert.equal("2026-07-28", r[8])
+    assert.is_true(agrees("request", MODERN))
+    -- a log level, an array for the capabilities, a capability the reader cannot skip for
+    -- sure (an escape, a fraction), no capabilities: decoded whole
+    for _, change in ipairs {
+      { '"io.modelcontextprotocol/clientInfo"', '"io.modelcontextprotocol/logLevel":"info",'
+        .. '"io.modelcontextprotocol/clientInfo"' },
+      { 'clientCapabilities":{"elicitation":{"form":{}},"roots":{}}',
+        'clientCapabilities":[]' },
+      { '"form":{}', '"form":"\\n"' }, { '"form":{}', '"form":1.5' },
+      { '"io.modelcontextprotocol/clientCapabilities":{"elicitation":{"form":{}},"roots":{}},',
+        '' },
+    } do
+      local line = MODERN:gsub(change[1]:gsub("%p", "%%%0"), (change[2]:gsub("%%", "%%%%")))
+      assert.are_not.equal(MODERN, line)
+      r = table.pack(core.envelope_read("request", line))
+      assert.equal(8, r.n)
+      assert.equal("table", type(r[5]), line)
+      assert.is_true(agrees("request", line))
+    end
+  end)
+
+  it("give what the decoder gives for arguments and _meta of other shapes", function()
+    for _, line in ipairs {
+      '{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"x"}}',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":null}}',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":[]}}',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{},'
+        .. '"_meta":{"traceparent":"00-x","progressToken":"t"}}}',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":null}}',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":5}}',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":{}}}',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","_meta":'
+        .. '{"progressToken":1.5}}}',
+      ' { "params" : { "_meta" : { "progressToken" : -7 } , "name" : "é" } , "id" : -0 ,'
+        .. ' "method" : "tools/call" , "jsonrpc" : "2.0" } \r\n',
+      '{"jsonrpc":"2.0","id":999999999999999999,"method":"tools/call","params":{"name":""}}',
+    } do
+      assert.is_true(agrees("request", line), line)
+    end
+    for _, line in ipairs {
+      '{"jsonrpc":"2.0","id":1,"result":null}', '{"id":1,"result":[1,2],"jsonrpc":"2.0"}',
+      '{"jsonrpc":"2.0","id":"x","result":"text"}',
+    } do
+      assert.is_true(agrees("response", line), line)
+    end
+  end)
+
+  it("leave every other line to the decoder", function()
+    for _, line in ipairs {
+      CALL:gsub('"add"', '"a\\u0064d"'),                  -- an escape
+      CALL:gsub('"name"', '"n\\u0061me"'),                -- an escaped key
+      CALL:gsub('"id":12', '"id":12.0'),                  -- an integral float id
+      CALL:gsub('"id":12', '"id":1e1'),
+      CALL:gsub('"id":12', '"id":null'),
+      CALL:gsub('"id":12', '"id":1234567890123456789'),   -- 19 digits
+      CALL:gsub('"id":12', '"id":012'),                   -- not JSON
+      CALL:gsub('"2.0"', '"2.1"'),
+      CALL:gsub('"tools/call"', '"tools/list"'),
+      CALL:gsub('"name":"add"', '"name":7'),
+      CALL:gsub('"arguments":{"a":1,"b":-2.5}', '"arguments":"x"'),
+      CALL:gsub('"jsonrpc":"2.0",', ''),                  -- a key missing
+      CALL:gsub('"id":12,', '"id":12,"id":13,'),          -- a key twice
+      CALL:gsub('"id":12,', '"id":12,"extra":1,'),        -- a key the reader does not know
+      CALL:gsub('"name":"add",', '"name":"add","task":{},'),
+      CALL:gsub('"toolu_01X"', '"toolu_\1X"'),            -- a control character
+      CALL:gsub('"toolu_01X"', '"toolu_\xff"'),           -- not UTF-8
+      CALL:gsub('"toolu_01X"', '"toolu_\xc3\xa9"'),       -- UTF-8, decoded whole
+      CALL .. "x", CALL:sub(1, -2), "[" .. CALL .. "]", "", "{}", "null",
+      CALL:gsub('"b":%-2.5', '"b":-2.5e'),                -- bad inside the arguments
+    } do
+      if type(line) == "string" then
+        local r = table.pack(core.envelope_read("request", line))
+        if r.n > 0 then
+          -- only UTF-8 in _meta keeps the reader: it must then agree
+          assert.is_true(agrees("request", line), line)
+        end
+      end
+    end
+    assert.equal(0, select("#", core.envelope_read("request", CALL:gsub('"id":12', '"id":12.0'))))
+    assert.equal(0, select("#", core.envelope_read("request", CALL .. "x")))
+    assert.equal(0, select("#", core.envelope_read("request", CALL:gsub('"id":12,',
+      '"id":12,"id":13,'))))
+    assert.equal(0, select("#", core.envelope_read("control",
+      CONTROL:gsub('"subtype":"mcp_message"', '"subtype":"interrupt"'))))
+    assert.equal(0, select("#", core.envelope_read("response",
+      '{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}')))
+    assert.equal(0, select("#", core.envelope_read("response",
+      '{"jsonrpc":"2.0","id":1,"result":{},"error":null}')))
+  end)
+
+  it("count nesting from the whole line, as the decoder does", function()
+    local function nest(n) return string.rep("[", n) .. string.rep("]", n) end
+    -- the arguments' value sits 3 levels deep in a request, 5 in a control request: the
+    -- decoder takes 20000 levels in all
+    assert.is_true(agrees("request", (CALL:gsub('"a":1', '"a":' .. nest(19997)))))
+    assert.is_true(agrees("control", (CONTROL:gsub('"a":1', '"a":' .. nest(19995)))))
+    local line = CONTROL:gsub('"a":1', '"a":' .. nest(19996))
+    assert.equal(0, select("#", core.envelope_read("control", line)))
+    assert.is_nil(json.decode(line))
+    line = CALL:gsub('"a":1', '"a":' .. nest(19998))
+    assert.equal(0, select("#", core.envelope_read("request", line)))
+    assert.is_nil(json.decode(line))
+  end)
+
+  -- Lines of the usual shape, mangled byte by byte: whatever the reader takes, it takes as
+  -- the decoder does; whatever the decoder refuses, the reader leaves.
+  it("agree with the decoder on thousands of mangled lines", function()
+    local rnd = 12345
+    local function random(n) -- a fixed sequence, the same on every run
+      rnd = (rnd * 1103515245 + 12345) % 2147483648
+      return rnd % n + 1
+    end
+    local alphabet = ' {}[]",:\\0123456789.-+eEtrufalsn\t\nabcé\xff\1'
+    local taken = 0
+    for kind, base in pairs(LINES) do
+      for _ = 1, 3000 do
+        local line = base
+        for _ = 1, random(3) do
+          local at, how = random(#line), random(3)
+          local c = alphabet:sub(random(#alphabet), random(#alphabet)):sub(1, 1)
+          if how == 1 then
+            line = line:sub(1, at - 1) .. line:sub(at + 1)
+          elseif how == 2 then
+            line = line:sub(1, at - 1) .. c .. line:sub(at)
+          else
+            line = line:sub(1, at - 1) .. c .. line:sub(at + 1)
+          end
+        end
+        if agrees(kind, line) then taken = taken + 1 end
+      end
+    end
+    assert.is_true(taken > 100) -- many mangled lines are still of the usual shape
+  end)
+end)

@@ -1,0 +1,518 @@
+/*
+ * envelope.c -- the JSON-RPC envelope of a tool call, read in C: the lines of
+ * the hot paths decoded only as far as routing needs.
+ *
+ * A `tools/call` costs little to run and much to decode: its envelope is
+ * four tables (the message, params, arguments, _meta) and, on the claude
+ * CLI's control channel, two more (the control request and its request),
+ * a third of a call's instructions. A stream given an envelope reader
+ * (stream:envelope(kind), process:envelope(kind)) hands its callback, for a
+ * line of the usual shape, only the values the receiver reads:
+ *
+ *   "request"  (claudelua mcp)       core.MCP_CALL, id, name, arguments, _meta,
+ *                                    progress token, tool use id, protocol version
+ *   "control"  (the CLI's stdout)    the same, then request_id, server_name
+ *   "response" (an MCP client)       core.RPC_RESULT, id, result; or, with a set
+ *                                    bound (core.pending), the answer to a request
+ *                                    of it straight to its callback
+ *
+ * where arguments, _meta and result are decoded (nil when absent), and the
+ * rest is checked here: "jsonrpc" is "2.0", the method "tools/call", the
+ * subtype "mcp_message", the type "control_request". A _meta of the claude
+ * CLI's shape (a progress token and the tool use's id, nothing else) is not
+ * decoded: _meta is then core.MCP_CALL, and its two values follow (nil when
+ * absent). Nor is the envelope of the modern era (the protocol version, the
+ * client's capabilities, an object, its info, no log level, beside those
+ * two): _meta is then its JSON text, and the version follows the two. Else
+ * they are nil and _meta is what the decoder gives.
+ *
+ * The usual shape is strict: objects whose keys are exactly the ones the
+ * receiver reads (some optional), each once and spelled without escapes;
+ * strings without escapes; an id an integer of up to 18 digits or a string.
+ * Anything else, and anything that is not JSON, returns 0 and the stream
+ * decodes the line whole, as without a reader: a line read here is one the
+ * decoder takes, its values are the ones the decoder gives, and the
+ * receiver can rebuild the message it would have had exactly.
+ */
+#include <string.h>
+
+#include "json/json.h"
+#include "json/scan.h"
+#include "json/utf8.h"
+#include "mcp/envelope.h"
+#include "mcp/pending.h"
+
+/* The first value of a line read here (light userdata: no JSON value). */
+static const char CALL_MARK = 'c', RESULT_MARK = 'r';
+
+typedef struct reader {
+  const char *p, *end;
+} reader;
+
+static inline void blanks(reader *r) {
+  if (r->p < r->end && (unsigned char)*r->p > ' ') return; /* compact JSON: no blanks */
+  while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
+    r->p++;
+}
+
+/* The character c, after blanks. */
+static inline int eat(reader *r, char c) {
+  blanks(r);
+  if (r->p < r->end && *r->p == c) {
+    r->p++;
+    return 1;
+  }
+  return 0;
+}
+
+/* A string without escapes or control characters, well-formed UTF-8 (the
+ * decoder refuses the rest): its bytes are [*s, *s + *n). */
+static int plain(reader *r, const char **s, size_t *n) {
+  const char *q, *e;
+  unsigned high = 0;
+  blanks(r);
+  if (r->p >= r->end || *r->p != '"') return 0;
+  q = r->p + 1;
+  e = find_special(q, r->end, &high);
+  if (e >= r->end || *e != '"') return 0;
+  if (high && claude_utf8_invalid(q, e) != NULL) return 0;
+  *s = q;
+  *n = (size_t)(e - q);
+  r->p = e + 1;
+  return 1;
+}
+
+/* The string `want` (plain ASCII without quotes), compared as a key is. */
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
+static inline int plain_is(reader *r, const char *want, size_t len) {
+  const char *k;
+  blanks(r);
+  if (r->p >= r->end || *r->p != '"') return 0;
+  k = r->p + 1;
+  if ((size_t)(r->end - k) <= len || k[len] != '"' || memcmp(k, want, len) != 0) return 0;
+  r->p = k + len + 1;
+  return 1;
+}
+#define PLAIN_IS(r, lit) plain_is(r, lit, sizeof(lit) - 1)
+
+/* The literal `word` (true, false, null) at r->p. */
+static int plain_word(reader *r, const char *word, size_t n) {
+  if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0) return 0;
+  r->p += n;
+  return 1;
+}
+#define PLAIN_WORD(r, lit) plain_word(r, lit, sizeof(lit) - 1)
+
+/* An integer as the decoder reads it exactly: an optional minus, no leading
+ * zero, up to 18 digits, no fraction or exponent. */
+static int integer(reader *r, lua_Integer *v) {
+  const char *p;
+  lua_Unsigned u = 0;
+  int neg = 0, digits = 0;
+  blanks(r);
+  p = r->p;
+  if (p < r->end && *p == '-') {
+    neg = 1;
+    p++;
+  }
+  if (p >= r->end || *p < '0' || *p > '9') return 0;
+  if (*p == '0') {
+    p++;
+    digits = 1;
+    if (p < r->end && *p >= '0' && *p <= '9') return 0;
+  } else {
+    while (p < r->end && *p >= '0' && *p <= '9') {
+      u = u * 10 + (lua_Unsigned)(*p++ - '0');
+      if (++digits > 18) return 0;
+    }
+  }
+  if (p < r->end && (*p == '.' || *p == 'e' || *p == 'E')) return 0;
+  *v = neg ? -(lua_Integer)u : (lua_Integer)u;
+  r->p = p;
+  return 1;
+}
+
+/* The key `lit` (plain ASCII without quotes) at r->p, the opening quote:
+ * its bytes and a closing quote follow. A key is compared, not scanned: with
+ * `lit` a literal, the compare is a few loads. Moves past the quote. */
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
+static inline int key_is(reader *r, const char *lit, size_t n) {
+  const char *k = r->p + 1;
+  if ((size_t)(r->end - k) <= n || k[n] != '"' || memcmp(k, lit, n) != 0) return 0;
+  r->p = k + n + 1;
+  return 1;
+}
+#define KEY_IS(r, lit) key_is(r, lit, sizeof(lit) - 1)
+
+/* Before a key: its opening quote, after blanks. */
+static inline int key_start(reader *r) {
+  blanks(r);
+  return r->p < r->end && *r->p == '"';
+}
+
+/* The ':' after key number `which`: `which`, or -1. */
+static inline int colon(reader *r, int which) { return which >= 0 && eat(r, ':') ? which : -1; }
+
+/* Which of the keys named is at r->p, then ':': its index, or -1 (a key the
+ * reader does not know, or no key: the line is not of the usual shape). */
+#define KEY2(r, a, b) colon(r, !key_start(r) ? -1 : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : -1)
+#define KEY3(r, a, b, c)                                                                    \
+  colon(r, !key_start(r) ? -1 : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : -1)
+#define KEY5(r, a, b, c, d, e)                                                              \
+  colon(r, !key_start(r) ? -1                                                               \
+           : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : KEY_IS(r, d) ? 3      \
+           : KEY_IS(r, e) ? 4 : -1)
+#define KEY4(r, a, b, c, d)                                                                 \
+  colon(r, !key_start(r) ? -1                                                               \
+           : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : KEY_IS(r, d) ? 3 : -1)
+
+/* After a member: ',' (returns 1, more follow) or '}' (sets *done). */
+static int next_member(reader *r, int *done) {
+  blanks(r);
+  if (r->p < r->end && *r->p == ',') {
+    r->p++;
+    return 1;
+  }
+  if (r->p < r->end && *r->p == '}') {
+    r->p++;
+    *done = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* Decodes the value at r->p, `outer` containers deep, into stack slot
+ * `slot`. */
+static int decode_into(lua_State *L, reader *r, int outer, int slot) {
+  const char *after;
+  if (!claude_json_decode_at(L, r->p, r->end, outer, &after)) return 0;
+  r->p = after;
+  lua_replace(L, slot);
+  return 1;
+}
+
+/* An id (an integer, or a string) into slot. */
+static int id_into(lua_State *L, reader *r, int slot) {
+  lua_Integer v;
+  const char *s;
+  size_t n;
+  if (integer(r, &v)) lua_pushinteger(L, v);
+  else if (plain(r, &s, &n)) lua_pushlstring(L, s, n);
+  else return 0;
+  lua_replace(L, slot);
+  return 1;
+}
+
+/* The stack slots of a call, above the mark. */
+enum { S_ID = 1, S_NAME, S_ARGS, S_META, S_TOKEN, S_TOOL_USE, S_VERSION, S_REQUEST_ID, S_SERVER,
+       S_END };
+
+/* Skips one value the decoder surely takes, as far as a look can tell: strings
+ * without escapes, integers, literals, objects and arrays of them a few levels
+ * deep (the line is far from the decoder's depth limit). Anything else is 0:
+ * the caller decodes. */
+#define SKIP_DEPTH 16
+static int skip_value(reader *r, int depth) {
+  const char *s;
+  size_t n;
+  lua_Integer v;
+  blanks(r);
+  if (r->p >= r->end) return 0;
+  switch (*r->p) {
+    case '"': return plain(r, &s, &n);
+    case 't': return PLAIN_WORD(r, "true");
+    case 'f': return PLAIN_WORD(r, "false");
+    case 'n': return PLAIN_WORD(r, "null");
+    case '{':
+    case '[': {
+      char close = *r->p == '{' ? '}' : ']';
+      int object = close == '}';
+      if (depth >= SKIP_DEPTH) return 0;
+      r->p++;
+      blanks(r);
+      if (r->p < r->end && *r->p == close) {
+        r->p++;
+        return 1;
+      }
+      for (;;) {
+        if (object && (!plain(r, &s, &n) || !eat(r, ':'))) return 0;
+        if (!skip_value(r, depth + 1)) return 0;
+        blanks(r);
+        if (r->p < r->end && *r->p == ',') {
+          r->p++;
+          continue;
+        }
+        if (r->p < r->end && *r->p == close) {
+          r->p++;
+          return 1;
+        }
+        return 0;
+      }
+    }
+    default: return integer(r, &v);
+  }
+}
+
+/* _meta of the usual shapes, the claude CLI's (a progress token, an integer
+ * or a string, and the id of the tool use, each optional) and a client's of
+ * the modern era (its envelope: protocol version, client capabilities, an
+ * object, client info; no log level; the CLI's keys beside): its token and
+ * tool use id go to their slots, and the meta slot gets the mark (the CLI's)
+ * or the text of the whole _meta (the envelope's, with the version in its
+ * slot: decoded only if something reads it). Any other _meta is decoded
+ * whole into the meta slot. */
+static int read_meta(lua_State *L, reader *r, int outer, int base) {
+  reader at = *r;
+  unsigned seen = 0;
+  int done = 0, which;
+  lua_Integer v;
+  const char *s, *start;
+  size_t n;
+  blanks(r);
+  start = r->p;
+  if (!eat(r, '{')) goto whole;
+  while (!done) {
+    if ((which = KEY5(r, "progressToken", "claudecode/toolUseId",
+                      "io.modelcontextprotocol/protocolVersion",
+                      "io.modelcontextprotocol/clientCapabilities",
+                      "io.modelcontextprotocol/clientInfo")) < 0 ||
+        (seen & (1u << which)))
+      goto whole;
+    seen |= 1u << which;
+    switch (which) {
+      case 0:
+      case 1:
+        if (which == 0 && integer(r, &v)) lua_pushinteger(L, v);
+        else if (plain(r, &s, &n)) lua_pushlstring(L, s, n);
+        else goto whole;
+        lua_replace(L, base + (which == 0 ? S_TOKEN : S_TOOL_USE));
+        break;
+      case 2:
+        if (!plain(r, &s, &n)) goto whole;
+        lua_pushlstring(L, s, n);
+        lua_replace(L, base + S_VERSION);
+        break;
+      case 3:
+        blanks(r);
+        if (r->p >= r->end || *r->p != '{' || !skip_value(r, 0)) goto whole;
+        break;
+      default:
+        if (!skip_value(r, 0)) goto whole;
+    }
+    if (!next_member(r, &done)) goto whole;
+  }
+  if ((seen & 0x1C) == 0) { /* the claude CLI's: no table */
+    lua_pushlightuserdata(L, (void *)&CALL_MARK);
+  } else if ((seen & 0xC) == 0xC) { /* the modern envelope: its text */
+    lua_pushlstring(L, start, (size_t)(r->p - start));
+  } else {
+    goto whole;
+  }
+  lua_replace(L, base + S_META);
+  return 1;
+whole:
+  *r = at;
+  lua_pushnil(L);
+  lua_replace(L, base + S_TOKEN);
+  lua_pushnil(L);
+  lua_replace(L, base + S_TOOL_USE);
+  lua_pushnil(L);
+  lua_replace(L, base + S_VERSION);
+  return decode_into(L, r, outer, base + S_META);
+}
+
+/* params of tools/call: name, arguments, _meta. */
+static int read_params(lua_State *L, reader *r, int outer, int base) {
+  unsigned seen = 0;
+  int done = 0, which;
+  const char *s;
+  size_t n;
+  if (!eat(r, '{')) return 0;
+  while (!done) {
+    if ((which = KEY3(r, "name", "arguments", "_meta")) < 0 || (seen & (1u << which))) return 0;
+    seen |= 1u << which;
+    blanks(r);
+    switch (which) {
+      case 0:
+        if (!plain(r, &s, &n)) return 0;
+        lua_pushlstring(L, s, n);
+        lua_replace(L, base + S_NAME);
+        break;
+      case 1:
+        if (!decode_into(L, r, outer + 1, base + S_ARGS)) return 0;
+        break;
+      default:
+        if (!read_meta(L, r, outer + 1, base)) return 0;
+    }
+    if (!next_member(r, &done)) return 0;
+  }
+  return (seen & 1u) != 0;
+}
+
+/* A tools/call request: jsonrpc, id, method, params, each once. */
+static int read_call(lua_State *L, reader *r, int outer, int base) {
+  unsigned seen = 0;
+  int done = 0, which, ok;
+  if (!eat(r, '{')) return 0;
+  while (!done) {
+    if ((which = KEY4(r, "jsonrpc", "id", "method", "params")) < 0 || (seen & (1u << which))) return 0;
+    seen |= 1u << which;
+    switch (which) {
+      case 0: ok = PLAIN_IS(r, "2.0"); break;
+      case 1: ok = id_into(L, r, base + S_ID); break;
+      case 2: ok = PLAIN_IS(r, "tools/call"); break;
+      default: ok = read_params(L, r, outer + 1, base);
+    }
+    if (!ok || !next_member(r, &done)) return 0;
+  }
+  return seen == 0xF;
+}
+
+/* The control channel's request: subtype, server_name, message. */
+static int read_request(lua_State *L, reader *r, int outer, int base) {
+  unsigned seen = 0;
+  int done = 0, which, ok;
+  const char *s;
+  size_t n;
+  if (!eat(r, '{')) return 0;
+  while (!done) {
+    if ((which = KEY3(r, "subtype", "server_name", "message")) < 0 || (seen & (1u << which))) return 0;
+    seen |= 1u << which;
+    switch (which) {
+      case 0: ok = PLAIN_IS(r, "mcp_message"); break;
+      case 1:
+        ok = plain(r, &s, &n);
+        if (ok) {
+          lua_pushlstring(L, s, n);
+          lua_replace(L, base + S_SERVER);
+        }
+        break;
+      default: ok = read_call(L, r, outer + 1, base);
+    }
+    if (!ok || !next_member(r, &done)) return 0;
+  }
+  return seen == 0x7;
+}
+
+/* A control_request line: type, request_id, request. */
+static int read_control(lua_State *L, reader *r, int base) {
+  unsigned seen = 0;
+  int done = 0, which, ok;
+  const char *s;
+  size_t n;
+  if (!eat(r, '{')) return 0;
+  while (!done) {
+    if ((which = KEY3(r, "type", "request_id", "request")) < 0 || (seen & (1u << which))) return 0;
+    seen |= 1u << which;
+    switch (which) {
+      case 0: ok = PLAIN_IS(r, "control_request"); break;
+      case 1:
+        ok = plain(r, &s, &n);
+        if (ok) {
+          lua_pushlstring(L, s, n);
+          lua_replace(L, base + S_REQUEST_ID);
+        }
+        break;
+      default: ok = read_request(L, r, 1, base);
+    }
+    if (!ok || !next_member(r, &done)) return 0;
+  }
+  return seen == 0x7;
+}
+
+/* The end of a line read (ok) into the mark and count - 1 slots above base:
+ * only blanks may follow. Returns count, or 0 with the stack back at base. */
+static int finish(lua_State *L, reader *r, int base, int ok, int count) {
+  blanks(r);
+  if (ok && r->p == r->end) {
+    lua_settop(L, base + count);
+    return count;
+  }
+  lua_settop(L, base);
+  return 0;
+}
+
+static int read_request_line(lua_State *L, const char *line, size_t len, int bound) {
+  (void)bound;
+  reader r = {line, line + len};
+  int base = lua_gettop(L);
+  luaL_checkstack(L, S_END + 4, "envelope");
+  lua_pushlightuserdata(L, (void *)&CALL_MARK);
+  lua_settop(L, base + S_VERSION + 1);
+  return finish(L, &r, base, read_call(L, &r, 0, base + 1), S_VERSION + 1);
+}
+
+static int read_control_line(lua_State *L, const char *line, size_t len, int bound) {
+  (void)bound;
+  reader r = {line, line + len};
+  int base = lua_gettop(L);
+  luaL_checkstack(L, S_END + 4, "envelope");
+  lua_pushlightuserdata(L, (void *)&CALL_MARK);
+  lua_settop(L, base + S_SERVER + 1);
+  return finish(L, &r, base, read_control(L, &r, base + 1), S_SERVER + 1);
+}
+
+/* The answer to a request: jsonrpc, id, result (any value), each once. With a
+ * set bound (core.pending), the answer to a request of it goes straight to
+ * the request's callback: the set's callback and the result, -1. */
+static int read_response_line(lua_State *L, const char *line, size_t len, int bound) {
+  reader r = {line, line + len};
+  int base = lua_gettop(L), done = 0, which, ok;
+  unsigned seen = 0;
+  luaL_checkstack(L, 8, "envelope");
+  lua_pushlightuserdata(L, (void *)&RESULT_MARK);
+  lua_settop(L, base + 3);
+  if (!eat(&r, '{')) return finish(L, &r, base, 0, 0);
+  while (!done) {
+    if ((which = KEY3(&r, "jsonrpc", "id", "result")) < 0 || (seen & (1u << which)))
+      return finish(L, &r, base, 0, 0);
+    seen |= 1u << which;
+    switch (which) {
+      case 0: ok = PLAIN_IS(&r, "2.0"); break;
+      case 1: ok = id_into(L, &r, base + 2); break;
+      default: ok = decode_into(L, &r, 1, base + 3);
+    }
+    if (!ok || !next_member(&r, &done)) return finish(L, &r, base, 0, 0);
+  }
+  if (finish(L, &r, base, seen == 0x7, 3) == 0) return 0;
+  if (bound && claude_pending_take(L, bound, base + 2)) { /* mark, id, result, cb, method */
+    lua_pop(L, 1);
+    lua_replace(L, base + 1);
+    lua_remove(L, base + 2); /* callback, result */
+    return -1;
+  }
+  return 3;
+}
+
+/* core.envelope_read(kind, line) -> what the reader of `kind` hands a stream's
+ * callback for `line` (the mark first), or nothing when the line is not of
+ * its usual shape: for the specs and the fuzz target, which compare it with
+ * the decoder's. */
+static int l_envelope_read(lua_State *L) {
+  size_t len;
+  claude_envelope_fn fn = claude_envelope_of(luaL_checkstring(L, 1));
+  const char *line = luaL_checklstring(L, 2, &len);
+  luaL_argcheck(L, fn != NULL, 1, "\"request\", \"control\" or \"response\" expected");
+  lua_settop(L, 2);
+  return fn(L, line, len, 0);
+}
+
+claude_envelope_fn claude_envelope_of(const char *kind) {
+  if (strcmp(kind, "request") == 0) return read_request_line;
+  if (strcmp(kind, "control") == 0) return read_control_line;
+  if (strcmp(kind, "response") == 0) return read_response_line;
+  return NULL;
+}
+
+void claude_open_envelope(lua_State *L) {
+  lua_pushcfunction(L, l_envelope_read);
+  lua_setfield(L, -2, "envelope_read");
+  lua_pushlightuserdata(L, (void *)&CALL_MARK);
+  lua_setfield(L, -2, "MCP_CALL");
+  lua_pushlightuserdata(L, (void *)&RESULT_MARK);
+  lua_setfield(L, -2, "RPC_RESULT");
+}
