@@ -488,8 +488,9 @@ function M.open(options, fname)
   end
   self.proc = proc
   self.raw = proc.raw -- the hot path writes tool results through it
-  -- a tool call's control request reaches the router as its few values, not six tables
-  if self.router then proc.raw:envelope("control") end
+  -- a tool call's control request reaches the router as its few values, not six tables;
+  -- a recording takes whole messages, so a recorded session reads them decoded
+  if self.router and not self.recorder then proc.raw:envelope("control") end
   self.pid = proc.pid
   open_sessions[self] = true
   self.state = "running"
