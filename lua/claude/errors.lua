@@ -199,12 +199,17 @@ end
 -- @tparam table names a set (name -> anything)
 -- @treturn string
 function M.suggestion(key, names)
-  local best, best_d = nil, math.min(4, #key // 2 + 1)
+  local best, best_d, best_e = nil, math.min(4, #key // 2 + 1), math.huge
   for name in pairs(names) do
-    -- a name cut short or run on ('mime' for 'mime_type') is as close as one typo
+    -- a name cut short or run on ('mime' for 'mime_type') is as close as one typo; among
+    -- equals the fewest edits win ('max_session': 'max_sessions' over 'max_session_calls')
+    local e = distance(key, name)
     local d = #key >= 3 and type(name) == "string" and (name:sub(1, #key) == key
-      or key:sub(1, #name) == name) and 1 or distance(key, name)
-    if d < best_d or (d == best_d and best and name < best) then best, best_d = name, d end
+      or key:sub(1, #name) == name) and 1 or e
+    if d < best_d or (d == best_d and best and (e < best_e or (e == best_e and name < best)))
+    then
+      best, best_d, best_e = name, d, e
+    end
   end
   return best and (" (did you mean '" .. best .. "'?)") or ""
 end

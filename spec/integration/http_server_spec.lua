@@ -392,6 +392,8 @@ describe("the HTTP server", function()
       "bad field 'on_request' to 'listen' (function expected, got number)")
     assert.has_error(function() http.listen { on_request = print, port = 70000 } end,
       "bad field 'port' to 'listen' (0-65535 expected)")
+    assert.has_error(function() http.listen { on_request = print, max_queue = 10 } end,
+      "unknown field 'max_queue' to 'listen' (did you mean 'max_queued'?)")
     assert.matches("^claude.HttpServer %(http://127.0.0.1:%d+, 0 connections%)$", tostring(srv))
     assert.same({ "127.0.0.1", srv:port() }, { srv:address() })
     close(srv)

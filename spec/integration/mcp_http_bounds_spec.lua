@@ -472,5 +472,10 @@ describe("the bounds of the Streamable HTTP transport", function()
       assert.matches("bad field '" .. k .. "' to 'listen' %(a positive number expected",
         tostring(err))
     end
+    -- a misspelt bound is no silent default
+    local ok, err = pcall(mcp_http.listen, { { "calc", tools(release) } }, { max_session = 8 })
+    assert.is_false(ok)
+    assert.matches("unknown field 'max_session' to 'listen' %(did you mean 'max_sessions'%?%)",
+      tostring(err))
   end)
 end)

@@ -60,6 +60,12 @@ function M.holding()
   return n
 end
 
+-- Every option listen knows (a misspelt bound would otherwise stay at its default unseen).
+local KNOWN = { on_request = true, host = true, port = true, max_body = true, max_header = true,
+  high_water = true, max_queued = true, write_timeout = true, max_connections = true,
+  idle_timeout = true, close_grace = true, backlog = true, tasks = true, internal_error = true,
+  ref = true }
+
 --- Listens for HTTP requests.
 -- @tparam table opts `{ on_request = function(req, res) end, host = "127.0.0.1",
 --   port = 0 (any free port), max_body = 4 MiB (larger bodies get 413 without
@@ -78,6 +84,7 @@ end
 -- @function listen
 M.listen = errors.public(function(opts)
   errors.check(opts, 1, "listen", "table")
+  errors.check_fields(opts, KNOWN, "listen")
   local on_request, internal_error = opts.on_request, opts.internal_error
   if type(on_request) ~= "function" then
     errors.misuse("bad field 'on_request' to 'listen' (function expected, got %s)",

@@ -68,6 +68,13 @@ local BOUNDS = { "max_sessions", "max_calls", "max_session_calls", "max_post_cal
   "max_batch", "history_bytes", "high_water", "max_queued", "write_timeout",
   "max_connections" }
 
+-- Every option listen knows: a name it does not know is a misuse (a typo would otherwise
+-- leave a bound at its default without a word).
+local KNOWN = { allowed_hosts = true, allowed_origins = true, dns_rebinding_protection = true,
+  auth = true, log = true, node = true, request_timeout = true, state_key = true,
+  state_ttl = true, stateless = true, max_connections = true, sweep_every = true }
+for k in pairs(M.DEFAULTS) do KNOWN[k] = true end
+
 -- Complete streams a session keeps for clients that left them before their end.
 local MAX_KEPT = 64
 
@@ -881,6 +888,8 @@ end
 -- @function listen
 M.listen = errors.public(function(servers, opts)
   opts = opts or {}
+  errors.check(opts, 2, "listen", "table")
+  errors.check_fields(opts, KNOWN, "listen")
   local o = {}
   for k, v in pairs(M.DEFAULTS) do o[k] = v end
   for k, v in pairs(opts) do o[k] = v end
