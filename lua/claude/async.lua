@@ -567,18 +567,21 @@ local function call_timer(task)
   return f
 end
 
---- A task called as a function ends its `wait_call` with `true, ...`; called before the
--- wait began (by what the task did just before, such as an answer written at once), it
--- hands those values to the wait to come.
-function Task.__call(task, ...)
+--- A task called as a function ends its `wait_call` with `true, a, b` (two values at most:
+-- a request's answer, or nil and an error); called before the wait began (by what the task
+-- did just before, such as an answer written at once), it hands those values to the wait to
+-- come. (step inline, with no varargs: every answer a client waits for comes this way.)
+function Task.__call(task, a, b)
   if task.abort == call_abort then
     task.abort = nil
     task.on_abort = false
     if task.wait_deadline then no_deadline(task) end
     task.status = "running"
-    return step(task, true, ...)
+    local co, budget = task.co, task.budget
+    if budget then return settle_step(task, co, budget_resume(budget, co, true, a, b)) end
+    return settle_step(task, co, resume(co, true, a, b))
   end
-  task.early = pack(true, ...)
+  task.early = pack(true, a, b)
 end
 
 --- The running task's wait for a call of itself (`task(...)`, Task.__call): returns `true`
