@@ -912,8 +912,22 @@ local function call_plain(self, name, args)
   local write_call = conn.transport.write_call
   local result, err, kind
   if self.era == "modern" then -- its rounds (claude.mcp.client.modern), written by send_one
-    result, err, kind = modern.call(self, self.send_one, { name = name,
-      arguments = args or jobject(), _meta = nil }, name, self.opts.timeout) -- (room for _meta)
+    local tail = write_call and modern.plain_tail(self)
+    if tail then -- the first round written here, send_one's way (the envelope's JSON made)
+      local timeout = self.opts.timeout
+      args = args or jobject()
+      result, err, kind = conn.peer:request_written("tools/call", write_call, timeout, name,
+        args, tail)
+      if err ~= nil or type(result) ~= "table" or result.resultType ~= "complete" then
+        result, err, kind = modern.call_answered(self, self.send_one, { name = name,
+          arguments = args, _meta = nil }, name, timeout, result, err, kind)
+      else
+        result.resultType = nil
+      end
+    else
+      result, err, kind = modern.call(self, self.send_one, { name = name,
+        arguments = args or jobject(), _meta = nil }, name, self.opts.timeout) -- (room: _meta)
+    end
     if result == nil and type(err) == "table" and err.code == era.ERRORS.header_mismatch
       and not (self.tool_headers and self.tool_headers[name]) then
       -- call_tool's way: an x-mcp-header tool not listed yet, listed now, called once more
