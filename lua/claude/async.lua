@@ -353,7 +353,8 @@ local function time_budget(task, budget, seconds)
   end)
 end
 
---- Runs `fn(task, ...)` as an observed task under `budget` (a `core.budget`, started over for
+--- Runs `fn(task, a, b, c, d, e, f)` (six values at most: no varargs on the tool-call path)
+-- as an observed task under `budget` (a `core.budget`, started over for
 -- this call: `budget:start`): every resume of its coroutine goes through the budget, and
 -- after `seconds` (if given) the budget is stopped (reason "seconds") and a waiting task
 -- ends. A task the budget stops fails with a `budget` error (`reason` field) and its
@@ -362,7 +363,7 @@ end
 --   `on_budget(err, task.on_budget_data)` is called: set that field as needed); else nil,
 --   and the `budget` error when the budget stopped it. A task that finished at once is
 --   reused, like spawn_transient's, and the caller may reuse `budget`.
-function M.spawn_budgeted(budget, seconds, on_budget, fn, ...)
+function M.spawn_budgeted(budget, seconds, on_budget, fn, a, b, c, d, e, f)
   local pool = pools[fn] or pool_of(fn)
   local n = pool.n
   local task = n > 0 and pool[n] or pool_task(pool, coroutine.create(pool.body))
@@ -373,7 +374,7 @@ function M.spawn_budgeted(budget, seconds, on_budget, fn, ...)
   local co = task.co
   task.budget = budget
   npending = npending + 1
-  local ok, yielded, reason = budget_start(budget, co, task, ...)
+  local ok, yielded, reason = budget_start(budget, co, task, a, b, c, d, e, f)
   if yielded == DONE and ok and not task.finished and not task.timer then
     npending = npending - 1 -- the usual end, as in spawn_transient
     n = pool.n
