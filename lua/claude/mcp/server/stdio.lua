@@ -81,10 +81,11 @@ function M.open(opts)
     state = state.new { key = opts.state_key, ttl = opts.state_ttl } }, Transport)
   local stream, serr, code = core.stdio {
     mode = "json", max_line = opts.max_message or M.MAX_MESSAGE,
-    on_line = function(...)
-      if self.conn then return on_line(self, ...) end
+    -- (eight values at most, the envelope reader's; no varargs on the tool-call path)
+    on_line = function(value, err, line, kind, a5, a6, a7, a8)
+      if self.conn then return on_line(self, value, err, line, kind, a5, a6, a7, a8) end
       local early = self.early
-      early[#early + 1] = table.pack(...)
+      early[#early + 1] = table.pack(value, err, line, kind, a5, a6, a7, a8)
     end,
   }
   if not stream then return errors.fail("io", "cannot open stdio: " .. tostring(serr),
