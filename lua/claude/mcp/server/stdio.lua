@@ -83,7 +83,12 @@ function M.open(opts)
     mode = "json", max_line = opts.max_message or M.MAX_MESSAGE,
     -- (eight values at most, the envelope reader's; no varargs on the tool-call path)
     on_line = function(value, err, line, kind, a5, a6, a7, a8)
-      if self.conn then return on_line(self, value, err, line, kind, a5, a6, a7, a8) end
+      local conn = self.conn
+      if conn then
+        -- a tools/call the envelope reader took apart (on_line's first case, inline)
+        if value == MCP_CALL then return conn:call(err, line, kind, a5, a6, a7, a8) end
+        return on_line(self, value, err, line, kind, a5, a6, a7, a8)
+      end
       local early = self.early
       early[#early + 1] = table.pack(value, err, line, kind, a5, a6, a7, a8)
     end,
