@@ -286,6 +286,12 @@ static int run_guarded(lua_State *L, claude_ctx *ctx, uv_run_mode mode) {
   return alive;
 }
 
+/* core.stop(): a run of the loop (core.run) returns after this turn */
+static int l_stop(lua_State *L) {
+  uv_stop(claude_ctx_get(L)->loop);
+  return 0;
+}
+
 /* core.run([mode]) -> alive; mode "once" (default), "nowait" or "default" */
 static int l_run(lua_State *L) {
   static const char *const modes[] = {"once", "nowait", "default", NULL};
@@ -447,7 +453,7 @@ static int l_stats(lua_State *L) {
 }
 
 static const luaL_Reg context_functions[] = {
-  {"run", l_run}, {"step", l_step}, {"pollfd", l_pollfd}, {"timeout", l_timeout},
+  {"run", l_run}, {"stop", l_stop}, {"step", l_step}, {"pollfd", l_pollfd}, {"timeout", l_timeout},
   {"alive", l_alive}, {"running", l_running}, {"now", l_now}, {"defer", l_defer},
   {"set_error_handler", l_set_error_handler}, {"stats", l_stats}, {NULL, NULL}};
 

@@ -469,6 +469,7 @@ function M.await(arm, timeout)
       step(task, ...)
     else
       early = pack(...)
+      core.stop() -- the loop's run below ends with this turn
     end
   end
   disarm = arm(function(...) finish(true, ...) end)
@@ -499,8 +500,9 @@ function M.await(arm, timeout)
       finish(false, timeout_error(timeout))
     end)
   end
+  -- (in C until the wait ends, not a turn at a time: finish stops the run)
   while state ~= 2 do
-    if not core.run("once") and state ~= 2 then
+    if not core.run("default") and state ~= 2 then
       if disarm then disarm() end
       if timer then timer:close() end
       error(errors.new("deadlock", "nothing left that could end this wait "
