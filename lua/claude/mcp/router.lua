@@ -432,6 +432,7 @@ M.new = public(function(servers, opts)
   return setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
     _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
     _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
+    _last_tool = false, _last_server = false, _last_limits = false,
     _input = opts.input, _task = opts.task }, Router)
 end)
 
@@ -731,8 +732,15 @@ function Router:call(name, tname, args, meta, id, reply, tag, auth, req, token, 
     local tm = type(meta)
     if tm == "string" then meta = json.decode(meta) elseif tm ~= "table" then meta = nil end
   end
-  local per = self._limits[server]
-  local l = per and per[t] or limits_of(self, server, t)
+  -- the limits of the last tool called, kept at hand (limits_of's two look-ups by table)
+  local l
+  if t == self._last_tool and server == self._last_server then
+    l = self._last_limits
+  else
+    local per = self._limits[server]
+    l = per and per[t] or limits_of(self, server, t)
+    self._last_tool, self._last_server, self._last_limits = t, server, l
+  end
   local b = l.core
   if not b or l.ctx then
     return start_call(self, name, server, t, args, meta, id, auth, req, reply, tag, token,
