@@ -162,6 +162,9 @@ end
 -- at once goes back whole, since nobody ever saw it, and the next one reuses table and
 -- coroutine, with no allocation and no weak-table write. Their result is always NO_VALUES.
 local pools = setmetatable({}, { __mode = "k" }) -- fn -> { n = idle count, body, task... }
+-- the pool of the function spawn_budgeted last ran (it holds them): the router's calls find
+-- theirs with a compare, not a look-up by function
+local last_fn, last_pool = false, false
 local yield = coroutine.yield
 
 local function pool_of(fn)
@@ -364,7 +367,11 @@ end
 --   and the `budget` error when the budget stopped it. A task that finished at once is
 --   reused, like spawn_transient's, and the caller may reuse `budget`.
 function M.spawn_budgeted(budget, seconds, on_budget, fn, a, b, c, d, e, f)
-  local pool = pools[fn] or pool_of(fn)
+  local pool = last_pool
+  if fn ~= last_fn then
+    pool = pools[fn] or pool_of(fn)
+    last_fn, last_pool = fn, pool
+  end
   local n = pool.n
   local task = n > 0 and pool[n] or pool_task(pool, coroutine.create(pool.body))
   if n > 0 then
