@@ -105,6 +105,7 @@ end
 -- @treturn claude.mcp.Connection
 function Transport:serve(server)
   local stream = self.stream
+  local write_pieces = stream.write_pieces -- looked up once: every answer writes so
   local function send(msg)
     local ok, err, kind = stream:write_json(msg)
     if not ok and kind == "encode" then
@@ -123,9 +124,9 @@ function Transport:serve(server)
     send_result = function(id, result, _, suffix, text)
       local ok, err, kind
       if text or type(result) == "string" then
-        ok, err, kind = stream:write_pieces(RPC, id, TEXT, result, suffix or "}]}}\n")
+        ok, err, kind = write_pieces(stream, RPC, id, TEXT, result, suffix or "}]}}\n")
       else
-        ok, err, kind = stream:write_pieces(RPC, id, ',"result":', result, "}\n")
+        ok, err, kind = write_pieces(stream, RPC, id, ',"result":', result, "}\n")
       end
       if not ok and kind == "encode" then
         return stream:write_json(core.jsonrpc_error(id, -32603,
