@@ -528,6 +528,8 @@ local function connect(opts)
     client_info = o.client_info or { name = "claudelua", version = core.version },
     cache = cache_mod.new(o.cache), tool_headers = nil, subscriptions = {},
     extensions = o.tasks and { [era.TASKS] = jobject() } or nil,
+    -- read by every call_tool: present (a field that is absent costs a miss each time)
+    provider = false, output_schemas = false, _class = Client,
   }, Client)
   self.handlers = handlers_for(self)
   self.send_one = send_one(self)
@@ -961,12 +963,13 @@ local function call_plain(self, name, args)
     return M.check_output(self, name, t:wait { timeout = timeout or nil })
   end
   local schemas = self.output_schemas
-  if schemas == nil or schemas[name] == nil then return result end
+  if not schemas or schemas[name] == nil then return result end
   return M.check_output(self, name, result)
 end
 
 function Client.call_tool(self, name, args, opts)
-  if opts == nil and getmetatable(self) == Client and self.state == "connected"
+  -- (_class: a client's own field, for getmetatable's call with its __metatable look-up)
+  if opts == nil and type(self) == "table" and self._class == Client and self.state == "connected"
     and not self.closed and not self.provider
     and type(name) == "string" and (args == nil or type(args) == "table") then
     return call_plain(self, name, args)
