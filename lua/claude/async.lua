@@ -278,7 +278,7 @@ local function new_task(observed)
   return setmetatable({ status = "running", observed = observed, co = false,
     result = false, values = false, finished = false, timer = false, abort = false,
     budget = false, deadline = false, on_budget = false, on_budget_data = false,
-    pool = false }, Task)
+    pool = false, cancel_pending = false }, Task)
 end
 
 local function launch(task, fn, ...)
@@ -323,7 +323,7 @@ function M.spawn_transient(fn, ...)
   local task = n > 0 and pool[n] or pool_task(pool, coroutine.create(pool.body))
   if n > 0 then
     pool.n = n - 1
-    task.cancel_pending = nil
+    task.cancel_pending = false
   end
   local co = task.co
   task.budget = false
@@ -376,7 +376,7 @@ function M.spawn_budgeted(budget, seconds, on_budget, fn, a, b, c, d, e, f)
   local task = n > 0 and pool[n] or pool_task(pool, coroutine.create(pool.body))
   if n > 0 then
     pool.n = n - 1
-    task.cancel_pending = nil
+    task.cancel_pending = false
   end
   local co = task.co
   task.budget = budget
@@ -453,7 +453,7 @@ function M.await(arm, timeout)
   local task = tasks[coroutine.running()]
   if task and task.cancel_pending then
     local err = task.cancel_pending
-    task.cancel_pending = nil
+    task.cancel_pending = false
     error(err, 0)
   end
   if not task and core.running() then
@@ -637,7 +637,7 @@ function M.caller()
   if task then
     local err = task.cancel_pending
     if err then
-      task.cancel_pending = nil
+      task.cancel_pending = false
       error(err, 0)
     end
     task.early = false
