@@ -496,12 +496,12 @@ local call_worker = async.worker(function(task, t, args, ctx, id, reply, tag)
         local r, e = t.execute(args, ctx)
         in_tool = false
         -- a text answer of a call nobody registered (it did not wait), finish's way inline
-        local c = ctx or task.on_budget_data
+        local c, tr = ctx or task.on_budget_data, type(r)
         if (c and (c._task or c.cancelled)) or t.validate_output then
           answer(task, t, ctx, id, reply, tag, true, r, e)
-        elseif type(r) == "string" then
+        elseif tr == "string" then
           reply(tag, r, id, true)
-        elseif type(r) == "number" then
+        elseif tr == "number" then
           reply(tag, number_text(r), id, true)
         else
           finish(task, ctx, id, reply, tag, content.result(t, true, r, e), false)
