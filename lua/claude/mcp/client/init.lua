@@ -955,7 +955,7 @@ local function call_plain(self, name, args)
   end
   if result == nil then return nil, err, kind end
   local task = result.task
-  if type(task) == "table" and task.taskId ~= nil and result.content == nil then
+  if task ~= nil and type(task) == "table" and task.taskId ~= nil and result.content == nil then
     -- a task the server chose to make: the call waits for its end (call_tool's way)
     local timeout = self.opts.timeout
     local t = tasks.new(self, task_request(self), task, { name = name, timeout = timeout,
