@@ -627,7 +627,10 @@ function M.wait_call(task, timeout, on_abort)
     timer:ref(true)
   end
   task.status = "waiting"
-  return resumed(coroutine.yield(SUSPEND))
+  -- resumed's check, with no varargs: three values at most (Task.__call's, call_abort's)
+  local ok, a, b = yield(SUSPEND)
+  if ok == false and errors.is(a, "cancelled") then error(a, 0) end
+  return ok, a, b
 end
 
 --- The running task, ready for `wait_call`: nil outside a task; raises the cancellation a
