@@ -286,6 +286,12 @@ static int run_guarded(lua_State *L, claude_ctx *ctx, uv_run_mode mode) {
   return alive;
 }
 
+/* core.stop(): a run of the loop (core.run) returns after this turn */
+static int l_stop(lua_State *L) {
+  uv_stop(claude_ctx_get(L)->loop);
+  return 0;
+}
+
 /* core.run([mode]) -> alive; mode "once" (default), "nowait" or "default" */
 static int l_run(lua_State *L) {
   static const char *const modes[] = {"once", "nowait", "default", NULL};
@@ -447,18 +453,26 @@ static int l_stats(lua_State *L) {
 }
 
 static const luaL_Reg context_functions[] = {
-  {"run", l_run}, {"step", l_step}, {"pollfd", l_pollfd}, {"timeout", l_timeout},
+  {"run", l_run}, {"stop", l_stop}, {"step", l_step}, {"pollfd", l_pollfd}, {"timeout", l_timeout},
   {"alive", l_alive}, {"running", l_running}, {"now", l_now}, {"defer", l_defer},
   {"set_error_handler", l_set_error_handler}, {"stats", l_stats}, {NULL, NULL}};
 
+void claude_class_upvalues(lua_State *L, const char *name) {
+  luaL_getmetatable(L, name);
+  lua_pushlightuserdata(L, (void *)name);
+}
+
 /* Makes a metatable `name` with the metamethods and an __index table of the
- * methods; leaves the stack as it was. */
+ * methods, each a closure over the metatable and the name (claude_check_object);
+ * leaves the stack as it was. */
 void claude_new_class(lua_State *L, const char *name, const luaL_Reg *meta,
                       const luaL_Reg *methods) {
   luaL_newmetatable(L, name);
-  luaL_setfuncs(L, meta, 0);
+  claude_class_upvalues(L, name);
+  luaL_setfuncs(L, meta, 2);
   lua_newtable(L);
-  luaL_setfuncs(L, methods, 0);
+  claude_class_upvalues(L, name);
+  luaL_setfuncs(L, methods, 2);
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
 }

@@ -76,6 +76,26 @@ int claude_pcall(claude_ctx *ctx, lua_State *L, int nargs);
 int claude_push_uv_error(lua_State *L, int err);
 void claude_new_class(lua_State *L, const char *name, const luaL_Reg *meta,
                       const luaL_Reg *methods);
+/* The userdata at idx when it is an object of class `name`: luaL_checkudata,
+ * without its look-up of the metatable by name when the running function is
+ * a method or metamethod of that class (claude_new_class gives them the
+ * metatable and the name as upvalues 1 and 2): one compare on the hot paths
+ * (a stream's write, a timer's ref, a pending set's add). Anything else takes
+ * luaL_checkudata's way, which raises for a value of another kind. */
+static inline void *claude_check_object(lua_State *L, int idx, const char *name) {
+  void *p = lua_touserdata(L, idx);
+  if (p != NULL && lua_touserdata(L, lua_upvalueindex(2)) == (const void *)name &&
+      lua_getmetatable(L, idx)) {
+    int same = lua_rawequal(L, -1, lua_upvalueindex(1));
+    lua_pop(L, 1);
+    if (same) return p;
+  }
+  return luaL_checkudata(L, idx, name);
+}
+/* The upvalues claude_check_object reads: pushes the metatable on top and the
+ * name, for luaL_setfuncs(L, fns, 2) (claude_new_class, and a class made by
+ * hand). */
+void claude_class_upvalues(lua_State *L, const char *name);
 /* Work was added: an application that polls claude.pollfd() must step. */
 void claude_wake(claude_ctx *ctx);
 

@@ -28,7 +28,7 @@ static void timer_teardown(claude_handle *h) {
 }
 
 static timer_obj **check_timer(lua_State *L) {
-  return (timer_obj **)luaL_checkudata(L, 1, MT_TIMER);
+  return (timer_obj **)claude_check_object(L, 1, MT_TIMER);
 }
 
 static timer_obj *open_timer(lua_State *L) {

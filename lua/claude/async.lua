@@ -162,6 +162,9 @@ end
 -- at once goes back whole, since nobody ever saw it, and the next one reuses table and
 -- coroutine, with no allocation and no weak-table write. Their result is always NO_VALUES.
 local pools = setmetatable({}, { __mode = "k" }) -- fn -> { n = idle count, body, task... }
+-- the pool of the function spawn_budgeted last ran (it holds them): the router's calls find
+-- theirs with a compare, not a look-up by function
+local last_fn, last_pool = false, false
 local yield = coroutine.yield
 
 local function pool_of(fn)
@@ -275,7 +278,7 @@ local function new_task(observed)
   return setmetatable({ status = "running", observed = observed, co = false,
     result = false, values = false, finished = false, timer = false, abort = false,
     budget = false, deadline = false, on_budget = false, on_budget_data = false,
-    pool = false }, Task)
+    pool = false, cancel_pending = false }, Task)
 end
 
 local function launch(task, fn, ...)
@@ -320,7 +323,7 @@ function M.spawn_transient(fn, ...)
   local task = n > 0 and pool[n] or pool_task(pool, coroutine.create(pool.body))
   if n > 0 then
     pool.n = n - 1
-    task.cancel_pending = nil
+    task.cancel_pending = false
   end
   local co = task.co
   task.budget = false
@@ -353,7 +356,8 @@ local function time_budget(task, budget, seconds)
   end)
 end
 
---- Runs `fn(task, ...)` as an observed task under `budget` (a `core.budget`, started over for
+--- Runs `fn(task, a, b, c, d, e, f)` (six values at most: no varargs on the tool-call path)
+-- as an observed task under `budget` (a `core.budget`, started over for
 -- this call: `budget:start`): every resume of its coroutine goes through the budget, and
 -- after `seconds` (if given) the budget is stopped (reason "seconds") and a waiting task
 -- ends. A task the budget stops fails with a `budget` error (`reason` field) and its
@@ -362,18 +366,22 @@ end
 --   `on_budget(err, task.on_budget_data)` is called: set that field as needed); else nil,
 --   and the `budget` error when the budget stopped it. A task that finished at once is
 --   reused, like spawn_transient's, and the caller may reuse `budget`.
-function M.spawn_budgeted(budget, seconds, on_budget, fn, ...)
-  local pool = pools[fn] or pool_of(fn)
+function M.spawn_budgeted(budget, seconds, on_budget, fn, a, b, c, d, e, f)
+  local pool = last_pool
+  if fn ~= last_fn then
+    pool = pools[fn] or pool_of(fn)
+    last_fn, last_pool = fn, pool
+  end
   local n = pool.n
   local task = n > 0 and pool[n] or pool_task(pool, coroutine.create(pool.body))
   if n > 0 then
     pool.n = n - 1
-    task.cancel_pending = nil
+    task.cancel_pending = false
   end
   local co = task.co
   task.budget = budget
   npending = npending + 1
-  local ok, yielded, reason = budget_start(budget, co, task, ...)
+  local ok, yielded, reason = budget_start(budget, co, task, a, b, c, d, e, f)
   if yielded == DONE and ok and not task.finished and not task.timer then
     npending = npending - 1 -- the usual end, as in spawn_transient
     n = pool.n
@@ -445,7 +453,7 @@ function M.await(arm, timeout)
   local task = tasks[coroutine.running()]
   if task and task.cancel_pending then
     local err = task.cancel_pending
-    task.cancel_pending = nil
+    task.cancel_pending = false
     error(err, 0)
   end
   if not task and core.running() then
@@ -468,6 +476,7 @@ function M.await(arm, timeout)
       step(task, ...)
     else
       early = pack(...)
+      core.stop() -- the loop's run below ends with this turn
     end
   end
   disarm = arm(function(...) finish(true, ...) end)
@@ -498,8 +507,9 @@ function M.await(arm, timeout)
       finish(false, timeout_error(timeout))
     end)
   end
+  -- (in C until the wait ends, not a turn at a time: finish stops the run)
   while state ~= 2 do
-    if not core.run("once") and state ~= 2 then
+    if not core.run("default") and state ~= 2 then
       if disarm then disarm() end
       if timer then timer:close() end
       error(errors.new("deadlock", "nothing left that could end this wait "
@@ -567,18 +577,21 @@ local function call_timer(task)
   return f
 end
 
---- A task called as a function ends its `wait_call` with `true, ...`; called before the
--- wait began (by what the task did just before, such as an answer written at once), it
--- hands those values to the wait to come.
-function Task.__call(task, ...)
+--- A task called as a function ends its `wait_call` with `true, a, b` (two values at most:
+-- a request's answer, or nil and an error); called before the wait began (by what the task
+-- did just before, such as an answer written at once), it hands those values to the wait to
+-- come. (step inline, with no varargs: every answer a client waits for comes this way.)
+function Task.__call(task, a, b)
   if task.abort == call_abort then
     task.abort = nil
     task.on_abort = false
     if task.wait_deadline then no_deadline(task) end
     task.status = "running"
-    return step(task, true, ...)
+    local co, budget = task.co, task.budget
+    if budget then return settle_step(task, co, budget_resume(budget, co, true, a, b)) end
+    return settle_step(task, co, resume(co, true, a, b))
   end
-  task.early = pack(true, ...)
+  task.early = pack(true, a, b)
 end
 
 --- The running task's wait for a call of itself (`task(...)`, Task.__call): returns `true`
@@ -614,7 +627,10 @@ function M.wait_call(task, timeout, on_abort)
     timer:ref(true)
   end
   task.status = "waiting"
-  return resumed(coroutine.yield(SUSPEND))
+  -- resumed's check, with no varargs: three values at most (Task.__call's, call_abort's)
+  local ok, a, b = yield(SUSPEND)
+  if ok == false and errors.is(a, "cancelled") then error(a, 0) end
+  return ok, a, b
 end
 
 --- The running task, ready for `wait_call`: nil outside a task; raises the cancellation a
@@ -624,7 +640,7 @@ function M.caller()
   if task then
     local err = task.cancel_pending
     if err then
-      task.cancel_pending = nil
+      task.cancel_pending = false
       error(err, 0)
     end
     task.early = false

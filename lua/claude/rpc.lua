@@ -376,19 +376,19 @@ local function request_abort(task, err)
   end
 end
 
---- `request(method, ...)` for an owner that writes the request itself: `write(id, ...)` writes
--- the request with id `id` (the message the codec's `request` would make, however made;
--- the MCP client writes a tools/call around its name and arguments in C) and returns true,
--- or nil and an error.
+--- `request(method, ...)` for an owner that writes the request itself: `write(id, a, b, c)`
+-- writes the request with id `id` (the message the codec's `request` would make, however
+-- made; the MCP client writes a tools/call around its name and arguments in C) and returns
+-- true, or nil and an error. (Three values at most: no varargs on the call's path.)
 -- @tparam string method for messages (timeouts, cancellations)
 -- @tparam function write
 -- @param timeout as for `request`
 -- @return the result | nil, err, kind
-function Peer:request_written(method, write, timeout, ...)
+function Peer:request_written(method, write, timeout, a, b, c)
   local task = caller()
   if not task then -- outside a task: `request`'s way, with a closure
     if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
-    return await_request(self, method, nil, timeout, write, pack(...))
+    return await_request(self, method, nil, timeout, write, pack(a, b, c))
   end
   if self.error then return nil, self.error, self.error.kind end
   if self.closed then
@@ -401,7 +401,7 @@ function Peer:request_written(method, write, timeout, ...)
   local id, new_id = n, self.codec.new_id
   if new_id ~= count_id then id = new_id(n) end
   self.pending:add(id, n, task, method)
-  local ok, err = write(id, ...)
+  local ok, err = write(id, a, b, c)
   if not ok then
     self.pending:take(id)
     if not errors.is(err) then err = errors.new("connection", tostring(err)) end

@@ -356,7 +356,7 @@ static int l_spawn_process(lua_State *L) {
 /* ---- methods ------------------------------------------------------------ */
 
 static proc_obj **check_box(lua_State *L) {
-  return (proc_obj **)luaL_checkudata(L, 1, MT_PROCESS);
+  return (proc_obj **)claude_check_object(L, 1, MT_PROCESS);
 }
 
 static proc_obj *check_proc(lua_State *L) {

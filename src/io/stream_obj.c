@@ -154,7 +154,7 @@ static int l_stdio(lua_State *L) {
 }
 
 static stream_obj **check_box(lua_State *L) {
-  return (stream_obj **)luaL_checkudata(L, 1, MT_STREAM);
+  return (stream_obj **)claude_check_object(L, 1, MT_STREAM);
 }
 
 static claude_stream *check_io(lua_State *L) {

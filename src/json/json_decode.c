@@ -580,24 +580,26 @@ static void push_error(lua_State *L, const dec *d) {
                   (lua_Integer)(at - d->start) + 1, found);
 }
 
-/* Pushes the state's string cache's anchor table; returns the cache. */
+/* Pushes the state's string cache's anchor table; returns the cache. The
+ * table is the registry's (one look-up), the cache a userdata in its slot
+ * after the anchors' (an array read). */
 static str_cache *push_cache(lua_State *L) {
   str_cache *c;
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &CACHE_REGISTRY_KEY) == LUA_TUSERDATA) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &CACHE_REGISTRY_KEY) == LUA_TTABLE) {
+    lua_rawgeti(L, -1, CACHE_SLOTS + 1);
     c = (str_cache *)lua_touserdata(L, -1);
-  } else {
     lua_pop(L, 1);
+  } else {
     int i;
-    c = (str_cache *)lua_newuserdatauv(L, sizeof *c, 1);
+    lua_pop(L, 1);
+    lua_createtable(L, CACHE_SLOTS + 1, 0);
+    c = (str_cache *)lua_newuserdatauv(L, sizeof *c, 0);
     memset(c, 0, sizeof *c);
     for (i = 0; i < CACHE_SLOTS; i++) c->len[i] = (size_t)-1;
-    lua_createtable(L, CACHE_SLOTS, 0);
-    lua_setiuservalue(L, -2, 1);
+    lua_rawseti(L, -2, CACHE_SLOTS + 1);
     lua_pushvalue(L, -1);
     lua_rawsetp(L, LUA_REGISTRYINDEX, &CACHE_REGISTRY_KEY);
   }
-  lua_getiuservalue(L, -1, 1);
-  lua_remove(L, -2);
   return c;
 }
 

@@ -34,7 +34,7 @@ struct claude_pending {
 };
 
 static claude_pending *check_set(lua_State *L, int idx) {
-  return (claude_pending *)luaL_checkudata(L, idx, MT_PENDING);
+  return (claude_pending *)claude_check_object(L, idx, MT_PENDING);
 }
 
 /* The slot of number n (Lua's n % size: never negative). */
@@ -288,7 +288,9 @@ static const luaL_Reg methods[] = {{"add", pending_add}, {"take", pending_take},
 
 void claude_open_pending(lua_State *L) {
   luaL_newmetatable(L, MT_PENDING);
-  luaL_newlib(L, methods);
+  luaL_newlibtable(L, methods);
+  claude_class_upvalues(L, MT_PENDING); /* claude_check_object's */
+  luaL_setfuncs(L, methods, 2);
   lua_setfield(L, -2, "__index");
   lua_pushcfunction(L, pending_gc);
   lua_setfield(L, -2, "__gc");

@@ -432,6 +432,7 @@ M.new = public(function(servers, opts)
   return setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
     _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
     _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
+    _last_tool = false, _last_server = false, _last_limits = false,
     _input = opts.input, _task = opts.task }, Router)
 end)
 
@@ -440,42 +441,87 @@ end)
 -- runs in a worker (async.worker: a loop, one call after the other, no call per call). `ctx`
 -- is nil for a tool that cannot see it (see start_call): one is made only if the call waits,
 -- and the task holds it (`on_budget_data`).
+--
+-- A worker's calls run in one protected call, not one each (an xpcall is a C call: a tenth
+-- of what a call costs the server): `execute` runs unprotected inside the worker's loop
+-- (`serve`), whose xpcall returns only when it raised; the worker then answers that call
+-- as tool.call would have (the tool's message handler ran at the error: its traceback went
+-- to stderr) and goes on with a new loop in a new xpcall. An error raised outside
+-- `execute` (in_tool false) goes on up as it did: the task fails.
 local yield, DONE = coroutine.yield, async.DONE
+local trusted = budgets.trusted_handler
+
+-- A call's answer `result` (its text when `text`) sent with `reply`, unless the call was
+-- cancelled meanwhile; a waiting call's registration ends.
+local function finish(task, ctx, id, reply, tag, result, text)
+  ctx = ctx or task.on_budget_data
+  if ctx then
+    if ctx._task then unregister(ctx._router, ctx.server, id, ctx) end
+    if ctx.cancelled then result, text = content.error(cancelled_text(ctx)), false end
+  end
+  -- (a call always has an id: core.mcp_dispatch and the envelope readers see to it)
+  if text then
+    reply(tag, result, id, true)
+  elseif getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
+    -- the tool raised a JSON-RPC error
+    reply(tag, rpc_error(id, result.code, result.message, result.data))
+  else
+    reply(tag, result, id)
+  end
+end
+
+-- The answer of a call whose `execute` gave `done, r, e` (tool.call's conversion, inline: a
+-- string or a number is the text of the result).
+local function answer(task, t, ctx, id, reply, tag, done, r, e)
+  if done and not t.validate_output then
+    local tr = type(r)
+    if tr == "string" then return finish(task, ctx, id, reply, tag, r, true) end
+    if tr == "number" then return finish(task, ctx, id, reply, tag, number_text(r), true) end
+  end
+  return finish(task, ctx, id, reply, tag, content.result(t, done, r, e), false)
+end
+
 local call_worker = async.worker(function(task, t, args, ctx, id, reply, tag)
-  while true do
-    -- tool.call(t, args, ctx, true), inline: a string or a number is the text of the result
-    local result, text
-    if args == nil or args == null then args = jobject() end
-    local valid, verr = t.validate(args)
-    if not valid then
-      result = content.error("Input validation error: " .. verr.message)
-    else
-      local done, r, e = xpcall(t.execute, t.report_error or error_handler(t), args, ctx)
-      if done and not t.validate_output then
-        local tr = type(r)
-        if tr == "string" then
-          result, text = r, true
+  local in_tool = false -- `execute` runs (an error now is the call's failure)
+  -- the worker's loop: the call given, then each next one; returns only by raising
+  local function serve()
+    while true do
+      if args == nil or args == null then args = jobject() end
+      local valid, verr = t.validate(args)
+      if not valid then
+        finish(task, ctx, id, reply, tag,
+          content.error("Input validation error: " .. verr.message), false)
+      else
+        in_tool = true
+        local r, e = t.execute(args, ctx)
+        in_tool = false
+        -- a text answer of a call nobody registered (it did not wait), finish's way inline
+        local c, tr = ctx or task.on_budget_data, type(r)
+        if (c and (c._task or c.cancelled)) or t.validate_output then
+          answer(task, t, ctx, id, reply, tag, true, r, e)
+        elseif tr == "string" then
+          reply(tag, r, id, true)
         elseif tr == "number" then
-          result, text = number_text(r), true
+          reply(tag, number_text(r), id, true)
+        else
+          finish(task, ctx, id, reply, tag, content.result(t, true, r, e), false)
         end
       end
-      if not text then result = content.result(t, done, r, e) end
+      args, ctx = nil -- luacheck: ignore (an idle worker holds nothing of its last call)
+      task, t, args, ctx, id, reply, tag = yield(DONE)
     end
-    ctx = ctx or task.on_budget_data
-    if ctx then
-      if ctx._task then unregister(ctx._router, ctx.server, id, ctx) end
-      if ctx.cancelled then result, text = content.error(cancelled_text(ctx)), false end
-    end
-    -- (a call always has an id: core.mcp_dispatch and the envelope readers see to it)
-    if text then
-      reply(tag, result, id, true)
-    elseif getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
-      -- the tool raised a JSON-RPC error
-      reply(tag, rpc_error(id, result.code, result.message, result.data))
-    else
-      reply(tag, result, id)
-    end
-    args, ctx = nil -- luacheck: ignore (an idle worker holds nothing of its last call)
+  end
+  -- the message handler: the failing tool's (tool.error_handler), for an error of `execute`
+  local on_error = trusted(function(e)
+    if not in_tool then return e end
+    return (t.report_error or error_handler(t))(e)
+  end)
+  while true do
+    local _, e = xpcall(serve, on_error)
+    if not in_tool then error(e, 0) end -- not the tool's: the task fails, as it did
+    in_tool = false
+    answer(task, t, ctx, id, reply, tag, false, e)
+    args, ctx = nil -- luacheck: ignore
     task, t, args, ctx, id, reply, tag = yield(DONE)
   end
 end)
@@ -686,8 +732,15 @@ function Router:call(name, tname, args, meta, id, reply, tag, auth, req, token, 
     local tm = type(meta)
     if tm == "string" then meta = json.decode(meta) elseif tm ~= "table" then meta = nil end
   end
-  local per = self._limits[server]
-  local l = per and per[t] or limits_of(self, server, t)
+  -- the limits of the last tool called, kept at hand (limits_of's two look-ups by table)
+  local l
+  if t == self._last_tool and server == self._last_server then
+    l = self._last_limits
+  else
+    local per = self._limits[server]
+    l = per and per[t] or limits_of(self, server, t)
+    self._last_tool, self._last_server, self._last_limits = t, server, l
+  end
   local b = l.core
   if not b or l.ctx then
     return start_call(self, name, server, t, args, meta, id, auth, req, reply, tag, token,

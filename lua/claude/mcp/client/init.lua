@@ -528,6 +528,8 @@ local function connect(opts)
     client_info = o.client_info or { name = "claudelua", version = core.version },
     cache = cache_mod.new(o.cache), tool_headers = nil, subscriptions = {},
     extensions = o.tasks and { [era.TASKS] = jobject() } or nil,
+    -- read by every call_tool: present (a field that is absent costs a miss each time)
+    provider = false, output_schemas = false, _class = Client,
   }, Client)
   self.handlers = handlers_for(self)
   self.send_one = send_one(self)
@@ -912,8 +914,22 @@ local function call_plain(self, name, args)
   local write_call = conn.transport.write_call
   local result, err, kind
   if self.era == "modern" then -- its rounds (claude.mcp.client.modern), written by send_one
-    result, err, kind = modern.call(self, self.send_one, { name = name,
-      arguments = args or jobject(), _meta = nil }, name, self.opts.timeout) -- (room for _meta)
+    local tail = write_call and modern.plain_tail(self)
+    if tail then -- the first round written here, send_one's way (the envelope's JSON made)
+      local timeout = self.opts.timeout
+      args = args or jobject()
+      result, err, kind = conn.peer:request_written("tools/call", write_call, timeout, name,
+        args, tail)
+      if err ~= nil or type(result) ~= "table" or result.resultType ~= "complete" then
+        result, err, kind = modern.call_answered(self, self.send_one, { name = name,
+          arguments = args, _meta = nil }, name, timeout, result, err, kind)
+      else
+        result.resultType = nil
+      end
+    else
+      result, err, kind = modern.call(self, self.send_one, { name = name,
+        arguments = args or jobject(), _meta = nil }, name, self.opts.timeout) -- (room: _meta)
+    end
     if result == nil and type(err) == "table" and err.code == era.ERRORS.header_mismatch
       and not (self.tool_headers and self.tool_headers[name]) then
       -- call_tool's way: an x-mcp-header tool not listed yet, listed now, called once more
@@ -939,7 +955,7 @@ local function call_plain(self, name, args)
   end
   if result == nil then return nil, err, kind end
   local task = result.task
-  if type(task) == "table" and task.taskId ~= nil and result.content == nil then
+  if task ~= nil and type(task) == "table" and task.taskId ~= nil and result.content == nil then
     -- a task the server chose to make: the call waits for its end (call_tool's way)
     local timeout = self.opts.timeout
     local t = tasks.new(self, task_request(self), task, { name = name, timeout = timeout,
@@ -947,12 +963,13 @@ local function call_plain(self, name, args)
     return M.check_output(self, name, t:wait { timeout = timeout or nil })
   end
   local schemas = self.output_schemas
-  if schemas == nil or schemas[name] == nil then return result end
+  if not schemas or schemas[name] == nil then return result end
   return M.check_output(self, name, result)
 end
 
 function Client.call_tool(self, name, args, opts)
-  if opts == nil and getmetatable(self) == Client and self.state == "connected"
+  -- (_class: a client's own field, for getmetatable's call with its __metatable look-up)
+  if opts == nil and type(self) == "table" and self._class == Client and self.state == "connected"
     and not self.closed and not self.provider
     and type(name) == "string" and (args == nil or type(args) == "table") then
     return call_plain(self, name, args)

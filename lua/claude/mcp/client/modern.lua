@@ -158,7 +158,25 @@ function M.call(self, send, params, name, timeout)
   return request(self, send, "tools/call", params, nil, name, true, timeout)
 end
 
-request = function(self, send, method, params, extensions, name, owned, timeout)
+--- `call` of a plain `tools/call` (name, arguments and the envelope as it stands:
+-- `call_tail`'s) whose first round the caller wrote itself, from that round's answer
+-- `r, err, kind` on (the result, the rounds, a task, an error).
+function M.call_answered(self, send, params, name, timeout, r, err, kind)
+  return request(self, send, "tools/call", params, nil, name, true, timeout, true, r, err, kind)
+end
+
+--- The JSON end of a plain `tools/call` (`call_tail`'s) while the envelope it was made for
+-- stands, else nil (the caller goes `call`'s way, which makes it anew).
+function M.plain_tail(self)
+  local e = self.envelope_now
+  if e and e.version == self.protocol_version and e.log_level == self.log_level then
+    return e.tail or nil
+  end
+  return nil
+end
+
+request = function(self, send, method, params, extensions, name, owned, timeout, answered, r0,
+                   e0, k0)
   local p = M.params(self, params, extensions, owned)
   local rounds, corrected = 0, false
   local max = self.opts.max_input_rounds or M.MAX_ROUNDS
@@ -166,7 +184,12 @@ request = function(self, send, method, params, extensions, name, owned, timeout)
   -- values (their keys: name, arguments, and _meta, the envelope)
   local plain = owned and extensions == nil and method == "tools/call"
   while true do
-    local r, err, kind = send(method, p, timeout, plain)
+    local r, err, kind
+    if answered then -- the first round's answer, the caller's (call_answered)
+      r, err, kind, answered = r0, e0, k0, false
+    else
+      r, err, kind = send(method, p, timeout, plain)
+    end
     plain = false
     if not r then
       local data = kind == "remote" and err.code == era.ERRORS.unsupported_version

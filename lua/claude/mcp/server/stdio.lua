@@ -81,10 +81,16 @@ function M.open(opts)
     state = state.new { key = opts.state_key, ttl = opts.state_ttl } }, Transport)
   local stream, serr, code = core.stdio {
     mode = "json", max_line = opts.max_message or M.MAX_MESSAGE,
-    on_line = function(...)
-      if self.conn then return on_line(self, ...) end
+    -- (eight values at most, the envelope reader's; no varargs on the tool-call path)
+    on_line = function(value, err, line, kind, a5, a6, a7, a8)
+      local conn = self.conn
+      if conn then
+        -- a tools/call the envelope reader took apart (on_line's first case, inline)
+        if value == MCP_CALL then return conn:call(err, line, kind, a5, a6, a7, a8) end
+        return on_line(self, value, err, line, kind, a5, a6, a7, a8)
+      end
       local early = self.early
-      early[#early + 1] = table.pack(...)
+      early[#early + 1] = table.pack(value, err, line, kind, a5, a6, a7, a8)
     end,
   }
   if not stream then return errors.fail("io", "cannot open stdio: " .. tostring(serr),
@@ -99,6 +105,7 @@ end
 -- @treturn claude.mcp.Connection
 function Transport:serve(server)
   local stream = self.stream
+  local write_pieces = stream.write_pieces -- looked up once: every answer writes so
   local function send(msg)
     local ok, err, kind = stream:write_json(msg)
     if not ok and kind == "encode" then
@@ -117,9 +124,9 @@ function Transport:serve(server)
     send_result = function(id, result, _, suffix, text)
       local ok, err, kind
       if text or type(result) == "string" then
-        ok, err, kind = stream:write_pieces(RPC, id, TEXT, result, suffix or "}]}}\n")
+        ok, err, kind = write_pieces(stream, RPC, id, TEXT, result, suffix or "}]}}\n")
       else
-        ok, err, kind = stream:write_pieces(RPC, id, ',"result":', result, "}\n")
+        ok, err, kind = write_pieces(stream, RPC, id, ',"result":', result, "}\n")
       end
       if not ok and kind == "encode" then
         return stream:write_json(core.jsonrpc_error(id, -32603,
