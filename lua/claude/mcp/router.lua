@@ -497,13 +497,16 @@ local function start(self, name, ctx, id, runner, ...)
   return ctx
 end
 
--- Whether `execute` can see its second argument, the ctx: a Lua function with one parameter
+--- Whether `execute` can see its second argument, the ctx: a Lua function with one parameter
 -- (`function(args)`) and no `...` cannot, so its calls need no ctx unless they wait.
+-- @param execute a tool's execute
+-- @treturn boolean
 local function sees_ctx(execute)
   if type(execute) ~= "function" then return true end
   local info = debug.getinfo(execute, "u")
   return info.isvararg or info.nparams >= 2 or info.what == "C"
 end
+M.sees_ctx = sees_ctx
 
 -- What a call of tool `t` of `server` needs, worked out once per tool and server: its limits
 -- (tool, server, session, defaults) `core = {run, instructions, memory}` and `seconds`, or

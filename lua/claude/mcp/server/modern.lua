@@ -388,7 +388,8 @@ end
 function M.new(server, opts)
   opts = opts or {}
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
-    _state = opts.state or state_mod.new(), node = opts.node }, Modern)
+    _state = opts.state or state_mod.new(), node = opts.node,
+    _plain = setmetatable({}, { __mode = "k" }) }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
   self._tasks = tasks_mod.new(self)
   self._extensions = { self._tasks, skills_mod.new(self), apps.extension(self) }
@@ -494,9 +495,32 @@ function Modern:handle(msg, out, auth)
   return ctx
 end
 
+-- The reply of Modern:call's usual call (a tool that is no task and cannot see its ctx) to
+-- `out`: its tag is the tool's name, and the request's context is made only if the answer
+-- needs it (anything but a text result written by the transport).
+local function call_reply(self, out)
+  local write_text = out.text
+  return function(name, response, id, text)
+    if text and write_text then return write_text(out, id, response, self._suffix) end
+    return self._reply(setmetatable({ name = name, _out = out }, Req), response, id, text)
+  end
+end
+
+-- Is every call of tool `t` Modern:call's usual call (no task, no ctx unless it waits)?
+-- Worked out once per tool.
+local function plain_tool(self, t)
+  local plain = self._plain[t]
+  if plain == nil then
+    plain = not t.task and not router_mod.sees_ctx(t.execute)
+    self._plain[t] = plain
+  end
+  return plain
+end
+
 --- `handle` of the `tools/call` a stream's envelope reader took apart (core.MCP_CALL;
 -- `claude.mcp.router.call_message(id, name, args, meta, token, tool_use_id)` is the message),
--- whose envelope passed `check`: the same answer, with no message table made for it.
+-- whose envelope passed `check`: the same answer, with no message table made for it, and
+-- for a tool that cannot see its ctx no request context either unless the call waits.
 -- @param id
 -- @tparam string name
 -- @param args the arguments as decoded (a table, json.null or nil)
@@ -509,6 +533,18 @@ end
 -- @tparam[opt] boolean as_text `meta` is the envelope's text
 -- @return as `handle`
 function Modern:call(id, name, args, meta, token, tool_use_id, out, auth, as_text)
+  local t = self._server.tools[name]
+  if as_text and t and plain_tool(self, t) then
+    if out ~= self._call_out then self._call_out, self._call_reply = out, call_reply(self, out) end
+    local ctx = self._router:call(self._key, name, args, MCP_CALL, id, self._call_reply, name,
+      auth, nil, token, tool_use_id)
+    -- it waits: its context gets the request's (no one has read it: the tool cannot see it)
+    if ctx then
+      ctx._req = setmetatable({ name = name, arguments = args, _meta_text = meta, _out = out },
+        Req)
+    end
+    return ctx
+  end
   local params
   if as_text then
     params = setmetatable({ name = name, arguments = args, _meta_text = meta, _out = out }, Req)
@@ -516,7 +552,6 @@ function Modern:call(id, name, args, meta, token, tool_use_id, out, auth, as_tex
   else
     params = setmetatable({ name = name, arguments = args, _meta = meta, _out = out }, Req)
   end
-  local t = self._server.tools[name]
   if t and t.task then -- the tasks extension's checks: handle's way
     params._meta = params._meta
     return self:handle({ jsonrpc = "2.0", id = id, method = "tools/call", params = params }, out,
