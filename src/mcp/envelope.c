@@ -23,8 +23,12 @@
  * decoded: _meta is then core.MCP_CALL, and its two values follow (nil when
  * absent). Nor is the envelope of the modern era (the protocol version, the
  * client's capabilities, an object, its info, no log level, beside those
- * two): _meta is then its JSON text, and the version follows the two. Else
- * they are nil and _meta is what the decoder gives.
+ * two but not between its members): _meta is then the JSON text of the
+ * envelope alone (an object of its members; with the token and the tool use
+ * id it makes the _meta: claude.mcp.router.envelope_meta), and the version
+ * follows the two. A client sends the same envelope every time: the text of
+ * the last one is kept, and a line that spells it again is compared, not
+ * read. Else they are nil and _meta is what the decoder gives.
  *
  * The usual shape is strict: objects whose keys are exactly the ones the
  * receiver reads (some optional), each once and spelled without escapes;
@@ -257,62 +261,147 @@ static int skip_value(reader *r, int depth) {
   }
 }
 
+/* The envelope of the modern era last read (per lua_State: a table in the
+ * registry under this address): [1] its text (an object of the envelope's
+ * members, exactly as the line spelled them), [2] its protocol version, [3]
+ * the bits of read_meta's keys it holds. A client sends the same envelope
+ * with every request: the next one is compared, not read again, and its
+ * text and version are the strings already made. */
+static const char ENVELOPE_CACHE = 'e';
+
+enum { M_TOKEN = 0, M_TOOL_USE, M_VERSION, M_CAPS, M_INFO }; /* read_meta's keys */
+#define M_ENVELOPE (1u << M_VERSION | 1u << M_CAPS | 1u << M_INFO)
+
+/* At the first key of an envelope, at `at`: the cached envelope when the
+ * line spells the same members there (its text into the meta slot, its
+ * version into its slot, and r past them): its key bits, else 0. */
+static unsigned cached_envelope(lua_State *L, reader *r, const char *at, int base,
+                                size_t *span) {
+  const char *text;
+  size_t n;
+  unsigned bits = 0;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ENVELOPE_CACHE) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    return 0;
+  }
+  lua_rawgeti(L, -1, 1);
+  text = lua_tolstring(L, -1, &n); /* "{" members "}" */
+  if ((size_t)(r->end - at) >= n - 2 && memcmp(at, text + 1, n - 2) == 0) {
+    lua_replace(L, base + S_META);
+    lua_rawgeti(L, -1, 2);
+    lua_replace(L, base + S_VERSION);
+    lua_rawgeti(L, -1, 3);
+    bits = (unsigned)lua_tointeger(L, -1);
+    lua_pop(L, 2);
+    r->p = at + n - 2;
+    *span = n - 2;
+    return bits;
+  }
+  lua_pop(L, 2);
+  return 0;
+}
+
+/* The text of the envelope whose members are [start, end) into the meta
+ * slot, and into the cache with its version and key bits. */
+static void new_envelope(lua_State *L, const char *start, const char *end, int base,
+                         unsigned bits) {
+  luaL_Buffer b;
+  luaL_checkstack(L, 6, "envelope");
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ENVELOPE_CACHE) != LUA_TTABLE) {
+    lua_pop(L, 1);
+    lua_createtable(L, 3, 0);
+    lua_pushvalue(L, -1);
+    lua_rawsetp(L, LUA_REGISTRYINDEX, &ENVELOPE_CACHE);
+  }
+  luaL_buffinit(L, &b);
+  luaL_addchar(&b, '{');
+  luaL_addlstring(&b, start, (size_t)(end - start));
+  luaL_addchar(&b, '}');
+  luaL_pushresult(&b);
+  lua_pushvalue(L, -1);
+  lua_replace(L, base + S_META);
+  lua_rawseti(L, -2, 1);
+  lua_pushvalue(L, base + S_VERSION);
+  lua_rawseti(L, -2, 2);
+  lua_pushinteger(L, (lua_Integer)bits);
+  lua_rawseti(L, -2, 3);
+  lua_pop(L, 1);
+}
+
 /* _meta of the usual shapes, the claude CLI's (a progress token, an integer
  * or a string, and the id of the tool use, each optional) and a client's of
  * the modern era (its envelope: protocol version, client capabilities, an
- * object, client info; no log level; the CLI's keys beside): its token and
- * tool use id go to their slots, and the meta slot gets the mark (the CLI's)
- * or the text of the whole _meta (the envelope's, with the version in its
- * slot: decoded only if something reads it). Any other _meta is decoded
- * whole into the meta slot. */
+ * object, client info; no log level; the CLI's keys beside, but not between
+ * the envelope's members): its token and tool use id go to their slots, and
+ * the meta slot gets the mark (the CLI's) or the text of the envelope, an
+ * object of its members alone (with the version in its slot: decoded only if
+ * something reads it). Any other _meta is decoded whole into the meta slot. */
 static int read_meta(lua_State *L, reader *r, int outer, int base) {
   reader at = *r;
-  unsigned seen = 0;
-  int done = 0, which;
+  unsigned seen = 0, cached = 0;
+  int done = 0, which, env_closed = 0;
   lua_Integer v;
-  const char *s, *start;
-  size_t n;
-  blanks(r);
-  start = r->p;
+  const char *s, *key, *env_start = NULL, *env_end = NULL;
+  size_t n, span = 0;
   if (!eat(r, '{')) goto whole;
   while (!done) {
+    blanks(r);
+    key = r->p;
     if ((which = KEY5(r, "progressToken", "claudecode/toolUseId",
                       "io.modelcontextprotocol/protocolVersion",
                       "io.modelcontextprotocol/clientCapabilities",
                       "io.modelcontextprotocol/clientInfo")) < 0 ||
         (seen & (1u << which)))
       goto whole;
+    if (which >= M_VERSION) {
+      if (env_start == NULL) { /* the envelope's first member */
+        env_start = key;
+        if ((cached = cached_envelope(L, r, key, base, &span)) != 0) {
+          seen |= cached;
+          env_end = r->p;
+          if (!next_member(r, &done)) goto whole;
+          continue;
+        }
+      } else if (env_closed) { /* the CLI's keys between the envelope's members */
+        goto whole;
+      }
+    } else if (env_start != NULL) {
+      env_closed = 1;
+    }
     seen |= 1u << which;
     switch (which) {
-      case 0:
-      case 1:
-        if (which == 0 && integer(r, &v)) lua_pushinteger(L, v);
+      case M_TOKEN:
+      case M_TOOL_USE:
+        if (which == M_TOKEN && integer(r, &v)) lua_pushinteger(L, v);
         else if (plain(r, &s, &n)) lua_pushlstring(L, s, n);
         else goto whole;
-        lua_replace(L, base + (which == 0 ? S_TOKEN : S_TOOL_USE));
+        lua_replace(L, base + (which == M_TOKEN ? S_TOKEN : S_TOOL_USE));
         break;
-      case 2:
+      case M_VERSION:
         if (!plain(r, &s, &n)) goto whole;
         lua_pushlstring(L, s, n);
         lua_replace(L, base + S_VERSION);
         break;
-      case 3:
+      case M_CAPS:
         blanks(r);
         if (r->p >= r->end || *r->p != '{' || !skip_value(r, 0)) goto whole;
         break;
       default:
         if (!skip_value(r, 0)) goto whole;
     }
+    if (which >= M_VERSION) env_end = r->p;
     if (!next_member(r, &done)) goto whole;
   }
-  if ((seen & 0x1C) == 0) { /* the claude CLI's: no table */
+  if ((seen & M_ENVELOPE) == 0) { /* the claude CLI's: no table */
     lua_pushlightuserdata(L, (void *)&CALL_MARK);
-  } else if ((seen & 0xC) == 0xC) { /* the modern envelope: its text */
-    lua_pushlstring(L, start, (size_t)(r->p - start));
+    lua_replace(L, base + S_META);
+  } else if ((seen & (1u << M_VERSION | 1u << M_CAPS)) == (1u << M_VERSION | 1u << M_CAPS)) {
+    /* the modern envelope: its text (the cached one when the line spelled it) */
+    if (!(cached && (size_t)(env_end - env_start) == span))
+      new_envelope(L, env_start, env_end, base, seen & M_ENVELOPE);
   } else {
     goto whole;
   }
-  lua_replace(L, base + S_META);
   return 1;
 whole:
   *r = at;

@@ -638,14 +638,28 @@ function Router:handle_async(name, message, reply, tag, auth, req)
     get_prompt, a, b, ctx)
 end
 
+--- The `_meta` of a request whose envelope (the modern era's) a stream's envelope reader
+-- kept as its text (`stream:envelope`): the envelope decoded, with the token and the tool use
+-- id beside.
+-- @tparam string text the envelope's JSON text (an object of its members alone)
+-- @param[opt] token
+-- @param[opt] tool_use_id
+-- @treturn table
+function M.envelope_meta(text, token, tool_use_id)
+  local meta = json.decode(text)
+  meta.progressToken, meta[TOOL_USE_ID] = token, tool_use_id
+  return meta
+end
+local envelope_meta = M.envelope_meta
+
 --- The `tools/call` request a stream's envelope reader took apart (`stream:envelope`,
 -- core.MCP_CALL): the message it was, with the values as the decoder gave them.
 -- @param id
 -- @tparam string name the tool's name
 -- @param args the arguments as decoded (nil when absent)
 -- @param meta `_meta` as decoded (nil when absent), core.MCP_CALL for one of the claude CLI's
---   shape, whose values are `token` and `tool_use_id`, or the JSON text of one holding the
---   modern era's envelope
+--   shape, whose values are `token` and `tool_use_id`, or the JSON text of the modern era's
+--   envelope, which makes `_meta` with them (`M.envelope_meta`)
 -- @param[opt] token
 -- @param[opt] tool_use_id
 -- @treturn table the JSON-RPC message
@@ -653,7 +667,7 @@ function M.call_message(id, name, args, meta, token, tool_use_id)
   if meta == MCP_CALL then
     meta = { progressToken = token, [TOOL_USE_ID] = tool_use_id }
   elseif type(meta) == "string" then -- an envelope of the modern era, as its text
-    meta = json.decode(meta)
+    meta = envelope_meta(meta, token, tool_use_id)
   end
   return { jsonrpc = "2.0", id = id, method = "tools/call",
     params = { name = name, arguments = args, _meta = meta } }
@@ -668,7 +682,8 @@ local call_message = M.call_message
 -- @tparam string tname the tool's name
 -- @param args the arguments as decoded: a table, json.null or nil (absent); the reader
 --   hands no other value here
--- @param meta `_meta` as decoded (nil when absent), or core.MCP_CALL (see `call_message`)
+-- @param meta `_meta` as decoded (nil when absent), core.MCP_CALL or an envelope's text (see
+--   `call_message`)
 -- @param id the request's id (an integer or a string)
 -- @tparam function reply
 -- @param tag
@@ -687,7 +702,11 @@ function Router:call(name, tname, args, meta, id, reply, tag, auth, req, token, 
   if args == null then args = nil end
   if meta ~= MCP_CALL then
     local tm = type(meta)
-    if tm == "string" then meta = json.decode(meta) elseif tm ~= "table" then meta = nil end
+    if tm == "string" then
+      meta = envelope_meta(meta, token, tool_use_id)
+    elseif tm ~= "table" then
+      meta = nil
+    end
   end
   local per = self._limits[server]
   local l = per and per[t] or limits_of(self, server, t)

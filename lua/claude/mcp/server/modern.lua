@@ -45,6 +45,7 @@ local rpc_error, dispatch, jobject, jarray = core.jsonrpc_error, core.mcp_dispat
 local MCP_CALL = core.MCP_CALL
 local array_mt, getmetatable = json.array_mt, getmetatable
 local is_unwind, stamp = input.is_unwind, wire.stamp
+local envelope_meta = router_mod.envelope_meta
 local type, fmt, pairs, setmetatable = type, string.format, pairs, setmetatable
 
 local META = era.META
@@ -140,7 +141,7 @@ Req.__index = function(r, k)
   if meta == nil then -- the envelope as its text (Modern:call), decoded when first read
     local text = rawget(r, "_meta_text")
     if text == nil then return nil end
-    meta = json.decode(text)
+    meta = envelope_meta(text, rawget(r, "_token"), rawget(r, "_tool_use_id"))
     rawset(r, "_meta", meta)
     if k == "_meta" then return meta end
   end
@@ -524,8 +525,9 @@ end
 -- @param id
 -- @tparam string name
 -- @param args the arguments as decoded (a table, json.null or nil)
--- @param meta `_meta` as decoded (a table), or its JSON text (decoded when something reads
---   it: it holds nothing but the envelope, `token` and `tool_use_id`)
+-- @param meta `_meta` as decoded (a table), or the JSON text of its envelope, which makes it
+--   with `token` and `tool_use_id` (`claude.mcp.router.envelope_meta`), decoded when
+--   something reads it
 -- @param[opt] token
 -- @param[opt] tool_use_id
 -- @tparam table out
@@ -540,14 +542,15 @@ function Modern:call(id, name, args, meta, token, tool_use_id, out, auth, as_tex
       auth, nil, token, tool_use_id)
     -- it waits: its context gets the request's (no one has read it: the tool cannot see it)
     if ctx then
-      ctx._req = setmetatable({ name = name, arguments = args, _meta_text = meta, _out = out },
-        Req)
+      ctx._req = setmetatable({ name = name, arguments = args, _meta_text = meta,
+        _token = token, _tool_use_id = tool_use_id, _out = out }, Req)
     end
     return ctx
   end
   local params
   if as_text then
-    params = setmetatable({ name = name, arguments = args, _meta_text = meta, _out = out }, Req)
+    params = setmetatable({ name = name, arguments = args, _meta_text = meta, _token = token,
+      _tool_use_id = tool_use_id, _out = out }, Req)
     meta = MCP_CALL -- for the router: the token and tool use id given, no trace context
   else
     params = setmetatable({ name = name, arguments = args, _meta = meta, _out = out }, Req)
