@@ -496,32 +496,63 @@ function Modern:handle(msg, out, auth)
   return ctx
 end
 
--- The reply of Modern:call's usual call (a tool that is no task and cannot see its ctx) to
--- `out`: its tag is the tool's name, and the request's context is made only if the answer
+-- The reply of a connection's usual call (Modern:caller) to `out`, or a text result to
+-- `write`: its tag is the tool's name, and the request's context is made only if the answer
 -- needs it (anything but a text result written by the transport).
-local function call_reply(self, out)
-  local write_text = out.text
+local function call_reply(self, out, write)
   return function(name, response, id, text)
-    if text and write_text then return write_text(out, id, response, self._suffix) end
+    if text and write then
+      if self.closed then return nil end
+      return write(id, response, id, self._suffix, true)
+    end
     return self._reply(setmetatable({ name = name, _out = out }, Req), response, id, text)
   end
 end
 
--- Is every call of tool `t` Modern:call's usual call (no task, no ctx unless it waits)?
--- Worked out once per tool.
+-- Whether every call of tool `t` is a connection's usual call (no task, no ctx unless it
+-- waits). Worked out once per tool.
 local function plain_tool(self, t)
-  local plain = self._plain[t]
-  if plain == nil then
-    plain = not t.task and not router_mod.sees_ctx(t.execute)
-    self._plain[t] = plain
-  end
+  local plain = not t.task and not router_mod.sees_ctx(t.execute)
+  self._plain[t] = plain
   return plain
+end
+
+--- The `call` of a connection pinned to this era (`Conn:call`'s arguments: the values of a
+-- `tools/call` a stream's envelope reader took apart), whose answers go to `out`: the usual
+-- call (the envelope of the version we speak as its text, a tool that is no task and cannot
+-- see its ctx) goes straight to the router, with no request context unless the call waits;
+-- any other to `fallback`, with the same arguments. A text result is written by `write`, when
+-- given: the transport's `send_result` (`claude.mcp.server.connection`), called as
+-- `write(id, text, id, suffix, true)` until this server closes.
+-- @tparam table out
+-- @tparam function fallback
+-- @tparam[opt] function write
+-- @treturn function
+function Modern:caller(out, fallback, write)
+  local router, plain, answer = self._router, self._plain, call_reply(self, out, write)
+  return function(conn, id, name, args, meta, token, tool_use_id, version, auth)
+    local t = version == LATEST and not conn.closed and self._server.tools[name]
+    if t then
+      local p = plain[t]
+      if p == nil then p = plain_tool(self, t) end
+      if p then
+        local ctx = router:call(self._key, name, args, MCP_CALL, id, answer, name, auth, nil,
+          token, tool_use_id)
+        -- it waits: its context gets the request's (no one has read it: the tool cannot)
+        if ctx then
+          ctx._req = setmetatable({ name = name, arguments = args, _meta_text = meta,
+            _token = token, _tool_use_id = tool_use_id, _out = out }, Req)
+        end
+        return ctx
+      end
+    end
+    return fallback(conn, id, name, args, meta, token, tool_use_id, version, auth)
+  end
 end
 
 --- `handle` of the `tools/call` a stream's envelope reader took apart (core.MCP_CALL;
 -- `claude.mcp.router.call_message(id, name, args, meta, token, tool_use_id)` is the message),
--- whose envelope passed `check`: the same answer, with no message table made for it, and
--- for a tool that cannot see its ctx no request context either unless the call waits.
+-- whose envelope passed `check`: the same answer, with no message table made for it.
 -- @param id
 -- @tparam string name
 -- @param args the arguments as decoded (a table, json.null or nil)
@@ -535,18 +566,6 @@ end
 -- @tparam[opt] boolean as_text `meta` is the envelope's text
 -- @return as `handle`
 function Modern:call(id, name, args, meta, token, tool_use_id, out, auth, as_text)
-  local t = self._server.tools[name]
-  if as_text and t and plain_tool(self, t) then
-    if out ~= self._call_out then self._call_out, self._call_reply = out, call_reply(self, out) end
-    local ctx = self._router:call(self._key, name, args, MCP_CALL, id, self._call_reply, name,
-      auth, nil, token, tool_use_id)
-    -- it waits: its context gets the request's (no one has read it: the tool cannot see it)
-    if ctx then
-      ctx._req = setmetatable({ name = name, arguments = args, _meta_text = meta,
-        _token = token, _tool_use_id = tool_use_id, _out = out }, Req)
-    end
-    return ctx
-  end
   local params
   if as_text then
     params = setmetatable({ name = name, arguments = args, _meta_text = meta, _token = token,
@@ -555,6 +574,7 @@ function Modern:call(id, name, args, meta, token, tool_use_id, out, auth, as_tex
   else
     params = setmetatable({ name = name, arguments = args, _meta = meta, _out = out }, Req)
   end
+  local t = self._server.tools[name]
   if t and t.task then -- the tasks extension's checks: handle's way
     params._meta = params._meta
     return self:handle({ jsonrpc = "2.0", id = id, method = "tools/call", params = params }, out,
