@@ -261,44 +261,45 @@ static int skip_value(reader *r, int depth) {
   }
 }
 
-/* The envelope of the modern era last read (per lua_State: a table in the
- * registry under this address): [1] its text (an object of the envelope's
- * members, exactly as the line spelled them), [2] its protocol version, [3]
- * the bits of read_meta's keys it holds. A client sends the same envelope
- * with every request: the next one is compared, not read again, and its
- * text and version are the strings already made. */
-static const char ENVELOPE_CACHE = 'e';
+/* The envelope of the modern era last read (per lua_State: a userdata in the
+ * registry under this name): its members as the line spelled them (the
+ * bytes of its text after the '{'; uservalue 1, the text, an object of them
+ * alone; uservalue 2, its protocol version) and the bits of read_meta's keys
+ * among them. A client sends the same envelope with every request: the next
+ * one is compared, not read again, and its text and version are the strings
+ * already made. */
+#define ENVELOPE_CACHE "claude.mcp.envelope"
+
+typedef struct envelope_cache {
+  const char *members;
+  size_t len;
+  unsigned bits;
+} envelope_cache;
 
 enum { M_TOKEN = 0, M_TOOL_USE, M_VERSION, M_CAPS, M_INFO }; /* read_meta's keys */
 #define M_ENVELOPE (1u << M_VERSION | 1u << M_CAPS | 1u << M_INFO)
 
-/* At the first key of an envelope, at `at`: the cached envelope when the
- * line spells the same members there (its text into the meta slot, its
- * version into its slot, and r past them): its key bits, else 0. */
+/* At a key, `at`: the cached envelope when the line spells its members there
+ * (its text into the meta slot, its version into its slot, r past them,
+ * their length in *len): its key bits, else 0. */
 static unsigned cached_envelope(lua_State *L, reader *r, const char *at, int base,
-                                size_t *span) {
-  const char *text;
-  size_t n;
+                                size_t *len) {
+  envelope_cache *c;
   unsigned bits = 0;
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ENVELOPE_CACHE) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    return 0;
+  if (lua_getfield(L, LUA_REGISTRYINDEX, ENVELOPE_CACHE) == LUA_TUSERDATA) {
+    c = (envelope_cache *)lua_touserdata(L, -1);
+    if ((size_t)(r->end - at) >= c->len && memcmp(at, c->members, c->len) == 0) {
+      lua_getiuservalue(L, -1, 1);
+      lua_replace(L, base + S_META);
+      lua_getiuservalue(L, -1, 2);
+      lua_replace(L, base + S_VERSION);
+      r->p = at + c->len;
+      *len = c->len;
+      bits = c->bits;
+    }
   }
-  lua_rawgeti(L, -1, 1);
-  text = lua_tolstring(L, -1, &n); /* "{" members "}" */
-  if ((size_t)(r->end - at) >= n - 2 && memcmp(at, text + 1, n - 2) == 0) {
-    lua_replace(L, base + S_META);
-    lua_rawgeti(L, -1, 2);
-    lua_replace(L, base + S_VERSION);
-    lua_rawgeti(L, -1, 3);
-    bits = (unsigned)lua_tointeger(L, -1);
-    lua_pop(L, 2);
-    r->p = at + n - 2;
-    *span = n - 2;
-    return bits;
-  }
-  lua_pop(L, 2);
-  return 0;
+  lua_pop(L, 1);
+  return bits;
 }
 
 /* The text of the envelope whose members are [start, end) into the meta
@@ -306,25 +307,28 @@ static unsigned cached_envelope(lua_State *L, reader *r, const char *at, int bas
 static void new_envelope(lua_State *L, const char *start, const char *end, int base,
                          unsigned bits) {
   luaL_Buffer b;
+  envelope_cache *c;
   luaL_checkstack(L, 6, "envelope");
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &ENVELOPE_CACHE) != LUA_TTABLE) {
+  if (lua_getfield(L, LUA_REGISTRYINDEX, ENVELOPE_CACHE) != LUA_TUSERDATA) {
     lua_pop(L, 1);
-    lua_createtable(L, 3, 0);
+    lua_newuserdatauv(L, sizeof *c, 2);
     lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &ENVELOPE_CACHE);
+    lua_setfield(L, LUA_REGISTRYINDEX, ENVELOPE_CACHE);
   }
+  c = (envelope_cache *)lua_touserdata(L, -1);
   luaL_buffinit(L, &b);
   luaL_addchar(&b, '{');
   luaL_addlstring(&b, start, (size_t)(end - start));
   luaL_addchar(&b, '}');
   luaL_pushresult(&b);
+  c->members = lua_tostring(L, -1) + 1; /* kept alive as the uservalue */
+  c->len = (size_t)(end - start);
+  c->bits = bits;
   lua_pushvalue(L, -1);
   lua_replace(L, base + S_META);
-  lua_rawseti(L, -2, 1);
+  lua_setiuservalue(L, -2, 1);
   lua_pushvalue(L, base + S_VERSION);
-  lua_rawseti(L, -2, 2);
-  lua_pushinteger(L, (lua_Integer)bits);
-  lua_rawseti(L, -2, 3);
+  lua_setiuservalue(L, -2, 2);
   lua_pop(L, 1);
 }
 
@@ -347,6 +351,15 @@ static int read_meta(lua_State *L, reader *r, int outer, int base) {
   while (!done) {
     blanks(r);
     key = r->p;
+    /* the envelope's first member ("io.modelcontextprotocol/..."): the cached one? */
+    if (env_start == NULL && r->end - key > 2 && key[1] == 'i' &&
+        (cached = cached_envelope(L, r, key, base, &span)) != 0) {
+      env_start = key;
+      seen |= cached;
+      env_end = r->p;
+      if (!next_member(r, &done)) goto whole;
+      continue;
+    }
     if ((which = KEY5(r, "progressToken", "claudecode/toolUseId",
                       "io.modelcontextprotocol/protocolVersion",
                       "io.modelcontextprotocol/clientCapabilities",
@@ -354,17 +367,8 @@ static int read_meta(lua_State *L, reader *r, int outer, int base) {
         (seen & (1u << which)))
       goto whole;
     if (which >= M_VERSION) {
-      if (env_start == NULL) { /* the envelope's first member */
-        env_start = key;
-        if ((cached = cached_envelope(L, r, key, base, &span)) != 0) {
-          seen |= cached;
-          env_end = r->p;
-          if (!next_member(r, &done)) goto whole;
-          continue;
-        }
-      } else if (env_closed) { /* the CLI's keys between the envelope's members */
-        goto whole;
-      }
+      if (env_start == NULL) env_start = key; /* the envelope's first member */
+      else if (env_closed) goto whole; /* the CLI's keys between the envelope's members */
     } else if (env_start != NULL) {
       env_closed = 1;
     }
