@@ -327,7 +327,8 @@ describe("claudelua mcp over stdio", function()
     -- way): the answers must be the same, whatever the tool does
     local p <close> = serve([[
       local claude = require "claude"
-      return claude.server("eras", {
+      local srv
+      srv = claude.server("eras", {
         claude.tool("add", { a = "number", b = "number" }, function(a) return a.a + a.b end),
         claude.tool("slow", function() claude.sleep(0.01) return "slept" end),
         claude.tool("data", function() return { x = 1 } end),
@@ -342,7 +343,14 @@ describe("claudelua mcp over stdio", function()
           claude.sleep(0.01)
           return ctx.client_info.name .. " " .. tostring(ctx.tool_use_id)
         end),
+        claude.tool("later", function() return "plain" end),
+        claude.tool("swap", function()
+          srv:remove("later")
+          srv:add(claude.tool("later", function(_, ctx) return ctx.era end))
+          return "swapped"
+        end),
       })
+      return srv
     ]])
     local V = '"io.modelcontextprotocol/protocolVersion":"2026-07-28"'
     local C = '"io.modelcontextprotocol/clientCapabilities":{"roots":{}}'
@@ -378,6 +386,15 @@ describe("claudelua mcp over stdio", function()
     assert.matches("validation", text(9))
     assert.equal(-32602, answers[10].error.code)
     assert.equal("complete", answers[1].result.resultType)
+    -- a tool replaced by one that sees its ctx
+    local function later(id)
+      assert(p:write(line(id, "later", "{}")))
+      return answer(p, id).result.content[1].text
+    end
+    assert.equal("plain", later(300))
+    assert(p:write(line(301, "swap", "{}")))
+    assert.equal("swapped", answer(p, 301).result.content[1].text)
+    assert.equal("modern", later(302))
     -- a call that waits, cancelled
     assert(p:write(line(400, "over", "{}")))
     p:write_json { jsonrpc = "2.0", method = "notifications/cancelled",

@@ -390,7 +390,8 @@ function M.new(server, opts)
   opts = opts or {}
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
     _state = opts.state or state_mod.new(), node = opts.node,
-    _plain = setmetatable({}, { __mode = "k" }) }, Modern)
+    _plain = setmetatable({}, { __mode = "v" }),
+    _not_plain = setmetatable({}, { __mode = "k" }) }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
   self._tasks = tasks_mod.new(self)
   self._extensions = { self._tasks, skills_mod.new(self), apps.extension(self) }
@@ -509,20 +510,26 @@ local function call_reply(self, out, write)
   end
 end
 
--- Whether every call of tool `t` is a connection's usual call (no task, no ctx unless it
--- waits). Worked out once per tool.
-local function plain_tool(self, t)
-  local plain = not t.task and not router_mod.sees_ctx(t.execute)
-  self._plain[t] = plain
-  return plain
+-- Whether every call of tool `t`, named `name`, is a connection's usual call (no task, no
+-- ctx unless it waits), worked out once per tool: `_plain[name]` is the tool when it is,
+-- `_not_plain[t]` set when it is not.
+local function plain_tool(self, name, t)
+  if self._not_plain[t] then return false end
+  if t.task or router_mod.sees_ctx(t.execute) then
+    self._not_plain[t] = true
+    return false
+  end
+  self._plain[name] = t
+  return true
 end
 
 --- The `call` of a connection pinned to this era (`Conn:call`'s arguments: the values of a
 -- `tools/call` a stream's envelope reader took apart), whose answers go to `out`: the usual
 -- call (the envelope of the version we speak as its text, a tool that is no task and cannot
--- see its ctx) goes straight to the router, with no request context unless the call waits;
--- any other to `fallback`, with the same arguments. A text result is written by `write`, when
--- given: the transport's `send_result` (`claude.mcp.server.connection`), called as
+-- see its ctx) goes straight to the router, with no request context of its own (the ctx of
+-- a call that waits holds the connection's, as in the legacy era: the tool cannot read it);
+-- any other to `fallback`, with the same arguments. A text result is written by `write`,
+-- when given: the transport's `send_result` (`claude.mcp.server.connection`), called as
 -- `write(id, text, id, suffix, true)` until this server closes.
 -- @tparam table out
 -- @tparam function fallback
@@ -530,21 +537,12 @@ end
 -- @treturn function
 function Modern:caller(out, fallback, write)
   local router, plain, answer = self._router, self._plain, call_reply(self, out, write)
+  local req = setmetatable({ _out = out }, Req)
   return function(conn, id, name, args, meta, token, tool_use_id, version, auth)
     local t = version == LATEST and not conn.closed and self._server.tools[name]
-    if t then
-      local p = plain[t]
-      if p == nil then p = plain_tool(self, t) end
-      if p then
-        local ctx = router:call(self._key, name, args, MCP_CALL, id, answer, name, auth, nil,
-          token, tool_use_id)
-        -- it waits: its context gets the request's (no one has read it: the tool cannot)
-        if ctx then
-          ctx._req = setmetatable({ name = name, arguments = args, _meta_text = meta,
-            _token = token, _tool_use_id = tool_use_id, _out = out }, Req)
-        end
-        return ctx
-      end
+    if t and (plain[name] == t or plain_tool(self, name, t)) then
+      return router:call(self._key, name, args, MCP_CALL, id, answer, name, auth, req, token,
+        tool_use_id)
     end
     return fallback(conn, id, name, args, meta, token, tool_use_id, version, auth)
   end
