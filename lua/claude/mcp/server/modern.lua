@@ -3,6 +3,9 @@
 -- client's capabilities and protocol version in its `_meta` envelope, and a request that
 -- needs the client (an elicitation, sampling, the roots) ends with an `input_required`
 -- result the client retries with the answers (multi round-trip requests).
+-- (Over 600 lines: the envelope's checks, a request's context, the answers with their
+-- stamps, discover and listen, and a connection's usual call share the request context and
+-- the reply; apart they would reach into each other.)
 --
 --     local m = modern.new(server, { state = claude.mcp.server.state.new() })
 --     local code, message, data = modern.check(msg, header_version)  -- the envelope ladder
