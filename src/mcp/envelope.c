@@ -54,6 +54,7 @@ static const char CALL_MARK = 'c', RESULT_MARK = 'r';
 
 typedef struct reader {
   const char *p, *end;
+  claude_envelope_state *state; /* the stream's, or NULL */
 } reader;
 
 static inline void blanks(reader *r) {
@@ -264,75 +265,71 @@ static int skip_value(reader *r, int depth) {
   }
 }
 
-/* The envelope of the modern era last read (per lua_State: a userdata in the
- * registry under this name): its members as the line spelled them (the
- * bytes of its text after the '{'; uservalue 1, the text, an object of them
- * alone; uservalue 2, its protocol version) and the bits of read_meta's keys
- * among them. A client sends the same envelope with every request: the next
- * one is compared, not read again, and its text and version are the strings
- * already made. */
-#define ENVELOPE_CACHE "claude.mcp.envelope"
+/* The envelope of the modern era a stream read last (claude_envelope_state):
+ * its members as the line spelled them (the bytes of its text after the
+ * '{'; the text, an object of them alone, and its protocol version are held
+ * by registry refs) and the bits of read_meta's keys among them. A client
+ * sends the same envelope with every request: the next one is compared, not
+ * read again, and its text and version are the strings already made. */
+void claude_envelope_state_init(claude_envelope_state *st) {
+  st->members = NULL;
+  st->len = 0;
+  st->bits = 0;
+  st->text_ref = st->version_ref = LUA_NOREF;
+}
 
-typedef struct envelope_cache {
-  const char *members;
-  size_t len;
-  unsigned bits;
-} envelope_cache;
+void claude_envelope_state_release(lua_State *L, claude_envelope_state *st) {
+  luaL_unref(L, LUA_REGISTRYINDEX, st->text_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, st->version_ref);
+  claude_envelope_state_init(st);
+}
 
 enum { M_TOKEN = 0, M_TOOL_USE, M_VERSION, M_CAPS, M_INFO }; /* read_meta's keys */
 #define M_ENVELOPE (1u << M_VERSION | 1u << M_CAPS | 1u << M_INFO)
 
-/* At a key, `at`: the cached envelope when the line spells its members there
+/* At a key, `at`: the kept envelope when the line spells its members there
  * (its text into the meta slot, its version into its slot, r past them,
  * their length in *len): its key bits, else 0. */
 static unsigned cached_envelope(lua_State *L, reader *r, const char *at, int base,
                                 size_t *len) {
-  envelope_cache *c;
-  unsigned bits = 0;
-  if (lua_getfield(L, LUA_REGISTRYINDEX, ENVELOPE_CACHE) == LUA_TUSERDATA) {
-    c = (envelope_cache *)lua_touserdata(L, -1);
-    if ((size_t)(r->end - at) >= c->len && memcmp(at, c->members, c->len) == 0) {
-      lua_getiuservalue(L, -1, 1);
-      lua_replace(L, base + S_META);
-      lua_getiuservalue(L, -1, 2);
-      lua_replace(L, base + S_VERSION);
-      r->p = at + c->len;
-      *len = c->len;
-      bits = c->bits;
-    }
-  }
-  lua_pop(L, 1);
-  return bits;
+  claude_envelope_state *st = r->state;
+  if (st == NULL || st->len == 0 || (size_t)(r->end - at) < st->len ||
+      memcmp(at, st->members, st->len) != 0)
+    return 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, st->text_ref);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, st->version_ref);
+  lua_copy(L, -2, base + S_META);
+  lua_copy(L, -1, base + S_VERSION);
+  lua_pop(L, 2);
+  r->p = at + st->len;
+  *len = st->len;
+  return st->bits;
 }
 
 /* The text of the envelope whose members are [start, end) into the meta
- * slot, and into the cache with its version and key bits. */
-static void new_envelope(lua_State *L, const char *start, const char *end, int base,
+ * slot, and kept with its version and key bits. */
+static void new_envelope(lua_State *L, reader *r, const char *start, const char *end, int base,
                          unsigned bits) {
   luaL_Buffer b;
-  envelope_cache *c;
-  luaL_checkstack(L, 6, "envelope");
-  if (lua_getfield(L, LUA_REGISTRYINDEX, ENVELOPE_CACHE) != LUA_TUSERDATA) {
-    lua_pop(L, 1);
-    lua_newuserdatauv(L, sizeof *c, 2);
-    lua_pushvalue(L, -1);
-    lua_setfield(L, LUA_REGISTRYINDEX, ENVELOPE_CACHE);
-  }
-  c = (envelope_cache *)lua_touserdata(L, -1);
+  claude_envelope_state *st = r->state;
+  luaL_checkstack(L, 4, "envelope");
   luaL_buffinit(L, &b);
   luaL_addchar(&b, '{');
   luaL_addlstring(&b, start, (size_t)(end - start));
   luaL_addchar(&b, '}');
   luaL_pushresult(&b);
-  c->members = lua_tostring(L, -1) + 1; /* kept alive as the uservalue */
-  c->len = (size_t)(end - start);
-  c->bits = bits;
-  lua_pushvalue(L, -1);
-  lua_replace(L, base + S_META);
-  lua_setiuservalue(L, -2, 1);
+  lua_copy(L, -1, base + S_META);
+  if (st == NULL) {
+    lua_pop(L, 1);
+    return;
+  }
+  claude_envelope_state_release(L, st);
+  st->members = lua_tostring(L, -1) + 1; /* held by the ref */
+  st->len = (size_t)(end - start);
+  st->bits = bits;
+  st->text_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   lua_pushvalue(L, base + S_VERSION);
-  lua_setiuservalue(L, -2, 2);
-  lua_pop(L, 1);
+  st->version_ref = luaL_ref(L, LUA_REGISTRYINDEX);
 }
 
 /* _meta of the usual shapes, the claude CLI's (a progress token, an integer
@@ -405,7 +402,7 @@ static int read_meta(lua_State *L, reader *r, int outer, int base) {
   } else if ((seen & (1u << M_VERSION | 1u << M_CAPS)) == (1u << M_VERSION | 1u << M_CAPS)) {
     /* the modern envelope: its text (the cached one when the line spelled it) */
     if (!(cached && (size_t)(env_end - env_start) == span))
-      new_envelope(L, env_start, env_end, base, seen & M_ENVELOPE);
+      new_envelope(L, r, env_start, env_end, base, seen & M_ENVELOPE);
   } else {
     goto whole;
   }
@@ -532,9 +529,10 @@ static int finish(lua_State *L, reader *r, int base, int ok, int count) {
   return 0;
 }
 
-static int read_request_line(lua_State *L, const char *line, size_t len, int bound) {
+static int read_request_line(lua_State *L, const char *line, size_t len, int bound,
+                             claude_envelope_state *state) {
+  reader r = {line, line + len, state};
   (void)bound;
-  reader r = {line, line + len};
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
   lua_pushlightuserdata(L, (void *)&CALL_MARK);
@@ -542,9 +540,10 @@ static int read_request_line(lua_State *L, const char *line, size_t len, int bou
   return finish(L, &r, base, read_call(L, &r, 0, base + 1), S_VERSION + 1);
 }
 
-static int read_control_line(lua_State *L, const char *line, size_t len, int bound) {
+static int read_control_line(lua_State *L, const char *line, size_t len, int bound,
+                             claude_envelope_state *state) {
+  reader r = {line, line + len, state};
   (void)bound;
-  reader r = {line, line + len};
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
   lua_pushlightuserdata(L, (void *)&CALL_MARK);
@@ -555,10 +554,12 @@ static int read_control_line(lua_State *L, const char *line, size_t len, int bou
 /* The answer to a request: jsonrpc, id, result (any value), each once. With a
  * set bound (core.pending), the answer to a request of it goes straight to
  * the request's callback: the set's callback and the result, -1. */
-static int read_response_line(lua_State *L, const char *line, size_t len, int bound) {
-  reader r = {line, line + len};
+static int read_response_line(lua_State *L, const char *line, size_t len, int bound,
+                              claude_envelope_state *state) {
+  reader r = {line, line + len, NULL};
   int base = lua_gettop(L), done = 0, which, ok;
   unsigned seen = 0;
+  (void)state;
   luaL_checkstack(L, 8, "envelope");
   lua_pushlightuserdata(L, (void *)&RESULT_MARK);
   lua_settop(L, base + 3);
@@ -594,7 +595,7 @@ static int l_envelope_read(lua_State *L) {
   const char *line = luaL_checklstring(L, 2, &len);
   luaL_argcheck(L, fn != NULL, 1, "\"request\", \"control\" or \"response\" expected");
   lua_settop(L, 2);
-  return fn(L, line, len, 0);
+  return fn(L, line, len, 0, (claude_envelope_state *)lua_touserdata(L, lua_upvalueindex(1)));
 }
 
 claude_envelope_fn claude_envelope_of(const char *kind) {
@@ -605,7 +606,11 @@ claude_envelope_fn claude_envelope_of(const char *kind) {
 }
 
 void claude_open_envelope(lua_State *L) {
-  lua_pushcfunction(L, l_envelope_read);
+  /* the state of core.envelope_read's readers, kept as a stream keeps its own
+   * (its refs go with the registry) */
+  claude_envelope_state_init(
+    (claude_envelope_state *)lua_newuserdatauv(L, sizeof(claude_envelope_state), 0));
+  lua_pushcclosure(L, l_envelope_read, 1);
   lua_setfield(L, -2, "envelope_read");
   lua_pushlightuserdata(L, (void *)&CALL_MARK);
   lua_setfield(L, -2, "MCP_CALL");
