@@ -478,6 +478,7 @@ function Conn:close(reason)
   if self.closed then return end
   reason = reason or "connection closed"
   self.closed = true
+  self.call = nil -- the modern era's own (Modern:caller): Conn.call again, which sees closed
   unlisten(self, self._server)
   self._router:cancel_all(reason)
   if self._modern then self._modern:close(reason) end

@@ -533,7 +533,8 @@ end
 -- a call that waits holds the connection's, as in the legacy era: the tool cannot read it);
 -- any other to `fallback`, with the same arguments. A text result is written by `write`,
 -- when given: the transport's `send_result` (`claude.mcp.server.connection`), called as
--- `write(id, text, id, suffix, true)` until this server closes.
+-- `write(id, text, id, suffix, true)` until this server closes. (The connection drops it
+-- when it closes.)
 -- @tparam table out
 -- @tparam function fallback
 -- @tparam[opt] function write
@@ -542,7 +543,7 @@ function Modern:caller(out, fallback, write)
   local router, plain, answer = self._router, self._plain, call_reply(self, out, write)
   local req = setmetatable({ _out = out }, Req)
   return function(conn, id, name, args, meta, token, tool_use_id, version, auth)
-    local t = version == LATEST and not conn.closed and self._server.tools[name]
+    local t = version == LATEST and self._server.tools[name]
     if t and (plain[name] == t or plain_tool(self, name, t)) then
       return router:call(self._key, name, args, MCP_CALL, id, answer, name, auth, req, token,
         tool_use_id)
