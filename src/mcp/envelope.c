@@ -179,7 +179,10 @@ static inline int colon(reader *r, int which) { return which >= 0 && eat(r, ':')
            : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : KEY_IS(r, d) ? 3 : -1)
 
 /* After a member: ',' (returns 1, more follow) or '}' (sets *done). */
-static int next_member(reader *r, int *done) {
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
+static inline int next_member(reader *r, int *done) {
   blanks(r);
   if (r->p < r->end && *r->p == ',') {
     r->p++;
