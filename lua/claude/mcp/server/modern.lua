@@ -391,8 +391,9 @@ end
 -- @treturn claude.mcp.ModernServer
 function M.new(server, opts)
   opts = opts or {}
+  -- (closed is there from the start: every answer reads it, a miss would reach Modern)
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
-    _state = opts.state or state_mod.new(), node = opts.node,
+    _state = opts.state or state_mod.new(), node = opts.node, closed = false,
     _plain = setmetatable({}, { __mode = "v" }),
     _not_plain = setmetatable({}, { __mode = "k" }) }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
