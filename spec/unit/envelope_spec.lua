@@ -94,7 +94,9 @@ describe("the envelope readers", function()
   it("leave the modern era's envelope as its text, its version beside", function()
     local r = table.pack(core.envelope_read("request", MODERN))
     assert.equal(8, r.n)
-    assert.equal("{" .. ENVELOPE .. ',"progressToken":"p3"}', r[5])
+    assert.equal("{" .. ENVELOPE .. "}", r[5]) -- the envelope alone: the token beside
+    assert.same(json.decode("{" .. ENVELOPE .. ',"progressToken":"p3"}'),
+      router.envelope_meta(r[5], r[6], r[7]))
     assert.equal("p3", r[6])
     assert.is_nil(r[7])
     assert.equal("2026-07-28", r[8])
@@ -117,6 +119,56 @@ describe("the envelope readers", function()
       assert.equal("table", type(r[5]), line)
       assert.is_true(agrees("request", line))
     end
+  end)
+
+  it("keep the envelope's text for the next line that spells it, and read any other", function()
+    local V = '"io.modelcontextprotocol/protocolVersion":"2026-07-28"'
+    local C = '"io.modelcontextprotocol/clientCapabilities":{}'
+    local I = '"io.modelcontextprotocol/clientInfo":'
+    local function call(meta, id)
+      return '{"jsonrpc":"2.0","id":' .. (id or 1) .. ',"method":"tools/call","params":{'
+        .. '"name":"add","arguments":{"a":1},"_meta":{' .. meta .. '}}}'
+    end
+    -- each line after the one before it: the same envelope, one that starts the same and
+    -- goes on, the CLI's keys around it or between its members, a key twice, a value that
+    -- starts as the last one's did
+    local lines = {
+      call(ENVELOPE .. ',"progressToken":"p3"'), call(ENVELOPE .. ',"progressToken":4'),
+      call('"claudecode/toolUseId":"t","progressToken":5,' .. ENVELOPE),
+      call(ENVELOPE), call(ENVELOPE .. ',"claudecode/toolUseId":"t"'),
+      call(V .. "," .. C), call(V .. "," .. C .. "," .. I .. '{"name":"n"}'),
+      call(V .. "," .. C .. "," .. I .. '{"name":"n"}' .. ',"progressToken":6'),
+      call(V .. "," .. C .. ',"progressToken":7,' .. I .. '{}'),
+      call(V .. ',"progressToken":8,' .. C), call(V .. ',"progressToken":8,' .. C),
+      call(V .. "," .. C),
+      call(V .. "," .. C .. "," .. V), call(V .. "," .. C .. "," .. C),
+      call(V .. "," .. C .. "," .. I .. "12"), call(V .. "," .. C .. "," .. I .. "123"),
+      call(V .. "," .. C .. "," .. I .. "12"), call(V .. "," .. C .. "," .. I .. "12.5"),
+      call(V .. "," .. C .. "," .. I .. "true"), call(V .. "," .. C .. "," .. I .. "truex"),
+      call(V .. "," .. C .. "," .. I .. '"x"'), call(V .. "," .. C .. "," .. I .. '"xy"'),
+      call(V:gsub("2026%-07%-28", "2025-06-18") .. "," .. C),
+      call(V:gsub("2026%-07%-28", "2025-06-18") .. "," .. C, 2),
+      call(" " .. V .. " , " .. C .. " "), call(" " .. V .. " , " .. C .. " ,\n" .. I .. "{}"),
+      call(C .. "," .. V), call(C .. "," .. V .. ',"io.modelcontextprotocol/logLevel":"info"'),
+    }
+    local kept = 0
+    for round = 1, 2 do
+      for _, line in ipairs(lines) do
+        local r = table.pack(core.envelope_read("request", line))
+        if r.n > 0 then
+          assert.is_true(agrees("request", line), line)
+          if type(r[5]) == "string" then
+            kept = kept + 1
+            assert.equal(json.decode(r[5])["io.modelcontextprotocol/protocolVersion"], r[8])
+          end
+        end
+        local control = CONTROL:gsub(CALL:gsub("%p", "%%%0"), (line:gsub("%%", "%%%%")))
+        if round == 2 and select("#", core.envelope_read("control", control)) > 0 then
+          assert.is_true(agrees("control", control), control)
+        end
+      end
+    end
+    assert.is_true(kept >= 30)
   end)
 
   it("give what the decoder gives for arguments and _meta of other shapes", function()

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "context.h"
+#include "mcp/envelope.h"
 
 /* Line framing over a growing buffer (lines.c). */
 typedef struct claude_lines {
@@ -69,9 +70,11 @@ struct claude_stream {
   int eof;             /* no more data will come (also: never read) */
   int cb_ref;
   /* a reader of the usual lines of one protocol (mcp/envelope.c), tried
-   * before the JSON decoder (mcp/envelope.h), and the value bound to it */
-  int (*envelope)(lua_State *L, const char *line, size_t len, int bound);
+   * before the JSON decoder (mcp/envelope.h), the value bound to it, and
+   * what it keeps from line to line */
+  claude_envelope_fn envelope;
   int env_ref;
+  claude_envelope_state env_state;
   claude_lines lines;
   /* writing */
   uv_stream_t *wh;     /* &rh.stream, &wh_own.stream, or NULL (w_fd, or none) */

@@ -71,6 +71,7 @@ void claude_stream_init(claude_stream *s, claude_ctx *ctx, void *owner, const ch
   s->on_closed = on_closed;
   s->on_ended = on_ended;
   s->cb_ref = s->env_ref = LUA_NOREF;
+  claude_envelope_state_init(&s->env_state);
   s->r_fd = s->w_fd = -1;
   s->eof = s->wdone = 1; /* neither reads nor writes until told */
 }
@@ -152,7 +153,7 @@ static int push_line(lua_State *L, claude_stream *s, const char *line, size_t le
       lua_rawgeti(L, LUA_REGISTRYINDEX, s->env_ref);
       bound = base + 1;
     }
-    n = s->envelope(L, line, len, bound);
+    n = s->envelope(L, line, len, bound, &s->env_state);
     if (bound) lua_remove(L, bound);
     if (n > 0) return n;
     if (n < 0) { /* a function and its argument, called instead of the callback */
@@ -264,6 +265,7 @@ void claude_stream_end(claude_stream *s) {
   }
   claude_unref(s->ctx, &s->cb_ref);
   claude_unref(s->ctx, &s->env_ref);
+  claude_envelope_state_release(s->ctx->L, &s->env_state);
   close_idle_handles(s);
   if (s->on_ended != NULL) s->on_ended(s);
 }
@@ -547,6 +549,7 @@ size_t claude_stream_queue_size(claude_stream *s) {
 void claude_stream_close(claude_stream *s) {
   claude_unref(s->ctx, &s->cb_ref);
   claude_unref(s->ctx, &s->env_ref);
+  claude_envelope_state_release(s->ctx->L, &s->env_state);
   s->writable = 0;
   s->eof = s->wdone = 1;
   close_handle(s, (uv_handle_t *)&s->flush, &s->flush_open);

@@ -1,6 +1,9 @@
 /*
  * envelope.c -- the JSON-RPC envelope of a tool call, read in C: the lines of
- * the hot paths decoded only as far as routing needs.
+ * the hot paths decoded only as far as routing needs. (Over 600 lines: the
+ * three readers share one scanner and a tool call's parts, a control request
+ * wraps the request, and the modern envelope's cache is part of reading its
+ * _meta.)
  *
  * A `tools/call` costs little to run and much to decode: its envelope is
  * four tables (the message, params, arguments, _meta) and, on the claude
@@ -23,8 +26,12 @@
  * decoded: _meta is then core.MCP_CALL, and its two values follow (nil when
  * absent). Nor is the envelope of the modern era (the protocol version, the
  * client's capabilities, an object, its info, no log level, beside those
- * two): _meta is then its JSON text, and the version follows the two. Else
- * they are nil and _meta is what the decoder gives.
+ * two but not between its members): _meta is then the JSON text of the
+ * envelope alone (an object of its members; with the token and the tool use
+ * id it makes the _meta: claude.mcp.router.envelope_meta), and the version
+ * follows the two. A client sends the same envelope every time: the text of
+ * the last one is kept, and a line that spells it again is compared, not
+ * read. Else they are nil and _meta is what the decoder gives.
  *
  * The usual shape is strict: objects whose keys are exactly the ones the
  * receiver reads (some optional), each once and spelled without escapes;
@@ -47,6 +54,7 @@ static const char CALL_MARK = 'c', RESULT_MARK = 'r';
 
 typedef struct reader {
   const char *p, *end;
+  claude_envelope_state *state; /* the stream's, or NULL */
 } reader;
 
 static inline void blanks(reader *r) {
@@ -171,7 +179,10 @@ static inline int colon(reader *r, int which) { return which >= 0 && eat(r, ':')
            : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : KEY_IS(r, d) ? 3 : -1)
 
 /* After a member: ',' (returns 1, more follow) or '}' (sets *done). */
-static int next_member(reader *r, int *done) {
+#ifdef __GNUC__
+__attribute__((always_inline))
+#endif
+static inline int next_member(reader *r, int *done) {
   blanks(r);
   if (r->p < r->end && *r->p == ',') {
     r->p++;
@@ -257,62 +268,147 @@ static int skip_value(reader *r, int depth) {
   }
 }
 
+/* The envelope of the modern era a stream read last (claude_envelope_state):
+ * its members as the line spelled them (the bytes of its text after the
+ * '{'; the text, an object of them alone, and its protocol version are held
+ * by registry refs) and the bits of read_meta's keys among them. A client
+ * sends the same envelope with every request: the next one is compared, not
+ * read again, and its text and version are the strings already made. */
+void claude_envelope_state_init(claude_envelope_state *st) {
+  st->members = NULL;
+  st->len = 0;
+  st->bits = 0;
+  st->text_ref = st->version_ref = LUA_NOREF;
+}
+
+void claude_envelope_state_release(lua_State *L, claude_envelope_state *st) {
+  luaL_unref(L, LUA_REGISTRYINDEX, st->text_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, st->version_ref);
+  claude_envelope_state_init(st);
+}
+
+enum { M_TOKEN = 0, M_TOOL_USE, M_VERSION, M_CAPS, M_INFO }; /* read_meta's keys */
+#define M_ENVELOPE (1u << M_VERSION | 1u << M_CAPS | 1u << M_INFO)
+
+/* At a key, `at`: the kept envelope when the line spells its members there
+ * (its text into the meta slot, its version into its slot, r past them,
+ * their length in *len): its key bits, else 0. */
+static unsigned cached_envelope(lua_State *L, reader *r, const char *at, int base,
+                                size_t *len) {
+  claude_envelope_state *st = r->state;
+  if (st == NULL || st->len == 0 || (size_t)(r->end - at) < st->len ||
+      memcmp(at, st->members, st->len) != 0)
+    return 0;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, st->text_ref);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, st->version_ref);
+  lua_copy(L, -2, base + S_META);
+  lua_copy(L, -1, base + S_VERSION);
+  lua_pop(L, 2);
+  r->p = at + st->len;
+  *len = st->len;
+  return st->bits;
+}
+
+/* The text of the envelope whose members are [start, end) into the meta
+ * slot, and kept with its version and key bits. */
+static void new_envelope(lua_State *L, reader *r, const char *start, const char *end, int base,
+                         unsigned bits) {
+  luaL_Buffer b;
+  claude_envelope_state *st = r->state;
+  luaL_checkstack(L, 4, "envelope");
+  luaL_buffinit(L, &b);
+  luaL_addchar(&b, '{');
+  luaL_addlstring(&b, start, (size_t)(end - start));
+  luaL_addchar(&b, '}');
+  luaL_pushresult(&b);
+  lua_copy(L, -1, base + S_META);
+  if (st == NULL) {
+    lua_pop(L, 1);
+    return;
+  }
+  claude_envelope_state_release(L, st);
+  st->members = lua_tostring(L, -1) + 1; /* held by the ref */
+  st->len = (size_t)(end - start);
+  st->bits = bits;
+  st->text_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  lua_pushvalue(L, base + S_VERSION);
+  st->version_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+}
+
 /* _meta of the usual shapes, the claude CLI's (a progress token, an integer
  * or a string, and the id of the tool use, each optional) and a client's of
  * the modern era (its envelope: protocol version, client capabilities, an
- * object, client info; no log level; the CLI's keys beside): its token and
- * tool use id go to their slots, and the meta slot gets the mark (the CLI's)
- * or the text of the whole _meta (the envelope's, with the version in its
- * slot: decoded only if something reads it). Any other _meta is decoded
- * whole into the meta slot. */
+ * object, client info; no log level; the CLI's keys beside, but not between
+ * the envelope's members): its token and tool use id go to their slots, and
+ * the meta slot gets the mark (the CLI's) or the text of the envelope, an
+ * object of its members alone (with the version in its slot: decoded only if
+ * something reads it). Any other _meta is decoded whole into the meta slot. */
 static int read_meta(lua_State *L, reader *r, int outer, int base) {
   reader at = *r;
-  unsigned seen = 0;
-  int done = 0, which;
+  unsigned seen = 0, cached = 0;
+  int done = 0, which, env_closed = 0;
   lua_Integer v;
-  const char *s, *start;
-  size_t n;
-  blanks(r);
-  start = r->p;
+  const char *s, *key, *env_start = NULL, *env_end = NULL;
+  size_t n, span = 0;
   if (!eat(r, '{')) goto whole;
   while (!done) {
+    blanks(r);
+    key = r->p;
+    /* the envelope's first member ("io.modelcontextprotocol/..."): the cached one? */
+    if (env_start == NULL && r->end - key > 2 && key[1] == 'i' &&
+        (cached = cached_envelope(L, r, key, base, &span)) != 0) {
+      env_start = key;
+      seen |= cached;
+      env_end = r->p;
+      if (!next_member(r, &done)) goto whole;
+      continue;
+    }
     if ((which = KEY5(r, "progressToken", "claudecode/toolUseId",
                       "io.modelcontextprotocol/protocolVersion",
                       "io.modelcontextprotocol/clientCapabilities",
                       "io.modelcontextprotocol/clientInfo")) < 0 ||
         (seen & (1u << which)))
       goto whole;
+    if (which >= M_VERSION) {
+      if (env_start == NULL) env_start = key; /* the envelope's first member */
+      else if (env_closed) goto whole; /* the CLI's keys between the envelope's members */
+    } else if (env_start != NULL) {
+      env_closed = 1;
+    }
     seen |= 1u << which;
     switch (which) {
-      case 0:
-      case 1:
-        if (which == 0 && integer(r, &v)) lua_pushinteger(L, v);
+      case M_TOKEN:
+      case M_TOOL_USE:
+        if (which == M_TOKEN && integer(r, &v)) lua_pushinteger(L, v);
         else if (plain(r, &s, &n)) lua_pushlstring(L, s, n);
         else goto whole;
-        lua_replace(L, base + (which == 0 ? S_TOKEN : S_TOOL_USE));
+        lua_replace(L, base + (which == M_TOKEN ? S_TOKEN : S_TOOL_USE));
         break;
-      case 2:
+      case M_VERSION:
         if (!plain(r, &s, &n)) goto whole;
         lua_pushlstring(L, s, n);
         lua_replace(L, base + S_VERSION);
         break;
-      case 3:
+      case M_CAPS:
         blanks(r);
         if (r->p >= r->end || *r->p != '{' || !skip_value(r, 0)) goto whole;
         break;
       default:
         if (!skip_value(r, 0)) goto whole;
     }
+    if (which >= M_VERSION) env_end = r->p;
     if (!next_member(r, &done)) goto whole;
   }
-  if ((seen & 0x1C) == 0) { /* the claude CLI's: no table */
+  if ((seen & M_ENVELOPE) == 0) { /* the claude CLI's: no table */
     lua_pushlightuserdata(L, (void *)&CALL_MARK);
-  } else if ((seen & 0xC) == 0xC) { /* the modern envelope: its text */
-    lua_pushlstring(L, start, (size_t)(r->p - start));
+    lua_replace(L, base + S_META);
+  } else if ((seen & (1u << M_VERSION | 1u << M_CAPS)) == (1u << M_VERSION | 1u << M_CAPS)) {
+    /* the modern envelope: its text (the cached one when the line spelled it) */
+    if (!(cached && (size_t)(env_end - env_start) == span))
+      new_envelope(L, r, env_start, env_end, base, seen & M_ENVELOPE);
   } else {
     goto whole;
   }
-  lua_replace(L, base + S_META);
   return 1;
 whole:
   *r = at;
@@ -436,9 +532,10 @@ static int finish(lua_State *L, reader *r, int base, int ok, int count) {
   return 0;
 }
 
-static int read_request_line(lua_State *L, const char *line, size_t len, int bound) {
+static int read_request_line(lua_State *L, const char *line, size_t len, int bound,
+                             claude_envelope_state *state) {
+  reader r = {line, line + len, state};
   (void)bound;
-  reader r = {line, line + len};
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
   lua_pushlightuserdata(L, (void *)&CALL_MARK);
@@ -446,9 +543,10 @@ static int read_request_line(lua_State *L, const char *line, size_t len, int bou
   return finish(L, &r, base, read_call(L, &r, 0, base + 1), S_VERSION + 1);
 }
 
-static int read_control_line(lua_State *L, const char *line, size_t len, int bound) {
+static int read_control_line(lua_State *L, const char *line, size_t len, int bound,
+                             claude_envelope_state *state) {
+  reader r = {line, line + len, state};
   (void)bound;
-  reader r = {line, line + len};
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
   lua_pushlightuserdata(L, (void *)&CALL_MARK);
@@ -459,10 +557,12 @@ static int read_control_line(lua_State *L, const char *line, size_t len, int bou
 /* The answer to a request: jsonrpc, id, result (any value), each once. With a
  * set bound (core.pending), the answer to a request of it goes straight to
  * the request's callback: the set's callback and the result, -1. */
-static int read_response_line(lua_State *L, const char *line, size_t len, int bound) {
-  reader r = {line, line + len};
+static int read_response_line(lua_State *L, const char *line, size_t len, int bound,
+                              claude_envelope_state *state) {
+  reader r = {line, line + len, NULL};
   int base = lua_gettop(L), done = 0, which, ok;
   unsigned seen = 0;
+  (void)state;
   luaL_checkstack(L, 8, "envelope");
   lua_pushlightuserdata(L, (void *)&RESULT_MARK);
   lua_settop(L, base + 3);
@@ -498,7 +598,7 @@ static int l_envelope_read(lua_State *L) {
   const char *line = luaL_checklstring(L, 2, &len);
   luaL_argcheck(L, fn != NULL, 1, "\"request\", \"control\" or \"response\" expected");
   lua_settop(L, 2);
-  return fn(L, line, len, 0);
+  return fn(L, line, len, 0, (claude_envelope_state *)lua_touserdata(L, lua_upvalueindex(1)));
 }
 
 claude_envelope_fn claude_envelope_of(const char *kind) {
@@ -509,7 +609,11 @@ claude_envelope_fn claude_envelope_of(const char *kind) {
 }
 
 void claude_open_envelope(lua_State *L) {
-  lua_pushcfunction(L, l_envelope_read);
+  /* the state of core.envelope_read's readers, kept as a stream keeps its own
+   * (its refs go with the registry) */
+  claude_envelope_state_init(
+    (claude_envelope_state *)lua_newuserdatauv(L, sizeof(claude_envelope_state), 0));
+  lua_pushcclosure(L, l_envelope_read, 1);
   lua_setfield(L, -2, "envelope_read");
   lua_pushlightuserdata(L, (void *)&CALL_MARK);
   lua_setfield(L, -2, "MCP_CALL");

@@ -543,13 +543,16 @@ local function start(self, name, ctx, id, runner, ...)
   return ctx
 end
 
--- Whether `execute` can see its second argument, the ctx: a Lua function with one parameter
+--- Whether `execute` can see its second argument, the ctx: a Lua function with one parameter
 -- (`function(args)`) and no `...` cannot, so its calls need no ctx unless they wait.
+-- @param execute a tool's execute
+-- @treturn boolean
 local function sees_ctx(execute)
   if type(execute) ~= "function" then return true end
   local info = debug.getinfo(execute, "u")
   return info.isvararg or info.nparams >= 2 or info.what == "C"
 end
+M.sees_ctx = sees_ctx
 
 -- What a call of tool `t` of `server` needs, worked out once per tool and server: its limits
 -- (tool, server, session, defaults) `core = {run, instructions, memory}` and `seconds`, or
@@ -681,14 +684,28 @@ function Router:handle_async(name, message, reply, tag, auth, req)
     get_prompt, a, b, ctx)
 end
 
+--- The `_meta` of a request whose envelope (the modern era's) a stream's envelope reader
+-- kept as its text (`stream:envelope`): the envelope decoded, with the token and the tool use
+-- id beside.
+-- @tparam string text the envelope's JSON text (an object of its members alone)
+-- @param[opt] token
+-- @param[opt] tool_use_id
+-- @treturn table
+function M.envelope_meta(text, token, tool_use_id)
+  local meta = json.decode(text)
+  meta.progressToken, meta[TOOL_USE_ID] = token, tool_use_id
+  return meta
+end
+local envelope_meta = M.envelope_meta
+
 --- The `tools/call` request a stream's envelope reader took apart (`stream:envelope`,
 -- core.MCP_CALL): the message it was, with the values as the decoder gave them.
 -- @param id
 -- @tparam string name the tool's name
 -- @param args the arguments as decoded (nil when absent)
 -- @param meta `_meta` as decoded (nil when absent), core.MCP_CALL for one of the claude CLI's
---   shape, whose values are `token` and `tool_use_id`, or the JSON text of one holding the
---   modern era's envelope
+--   shape, whose values are `token` and `tool_use_id`, or the JSON text of the modern era's
+--   envelope, which makes `_meta` with them (`M.envelope_meta`)
 -- @param[opt] token
 -- @param[opt] tool_use_id
 -- @treturn table the JSON-RPC message
@@ -696,7 +713,7 @@ function M.call_message(id, name, args, meta, token, tool_use_id)
   if meta == MCP_CALL then
     meta = { progressToken = token, [TOOL_USE_ID] = tool_use_id }
   elseif type(meta) == "string" then -- an envelope of the modern era, as its text
-    meta = json.decode(meta)
+    meta = envelope_meta(meta, token, tool_use_id)
   end
   return { jsonrpc = "2.0", id = id, method = "tools/call",
     params = { name = name, arguments = args, _meta = meta } }
@@ -711,7 +728,8 @@ local call_message = M.call_message
 -- @tparam string tname the tool's name
 -- @param args the arguments as decoded: a table, json.null or nil (absent); the reader
 --   hands no other value here
--- @param meta `_meta` as decoded (nil when absent), or core.MCP_CALL (see `call_message`)
+-- @param meta `_meta` as decoded (nil when absent), core.MCP_CALL or an envelope's text (see
+--   `call_message`)
 -- @param id the request's id (an integer or a string)
 -- @tparam function reply
 -- @param tag
@@ -730,7 +748,11 @@ function Router:call(name, tname, args, meta, id, reply, tag, auth, req, token, 
   if args == null then args = nil end
   if meta ~= MCP_CALL then
     local tm = type(meta)
-    if tm == "string" then meta = json.decode(meta) elseif tm ~= "table" then meta = nil end
+    if tm == "string" then
+      meta = envelope_meta(meta, token, tool_use_id)
+    elseif tm ~= "table" then
+      meta = nil
+    end
   end
   -- the limits of the last tool called, kept at hand (limits_of's two look-ups by table)
   local l

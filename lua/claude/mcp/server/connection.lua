@@ -297,7 +297,11 @@ local function receive_modern(self, msg, auth)
       end
       return out(self, rpc_error(id, code, message, data), id)
     end
-    if self.era ~= "modern" and method ~= "server/discover" then self.era = "modern" end
+    if self.era ~= "modern" and method ~= "server/discover" then
+      self.era = "modern"
+      -- from now on the usual tools/call a reader took apart is the modern server's at once
+      self.call = modern_of(self):caller(self._mout, Conn.call, self._send_result)
+    end
   end
   return (self._modern or modern_of(self)):handle(msg, self._mout, auth)
 end
@@ -364,7 +368,9 @@ end
 
 --- A `tools/call` a stream's envelope reader took apart (`stream:envelope("request")`,
 -- core.MCP_CALL): `receive` of the message it was (`claude.mcp.router.call_message`), which
--- a connection of the legacy era hands the router without making it.
+-- a connection of the legacy era hands the router without making it. (A connection pinned
+-- to the modern era has a `call` of its own: `claude.mcp.server.modern`'s `caller`, which
+-- comes here for what it does not serve.)
 -- @param id
 -- @tparam string name the tool's name
 -- @param args the arguments as decoded (a table, json.null or nil)
@@ -472,6 +478,7 @@ function Conn:close(reason)
   if self.closed then return end
   reason = reason or "connection closed"
   self.closed = true
+  self.call = nil -- the modern era's own (Modern:caller): Conn.call again, which sees closed
   unlisten(self, self._server)
   self._router:cancel_all(reason)
   if self._modern then self._modern:close(reason) end

@@ -3,6 +3,9 @@
 -- client's capabilities and protocol version in its `_meta` envelope, and a request that
 -- needs the client (an elicitation, sampling, the roots) ends with an `input_required`
 -- result the client retries with the answers (multi round-trip requests).
+-- (Over 600 lines: the envelope's checks, a request's context, the answers with their
+-- stamps, discover and listen, and a connection's usual call share the request context and
+-- the reply; apart they would reach into each other.)
 --
 --     local m = modern.new(server, { state = claude.mcp.server.state.new() })
 --     local code, message, data = modern.check(msg, header_version)  -- the envelope ladder
@@ -45,6 +48,7 @@ local rpc_error, dispatch, jobject, jarray = core.jsonrpc_error, core.mcp_dispat
 local MCP_CALL = core.MCP_CALL
 local array_mt, getmetatable = json.array_mt, getmetatable
 local is_unwind, stamp = input.is_unwind, wire.stamp
+local envelope_meta = router_mod.envelope_meta
 local type, fmt, pairs, setmetatable = type, string.format, pairs, setmetatable
 
 local META = era.META
@@ -140,7 +144,7 @@ Req.__index = function(r, k)
   if meta == nil then -- the envelope as its text (Modern:call), decoded when first read
     local text = rawget(r, "_meta_text")
     if text == nil then return nil end
-    meta = json.decode(text)
+    meta = envelope_meta(text, rawget(r, "_token"), rawget(r, "_tool_use_id"))
     rawset(r, "_meta", meta)
     if k == "_meta" then return meta end
   end
@@ -387,8 +391,11 @@ end
 -- @treturn claude.mcp.ModernServer
 function M.new(server, opts)
   opts = opts or {}
+  -- (closed is there from the start: every answer reads it, a miss would reach Modern)
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
-    _state = opts.state or state_mod.new(), node = opts.node }, Modern)
+    _state = opts.state or state_mod.new(), node = opts.node, closed = false,
+    _plain = setmetatable({}, { __mode = "v" }),
+    _not_plain = setmetatable({}, { __mode = "k" }) }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
   self._tasks = tasks_mod.new(self)
   self._extensions = { self._tasks, skills_mod.new(self), apps.extension(self) }
@@ -494,14 +501,67 @@ function Modern:handle(msg, out, auth)
   return ctx
 end
 
+-- The reply of a connection's usual call (Modern:caller) to `out`, or a text result to
+-- `write`: its tag is the tool's name, and the request's context is made only if the answer
+-- needs it (anything but a text result written by the transport).
+local function call_reply(self, out, write)
+  return function(name, response, id, text)
+    if text and write then
+      if self.closed then return nil end
+      return write(id, response, id, self._suffix, true)
+    end
+    return self._reply(setmetatable({ name = name, _out = out }, Req), response, id, text)
+  end
+end
+
+-- Whether every call of tool `t`, named `name`, is a connection's usual call (no task, no
+-- ctx unless it waits), worked out once per tool: `_plain[name]` is the tool when it is,
+-- `_not_plain[t]` set when it is not.
+local function plain_tool(self, name, t)
+  if self._not_plain[t] then return false end
+  if t.task or router_mod.sees_ctx(t.execute) then
+    self._not_plain[t] = true
+    return false
+  end
+  self._plain[name] = t
+  return true
+end
+
+--- The `call` of a connection pinned to this era (`Conn:call`'s arguments: the values of a
+-- `tools/call` a stream's envelope reader took apart), whose answers go to `out`: the usual
+-- call (the envelope of the version we speak as its text, a tool that is no task and cannot
+-- see its ctx) goes straight to the router, with no request context of its own (the ctx of
+-- a call that waits holds the connection's, as in the legacy era: the tool cannot read it);
+-- any other to `fallback`, with the same arguments. A text result is written by `write`,
+-- when given: the transport's `send_result` (`claude.mcp.server.connection`), called as
+-- `write(id, text, id, suffix, true)` until this server closes. (The connection drops it
+-- when it closes.)
+-- @tparam table out
+-- @tparam function fallback
+-- @tparam[opt] function write
+-- @treturn function
+function Modern:caller(out, fallback, write)
+  local router, plain, answer = self._router, self._plain, call_reply(self, out, write)
+  local req = setmetatable({ _out = out }, Req)
+  return function(conn, id, name, args, meta, token, tool_use_id, version, auth)
+    local t = version == LATEST and self._server.tools[name]
+    if t and (plain[name] == t or plain_tool(self, name, t)) then
+      return router:call(self._key, name, args, MCP_CALL, id, answer, name, auth, req, token,
+        tool_use_id)
+    end
+    return fallback(conn, id, name, args, meta, token, tool_use_id, version, auth)
+  end
+end
+
 --- `handle` of the `tools/call` a stream's envelope reader took apart (core.MCP_CALL;
 -- `claude.mcp.router.call_message(id, name, args, meta, token, tool_use_id)` is the message),
 -- whose envelope passed `check`: the same answer, with no message table made for it.
 -- @param id
 -- @tparam string name
 -- @param args the arguments as decoded (a table, json.null or nil)
--- @param meta `_meta` as decoded (a table), or its JSON text (decoded when something reads
---   it: it holds nothing but the envelope, `token` and `tool_use_id`)
+-- @param meta `_meta` as decoded (a table), or the JSON text of its envelope, which makes it
+--   with `token` and `tool_use_id` (`claude.mcp.router.envelope_meta`), decoded when
+--   something reads it
 -- @param[opt] token
 -- @param[opt] tool_use_id
 -- @tparam table out
@@ -511,7 +571,8 @@ end
 function Modern:call(id, name, args, meta, token, tool_use_id, out, auth, as_text)
   local params
   if as_text then
-    params = setmetatable({ name = name, arguments = args, _meta_text = meta, _out = out }, Req)
+    params = setmetatable({ name = name, arguments = args, _meta_text = meta, _token = token,
+      _tool_use_id = tool_use_id, _out = out }, Req)
     meta = MCP_CALL -- for the router: the token and tool use id given, no trace context
   else
     params = setmetatable({ name = name, arguments = args, _meta = meta, _out = out }, Req)
