@@ -83,8 +83,13 @@ end
 -- CLAUDELUA_E2E_SPAWN=ssh runs every CLI of the specs "on another host": through an
 -- sshd of the spec process's own on 127.0.0.1 (spec/support/sshd.lua), with claude.ssh.
 M.remote = os.getenv("CLAUDELUA_E2E_SPAWN") == "ssh"
--- started with the kit (before any spec's handle count), living as long as the spec process
-local sshd_server = M.remote and require("support.sshd").start() or nil
+-- started before the first spec's handle count, living as long as the spec process
+local sshd_server
+if M.remote then
+  require("support.harness").prepare(function()
+    if not sshd_server then sshd_server = require("support.sshd").start() end
+  end)
+end
 
 --- The `spawn` option of a session whose CLI runs over ssh.
 function M.ssh_spawn()

@@ -97,9 +97,16 @@ function M.task(fn, timeout)
   end
 end
 
+-- Work a support module must do before the first spec's handle count, where it can wait:
+-- not while it is being required (the claudelua host runs busted in a task, and a task
+-- cannot yield across require's C call).
+local prepare = {}
+function M.prepare(fn) prepare[#prepare + 1] = fn end
+
 local baseline
 --- For before_each: records the handles and refs in use.
 function M.before()
+  while #prepare > 0 do table.remove(prepare, 1)() end
   drain()
   baseline = core.stats()
   baseline.tasks = async.pending_count()
