@@ -6,20 +6,7 @@ local tool = require "claude.mcp.tool"
 local router = require "claude.mcp.router"
 local harness = require "support.harness"
 
--- Canonical JSON: sorted keys, `[]` told from `{}` by the decoder's markers.
-local function canon(v)
-  if type(v) ~= "table" then return json.encode(v) end
-  local mt, n, parts = getmetatable(v), #v, {}
-  if mt == json.array_mt or (mt ~= json.object_mt and n > 0) then
-    for i = 1, n do parts[i] = canon(v[i]) end
-    return "[" .. table.concat(parts, ",") .. "]"
-  end
-  local keys = {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for i, k in ipairs(keys) do parts[i] = json.encode(k) .. ":" .. canon(v[k]) end
-  return "{" .. table.concat(parts, ",") .. "}"
-end
+local canon = require "support.canon_json"
 
 -- What goes on the wire, canonically.
 local function wire(x)
