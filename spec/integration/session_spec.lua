@@ -524,6 +524,47 @@ describe("session against the fake CLI", function()
       assert.equal(0, fake:read_log().exit_code)
     end)
 
+    it("calls the tool the server holds at each call: replaced, removed, added", function()
+      -- the session keeps what it worked out for a tool's usual calls by name: a change of
+      -- the server's tools must be seen by the next call
+      local srv
+      local n = 0
+      srv = claude.server("calc", {
+        claude.tool("add", { a = "number", b = "number" }, function(a)
+          n = n + 1
+          if n == 2 then
+            srv:remove("add")
+            srv:add(claude.tool("add", { a = "number", b = "number" }, function(b)
+              srv:remove("add")
+              srv:add(claude.tool("mul", { a = "number", b = "number" }, function(c)
+                return c.a * c.b
+              end))
+              return "new " .. (b.a + b.b)
+            end))
+          end
+          return a.a + a.b
+        end),
+      })
+      local s <close>, fake = connect([[
+        cli:expect_initialize()
+        cli:mcp_connect("calc")
+        cli:expect_user()
+        cli:system_init()
+        local out = {}
+        for i, tool in ipairs { "add", "add", "add", "add", "mul" } do
+          local r, err = cli:call_tool("calc", tool, { a = 2, b = 3 }, "toolu_" .. i)
+          out[i] = r and r.content[1].text or ("error " .. tostring(err and err.code))
+        end
+        cli:result({ result = table.concat(out, ",") })
+        cli:drain() -- the session's list_changed notifications
+      ]], { mcp_servers = { calc = srv } })
+      assert(s:send("go"))
+      local msgs = collect(s:receive(T))
+      assert.equal("5,5,new 5,error -32602,6", msgs[#msgs].result)
+      s:close()
+      assert.equal(0, fake:read_log().exit_code)
+    end)
+
     it("fails connect (kind timeout) when initialize is never answered", function()
       local opts, fake = testing.fake_cli([[
         cli:expect_control("initialize")

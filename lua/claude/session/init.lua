@@ -29,6 +29,7 @@ local permissions = require "claude.session.permissions"
 local servers = require "claude.session.servers"
 
 local MCP_CALL = core.MCP_CALL
+local usual_of = servers.usual
 
 local M = {}
 
@@ -283,6 +284,17 @@ local function dispatcher(self)
     if msg == MCP_CALL then -- id, name, arguments, _meta, token, tool use id, version,
       local router = self.router -- request_id, server name
       if router then
+        -- the usual call (the CLI's _meta, a tool whose calls need no look-up): the router's
+        -- call_usual, with what was worked out for the tool
+        if a5 == MCP_CALL then
+          local per = self.usual[a10]
+          local l = per and per[line]
+          if l == nil then l = usual_of(self, a10, line) end
+          if l then
+            return self.call_usual(router, l, a10, kind, err, self.mcp_reply, a9, nil, nil, a6,
+              a7)
+          end
+        end
         return self.router_call(router, a10, line, kind, a5, err, self.mcp_reply, a9, nil, nil,
           a6, a7)
       end
