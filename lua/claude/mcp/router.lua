@@ -57,6 +57,7 @@ end
 
 local rpc_error = core.jsonrpc_error
 local MCP_CALL = core.MCP_CALL
+local call_id = core.call_id
 local RPC_ERROR = getmetatable(errors.new("rpc", ""))
 
 ---------------------------------------------------------------------------------------------
@@ -456,6 +457,10 @@ local trusted = budgets.trusted_handler
 local function finish(task, ctx, id, reply, tag, result, text)
   ctx = ctx or task.on_budget_data
   if ctx then
+    -- (a call that waited: its tag as `waiting` kept it, not an id of the line, no longer
+    -- read: call_usual)
+    local kept = ctx._tag
+    if kept ~= nil then tag = kept end
     if ctx._task then unregister(ctx._router, ctx.server, id, ctx) end
     if ctx.cancelled then result, text = content.error(cancelled_text(ctx)), false end
   end
@@ -800,7 +805,10 @@ function Router:usual(name, tname)
 end
 
 --- `call` of a tool whose `usual` gave `l`, with `_meta` of the claude CLI's shape
--- (core.MCP_CALL: `token` and `tool_use_id` its values): the same answers.
+-- (core.MCP_CALL: `token` and `tool_use_id` its values): the same answers. `tag` and
+-- `tool_use_id` may be ids the control reader held back (core.MCP_REQUEST_ID,
+-- core.MCP_TOOL_USE_ID, while the line is handled): a call that waits makes them strings
+-- (`core.call_id`), and a call answered at once hands `reply` the tag as it came.
 -- @param l what `usual` gave
 -- @tparam string name the server name
 -- @param args the arguments as decoded: a table, json.null or nil
@@ -820,8 +828,8 @@ function Router:call_usual(l, name, args, id, reply, tag, auth, req, token, tool
   local task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, t, args, nil, id,
     reply, tag)
   if task then
-    return waiting(self, name, l.server, t, task, nil, MCP_CALL, id, auth, req, reply, tag,
-      token, tool_use_id)
+    return waiting(self, name, l.server, t, task, nil, MCP_CALL, id, auth, req, reply,
+      call_id(tag), token, call_id(tool_use_id))
   end
   l.spare = b
   if err then reply(tag, stopped_result(t, err), id == nil and null or id) end
