@@ -349,6 +349,11 @@ describe("claudelua mcp over stdio", function()
           srv:add(claude.tool("later", function(_, ctx) return ctx.era end))
           return "swapped"
         end),
+        claude.tool("drop", function()
+          srv:remove("add")
+          srv:add(claude.tool("nosuch", function() return "new" end))
+          return "dropped"
+        end),
       })
       return srv
     ]])
@@ -395,6 +400,14 @@ describe("claudelua mcp over stdio", function()
     assert(p:write(line(301, "swap", "{}")))
     assert.equal("swapped", answer(p, 301).result.content[1].text)
     assert.equal("modern", later(302))
+    -- a tool removed after its usual calls is unknown; one added under a name asked before
+    -- is found
+    assert(p:write(line(304, "drop", "{}")))
+    assert.equal("dropped", answer(p, 304).result.content[1].text)
+    assert(p:write(line(305, "add", '{"a":1,"b":2}')))
+    assert.equal(-32602, answer(p, 305).error.code)
+    assert(p:write(line(306, "nosuch", "{}")))
+    assert.equal("new", answer(p, 306).result.content[1].text)
     -- a call that waits, cancelled
     assert(p:write(line(400, "over", "{}")))
     p:write_json { jsonrpc = "2.0", method = "notifications/cancelled",

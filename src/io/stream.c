@@ -221,12 +221,20 @@ static int deliver_lines_p(lua_State *L) {
   claude_ctx *ctx = s->ctx;
   const char *line = NULL;
   size_t len;
-  int kind;
+  int kind, n;
+  /* the ids the control reader holds back for the line's callback (mcp/envelope.h):
+   * they live in this frame; deliver_lines puts the pointers back after an error */
+  claude_call_ids ids, *outer = ctx->call_ids;
   while (s->r_open && !ctx->closing &&
          (kind = claude_lines_next(&s->lines, &line, &len)) != CLAUDE_LINE_NONE) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->cb_ref);
-    lua_call(L, kind == CLAUDE_LINE_OVERFLOW ? push_overflow(L, s, len)
-                                             : push_line(L, s, line, len), 0);
+    ids.rid_len = ids.tuid_len = (size_t)-1;
+    s->env_state.ids = &ids;
+    n = kind == CLAUDE_LINE_OVERFLOW ? push_overflow(L, s, len) : push_line(L, s, line, len);
+    s->env_state.ids = NULL;
+    ctx->call_ids = &ids;
+    lua_call(L, n, 0);
+    ctx->call_ids = outer;
   }
   return 0;
 }
@@ -235,6 +243,7 @@ static int deliver_lines_p(lua_State *L) {
  * (claude_pcall) and the lines after it are still delivered. */
 static void deliver_lines(claude_stream *s) {
   claude_ctx *ctx = s->ctx;
+  claude_call_ids *outer = ctx->call_ids;
   if (s->cb_ref == LUA_NOREF || ctx->closing) { /* nobody listens: drop them */
     const char *line;
     size_t len;
@@ -244,9 +253,13 @@ static void deliver_lines(claude_stream *s) {
   }
   for (;;) {
     lua_State *L = claude_cb_state(ctx);
+    int status;
     lua_pushcfunction(L, deliver_lines_p);
     lua_pushlightuserdata(L, s);
-    if (claude_pcall(ctx, L, 1) == LUA_OK || !s->r_open || ctx->closing) return;
+    status = claude_pcall(ctx, L, 1);
+    ctx->call_ids = outer; /* (an error left deliver_lines_p's) */
+    s->env_state.ids = NULL;
+    if (status == LUA_OK || !s->r_open || ctx->closing) return;
   }
 }
 
@@ -495,8 +508,9 @@ int claude_stream_write_json(lua_State *L, claude_stream *s, int idx) {
  * goes back to where it was (nothing of the unit is sent) and the fail
  * triple says which piece: nil, "piece 4: json: ...", "encode". */
 int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first) {
-  int top = lua_gettop(L), i;
-  size_t start;
+  int top = lua_gettop(L), i, held;
+  size_t start, idlen;
+  const char *id;
   if (!s->writable) return push_closed(L, s);
   start = s->wlen;
   for (i = first; i <= top; i++) {
@@ -506,6 +520,21 @@ int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first) {
       if (raw == NULL || !append_out(s, raw, len)) {
         s->wlen = start;
         if (raw == NULL) return luaL_typeerror(L, i, "string"); /* misuse */
+        return luaL_error(L, "out of memory");
+      }
+    } else if (lua_type(L, i) == LUA_TLIGHTUSERDATA &&
+               (held = claude_call_id(s->ctx, L, i, &id, &idlen)) != 0) {
+      /* an id the control reader held back: a JSON string as the line spelled it */
+      if (held < 0) {
+        s->wlen = start;
+        luaL_pushfail(L);
+        lua_pushfstring(L, "piece %d: an id of a control request no longer held",
+                        i - first + 1);
+        lua_pushliteral(L, "encode");
+        return 3;
+      }
+      if (!append_out(s, "\"", 1) || !append_out(s, id, idlen) || !append_out(s, "\"", 1)) {
+        s->wlen = start;
         return luaL_error(L, "out of memory");
       }
     } else if (!claude_json_encode_append(L, i, &s->wbuf, &s->wlen, &s->wcap)) {
