@@ -788,10 +788,10 @@ function Router:call(name, tname, args, meta, id, reply, tag, auth, req, token, 
   return nil
 end
 
---- What `call` needs of tool `tname` of server `name` when its calls are the usual ones (a
--- budget, an `execute` that cannot see its ctx), worked out now: a value for `call_usual`,
--- which skips the look-ups (valid while the server keeps that tool; the caller forgets it
--- when the server's tools change). Else nil.
+--- What `call` needs of tool `tname` of server `name` when its calls are the usual ones (an
+-- `execute` that cannot see its ctx, under a budget or none), worked out now: a value for
+-- `call_usual`, which skips the look-ups (valid while the server keeps that tool; the caller
+-- forgets it when the server's tools change). Else nil.
 -- @tparam string name the server name
 -- @tparam string tname the tool's name
 -- @return the tool's limits, or nil
@@ -800,7 +800,7 @@ function Router:usual(name, tname)
   local t = server and server.tools[tname]
   if not t then return nil end
   local l = limits_of(self, server, t)
-  if not l.core or l.ctx then return nil end
+  if l.ctx then return nil end
   return l
 end
 
@@ -821,9 +821,16 @@ end
 -- @param[opt] tool_use_id
 -- @return as `call`
 function Router:call_usual(l, name, args, id, reply, tag, auth, req, token, tool_use_id)
-  local b = l.spare
-  if b then l.spare = false else b = new_budget(l.core) end
   local t = l.tool
+  local b = l.core
+  if not b then -- budgets off: the call's task without one
+    local task = spawn_transient(call_worker, t, args, nil, id, reply, tag)
+    if not task then return nil end
+    return waiting(self, name, l.server, t, task, nil, MCP_CALL, id, auth, req, reply,
+      call_id(tag), token, call_id(tool_use_id))
+  end
+  b = l.spare
+  if b then l.spare = false else b = new_budget(l.core) end
   -- (call_worker takes json.null as no arguments)
   local task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, t, args, nil, id,
     reply, tag)

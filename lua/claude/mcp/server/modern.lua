@@ -522,9 +522,9 @@ local function call_reply(self, out, write)
 end
 
 -- Whether every call of the tool named `name` is a connection's usual call (no task, no ctx
--- unless it waits, a budget), worked out once per tool: `_usual[name]` is what the router's
--- `call_usual` takes when it is, false when it is not (the server's tools only; forgotten
--- when they change).
+-- unless it waits, a budget or none), worked out once per tool: `_usual[name]` is what the
+-- router's `call_usual` takes when it is, false when it is not (the server's tools only;
+-- forgotten when they change).
 local function usual_of(self, name)
   local t = self._server.tools[name]
   if not t then return false end
