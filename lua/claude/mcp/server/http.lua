@@ -43,6 +43,7 @@ local era = require "claude.mcp.era"
 local sse = require "claude.mcp.server.events"
 local origin = require "claude.mcp.server.origin"
 local tool = require "claude.mcp.tool"
+local content = require "claude.mcp.content"
 local auth = require "claude.mcp.server.auth"
 local http_server = require "claude.http.server"
 
@@ -215,8 +216,7 @@ local function respond_json(ex)
   else
     body = encode(ex.answers[1])
   end
-  ex.res:respond(200, { ["content-type"] = "application/json",
-    ["mcp-session-id"] = ex.session.id }, body)
+  ex.res:respond(200, ex.session.json_headers, body)
   release(ex)
 end
 
@@ -293,6 +293,51 @@ local function route(session, msg, related)
   st:send(msg)
   if st.res then st.delivered = st.seq end
   return true
+end
+
+local RPC, TEXT = '{"jsonrpc":"2.0","id":', ',"result":{"content":[{"type":"text","text":'
+local last_suffix, last_plain
+local function plain_suffix(suffix) -- the modern era's suffix ends a line: not a body
+  if suffix ~= last_suffix then last_suffix, last_plain = suffix, (suffix:gsub("\n$", "")) end
+  return last_plain
+end
+
+-- The answer to a call as JSON text (the text a result table would encode to): its id,
+-- its text result with the suffix of its era, or its result table.
+local function answer_text(id, result, suffix, text)
+  if text or suffix or type(result) == "string" then
+    return RPC .. encode(id) .. TEXT .. encode(result)
+      .. (suffix and plain_suffix(suffix) or "}]}}")
+  end
+  return RPC .. encode(id) .. ',"result":' .. encode(result) .. "}"
+end
+
+-- The connection's `send_result` (a call's answer, no message table made): the answer that
+-- ends a POST answered with JSON (the common call) is written from its text; any other
+-- goes the way of the message it is (route).
+local function send_result(session, id, result, related, suffix, text)
+  local ok, body = pcall(answer_text, id, result, suffix, text)
+  local ex = session.posts[related == nil and id or related]
+  if ok and ex and ex.left == 1 and not ex.stream and not ex.batch and ex.pending[id]
+      and ex.answers[1] == nil then
+    -- exchange_send and respond_json, inline
+    ex.pending[id], session.posts[id] = nil, nil
+    session.calls = session.calls - 1
+    local t = session.transport
+    t.calls = t.calls - 1
+    ex.left = 0
+    ex.res:respond(200, session.json_headers, body)
+    release(ex)
+    return true
+  end
+  local msg
+  if ok then
+    msg = decode(body)
+  else -- a value JSON cannot carry: the message, whose encoding says so as before
+    if text or type(result) == "string" then result = content.text_result(result) end
+    msg = { jsonrpc = "2.0", id = id, result = result }
+  end
+  return route(session, msg, related)
 end
 
 local function cancel_pending(ex, reason)
@@ -391,9 +436,14 @@ local function new_session(self, ep, path, stateless, who)
     session.standalone = sse.new(0, self.opts.history, self.opts.retry, session.keep)
     session.standalone.delivered = 0
   end
+  session.json_headers = { ["content-type"] = "application/json",
+    ["mcp-session-id"] = session.id }
   session.conn = connection.new {
     server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
     send = function(msg, related) return route(session, msg, related) end,
+    send_result = function(id, result, related, suffix, text)
+      return send_result(session, id, result, related, suffix, text)
+    end,
     close_stream = function(related) return close_stream(session, related) end,
     on_close = function(reason)
       if not stateless then close_session(self, session, reason) end

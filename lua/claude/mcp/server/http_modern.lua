@@ -173,6 +173,29 @@ local function over(self)
   if t then t.calls = t.calls - 1 end
 end
 
+local RPC, TEXT = '{"jsonrpc":"2.0","id":', ',"result":{"content":[{"type":"text","text":'
+local last_suffix, last_plain
+
+-- A call's text result (claude.mcp.server.modern's `out:text`; the suffix ends it, and a
+-- line): the answer that ends a POST answered with JSON is written from its text, no
+-- message table made; any other is the message it is (send).
+function Exchange:text(id, text, suffix)
+  if self.done then return nil end
+  if suffix ~= last_suffix then last_suffix, last_plain = suffix, (suffix:gsub("\n$", "")) end
+  local ok, data = pcall(encode, text)
+  if ok then
+    local body = RPC .. encode(id) .. TEXT .. data .. last_plain
+    if id ~= self.id or self.stream then return self:send(json.decode(body)) end
+    self.done = true
+    local t = self.transport
+    if t then t.calls = t.calls - 1 end -- no longer in flight
+    self.res:respond(200, JSON_HEADERS, body)
+    return true
+  end
+  return self:send({ jsonrpc = "2.0", id = id, result = { content = json.array {
+    { type = "text", text = text } } } }) -- JSON cannot carry it: send says so, as before
+end
+
 function Exchange:send(msg)
   if self.done then return nil end
   local res, data = self.res, encode(msg)
