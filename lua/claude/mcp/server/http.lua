@@ -50,6 +50,9 @@ local http_server = require "claude.http.server"
 local M = {}
 
 local encode, decode, null = json.encode, json.decode, json.null
+local envelope_read, MCP_CALL = core.envelope_read, core.MCP_CALL
+local LATEST_MODERN = era.LATEST_MODERN
+local call_message = require("claude.mcp.router").call_message
 local type, fmt, pairs, math_type = type, string.format, pairs, math.type
 
 --- The protocol versions a client may name in `MCP-Protocol-Version`.
@@ -540,6 +543,45 @@ local function modern_refusal(self, req, res)
   return false
 end
 
+local post_message -- (self, ep, req, res, who, path, body)
+
+-- A `tools/call` alone in its POST, its envelope read in C (core.envelope_read): the
+-- legacy era's usual call in a session (the message's checks are the reader's; the
+-- session's, the bounds' and the in-flight id's below are post_message's, inline) goes
+-- to the connection as its values (Conn:call); any other call is the message it was
+-- (claude.mcp.router.call_message), served as if decoded.
+local function post_call(self, ep, req, res, who, path, id, name, args, meta, token,
+                         tool_use_id, version)
+  local headers = req.headers
+  local session, pv = not self.stateless and version == nil and type(meta) ~= "table"
+    and self.sessions[headers["mcp-session-id"]], headers["mcp-protocol-version"]
+  local o = self.opts
+  if session and session.path == path and session.principal == (who and who.principal)
+      and (pv == nil or M.PROTOCOL_VERSIONS[pv]) and self.calls + 1 <= o.max_calls
+      and session.posts[id] == nil and session.calls + 1 <= o.max_session_calls
+      and 1 <= o.max_post_calls then
+    session.last = core.now()
+    if session ~= self.lru_tail then
+      lru_unlink(self, session)
+      lru_push(self, session)
+    end
+    local ex = setmetatable({ session = session, res = res, batch = false, answers = {},
+      pending = { [id] = true }, left = 1 }, Exchange)
+    session.posts[id] = ex
+    session.calls = session.calls + 1
+    self.calls = self.calls + 1
+    res.on_close = function() post_closed(ex) end
+    return session.conn:call(id, name, args, meta, token, tool_use_id, nil, who and who.info)
+  end
+  if version == LATEST_MODERN
+      and http_modern.post_call(modern_of(self, ep), req, res, id, name, args, meta, token,
+        tool_use_id, who and who.info, self) then
+    return
+  end
+  return post_message(self, ep, req, res, who, path,
+    call_message(id, name, args, meta, token, tool_use_id))
+end
+
 local function post(self, ep, req, res, who, path)
   local headers = req.headers
   if not accepts_post(headers.accept) then
@@ -549,10 +591,24 @@ local function post(self, ep, req, res, who, path)
   if not is_json(headers["content-type"]) then
     return fail(res, 415, -32000, "Unsupported Media Type: Content-Type must be application/json")
   end
+  -- the usual call: its envelope read in C, no message table made (envelope_read gives
+  -- nothing for a body of another shape; then it is decoded whole)
+  local v, id, name, args, meta, token, tool_use_id, version = envelope_read("request",
+    req.body)
+  if v == MCP_CALL then
+    return post_call(self, ep, req, res, who, path, id, name, args, meta, token, tool_use_id,
+      version)
+  end
   local body, err = decode(req.body)
   if body == nil then
     return fail(res, 400, -32700, "Parse error: " .. tostring(err))
   end
+  return post_message(self, ep, req, res, who, path, body)
+end
+
+-- A POST's message (or batch), decoded.
+post_message = function(self, ep, req, res, who, path, body)
+  local headers = req.headers
   local batch = type(body) == "table" and json.is_array(body)
   local list = batch and body or { body }
   local n = #list
