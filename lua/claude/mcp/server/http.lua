@@ -570,8 +570,10 @@ local function post_call(self, ep, req, res, who, path, id, name, args, meta, to
     session.posts[id] = ex
     session.calls = session.calls + 1
     self.calls = self.calls + 1
-    res.on_close = function() post_closed(ex) end
-    return session.conn:call(id, name, args, meta, token, tool_use_id, nil, who and who.info)
+    session.conn:call(id, name, args, meta, token, tool_use_id, nil, who and who.info)
+    -- the usual call is answered by now (no I/O ran since the request came)
+    if not ex.done then res.on_close = function() post_closed(ex) end end
+    return
   end
   if version == LATEST_MODERN
       and http_modern.post_call(modern_of(self, ep), req, res, id, name, args, meta, token,
@@ -892,8 +894,9 @@ end
 
 local function handle(self, req, res)
   local path = req.path
-  if #path > 1 and path:sub(-1) == "/" then path = path:sub(1, -2) end
-  if path:sub(1, #auth.WELL_KNOWN) == auth.WELL_KNOWN then
+  if #path > 1 and path:byte(-1) == 47 then path = path:sub(1, -2) end -- "/"
+  -- (a path under "/." only is compared: the metadata's, "/.well-known/...")
+  if path:byte(2) == 46 and path:sub(1, #auth.WELL_KNOWN) == auth.WELL_KNOWN then
     return metadata(self, path, req, res)
   end
   local ep = self.endpoints[path]
