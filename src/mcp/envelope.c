@@ -636,8 +636,9 @@ static int read_response_line(lua_State *L, const char *line, size_t len, int bo
 
 /* core.envelope_read(kind, line) -> what the reader of `kind` hands a stream's
  * callback for `line` (the mark first), or nothing when the line is not of
- * its usual shape: for the specs and the fuzz target, which compare it with
- * the decoder's. */
+ * its usual shape: for the Streamable HTTP transport (a POST's body: one
+ * state for every client, which the reader compares byte for byte), and for
+ * the specs and the fuzz target, which compare it with the decoder's. */
 static int l_envelope_read(lua_State *L) {
   size_t len;
   claude_envelope_fn fn = claude_envelope_of(luaL_checkstring(L, 1));
