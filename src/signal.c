@@ -57,10 +57,11 @@ static void signal_fired(uv_signal_t *h, int signum) {
 /* core.signal(name, fn [, unref [, interrupt]]) -> claude.core.Signal; the
  * loop watches the signal, and fn runs from the loop (never from a signal
  * handler). An unref'd watcher does not keep the loop alive. With interrupt,
+ * when the loop has not run fn 0.1 s after the signal came (Lua holds it),
  * the signal also raises "interrupted" in the coroutine the state is running
- * at that moment, if any (lua.c's SIGINT); when fn has not run a second
- * after the signal came, or the same signal comes again before, the process
- * ends with status 128 + signal (watchdog.c). */
+ * then (lua.c's SIGINT); when fn has not run a second after the signal came,
+ * or the same signal comes again before, the process ends with status
+ * 128 + signal (watchdog.c). */
 static int l_signal(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
   int name = luaL_checkoption(L, 1, NULL, signal_names), signum = signal_numbers[name];

@@ -23,11 +23,16 @@
  *                  ignored by default, so a stray one is harmless, and our
  *                  handler passes on those that are not ours.
  *   interrupts     a signal watched with `interrupt` (core.signal's fourth
- *                  argument) pokes the state too, then goes on to libuv's
- *                  handler, so the Lua watcher runs once the loop is free.
- *                  The same signal again before the loop saw the first ends
- *                  the process (_exit(128 + signal)), as the second Ctrl-C
- *                  does in lua.c.
+ *                  argument) goes on to libuv's handler, so the Lua watcher
+ *                  runs once the loop is free, and wakes the thread: when the
+ *                  loop has not seen it INTERRUPT_DELAY later, Lua holds the
+ *                  loop, and the thread pokes the state. Not at once: Lua
+ *                  that gives the loop back soon (a tool call that ends, the
+ *                  code between calls) is not to be interrupted, or a signal
+ *                  that asks for a graceful stop would fail the call that
+ *                  happened to run. The same signal again before the loop saw
+ *                  the first ends the process (_exit(128 + signal)), as the
+ *                  second Ctrl-C does in lua.c.
  *
  * A hook cannot reach Lua that runs with hooks off (a __gc metamethod; see
  * budget/hook.c), nor a C function that runs long. There the thread is the
@@ -67,6 +72,10 @@
 /* An interrupting signal the loop has not seen this long after it came: the
  * Lua holding the loop cannot be interrupted, the process ends. */
 #define INTERRUPT_GRACE_NS ((uint64_t)1000 * 1000 * 1000)
+/* An interrupting signal the loop has not seen this long after it came: Lua
+ * holds the loop, and is interrupted (a turn of a loop that is not held ends
+ * far sooner). */
+#define INTERRUPT_DELAY_NS ((uint64_t)100 * 1000 * 1000)
 /* A stuck call is one whose thread had the CPU at least 1/STUCK_BUSY of the
  * time: a thread blocked in a system call uses next to none. */
 #define STUCK_BUSY 4
@@ -128,6 +137,10 @@ static int run_pokes(uintptr_t self) {
     int what;
     if (w == NULL || w == RESERVED || atomic_load(&s->owner) != self) continue;
     what = atomic_exchange(&s->poke, 0);
+    /* an interrupt whose signal the loop saw meanwhile (claude_watch_seen, on
+     * this thread) is over: the Lua running now is not what held the loop */
+    if ((what & CLAUDE_POKE_INTERRUPT) && !(atomic_load(&s->pending) & atomic_load(&s->interest)))
+      what &= ~CLAUDE_POKE_INTERRUPT;
     if (what == 0) continue;
     any = 1;
     /* owner == self: only this thread frees w or changes its arm, and it is
@@ -183,10 +196,11 @@ static void on_interrupt(int sig, siginfo_t *si, void *uc) {
     if (atomic_load(&s->pending) & bit) _exit(128 + sig);
     atomic_store(&s->pending_at[sig], mono_ns()); /* before the bit: the thread reads both */
     atomic_fetch_or(&s->pending, bit);
-    poke(s, CLAUDE_POKE_INTERRUPT);
-    /* the watchdog times how long the loop takes to see it */
+    /* the watchdog interrupts the Lua holding the loop, if it does, and times
+     * how long the loop takes to see the signal; without one, at once */
     watcher = atomic_load(&s->watcher);
     if (watcher != 0) pthread_kill(id_thread(watcher), SIG_POKE);
+    else poke(s, CLAUDE_POKE_INTERRUPT);
   }
   if (sig > 0 && sig < NSIG) chain(&interrupt_old[sig], sig, si, uc);
   errno = saved;
@@ -240,9 +254,11 @@ static const char *signal_name(int sig) {
   }
 }
 
-/* An interrupting signal the loop has not seen INTERRUPT_GRACE after it came
- * ends the process; returns when to look again (UINT64_MAX: when told). */
-static uint64_t check_interrupts(claude_watch *w, slot *s, uint64_t now) {
+/* An interrupting signal the loop has not seen INTERRUPT_DELAY after it came
+ * interrupts the Lua holding the loop (once per arrival: `interrupted[sig]`
+ * is the arrival poked for); INTERRUPT_GRACE after, it ends the process.
+ * Returns when to look again (UINT64_MAX: when told). */
+static uint64_t check_interrupts(claude_watch *w, slot *s, uint64_t now, uint64_t *interrupted) {
   unsigned pending = atomic_load(&s->pending);
   uint64_t next = UINT64_MAX;
   int sig;
@@ -250,6 +266,14 @@ static uint64_t check_interrupts(claude_watch *w, slot *s, uint64_t now) {
     uint64_t at;
     if (!(pending & (1u << sig))) continue;
     at = atomic_load(&s->pending_at[sig]);
+    if (interrupted[sig] != at) {
+      if (now < at + INTERRUPT_DELAY_NS) {
+        if (at + INTERRUPT_DELAY_NS < next) next = at + INTERRUPT_DELAY_NS;
+        continue;
+      }
+      interrupted[sig] = at;
+      poke(s, CLAUDE_POKE_INTERRUPT);
+    }
     if (now >= at + INTERRUPT_GRACE_NS) {
       char text[256];
       snprintf(text, sizeof text, "%s: the Lua code holding the loop could not be interrupted "
@@ -335,6 +359,7 @@ static void *watch_main(void *arg) {
   claude_watch *w = (claude_watch *)arg;
   slot *s = &slots[w->slot];
   uint64_t poked = 0, poked_at = 0, seen = UINT64_MAX;
+  uint64_t interrupted[32] = {0}; /* per signal, the arrival interrupted */
   stuck k = {0, 0, 0};
   while (!atomic_load(&w->stop)) {
     uint64_t d = atomic_load(&w->deadline), now = uv_hrtime(), n = atomic_load(&w->resumes);
@@ -355,7 +380,7 @@ static void *watch_main(void *arg) {
     } else {
       at = UINT64_MAX;
     }
-    next = check_interrupts(w, s, now);
+    next = check_interrupts(w, s, now, interrupted);
     sleep_until(w, next < at ? next : at, d);
   }
   return NULL;

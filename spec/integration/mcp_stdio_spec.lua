@@ -264,6 +264,52 @@ describe("claudelua mcp over stdio", function()
     assert.same({ 130, 0 }, { p:wait(10) })
   end)
 
+  it("on SIGTERM interrupts no Lua that gives the loop back soon: every call read is answered",
+    function()
+      -- calls pipelined faster than they are served: the signal comes while Lua runs (a
+      -- tool, the router's code between calls); only Lua that holds the loop is interrupted,
+      -- so no call fails "interrupted" and no task does
+      local quiet = [[
+        local claude = require "claude"
+        return claude.server("calc", {
+          claude.tool("add", { a = "number", b = "number" }, function(a) return a.a + a.b end),
+        })
+      ]]
+      -- chunks of 100 calls, so that no turn of the server's loop is long (the signal is
+      -- seen at the end of the turn it came in)
+      local function chunk(first)
+        local lines = {}
+        for id = first, first + 99 do
+          lines[#lines + 1] = '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call",'
+            .. '"params":{"name":"add","arguments":{"a":1,"b":2}}}\n'
+        end
+        return table.concat(lines)
+      end
+      for _ = 1, 3 do
+        local p <close> = started(quiet)
+        local writer = claude.spawn(function()
+          for first = 1, 100000, 100 do
+            if not p:write(chunk(first)) then return end
+            claude.sleep(0)
+          end
+        end)
+        answer(p, 1)
+        claude.sleep(0.02)
+        p:signal("term")
+        local n = 1
+        while true do
+          local m = p:read_line(20)
+          if not m then break end
+          n = n + 1
+          assert.equal(n, m.id)
+          assert.same({ { type = "text", text = "3" } }, m.result.content)
+        end
+        assert.same({ 0, 0 }, { p:wait(10) })
+        assert.equal("", p:stderr())
+        writer:cancel()
+      end
+    end)
+
   it("on SIGTERM cancels a call that outlives the grace", function()
     local p <close> = started(nil, { "--grace", "0.2" })
     p:write_json(call(1, "slow", { seconds = 60 }))
