@@ -266,6 +266,11 @@ local function settle_step(task, co, ok, yielded, reason)
   end
 end
 
+-- The answer to a task's request read in C resumes the task there (claude.rpc, core.pending:
+-- a request added with the task's coroutine), and hands what does not end in its next wait
+-- to settle_step.
+core.task_waker(SUSPEND, settle_step)
+
 local function step(task, ...)
   local co = task.co
   local b = task.budget
@@ -629,6 +634,12 @@ function M.wait_call(task, timeout, on_abort)
   task.status = "waiting"
   -- resumed's check, with no varargs: three values at most (Task.__call's, call_abort's)
   local ok, a, b = yield(SUSPEND)
+  if task.abort == call_abort then -- resumed by core.pending's reader: Task.__call's part
+    task.abort = nil
+    task.on_abort = false
+    if task.wait_deadline then no_deadline(task) end
+    task.status = "running"
+  end
   if ok == false and errors.is(a, "cancelled") then error(a, 0) end
   return ok, a, b
 end

@@ -400,7 +400,8 @@ function Peer:request_written(method, write, timeout, a, b, c)
   self.counter = n
   local id, new_id = n, self.codec.new_id
   if new_id ~= count_id then id = new_id(n) end
-  self.pending:add(id, n, task, method)
+  -- a task with no budget is resumed by the reader of the answer itself (core.pending)
+  self.pending:add(id, n, task, method, not task.budget and task.co or nil)
   local ok, err = write(id, a, b, c)
   if not ok then
     self.pending:take(id)

@@ -140,7 +140,8 @@ typedef struct deliver_args {
 
 /* Pushes the callback's arguments for one line: the line, or its decoded
  * value (or what the stream's envelope reader makes of it), or nil, message,
- * line, "json" when it is not JSON. Returns how many. */
+ * line, "json" when it is not JSON. Returns how many; or -1, the callback
+ * popped, when the envelope reader handled the line itself. */
 static int push_line(lua_State *L, claude_stream *s, const char *line, size_t len) {
   int n;
   if (s->mode != CLAUDE_READ_JSON) {
@@ -156,6 +157,10 @@ static int push_line(lua_State *L, claude_stream *s, const char *line, size_t le
     n = s->envelope(L, line, len, bound, &s->env_state);
     if (bound) lua_remove(L, bound);
     if (n > 0) return n;
+    if (n == CLAUDE_ENVELOPE_DONE) {
+      lua_settop(L, base - 1);
+      return -1;
+    }
     if (n < 0) { /* a function and its argument, called instead of the callback */
       lua_remove(L, base);
       return 1;
@@ -180,7 +185,8 @@ static int deliver_p(lua_State *L) {
   } else if (a->data == NULL) {
     lua_call(L, 0, 0); /* EOF */
   } else {
-    lua_call(L, push_line(L, a->s, a->data, a->len), 0);
+    int n = push_line(L, a->s, a->data, a->len);
+    if (n >= 0) lua_call(L, n, 0);
   }
   return 0;
 }
@@ -224,9 +230,10 @@ static int deliver_lines_p(lua_State *L) {
   int kind;
   while (s->r_open && !ctx->closing &&
          (kind = claude_lines_next(&s->lines, &line, &len)) != CLAUDE_LINE_NONE) {
+    int n;
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->cb_ref);
-    lua_call(L, kind == CLAUDE_LINE_OVERFLOW ? push_overflow(L, s, len)
-                                             : push_line(L, s, line, len), 0);
+    n = kind == CLAUDE_LINE_OVERFLOW ? push_overflow(L, s, len) : push_line(L, s, line, len);
+    if (n >= 0) lua_call(L, n, 0);
   }
   return 0;
 }

@@ -12,12 +12,21 @@
  * ids are C integers; the callbacks and methods live in the uservalue's
  * tables (1: the ring's callbacks, 2: its methods, 3 and 4: the hash's).
  *
- *   set:add(id, n, callback, method)   set:take(id) -> callback, method
+ *   set:add(id, n, callback, method[, co])   set:take(id) -> callback, method
  *   set:get(id) -> callback, method    set:ids() -> {id...}    set:waiting() -> n
+ *
+ * A request added with `co` is a task's, waiting in async.wait_call in coroutine co (a task
+ * with no budget): its answer, read by the reader bound to the set, resumes co here with
+ * `true, result` (claude_pending_wake), with no Lua between the line and the task. The
+ * task's side of the wake-up (its abort and status) is done by wait_call when it goes on;
+ * a resume that does not end in the next wait goes to async's settle_step
+ * (core.task_waker(SUSPEND, settle_step) registers both). A request that moved to the hash
+ * is answered the usual way, its callback called.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "budget/budget.h"
 #include "mcp/pending.h"
 
 #define MT_PENDING "claude.core.Pending"
@@ -28,6 +37,7 @@ enum { UV_CALLBACKS = 1, UV_METHODS, UV_OLD_CALLBACKS, UV_OLD_METHODS };
 struct claude_pending {
   lua_Integer *ids;     /* the ring: the id at each slot */
   unsigned char *used;  /* whether the slot holds one */
+  lua_State **cos;      /* the coroutine a slot's request wakes, or NULL (anchored by its task) */
   lua_Integer size;
   lua_Integer count;    /* requests waiting, in the ring and the hash */
   lua_Integer old_count;
@@ -49,15 +59,19 @@ static void push_uv(lua_State *L, int idx, int which) { lua_getiuservalue(L, idx
 static int alloc_ring(lua_State *L, claude_pending *p, lua_Integer size) {
   lua_Integer *ids = (lua_Integer *)calloc((size_t)size, sizeof *ids);
   unsigned char *used = (unsigned char *)calloc((size_t)size, 1);
-  if (ids == NULL || used == NULL) {
+  lua_State **cos = (lua_State **)calloc((size_t)size, sizeof *cos);
+  if (ids == NULL || used == NULL || cos == NULL) {
     free(ids);
     free(used);
+    free(cos);
     return luaL_error(L, "out of memory");
   }
   free(p->ids);
   free(p->used);
+  free(p->cos);
   p->ids = ids;
   p->used = used;
+  p->cos = cos;
   p->size = size;
   return 0;
 }
@@ -71,13 +85,14 @@ static void new_ring_tables(lua_State *L, int idx, const claude_pending *p) {
 }
 
 static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_Integer n,
-                int cb, int method);
+                int cb, int method, lua_State *co);
 
 /* Doubles the ring and places every request again (their numbers are their ids: this set
  * serves integer ids only). */
 static void grow(lua_State *L, int idx, claude_pending *p) {
   lua_Integer i, old_size = p->size, *old_ids = p->ids;
   unsigned char *old_used = p->used;
+  lua_State **old_cos = p->cos;
   int top = lua_gettop(L), cbs, methods, ocbs, omethods;
   push_uv(L, idx, UV_CALLBACKS);
   cbs = lua_gettop(L);
@@ -89,6 +104,7 @@ static void grow(lua_State *L, int idx, claude_pending *p) {
   omethods = lua_gettop(L);
   p->ids = NULL;
   p->used = NULL;
+  p->cos = NULL;
   alloc_ring(L, p, old_size * 2);
   new_ring_tables(L, idx, p);
   lua_newtable(L);
@@ -100,25 +116,27 @@ static void grow(lua_State *L, int idx, claude_pending *p) {
     if (!old_used[i]) continue;
     lua_rawgeti(L, cbs, i + 1);
     lua_rawgeti(L, methods, i + 1);
-    add(L, idx, p, old_ids[i], old_ids[i], lua_gettop(L) - 1, lua_gettop(L));
+    add(L, idx, p, old_ids[i], old_ids[i], lua_gettop(L) - 1, lua_gettop(L), old_cos[i]);
     lua_pop(L, 2);
   }
   free(old_ids);
   free(old_used);
+  free(old_cos);
   lua_pushnil(L);
   while (lua_next(L, ocbs)) { /* id, callback */
     lua_Integer id = lua_tointeger(L, -2);
     lua_pushvalue(L, -2);
     lua_rawget(L, omethods);
-    add(L, idx, p, id, id, lua_gettop(L) - 1, lua_gettop(L));
+    add(L, idx, p, id, id, lua_gettop(L) - 1, lua_gettop(L), NULL);
     lua_pop(L, 2);
   }
   lua_settop(L, top);
 }
 
-/* Adds request `id` (number n) with the callback and method at stack slots cb, method. */
+/* Adds request `id` (number n) with the callback and method at stack slots cb, method; co:
+ * the coroutine its answer resumes, or NULL. */
 static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_Integer n,
-                int cb, int method) {
+                int cb, int method, lua_State *co) {
   lua_Integer s = slot_of(p, n);
   int top = lua_gettop(L);
   push_uv(L, idx, UV_CALLBACKS);
@@ -135,6 +153,7 @@ static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_In
   }
   p->ids[s] = id;
   p->used[s] = 1;
+  p->cos[s] = co;
   lua_pushvalue(L, cb);
   lua_rawseti(L, top + 1, s + 1);
   lua_pushvalue(L, method);
@@ -144,18 +163,20 @@ static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_In
   if (p->old_count > p->size / 2) grow(L, idx, p);
 }
 
-/* set:add(id, n, callback, method) */
+/* set:add(id, n, callback, method[, co]) */
 static int pending_add(lua_State *L) {
   claude_pending *p = check_set(L, 1);
   lua_Integer id = luaL_checkinteger(L, 2), n = luaL_checkinteger(L, 3);
+  lua_State *co = lua_tothread(L, 6);
   lua_settop(L, 5);
-  add(L, 1, p, id, n, 4, 5);
+  add(L, 1, p, id, n, 4, 5, co);
   return 0;
 }
 
 /* Finds request `id` (the value at idx_id) of the set at idx: pushes its callback and method
- * and returns 1, removing it when `take`; or pushes nothing and returns 0. */
-static int find(lua_State *L, int idx, claude_pending *p, int idx_id, int take) {
+ * and returns 1, removing it when `take` (*co: the coroutine it wakes, or NULL); or pushes
+ * nothing and returns 0. */
+static int find(lua_State *L, int idx, claude_pending *p, int idx_id, int take, lua_State **co) {
   int isint;
   lua_Integer id = lua_tointegerx(L, idx_id, &isint);
   if (isint && lua_isinteger(L, idx_id)) {
@@ -167,6 +188,8 @@ static int find(lua_State *L, int idx, claude_pending *p, int idx_id, int take) 
       lua_rawgeti(L, base + 1, s + 1);
       lua_rawgeti(L, base + 2, s + 1); /* callbacks, methods, callback, method */
       if (take) { /* (the slot keeps no reference) */
+        if (co != NULL) *co = p->cos[s];
+        p->cos[s] = NULL;
         p->used[s] = 0;
         p->count--;
         lua_pushboolean(L, 0);
@@ -204,22 +227,66 @@ static int find(lua_State *L, int idx, claude_pending *p, int idx_id, int take) 
   return 1;
 }
 
-int claude_pending_take(lua_State *L, int idx, int idx_id) {
-  return find(L, idx, (claude_pending *)lua_touserdata(L, idx), idx_id, 1);
+int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co) {
+  *co = NULL;
+  return find(L, idx, (claude_pending *)lua_touserdata(L, idx), idx_id, 1, co);
+}
+
+/* The registry keys of async's SUSPEND (what a task's wait yields) and settle_step. */
+static const char SUSPEND_KEY = 's', SETTLE_KEY = 'S';
+
+int claude_pending_wake(lua_State *L, lua_State *co, int task, int result) {
+  int status, nres;
+  if (co == L || lua_status(co) != LUA_YIELD || !lua_checkstack(co, 3)) return 0;
+  lua_pushboolean(co, 1);
+  lua_pushvalue(L, result);
+  lua_xmove(L, co, 1);
+  status = claude_resume(L, co, 2, &nres);
+  if (status == LUA_YIELD && nres == 1) { /* waits again: yielded SUSPEND */
+    int again;
+    lua_rawgetp(co, LUA_REGISTRYINDEX, &SUSPEND_KEY);
+    again = lua_rawequal(co, -1, -2);
+    if (again) {
+      lua_pop(co, 2);
+      return 1;
+    }
+    lua_pop(co, 1);
+  }
+  /* anything else is settle_step's (task, co, ok, ...): as core.resume returns it */
+  if (status != LUA_OK && status != LUA_YIELD) nres = 1; /* the error object */
+  luaL_checkstack(L, nres + 4, "wake");
+  lua_rawgetp(L, LUA_REGISTRYINDEX, &SETTLE_KEY);
+  lua_pushvalue(L, task);
+  lua_pushthread(co);
+  lua_xmove(co, L, 1);
+  lua_pushboolean(L, status == LUA_OK || status == LUA_YIELD);
+  lua_xmove(co, L, nres);
+  lua_call(L, nres + 3, 0);
+  return 1;
+}
+
+/* core.task_waker(suspend, settle_step): async's, for claude_pending_wake */
+static int l_task_waker(lua_State *L) {
+  luaL_checkany(L, 1);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  lua_settop(L, 2);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &SETTLE_KEY);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, &SUSPEND_KEY);
+  return 0;
 }
 
 /* set:take(id) -> callback, method | nil */
 static int pending_take(lua_State *L) {
   claude_pending *p = check_set(L, 1);
   luaL_checkany(L, 2);
-  return find(L, 1, p, 2, 1) ? 2 : 0;
+  return find(L, 1, p, 2, 1, NULL) ? 2 : 0;
 }
 
 /* set:get(id) -> callback, method | nil */
 static int pending_get(lua_State *L) {
   claude_pending *p = check_set(L, 1);
   luaL_checkany(L, 2);
-  return find(L, 1, p, 2, 0) ? 2 : 0;
+  return find(L, 1, p, 2, 0, NULL) ? 2 : 0;
 }
 
 /* set:ids() -> the ids of the requests that wait */
@@ -253,8 +320,10 @@ static int pending_gc(lua_State *L) {
   claude_pending *p = check_set(L, 1);
   free(p->ids);
   free(p->used);
+  free(p->cos);
   p->ids = NULL;
   p->used = NULL;
+  p->cos = NULL;
   p->size = 0;
   return 0;
 }
@@ -299,4 +368,6 @@ void claude_open_pending(lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_pending);
   lua_setfield(L, -2, "pending");
+  lua_pushcfunction(L, l_task_waker);
+  lua_setfield(L, -2, "task_waker");
 }
