@@ -269,7 +269,11 @@ end
 -- The answer to a task's request read in C resumes the task there (claude.rpc, core.pending:
 -- a request added with the task's coroutine), and hands what does not end in its next wait
 -- to settle_step.
-core.task_waker(SUSPEND, settle_step)
+-- A request's deadline kept by its pending set in C ends the task's wait with `expire`.
+core.task_waker(SUSPEND, settle_step, function(task)
+  local abort = task.abort
+  if abort then abort(errors.new("timeout", "timed out"), task) end
+end)
 
 local function step(task, ...)
   local co = task.co

@@ -400,8 +400,10 @@ function Peer:request_written(method, write, timeout, a, b, c)
   self.counter = n
   local id, new_id = n, self.codec.new_id
   if new_id ~= count_id then id = new_id(n) end
-  -- a task with no budget is resumed by the reader of the answer itself (core.pending)
-  self.pending:add(id, n, task, method, not task.budget and task.co or nil)
+  -- a task with no budget is resumed by the reader of the answer itself, and the deadline
+  -- is the set's (core.pending: true; claude.pending keeps neither)
+  local timed = self.pending:add(id, n, task, method, not task.budget and task.co or nil,
+    timeout)
   local ok, err = write(id, a, b, c)
   if not ok then
     self.pending:take(id)
@@ -409,7 +411,7 @@ function Peer:request_written(method, write, timeout, a, b, c)
     return nil, err, err.kind
   end
   task.rpc_peer, task.rpc_id, task.rpc_method = self, id, method
-  local done, result, rerr = wait_call(task, timeout, request_abort)
+  local done, result, rerr = wait_call(task, not timed and timeout or nil, request_abort)
   if not done then -- timed out (a cancellation raised, after request_abort told the other side)
     rerr = errors.new("timeout", string.format("%s '%s' timed out after %g s",
       self.codec.noun or "request", tostring(method), timeout))
@@ -625,6 +627,7 @@ function Peer:fail(err)
     local callback = waiting:take(id)
     callback(nil, err)
   end
+  if waiting.close then waiting:close() end -- (core.pending's timer of deadlines)
 end
 
 --- Closes the peer: the handlers still running are cancelled (with
