@@ -290,7 +290,8 @@ describe("an rpc peer", function()
     local slow = go(function() return a:request_written("slow", write, 0.3, "slow") end)
     local tasks = {}
     for i = 1, 150 do -- the ring comes round: "slow" goes to the hash
-      tasks[i] = go(function() return a:request_written("m", write, i % 2 == 0 and 0.05 or 5, "m") end)
+      local timeout = i % 2 == 0 and 0.05 or 5
+      tasks[i] = go(function() return a:request_written("m", write, timeout, "m") end)
     end
     for i = 1, 150, 2 do -- the odd ones (5 s) answered at once
       assert.is_true(a:receive { jsonrpc = "2.0", id = sent[i + 1].id, result = i })
