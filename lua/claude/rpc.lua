@@ -400,10 +400,10 @@ function Peer:request_written(method, write, timeout, a, b, c)
   self.counter = n
   local id, new_id = n, self.codec.new_id
   if new_id ~= count_id then id = new_id(n) end
-  -- a task with no budget is resumed by the reader of the answer itself, and the deadline
-  -- is the set's (core.pending: true; claude.pending keeps neither)
-  local timed = self.pending:add(id, n, task, method, not task.budget and task.co or nil,
-    timeout)
+  -- a task with no budget is resumed in its coroutine (the running one) by the reader of
+  -- the answer itself, and the deadline is the set's (core.pending: true; claude.pending
+  -- keeps neither)
+  local timed = self.pending:add(id, n, task, method, not task.budget, timeout)
   local ok, err = write(id, a, b, c)
   if not ok then
     self.pending:take(id)

@@ -12,15 +12,16 @@
  * ids are C integers; the callbacks and methods live in the uservalue's
  * tables (1: the ring's callbacks, 2: its methods, 3 and 4: the hash's).
  *
- *   set:add(id, n, callback, method[, co])   set:take(id) -> callback, method
+ *   set:add(id, n, callback, method[, wake[, timeout]])  set:take(id) -> callback, method
  *   set:get(id) -> callback, method    set:ids() -> {id...}    set:waiting() -> n
  *   set:close() (its timer closed; a request added later makes it anew)
  *
- * A request added with `co` is a task's, waiting in async.wait_call in coroutine co (a task
- * with no budget): its answer, read by the reader bound to the set, resumes co here with
- * `true, result` (claude_pending_wake), with no Lua between the line and the task. The
- * task's side of the wake-up (its abort and status) is done by wait_call when it goes on;
- * a resume that does not end in the next wait goes to async's settle_step
+ * A request added with `wake` is the running task's, about to wait in async.wait_call in its
+ * coroutine (a task with no budget): its answer, read by the reader bound to the set,
+ * resumes that coroutine here with `true, result` (claude_pending_wake), with no Lua between
+ * the line and the task. The task's side of the wake-up (its abort and status) is done by
+ * wait_call when it goes on; a resume that does not end in the next wait goes to async's
+ * settle_step
  * (core.task_waker(SUSPEND, settle_step, expire) registers them). A request that moved to
  * the hash is answered the usual way, its callback called.
  *
@@ -222,11 +223,13 @@ static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_In
   if (p->old_count > p->size / 2) grow(L, idx, p);
 }
 
-/* set:add(id, n, callback, method[, co[, timeout]]) -> true: the deadline is the set's */
+/* set:add(id, n, callback, method[, wake[, timeout]]) -> true: the deadline is the set's.
+ * wake: the callback is the running task (async.caller), which its answer resumes in this
+ * coroutine. */
 static int pending_add(lua_State *L) {
   claude_pending *p = check_set(L, 1);
   lua_Integer id = luaL_checkinteger(L, 2), n = luaL_checkinteger(L, 3);
-  lua_State *co = lua_tothread(L, 6);
+  lua_State *co = lua_toboolean(L, 6) && lua_isyieldable(L) ? L : NULL;
   uint64_t due = 0;
   if (lua_type(L, 7) == LUA_TNUMBER) {
     double secs = lua_tonumber(L, 7);
