@@ -4,6 +4,8 @@
  * where the answer is read: a stream's envelope reader bound to the set
  * (stream:envelope("response", set)) finds the answer's request here and
  * calls its callback with the result, with no Lua in between.
+ * (Over 600 lines: the ring, the wake-up of a waiting task and the deadlines
+ * are one set's state: each reads and changes the others' slots.)
  *
  * The same set as lua/claude/pending.lua (which serves ids that are not
  * integers), the same ring: a request numbered n lives at slot n % size, a
