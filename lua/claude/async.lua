@@ -648,6 +648,12 @@ function M.wait_call(task, timeout, on_abort)
   return ok, a, b
 end
 
+-- For claude.rpc's written requests, which take the running task and wait for their answer
+-- inline (caller's and wait_call's way, without a timeout: the pending set keeps it), two
+-- calls fewer on every request: the tasks by coroutine, what a wait yields, a wait_call's
+-- abort.
+M.inline_wait = { tasks = tasks, SUSPEND = SUSPEND, call_abort = call_abort }
+
 --- The running task, ready for `wait_call`: nil outside a task; raises the cancellation a
 -- task got while it did not wait, as a wait would.
 function M.caller()
