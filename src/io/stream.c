@@ -515,6 +515,17 @@ int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first) {
         if (raw == NULL) return luaL_typeerror(L, i, "string"); /* misuse */
         return luaL_error(L, "out of memory");
       }
+    } else if (lua_isinteger(L, i)) { /* (an id: its digits, without the encoder's set-up) */
+      char digits[24], *p = digits + sizeof digits;
+      lua_Integer v = lua_tointeger(L, i);
+      lua_Unsigned u = v < 0 ? (lua_Unsigned)0 - (lua_Unsigned)v : (lua_Unsigned)v;
+      do *--p = (char)('0' + (int)(u % 10));
+      while ((u /= 10) != 0);
+      if (v < 0) *--p = '-';
+      if (!append_out(s, p, (size_t)(digits + sizeof digits - p))) {
+        s->wlen = start;
+        return luaL_error(L, "out of memory");
+      }
     } else if (!claude_json_encode_append(L, i, &s->wbuf, &s->wlen, &s->wcap)) {
       s->wlen = start;
       luaL_pushfail(L);
