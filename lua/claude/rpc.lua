@@ -258,6 +258,7 @@ function M.new(opts)
     name = opts.name or "peer",
     counter = 0,
     pending = new_pending(codec), -- outbound requests: callback(result) | (nil, err)
+    count_ids = codec.new_id == count_id, -- (JSON-RPC's ids are the counts)
     inbound = {},  -- id -> ctx of a request being handled
     error = false, -- set once the other side is gone
     closed = false,
@@ -408,8 +409,8 @@ function Peer:request_written(method, write, timeout, a, b, c)
   if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
   local n = self.counter + 1
   self.counter = n
-  local id, new_id = n, self.codec.new_id
-  if new_id ~= count_id then id = new_id(n) end
+  local id = n
+  if not self.count_ids then id = self.codec.new_id(n) end
   -- a task with no budget is resumed in its coroutine (the running one) by the reader of
   -- the answer itself, and the deadline is the set's (core.pending: true; claude.pending
   -- keeps neither)

@@ -583,12 +583,11 @@ static int read_response_line(lua_State *L, const char *line, size_t len, int bo
   if (finish(L, &r, base, seen == 0x7, 3) == 0) return 0;
   if (bound) {
     lua_State *co;
-    if (claude_pending_take(L, bound, base + 2, &co)) { /* mark, id, result, cb, method */
+    if (claude_pending_take(L, bound, base + 2, &co)) { /* mark, id, result, cb */
       if (co != NULL && claude_pending_wake(L, co, base + 4, base + 3)) {
         lua_settop(L, base);
         return CLAUDE_ENVELOPE_DONE;
       }
-      lua_pop(L, 1);
       lua_replace(L, base + 1);
       lua_remove(L, base + 2); /* callback, result */
       return -1;

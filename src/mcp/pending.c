@@ -316,8 +316,30 @@ static int find(lua_State *L, int idx, claude_pending *p, int idx_id, int take, 
 }
 
 int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co) {
+  claude_pending *p = (claude_pending *)lua_touserdata(L, idx);
   *co = NULL;
-  return find(L, idx, (claude_pending *)lua_touserdata(L, idx), idx_id, 1, co);
+  if (lua_isinteger(L, idx_id)) { /* find's way, its method left where it is (a string) */
+    lua_Integer id = lua_tointeger(L, idx_id), s = slot_of(p, id);
+    if (p->used[s] && p->ids[s] == id) {
+      *co = p->cos[s];
+      p->cos[s] = NULL;
+      if (p->due[s] != 0) {
+        p->due[s] = 0;
+        timed_out(p);
+      }
+      p->used[s] = 0;
+      p->count--;
+      push_uv(L, idx, UV_CALLBACKS);
+      lua_rawgeti(L, -1, s + 1);
+      lua_pushboolean(L, 0); /* (the slot keeps no reference to the task) */
+      lua_rawseti(L, -3, s + 1);
+      lua_remove(L, -2);
+      return 1;
+    }
+  }
+  if (!find(L, idx, p, idx_id, 1, co)) return 0;
+  lua_pop(L, 1);
+  return 1;
 }
 
 /* The registry keys of async's SUSPEND (what a task's wait yields), settle_step and expire,

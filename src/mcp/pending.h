@@ -12,8 +12,8 @@ typedef struct claude_pending claude_pending;
 /* Whether the value at idx is a set (core.pending). */
 int claude_is_pending(lua_State *L, int idx);
 /* Takes request `id` (the value at idx_id) from the set at idx: pushes its
- * callback and method and returns 1 (*co: the coroutine the request wakes, or
- * NULL), or pushes nothing and returns 0. */
+ * callback and returns 1 (*co: the coroutine the request wakes, or NULL), or
+ * pushes nothing and returns 0. */
 int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co);
 /* Wakes the task at stack slot `task` waiting in coroutine co with `true` and
  * the value at `result` (its wait_call returns them): returns 1, or 0 when co

@@ -30,6 +30,7 @@
 local core = require "claude.core"
 local async = require "claude.async"
 local rpc = require "claude.rpc"
+local request_written = rpc.Peer.request_written -- (call_tool's: no look-up through Peer)
 local json = require "claude.json"
 local errors = require "claude.errors"
 local era = require "claude.mcp.era"
@@ -999,7 +1000,7 @@ function Client.call_tool(self, name, args, opts)
     if write_call then
       local result, err, kind
       if self.era ~= "modern" then
-        result, err, kind = conn.peer:request_written("tools/call", write_call,
+        result, err, kind = request_written(conn.peer, "tools/call", write_call,
           self.opts.timeout, name, args or jobject())
         if result == nil then return nil, err, kind end
       else
@@ -1009,7 +1010,7 @@ function Client.call_tool(self, name, args, opts)
         if not tail then return call_plain(self, name, args) end
         local timeout = self.opts.timeout
         args = args or jobject()
-        result, err, kind = conn.peer:request_written("tools/call", write_call, timeout, name,
+        result, err, kind = request_written(conn.peer, "tools/call", write_call, timeout, name,
           args, tail)
         if err ~= nil or type(result) ~= "table" or result.resultType ~= "complete" then
           return modern_first(self, name, args, timeout, result, err, kind)
