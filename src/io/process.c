@@ -385,14 +385,10 @@ static int proc_write_pieces(lua_State *L) {
 static int pieces_write(lua_State *L) {
   proc_obj *p = *(proc_obj **)lua_touserdata(L, lua_upvalueindex(1));
   lua_settop(L, 4);
-  if (p != NULL) {
-    int i;
-    for (i = 1; i <= 3; i++) {
-      lua_pushvalue(L, lua_upvalueindex(i + 1));
-      lua_pushvalue(L, i);
-    }
-    lua_pushvalue(L, lua_toboolean(L, 4) ? 4 : lua_upvalueindex(5));
-    if (claude_stream_write_pieces(L, &p->in, 5) == 1 && lua_toboolean(L, -1)) return 1;
+  if (p != NULL) { /* (the pieces where they are: no copies on the stack) */
+    const int at[7] = {lua_upvalueindex(2), 1, lua_upvalueindex(3), 2, lua_upvalueindex(4), 3,
+                       lua_toboolean(L, 4) ? 4 : lua_upvalueindex(5)};
+    if (claude_stream_write_at(L, &p->in, 1, at, 7) == 1 && lua_toboolean(L, -1)) return 1;
     lua_settop(L, 4);
   }
   lua_pushvalue(L, lua_upvalueindex(6));

@@ -502,12 +502,17 @@ int claude_stream_write_json(lua_State *L, claude_stream *s, int idx) {
  * goes back to where it was (nothing of the unit is sent) and the fail
  * triple says which piece: nil, "piece 4: json: ...", "encode". */
 int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first) {
-  int top = lua_gettop(L), i;
+  return claude_stream_write_at(L, s, first, NULL, lua_gettop(L) - first + 1);
+}
+
+int claude_stream_write_at(lua_State *L, claude_stream *s, int first, const int *at, int n) {
+  int k;
   size_t start;
   if (!s->writable) return push_closed(L, s);
   start = s->wlen;
-  for (i = first; i <= top; i++) {
-    if (((i - first) & 1) == 0) {
+  for (k = 0; k < n; k++) {
+    int i = at != NULL ? at[k] : first + k; /* (a stack slot or an upvalue) */
+    if ((k & 1) == 0) {
       size_t len;
       const char *raw = lua_type(L, i) == LUA_TSTRING ? lua_tolstring(L, i, &len) : NULL;
       if (raw == NULL || !append_out(s, raw, len)) {
@@ -529,7 +534,7 @@ int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first) {
     } else if (!claude_json_encode_append(L, i, &s->wbuf, &s->wlen, &s->wcap)) {
       s->wlen = start;
       luaL_pushfail(L);
-      lua_pushfstring(L, "piece %d: %s", i - first + 1, lua_tostring(L, -2));
+      lua_pushfstring(L, "piece %d: %s", k + 1, lua_tostring(L, -2));
       lua_pushliteral(L, "encode");
       return 3;
     }
