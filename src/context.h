@@ -56,6 +56,7 @@ typedef struct claude_ctx {
   int wake_init;          /* the async handle below exists */
   uv_async_t wake;        /* makes the loop's descriptor readable */
   claude_watch watch;     /* the watchdog's side of the state (watchdog.c) */
+  struct claude_call_ids *call_ids; /* the ids of the line being handled (mcp/envelope.h) */
 } claude_ctx;
 
 /* The state's context, made on first use (with a loop of its own unless

@@ -60,8 +60,18 @@ M.report = report
 
 -- Adds the traceback where the error was raised: strings get it appended
 -- (as lua.c does), claude errors keep it in a field, other values are kept.
+-- Lua's own words for a wait inside a function that C called, which do not say what to do
+local C_BOUNDARY = "attempt to yield across a C-call boundary"
+local C_BOUNDARY_HINT = C_BOUNDARY .. " (a claude wait inside a function that C code called"
+  .. " and cannot resume: a table.sort comparator, a string.gsub function, a metamethod"
+  .. " that C calls such as __tostring or __gc, or a module's main chunk under Lua's own"
+  .. " require; wait outside it, or load the module with claude.require)"
+
 local function traceback(err)
-  if type(err) == "string" then return debug.traceback(err, 2) end
+  if type(err) == "string" then
+    if err == C_BOUNDARY then err = C_BOUNDARY_HINT end
+    return debug.traceback(err, 2)
+  end
   if errors.is(err) and err.traceback == nil then
     err.traceback = debug.traceback("", 2)
   end

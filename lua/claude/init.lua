@@ -32,6 +32,7 @@ local lazy = {
   guard = "claude.guard",
   mcp = "claude.mcp",
   oauth = "claude.oauth",
+  require = "claude.require", -- a function: `require` that a task may wait inside
 }
 
 -- Functions of submodules, also loaded on first use: the tool DSL.
@@ -202,6 +203,8 @@ end
 -- (status 130).
 -- @return true | false, message, exit code
 function M._main(chunk, ...)
+  -- so that a module whose main chunk waits can be required from a task
+  require = require "claude.require" -- luacheck: ignore 121
   local main
   local interrupted, hooked = false, false
   -- watching before the chunk starts: it runs until its first wait at once

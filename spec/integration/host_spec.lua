@@ -77,6 +77,35 @@ describe("the claudelua host", function()
     assert.equal("task\ttrue\n", out)
   end)
 
+  it("requires a module whose main chunk waits, from the script and from a task", function()
+    local dir = harness.tempdir()
+    local f = assert(io.open(dir .. "/slow.lua", "w"))
+    f:write('local claude = require "claude"\nclaude.sleep(0.01)\nreturn { loaded = "yes" }\n')
+    f:close()
+    local code, out, err = run("-e " .. q([[
+      package.path = ]] .. string.format("%q", dir .. "/?.lua;") .. [[ .. package.path
+      local claude = require "claude"
+      local t = claude.spawn(function() return require("slow").loaded end)
+      print(require("slow").loaded, t:wait(), package.loaded.slow == require "slow")
+    ]]))
+    os.remove(dir .. "/slow.lua")
+    os.remove(dir)
+    assert.equal("", err)
+    assert.equal(0, code)
+    assert.equal("yes\tyes\ttrue\n", out)
+  end)
+
+  it("says what to do when a wait is inside a function that C called", function()
+    local code, _, err = run("-e " .. q([[
+      local claude = require "claude"
+      table.sort({ 3, 2, 1 }, function(a, b) claude.sleep(0) return a < b end)
+    ]]))
+    assert.equal(1, code)
+    assert.matches("attempt to yield across a C%-call boundary %(a claude wait inside a "
+      .. "function that C code called", err)
+    assert.matches("claude.require", err, 1, true)
+  end)
+
   it("waits for the tasks a script leaves running", function()
     local code, out = run("-e " .. q([[
       local claude = require "claude"

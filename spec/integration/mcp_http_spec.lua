@@ -147,6 +147,38 @@ describe("claudelua mcp --http", function()
       headers = { ["Mcp-Session-Id"] = sid } }))
   end)
 
+  -- a compact tools/call is read in C (no message table), any other spelling decoded whole:
+  -- the answers are the same
+  it("answers a call alike however its body is spelled", function()
+    local sid = initialize(url)
+    local bodies = {
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"add",'
+        .. '"arguments":{"a":2,"b":3}}}',
+      ' { "jsonrpc" : "2.0", "id" : 1, "method" : "tools/call", "params" : { "name" : '
+        .. '"add", "arguments" : { "a" : 2, "b" : 3 } } }\n',
+      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"\\u0061dd",'
+        .. '"arguments":{"a":2,"b":3}}}',
+      '{"jsonrpc":"2.0","id":"a-1","method":"tools/call","params":{"name":"add",'
+        .. '"arguments":{"a":2,"b":3},"_meta":{"progressToken":5}}}',
+    }
+    for i, b in ipairs(bodies) do
+      local status, headers, body = request { url = url, body = b,
+        headers = { ["Mcp-Session-Id"] = sid, ["MCP-Protocol-Version"] = "2025-11-25" } }
+      assert.equal(200, status, body)
+      assert.equal(sid, headers["mcp-session-id"])
+      assert.same({ jsonrpc = "2.0", id = i == 4 and "a-1" or 1, result = { content = {
+        { type = "text", text = "5" } } } }, json.decode(body), "body " .. i)
+    end
+    -- the checks of the message path hold for a call read in C: an unknown protocol
+    -- version, another session's id, no session
+    local status, _, body = request { url = url, body = bodies[1],
+      headers = { ["Mcp-Session-Id"] = sid, ["MCP-Protocol-Version"] = "1999-01-01" } }
+    assert.equal(400, status, body)
+    assert.equal(404, (request { url = url, body = bodies[1],
+      headers = { ["Mcp-Session-Id"] = "0123456789abcdef0123456789abcdef" } }))
+    assert.equal(400, (request { url = url, body = bodies[1] }))
+  end)
+
   it("serves each server at /mcp/NAME, the first also at /mcp", function()
     local echo = url .. "/echo"
     local sid = initialize(echo)

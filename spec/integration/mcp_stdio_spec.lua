@@ -319,88 +319,106 @@ describe("claudelua mcp over stdio", function()
     assert.equal("6", answer(p, 2).result.content[1].text)
   end)
 
-  it("answers the usual tools/call of protocol 2026-07-28 as it answers the same message "
-    .. "spelled otherwise", function()
-    -- the claude CLI's request with the envelope: the envelope reader's way (the text of the
-    -- envelope kept and compared, a tool that cannot see its ctx served without one), and
-    -- the same message with the CLI's keys between the envelope's members (the decoder's
-    -- way): the answers must be the same, whatever the tool does
-    local p <close> = serve([[
-      local claude = require "claude"
-      local srv
-      srv = claude.server("eras", {
-        claude.tool("add", { a = "number", b = "number" }, function(a) return a.a + a.b end),
-        claude.tool("slow", function() claude.sleep(0.01) return "slept" end),
-        claude.tool("data", function() return { x = 1 } end),
-        claude.tool("boom", function() error("kaboom", 0) end),
-        claude.tool("rpc", function() error(claude.errors.new("rpc", "no", { code = -32099 })) end),
-        claude.tool("over", function() claude.sleep(5) end, { budget = { seconds = 0.05 } }),
-        claude.tool("ctx", function(_, ctx)
-          return table.concat({ ctx.era, ctx.protocol_version, ctx.client_info.name,
-            tostring(ctx.tool_use_id), tostring(ctx.client_capabilities.roots ~= nil) }, " ")
-        end),
-        claude.tool("waits", function(_, ctx)
-          claude.sleep(0.01)
-          return ctx.client_info.name .. " " .. tostring(ctx.tool_use_id)
-        end),
-        claude.tool("later", function() return "plain" end),
-        claude.tool("swap", function()
-          srv:remove("later")
-          srv:add(claude.tool("later", function(_, ctx) return ctx.era end))
-          return "swapped"
-        end),
-      })
-      return srv
-    ]])
-    local V = '"io.modelcontextprotocol/protocolVersion":"2026-07-28"'
-    local C = '"io.modelcontextprotocol/clientCapabilities":{"roots":{}}'
-    local I = '"io.modelcontextprotocol/clientInfo":{"name":"spec","version":"1"}'
-    local function line(id, name, args, spread)
-      local cli = '"claudecode/toolUseId":"toolu_' .. id .. '","progressToken":' .. id
-      local meta = spread and V .. "," .. cli .. "," .. C .. "," .. I
-        or V .. "," .. C .. "," .. I .. "," .. cli
-      return '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"'
-        .. name .. '","arguments":' .. args .. ',"_meta":{' .. meta .. "}}}\n"
-    end
-    local calls = { { "add", '{"a":1,"b":2}' }, { "slow", "{}" }, { "data", "{}" },
-      { "boom", "{}" }, { "rpc", "{}" }, { "over", "{}" }, { "ctx", "{}" }, { "waits", "{}" },
-      { "add", '{"a":"x"}' }, { "nosuch", "{}" } }
-    local answers = {}
-    for round = 1, 3 do
-      for i, c in ipairs(calls) do
-        local id = round * 100 + i
-        assert(p:write(line(id, c[1], c[2], round == 3)))
-        local r = answer(p, id)
-        r.id = nil
-        local content = r.result and r.result.content
-        if content then content[1].text = content[1].text:gsub("toolu_%d+", "toolu_") end
-        if round == 1 then answers[i] = r else assert.same(answers[i], r, c[1]) end
+  -- the usual call under a budget (the defaults) and with none (the server's budget = false)
+  for _, off in ipairs { false, true } do
+    it("answers the usual tools/call of protocol 2026-07-28 as it answers the same message "
+      .. "spelled otherwise" .. (off and ", budgets off" or ""), function()
+      -- the claude CLI's request with the envelope: the envelope reader's way (the text of the
+      -- envelope kept and compared, a tool that cannot see its ctx served without one), and
+      -- the same message with the CLI's keys between the envelope's members (the decoder's
+      -- way): the answers must be the same, whatever the tool does
+      local p <close> = serve([[
+        local claude = require "claude"
+        local srv
+        srv = claude.server("eras", {
+          claude.tool("add", { a = "number", b = "number" }, function(a) return a.a + a.b end),
+          claude.tool("slow", function() claude.sleep(0.01) return "slept" end),
+          claude.tool("data", function() return { x = 1 } end),
+          claude.tool("boom", function() error("kaboom", 0) end),
+          claude.tool("rpc", function()
+            error(claude.errors.new("rpc", "no", { code = -32099 }))
+          end),
+          claude.tool("over", function() claude.sleep(5) end, { budget = { seconds = 0.05 } }),
+          claude.tool("ctx", function(_, ctx)
+            return table.concat({ ctx.era, ctx.protocol_version, ctx.client_info.name,
+              tostring(ctx.tool_use_id), tostring(ctx.client_capabilities.roots ~= nil) }, " ")
+          end),
+          claude.tool("waits", function(_, ctx)
+            claude.sleep(0.01)
+            return ctx.client_info.name .. " " .. tostring(ctx.tool_use_id)
+          end),
+          claude.tool("later", function() return "plain" end),
+          claude.tool("swap", function()
+            srv:remove("later")
+            srv:add(claude.tool("later", function(_, ctx) return ctx.era end))
+            return "swapped"
+          end),
+          claude.tool("drop", function()
+            srv:remove("add")
+            srv:add(claude.tool("nosuch", function() return "new" end))
+            return "dropped"
+          end),
+        }]] .. (off and ", { budget = false }" or "") .. [[)
+        return srv
+      ]])
+      local V = '"io.modelcontextprotocol/protocolVersion":"2026-07-28"'
+      local C = '"io.modelcontextprotocol/clientCapabilities":{"roots":{}}'
+      local I = '"io.modelcontextprotocol/clientInfo":{"name":"spec","version":"1"}'
+      local function line(id, name, args, spread)
+        local cli = '"claudecode/toolUseId":"toolu_' .. id .. '","progressToken":' .. id
+        local meta = spread and V .. "," .. cli .. "," .. C .. "," .. I
+          or V .. "," .. C .. "," .. I .. "," .. cli
+        return '{"jsonrpc":"2.0","id":' .. id .. ',"method":"tools/call","params":{"name":"'
+          .. name .. '","arguments":' .. args .. ',"_meta":{' .. meta .. "}}}\n"
       end
-    end
-    local function text(i) return answers[i].result.content[1].text end
-    assert.same({ "3", "slept", '{"x":1}', "kaboom" }, { text(1), text(2), text(3), text(4) })
-    assert.equal(-32099, answers[5].error.code)
-    assert.matches("time budget", text(6))
-    assert.equal("modern 2026-07-28 spec toolu_ true", text(7))
-    assert.equal("spec toolu_", text(8))
-    assert.matches("validation", text(9))
-    assert.equal(-32602, answers[10].error.code)
-    assert.equal("complete", answers[1].result.resultType)
-    -- a tool replaced by one that sees its ctx
-    local function later(id)
-      assert(p:write(line(id, "later", "{}")))
-      return answer(p, id).result.content[1].text
-    end
-    assert.equal("plain", later(300))
-    assert(p:write(line(301, "swap", "{}")))
-    assert.equal("swapped", answer(p, 301).result.content[1].text)
-    assert.equal("modern", later(302))
-    -- a call that waits, cancelled
-    assert(p:write(line(400, "over", "{}")))
-    p:write_json { jsonrpc = "2.0", method = "notifications/cancelled",
-      params = { requestId = 400 } }
-    assert.matches("cancelled", answer(p, 400).result.content[1].text)
-  end)
+      local calls = { { "add", '{"a":1,"b":2}' }, { "slow", "{}" }, { "data", "{}" },
+        { "boom", "{}" }, { "rpc", "{}" }, { "over", "{}" }, { "ctx", "{}" }, { "waits", "{}" },
+        { "add", '{"a":"x"}' }, { "nosuch", "{}" } }
+      local answers = {}
+      for round = 1, 3 do
+        for i, c in ipairs(calls) do
+          local id = round * 100 + i
+          assert(p:write(line(id, c[1], c[2], round == 3)))
+          local r = answer(p, id)
+          r.id = nil
+          local content = r.result and r.result.content
+          if content then content[1].text = content[1].text:gsub("toolu_%d+", "toolu_") end
+          if round == 1 then answers[i] = r else assert.same(answers[i], r, c[1]) end
+        end
+      end
+      local function text(i) return answers[i].result.content[1].text end
+      assert.same({ "3", "slept", '{"x":1}', "kaboom" }, { text(1), text(2), text(3), text(4) })
+      assert.equal(-32099, answers[5].error.code)
+      assert.matches("time budget", text(6))
+      assert.equal("modern 2026-07-28 spec toolu_ true", text(7))
+      assert.equal("spec toolu_", text(8))
+      assert.matches("validation", text(9))
+      assert.equal(-32602, answers[10].error.code)
+      assert.equal("complete", answers[1].result.resultType)
+      -- a tool replaced by one that sees its ctx
+      local function later(id)
+        assert(p:write(line(id, "later", "{}")))
+        return answer(p, id).result.content[1].text
+      end
+      assert.equal("plain", later(300))
+      assert(p:write(line(301, "swap", "{}")))
+      assert.equal("swapped", answer(p, 301).result.content[1].text)
+      assert.equal("modern", later(302))
+      -- a tool removed after its usual calls is unknown; one added under a name asked before
+      -- is found
+      assert(p:write(line(304, "drop", "{}")))
+      assert.equal("dropped", answer(p, 304).result.content[1].text)
+      assert(p:write(line(305, "add", '{"a":1,"b":2}')))
+      assert.equal(-32602, answer(p, 305).error.code)
+      assert(p:write(line(306, "nosuch", "{}")))
+      assert.equal("new", answer(p, 306).result.content[1].text)
+      -- a call that waits, cancelled
+      assert(p:write(line(400, "over", "{}")))
+      p:write_json { jsonrpc = "2.0", method = "notifications/cancelled",
+        params = { requestId = 400 } }
+      assert.matches("cancelled", answer(p, 400).result.content[1].text)
+    end)
+  end
 
   it("--watch tells a listen of protocol 2026-07-28 that the lists changed", function()
     local p <close>, file = serve(nil, { "--watch" })

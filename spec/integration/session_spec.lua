@@ -524,6 +524,100 @@ describe("session against the fake CLI", function()
       assert.equal(0, fake:read_log().exit_code)
     end)
 
+    it("calls the tool the server holds at each call: replaced, removed, added", function()
+      -- the session keeps what it worked out for a tool's usual calls by name: a change of
+      -- the server's tools must be seen by the next call
+      local srv
+      local n = 0
+      srv = claude.server("calc", {
+        claude.tool("add", { a = "number", b = "number" }, function(a)
+          n = n + 1
+          if n == 2 then
+            srv:remove("add")
+            srv:add(claude.tool("add", { a = "number", b = "number" }, function(b)
+              srv:remove("add")
+              srv:add(claude.tool("mul", { a = "number", b = "number" }, function(c)
+                return c.a * c.b
+              end))
+              return "new " .. (b.a + b.b)
+            end))
+          end
+          return a.a + a.b
+        end),
+      })
+      local s <close>, fake = connect([[
+        cli:expect_initialize()
+        cli:mcp_connect("calc")
+        cli:expect_user()
+        cli:system_init()
+        local out = {}
+        for i, tool in ipairs { "add", "add", "add", "add", "mul" } do
+          local r, err = cli:call_tool("calc", tool, { a = 2, b = 3 }, "toolu_" .. i)
+          out[i] = r and r.content[1].text or ("error " .. tostring(err and err.code))
+        end
+        cli:result({ result = table.concat(out, ",") })
+        cli:drain() -- the session's list_changed notifications
+      ]], { mcp_servers = { calc = srv } })
+      assert(s:send("go"))
+      local msgs = collect(s:receive(T))
+      assert.equal("5,5,new 5,error -32602,6", msgs[#msgs].result)
+      s:close()
+      assert.equal(0, fake:read_log().exit_code)
+    end)
+
+    -- the usual calls under the default budgets and with none (tool_budget = false)
+    for _, off in ipairs { false, true } do
+      it("answers each tool call with its own request id, whether it waits or not"
+        .. (off and ", budgets off" or ""), function()
+        -- the reader holds back a control request's id and its tool use id (no Lua strings):
+        -- a call answered at once writes them from the line, one that waits keeps them
+        local srv = claude.server("calc", {
+          claude.tool("add", { a = "number", b = "number" }, function(a) return a.a + a.b end),
+          claude.tool("slow", { ms = "number" }, function(a)
+            claude.sleep(a.ms / 1000)
+            return "slept " .. a.ms
+          end),
+          claude.tool("who", function(_, ctx) return ctx.tool_use_id end),
+          claude.tool("later_who", function(_, ctx)
+            claude.sleep(0.01)
+            return "later " .. ctx.tool_use_id
+          end),
+          claude.tool("over", function() claude.sleep(5) end, { budget = { seconds = 0.05 } }),
+        })
+        local s <close>, fake = connect([[
+          cli:expect_initialize()
+          cli:mcp_connect("calc")
+          cli:expect_user()
+          cli:system_init()
+          local function call(i, tool, args)
+            return cli:send_request("mcp_message", { server_name = "calc", message = {
+              jsonrpc = "2.0", id = i, method = "tools/call", params = { name = tool,
+                arguments = args, _meta = { ["claudecode/toolUseId"] = "toolu_" .. i,
+                  progressToken = i } } } })
+          end
+          local rids = { call(1, "slow", { ms = 60 }), call(2, "slow", { ms = 20 }),
+            call(3, "add", { a = 1, b = 2 }), call(4, "who", {}), call(5, "over", {}),
+            call(6, "later_who", {}), call(7, "add", { a = 3, b = 4 }) }
+          local out = {}
+          for i, rid in ipairs(rids) do
+            local body, err = cli:await_response(rid)
+            local r = body and body.mcp_response
+            out[i] = r and (r.id .. ":" .. r.result.content[1].text) or tostring(err)
+          end
+          cli:result({ result = table.concat(out, "|") })
+        ]], { mcp_servers = { calc = srv }, tool_budget = not off and nil })
+        assert(s:send("go"))
+        local msgs = collect(s:receive(T))
+        local got = {}
+        for part in msgs[#msgs].result:gmatch("[^|]+") do got[#got + 1] = part end
+        assert.same({ "1:slept 60", "2:slept 20", "3:3", "4:toolu_4" }, { table.unpack(got, 1, 4) })
+        assert.matches("^5:.*budget", got[5])
+        assert.same({ "6:later toolu_6", "7:7" }, { got[6], got[7] })
+        s:close()
+        assert.equal(0, fake:read_log().exit_code)
+      end)
+    end
+
     it("fails connect (kind timeout) when initialize is never answered", function()
       local opts, fake = testing.fake_cli([[
         cli:expect_control("initialize")

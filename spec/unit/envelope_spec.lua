@@ -78,6 +78,21 @@ describe("the envelope readers", function()
     assert.is_true(agrees("response", RESPONSE))
   end)
 
+  it("hold back no id outside a stream's callback; core.call_id passes other values", function()
+    -- (a stream's control reader holds the request id and the tool use id back while their
+    -- line is handled: spec/integration/session_spec.lua; here, with no line, strings)
+    local r = table.pack(core.envelope_read("control", '{"type":"control_request",'
+      .. '"request_id":"r-1","request":{"subtype":"mcp_message","server_name":"s","message":'
+      .. '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":'
+      .. '{"claudecode/toolUseId":"toolu_1"}}}}}'))
+    assert.same({ "toolu_1", "r-1" }, { r[7], r[9] })
+    assert.equal("x", core.call_id("x"))
+    assert.equal(1, core.call_id(1))
+    assert.is_nil(core.call_id(nil))
+    assert.error_matches(function() core.call_id(core.MCP_REQUEST_ID) end, "not held now")
+    assert.error_matches(function() core.call_id(core.MCP_TOOL_USE_ID) end, "not held now")
+  end)
+
   it("leave the modern era's envelope as its text, its version beside", function()
     local r = table.pack(core.envelope_read("request", MODERN))
     assert.equal(8, r.n)

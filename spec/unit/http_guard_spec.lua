@@ -56,4 +56,31 @@ describe("claude.mcp.server.origin", function()
       end
     end
   end)
+
+  -- the passes are kept per value (a request runs no pattern for a Host seen before): every
+  -- row gives the same verdict through one guard per options, asked many times, in any order
+  it("gives each row's verdict again through a guard that kept the passes before", function()
+    local guards = {}
+    for round = 1, 3 do
+      for k = 1, #ROWS do
+        local i = round == 2 and #ROWS + 1 - k or k
+        local row = ROWS[i]
+        guards[row[1]] = guards[row[1]] or guard.new(row[1])
+        local why = guard.forbidden(guards[row[1]], row[2])
+        if row[3] then
+          assert.is_nil(why, "row " .. i)
+        else
+          assert.matches("^Forbidden: ", why, 1, false, "row " .. i)
+        end
+      end
+    end
+    -- past its bound the guard forgets what it kept, and goes on saying the same
+    local g = guard.new(LOOP)
+    for n = 1, 200 do
+      assert.is_nil(guard.forbidden(g, { host = "localhost:" .. n,
+        origin = "http://localhost:" .. n }))
+      assert.matches("^Forbidden: ", guard.forbidden(g, { host = "evil.example.com:" .. n }))
+    end
+    assert.is_true(g.nok <= 64)
+  end)
 end)

@@ -85,8 +85,13 @@ static void refuse(http_framing *f, int status, const char *why) {
 }
 
 static int is_tchar(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         (c != 0 && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+  unsigned char l = (unsigned char)(c | 0x20);
+  if ((l >= 'a' && l <= 'z') || (c >= '0' && c <= '9')) return 1;
+  switch (c) {
+    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
+    case '.': case '^': case '_': case '`': case '|': case '~': return 1;
+    default: return 0;
+  }
 }
 
 /* A byte a field value may hold: HT, SP, visible, obs-text. */
@@ -192,6 +197,44 @@ static int keep(http_framing *f, char c) {
   return 1;
 }
 
+/* Keeps n bytes of a field line; 0 when there is no room. */
+static int keep_n(http_framing *f, const char *p, size_t n) {
+  if (f->line_len + n > f->line_cap) {
+    size_t cap = f->line_cap ? f->line_cap : 256;
+    char *l;
+    while (cap < f->line_len + n) cap *= 2;
+    l = (char *)realloc(f->line, cap);
+    if (l == NULL) return 0;
+    f->line = l;
+    f->line_cap = cap;
+  }
+  memcpy(f->line + f->line_len, p, n);
+  f->line_len += n;
+  return 1;
+}
+
+/* How many bytes from p on the head's state takes as they come, without a
+ * decision (a target's, a field name's or value's middle), within the room
+ * max_header leaves: head_byte's verdict on each of them, found in one run
+ * (the byte after the run goes through head_byte). */
+static size_t head_run(const http_framing *f, const unsigned char *p, size_t n) {
+  size_t i = 0, room = f->max_header > f->head_len ? f->max_header - f->head_len : 0;
+  if (n > room) n = room;
+  switch (f->state) {
+    case FR_TARGET:
+      while (i < n && p[i] > ' ' && p[i] != 0x7f) i++;
+      break;
+    case FR_NAME:
+      while (i < n && p[i] != ':' && is_tchar(p[i])) i++;
+      break;
+    case FR_VALUE:
+      while (i < n && is_vbyte(p[i])) i++;
+      break;
+    default: break;
+  }
+  return i;
+}
+
 /* One byte of a head; 0 when the request is refused at it. */
 static int head_byte(http_framing *f, unsigned char c) {
   if (++f->head_len > f->max_header) return refuse(f, 431, "the request head is too large"), 0;
@@ -271,14 +314,24 @@ size_t claude_http_framing_feed(http_framing *f, const char *p, size_t n) {
         f->fields = f->lengths = f->codings = f->hosts = 0;
         f->length = 0;
         /* fall through */
+      case FR_TARGET:
+      case FR_NAME:
+      case FR_VALUE: {
+        size_t k = head_run(f, (const unsigned char *)p + i, n - i);
+        if (k > 0) {
+          if (f->state != FR_TARGET && !keep_n(f, p + i, k))
+            return refuse(f, 431, "no memory for the request head"), i;
+          f->head_len += k;
+          i += k;
+          break;
+        }
+      }
+        /* fall through */
       case FR_METHOD:
       case FR_TARGET0:
-      case FR_TARGET:
       case FR_VERSION:
       case FR_LINE_LF:
       case FR_LINE:
-      case FR_NAME:
-      case FR_VALUE:
       case FR_END_LF:
         if (!head_byte(f, c)) return i;
         i++;

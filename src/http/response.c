@@ -400,14 +400,16 @@ static int check_status(lua_State *L, int idx) {
 
 /* A token (RFC 9110 field name). */
 static int valid_name(const char *s, size_t len) {
-  static const char extra[] = "!#$%&'*+-.^_`|~";
   size_t i;
   if (len == 0) return 0;
   for (i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-          (c != 0 && strchr(extra, c) != NULL)))
-      return 0;
+    unsigned char c = (unsigned char)s[i], l = (unsigned char)(c | 0x20);
+    if ((l >= 'a' && l <= 'z') || (c >= '0' && c <= '9')) continue;
+    switch (c) {
+      case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
+      case '.': case '^': case '_': case '`': case '|': case '~': continue;
+      default: return 0;
+    }
   }
   return 1;
 }
@@ -435,20 +437,24 @@ static int name_is(const char *s, size_t len, const char *lit) {
   return lc_equal(s, len, lit);
 }
 
-/* One header value (add = 0: only check it). */
+/* One header value (add = 0: only check it; add = 1: add it, checked before). */
 static void header_value(lua_State *L, http_res *res, const char *name, size_t nlen, int vidx,
                          int add) {
   size_t vlen;
   const char *v;
-  if (lua_type(L, vidx) != LUA_TSTRING && lua_type(L, vidx) != LUA_TNUMBER)
-    luaL_error(L, "bad header '%s' (string expected, got %s)", name, luaL_typename(L, vidx));
-  v = lua_tolstring(L, vidx, &vlen);
-  if (!valid_value(v, vlen)) luaL_error(L, "bad header '%s' (CR, LF or NUL in its value)", name);
-  if (name_is(name, nlen, "connection")) {
-    if (add && lc_equal(v, vlen, "close")) res->req->http1_is_persistent = 0;
+  if (!add) {
+    if (lua_type(L, vidx) != LUA_TSTRING && lua_type(L, vidx) != LUA_TNUMBER)
+      luaL_error(L, "bad header '%s' (string expected, got %s)", name, luaL_typename(L, vidx));
+    v = lua_tolstring(L, vidx, &vlen);
+    if (!valid_value(v, vlen)) luaL_error(L, "bad header '%s' (CR, LF or NUL in its value)", name);
     return;
   }
-  if (add) {
+  v = lua_tolstring(L, vidx, &vlen);
+  if (name_is(name, nlen, "connection")) {
+    if (lc_equal(v, vlen, "close")) res->req->http1_is_persistent = 0;
+    return;
+  }
+  {
     h2o_req_t *req = res->req;
     h2o_iovec_t lname = h2o_strdup(&req->pool, name, nlen);
     h2o_iovec_t value = h2o_strdup(&req->pool, v, vlen);
@@ -467,11 +473,15 @@ static void headers(lua_State *L, http_res *res, int idx, int add) {
   while (lua_next(L, idx) != 0) {
     size_t nlen;
     const char *name;
-    if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "bad header name (string expected)");
-    name = lua_tolstring(L, -2, &nlen);
-    if (!valid_name(name, nlen)) luaL_error(L, "bad header name '%s'", name);
-    if (name_is(name, nlen, "content-length") || name_is(name, nlen, "transfer-encoding"))
-      luaL_error(L, "bad header '%s' (the server sets it)", name);
+    if (!add) {
+      if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "bad header name (string expected)");
+      name = lua_tolstring(L, -2, &nlen);
+      if (!valid_name(name, nlen)) luaL_error(L, "bad header name '%s'", name);
+      if (name_is(name, nlen, "content-length") || name_is(name, nlen, "transfer-encoding"))
+        luaL_error(L, "bad header '%s' (the server sets it)", name);
+    } else {
+      name = lua_tolstring(L, -2, &nlen); /* a string: checked before */
+    }
     if (lua_istable(L, -1)) {
       lua_Integer i, n = (lua_Integer)lua_rawlen(L, -1);
       for (i = 1; i <= n; i++) {

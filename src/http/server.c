@@ -302,11 +302,25 @@ static void push_iovec(lua_State *L, h2o_iovec_t v) {
   lua_pushlstring(L, v.base != NULL ? v.base : "", v.len);
 }
 
+/* An IPv4 address in dotted decimal, as uv_ip4_name writes it, without
+ * snprintf (every request names its peer): out holds at least 16 bytes. */
+static void ip4_text(const unsigned char a[4], char *out) {
+  int i;
+  for (i = 0; i < 4; i++) {
+    unsigned v = a[i];
+    if (v >= 100) *out++ = (char)('0' + v / 100);
+    if (v >= 10) *out++ = (char)('0' + v / 10 % 10);
+    *out++ = (char)('0' + v % 10);
+    *out++ = i < 3 ? '.' : '\0';
+  }
+}
+
 /* The request as a Lua table (see docs/http-server.md). */
 static void push_request(lua_State *L, h2o_req_t *req) {
   struct sockaddr_storage sa;
   socklen_t salen;
   size_t i;
+  lua_Integer k;
   int headers, list;
   lua_createtable(L, 0, 10);
   push_iovec(L, req->method);
@@ -338,14 +352,15 @@ static void push_request(lua_State *L, h2o_req_t *req) {
     lua_rawseti(L, list, 2);
     lua_rawset(L, headers);
   }
+  k = req->authority.base != NULL ? 2 : 0;
   for (i = 0; i < req->headers.size; i++) {
     h2o_header_t *h = req->headers.entries + i;
     lua_pushlstring(L, h->name->base, h->name->len);
     lua_pushvalue(L, -1);
-    lua_rawseti(L, list, (lua_Integer)lua_rawlen(L, list) + 1);
+    lua_rawseti(L, list, ++k);
     push_iovec(L, h->value);
     lua_pushvalue(L, -1);
-    lua_rawseti(L, list, (lua_Integer)lua_rawlen(L, list) + 1);
+    lua_rawseti(L, list, ++k);
     lua_pushvalue(L, -2);
     if (lua_rawget(L, headers) == LUA_TSTRING) { /* name value old */
       lua_insert(L, -2);
@@ -364,7 +379,7 @@ static void push_request(lua_State *L, h2o_req_t *req) {
     char name[64];
     int port = 0;
     if (sa.ss_family == AF_INET) {
-      uv_ip4_name((struct sockaddr_in *)&sa, name, sizeof name);
+      ip4_text((const unsigned char *)&((struct sockaddr_in *)&sa)->sin_addr, name);
       port = ntohs(((struct sockaddr_in *)&sa)->sin_port);
     } else if (sa.ss_family == AF_INET6) {
       uv_ip6_name((struct sockaddr_in6 *)&sa, name, sizeof name);

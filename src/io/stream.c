@@ -227,13 +227,21 @@ static int deliver_lines_p(lua_State *L) {
   claude_ctx *ctx = s->ctx;
   const char *line = NULL;
   size_t len;
-  int kind;
+  int kind, n;
+  /* the ids the control reader holds back for the line's callback (mcp/envelope.h):
+   * they live in this frame; deliver_lines puts the pointers back after an error */
+  claude_call_ids ids, *outer = ctx->call_ids;
   while (s->r_open && !ctx->closing &&
          (kind = claude_lines_next(&s->lines, &line, &len)) != CLAUDE_LINE_NONE) {
-    int n;
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->cb_ref);
+    ids.rid_len = ids.tuid_len = (size_t)-1;
+    s->env_state.ids = &ids;
     n = kind == CLAUDE_LINE_OVERFLOW ? push_overflow(L, s, len) : push_line(L, s, line, len);
-    if (n >= 0) lua_call(L, n, 0);
+    s->env_state.ids = NULL;
+    if (n < 0) continue; /* the envelope reader handled the line itself */
+    ctx->call_ids = &ids;
+    lua_call(L, n, 0);
+    ctx->call_ids = outer;
   }
   return 0;
 }
@@ -242,6 +250,7 @@ static int deliver_lines_p(lua_State *L) {
  * (claude_pcall) and the lines after it are still delivered. */
 static void deliver_lines(claude_stream *s) {
   claude_ctx *ctx = s->ctx;
+  claude_call_ids *outer = ctx->call_ids;
   if (s->cb_ref == LUA_NOREF || ctx->closing) { /* nobody listens: drop them */
     const char *line;
     size_t len;
@@ -251,9 +260,13 @@ static void deliver_lines(claude_stream *s) {
   }
   for (;;) {
     lua_State *L = claude_cb_state(ctx);
+    int status;
     lua_pushcfunction(L, deliver_lines_p);
     lua_pushlightuserdata(L, s);
-    if (claude_pcall(ctx, L, 1) == LUA_OK || !s->r_open || ctx->closing) return;
+    status = claude_pcall(ctx, L, 1);
+    ctx->call_ids = outer; /* (an error left deliver_lines_p's) */
+    s->env_state.ids = NULL;
+    if (status == LUA_OK || !s->r_open || ctx->closing) return;
   }
 }
 
@@ -506,8 +519,9 @@ int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first) {
 }
 
 int claude_stream_write_at(lua_State *L, claude_stream *s, int first, const int *at, int n) {
-  int k;
-  size_t start;
+  int k, held;
+  size_t start, idlen;
+  const char *id;
   if (!s->writable) return push_closed(L, s);
   start = s->wlen;
   for (k = 0; k < n; k++) {
@@ -528,6 +542,20 @@ int claude_stream_write_at(lua_State *L, claude_stream *s, int first, const int 
       while ((u /= 10) != 0);
       if (v < 0) *--p = '-';
       if (!append_out(s, p, (size_t)(digits + sizeof digits - p))) {
+        s->wlen = start;
+        return luaL_error(L, "out of memory");
+      }
+    } else if (lua_type(L, i) == LUA_TLIGHTUSERDATA &&
+               (held = claude_call_id(s->ctx, L, i, &id, &idlen)) != 0) {
+      /* an id the control reader held back: a JSON string as the line spelled it */
+      if (held < 0) {
+        s->wlen = start;
+        luaL_pushfail(L);
+        lua_pushfstring(L, "piece %d: an id of a control request no longer held", k + 1);
+        lua_pushliteral(L, "encode");
+        return 3;
+      }
+      if (!append_out(s, "\"", 1) || !append_out(s, id, idlen) || !append_out(s, "\"", 1)) {
         s->wlen = start;
         return luaL_error(L, "out of memory");
       }

@@ -33,6 +33,13 @@
  * the last one is kept, and a line that spells it again is compared, not
  * read. Else they are nil and _meta is what the decoder gives.
  *
+ * In a stream's callback (claude_call_ids), the control reader hands the
+ * request id and the tool use id as core.MCP_REQUEST_ID and
+ * core.MCP_TOOL_USE_ID, their bytes copied aside, not made Lua strings: the
+ * request id is only echoed in the answer (write_pieces writes it), and the
+ * tool use id is read only when the call waits or its tool sees its ctx
+ * (core.call_id makes them strings then).
+ *
  * The usual shape is strict: objects whose keys are exactly the ones the
  * receiver reads (some optional), each once and spelled without escapes;
  * strings without escapes; an id an integer of up to 18 digits or a string.
@@ -49,13 +56,49 @@
 #include "mcp/envelope.h"
 #include "mcp/pending.h"
 
-/* The first value of a line read here (light userdata: no JSON value). */
-static const char CALL_MARK = 'c', RESULT_MARK = 'r';
+/* The first value of a line read here (light userdata: no JSON value); the
+ * ids the control reader held back (claude_call_ids). */
+static const char CALL_MARK = 'c', RESULT_MARK = 'r', REQUEST_ID_MARK = 'i', TOOL_USE_MARK = 't';
 
 typedef struct reader {
   const char *p, *end;
   claude_envelope_state *state; /* the stream's, or NULL */
+  claude_call_ids *ids;         /* where the ids are held back, or NULL */
 } reader;
+
+/* The id [s, s + n) held back in `ids` (the request id, or the tool use id)
+ * and its mark pushed; 0 when there is nowhere to hold it. */
+static int hold_id(lua_State *L, claude_call_ids *ids, int tool_use, const char *s, size_t n) {
+  if (ids == NULL || n > CLAUDE_CALL_ID_MAX) return 0;
+  if (tool_use) {
+    memcpy(ids->tuid, s, n);
+    ids->tuid_len = n;
+    lua_pushlightuserdata(L, (void *)&TOOL_USE_MARK);
+  } else {
+    memcpy(ids->rid, s, n);
+    ids->rid_len = n;
+    lua_pushlightuserdata(L, (void *)&REQUEST_ID_MARK);
+  }
+  return 1;
+}
+
+int claude_call_id(claude_ctx *ctx, lua_State *L, int idx, const char **s, size_t *n) {
+  const void *p = lua_touserdata(L, idx);
+  claude_call_ids *ids = ctx != NULL ? ctx->call_ids : NULL;
+  if (p == (const void *)&REQUEST_ID_MARK) {
+    if (ids == NULL || ids->rid_len == (size_t)-1) return -1;
+    *s = ids->rid;
+    *n = ids->rid_len;
+    return 1;
+  }
+  if (p == (const void *)&TOOL_USE_MARK) {
+    if (ids == NULL || ids->tuid_len == (size_t)-1) return -1;
+    *s = ids->tuid;
+    *n = ids->tuid_len;
+    return 1;
+  }
+  return 0;
+}
 
 static inline void blanks(reader *r) {
   if (r->p < r->end && (unsigned char)*r->p > ' ') return; /* compact JSON: no blanks */
@@ -279,12 +322,15 @@ void claude_envelope_state_init(claude_envelope_state *st) {
   st->len = 0;
   st->bits = 0;
   st->text_ref = st->version_ref = LUA_NOREF;
+  st->ids = NULL;
 }
 
 void claude_envelope_state_release(lua_State *L, claude_envelope_state *st) {
+  claude_call_ids *ids = st->ids; /* (the frame's, not the kept envelope's) */
   luaL_unref(L, LUA_REGISTRYINDEX, st->text_ref);
   luaL_unref(L, LUA_REGISTRYINDEX, st->version_ref);
   claude_envelope_state_init(st);
+  st->ids = ids;
 }
 
 enum { M_TOKEN = 0, M_TOOL_USE, M_VERSION, M_CAPS, M_INFO }; /* read_meta's keys */
@@ -380,8 +426,8 @@ static int read_meta(lua_State *L, reader *r, int outer, int base) {
       case M_TOKEN:
       case M_TOOL_USE:
         if (which == M_TOKEN && integer(r, &v)) lua_pushinteger(L, v);
-        else if (plain(r, &s, &n)) lua_pushlstring(L, s, n);
-        else goto whole;
+        else if (!plain(r, &s, &n)) goto whole;
+        else if (which == M_TOKEN || !hold_id(L, r->ids, 1, s, n)) lua_pushlstring(L, s, n);
         lua_replace(L, base + (which == M_TOKEN ? S_TOKEN : S_TOOL_USE));
         break;
       case M_VERSION:
@@ -509,7 +555,7 @@ static int read_control(lua_State *L, reader *r, int base) {
       case 1:
         ok = plain(r, &s, &n);
         if (ok) {
-          lua_pushlstring(L, s, n);
+          if (!hold_id(L, r->ids, 0, s, n)) lua_pushlstring(L, s, n);
           lua_replace(L, base + S_REQUEST_ID);
         }
         break;
@@ -534,7 +580,7 @@ static int finish(lua_State *L, reader *r, int base, int ok, int count) {
 
 static int read_request_line(lua_State *L, const char *line, size_t len, int bound,
                              claude_envelope_state *state) {
-  reader r = {line, line + len, state};
+  reader r = {line, line + len, state, NULL};
   (void)bound;
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
@@ -545,7 +591,7 @@ static int read_request_line(lua_State *L, const char *line, size_t len, int bou
 
 static int read_control_line(lua_State *L, const char *line, size_t len, int bound,
                              claude_envelope_state *state) {
-  reader r = {line, line + len, state};
+  reader r = {line, line + len, state, state != NULL ? state->ids : NULL};
   (void)bound;
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
@@ -561,7 +607,7 @@ static int read_control_line(lua_State *L, const char *line, size_t len, int bou
  * nothing, CLAUDE_ENVELOPE_DONE. */
 static int read_response_line(lua_State *L, const char *line, size_t len, int bound,
                               claude_envelope_state *state) {
-  reader r = {line, line + len, NULL};
+  reader r = {line, line + len, NULL, NULL};
   int base = lua_gettop(L), done = 0, which, ok;
   unsigned seen = 0;
   (void)state;
@@ -598,8 +644,9 @@ static int read_response_line(lua_State *L, const char *line, size_t len, int bo
 
 /* core.envelope_read(kind, line) -> what the reader of `kind` hands a stream's
  * callback for `line` (the mark first), or nothing when the line is not of
- * its usual shape: for the specs and the fuzz target, which compare it with
- * the decoder's. */
+ * its usual shape: for the Streamable HTTP transport (a POST's body: one
+ * state for every client, which the reader compares byte for byte), and for
+ * the specs and the fuzz target, which compare it with the decoder's. */
 static int l_envelope_read(lua_State *L) {
   size_t len;
   claude_envelope_fn fn = claude_envelope_of(luaL_checkstring(L, 1));
@@ -607,6 +654,20 @@ static int l_envelope_read(lua_State *L) {
   luaL_argcheck(L, fn != NULL, 1, "\"request\", \"control\" or \"response\" expected");
   lua_settop(L, 2);
   return fn(L, line, len, 0, (claude_envelope_state *)lua_touserdata(L, lua_upvalueindex(1)));
+}
+
+/* core.call_id(v) -> v, or the string of the id v stands for (core.MCP_REQUEST_ID,
+ * core.MCP_TOOL_USE_ID) while its line is being handled; raises after. */
+static int l_call_id(lua_State *L) {
+  const char *s;
+  size_t n;
+  int held;
+  luaL_checkany(L, 1);
+  held = claude_call_id(claude_ctx_find(L), L, 1, &s, &n);
+  if (held < 0) return luaL_error(L, "an id of a control request read earlier, not held now");
+  if (held > 0) lua_pushlstring(L, s, n);
+  else lua_settop(L, 1);
+  return 1;
 }
 
 claude_envelope_fn claude_envelope_of(const char *kind) {
@@ -627,4 +688,10 @@ void claude_open_envelope(lua_State *L) {
   lua_setfield(L, -2, "MCP_CALL");
   lua_pushlightuserdata(L, (void *)&RESULT_MARK);
   lua_setfield(L, -2, "RPC_RESULT");
+  lua_pushlightuserdata(L, (void *)&REQUEST_ID_MARK);
+  lua_setfield(L, -2, "MCP_REQUEST_ID");
+  lua_pushlightuserdata(L, (void *)&TOOL_USE_MARK);
+  lua_setfield(L, -2, "MCP_TOOL_USE_ID");
+  lua_pushcfunction(L, l_call_id);
+  lua_setfield(L, -2, "call_id");
 }

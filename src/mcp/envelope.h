@@ -9,15 +9,39 @@
 
 #include "context.h"
 
+/* The longest id the control reader holds back (claude_call_ids). */
+#define CLAUDE_CALL_ID_MAX 64
+
+/* The ids of a control request a stream's callback is handling, which the
+ * control reader copies here instead of making them Lua strings: the request
+ * id, only echoed in the answer, and the tool use id, read only when the call
+ * waits or its tool sees its ctx. Lua gets core.MCP_REQUEST_ID and
+ * core.MCP_TOOL_USE_ID for them; write_pieces writes them (claude_call_id),
+ * core.call_id(v) makes them strings. They live in the C frame that calls
+ * the callback (the stream's deliver_lines_p), which points the state's
+ * context at them while it runs (claude_ctx.call_ids). */
+typedef struct claude_call_ids {
+  size_t rid_len, tuid_len; /* (size_t)-1: not held */
+  char rid[CLAUDE_CALL_ID_MAX], tuid[CLAUDE_CALL_ID_MAX];
+} claude_call_ids;
+
 /* What a reader keeps between the lines of one stream: the last envelope of
  * the modern era it read (mcp/envelope.c), its text and version held by
- * registry refs. The stream owns it (claude_envelope_state_init, _release). */
+ * registry refs. The stream owns it (claude_envelope_state_init, _release).
+ * `ids`: where the control reader holds back the ids of the line it reads,
+ * or NULL (it makes them strings). */
 typedef struct claude_envelope_state {
   const char *members; /* its members as the line spelled them (in the text) */
   size_t len;          /* their length; 0: none kept */
   unsigned bits;       /* which keys of _meta they are */
   int text_ref, version_ref;
+  claude_call_ids *ids;
 } claude_envelope_state;
+
+/* Whether the value at idx is an id the control reader held back: 1 with its
+ * bytes (a JSON string's, without the quotes or escapes) when the line is
+ * still being handled, -1 when it no longer is, 0 for any other value. */
+int claude_call_id(claude_ctx *ctx, lua_State *L, int idx, const char **s, size_t *n);
 
 void claude_envelope_state_init(claude_envelope_state *st);
 void claude_envelope_state_release(lua_State *L, claude_envelope_state *st);

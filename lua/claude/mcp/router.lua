@@ -57,6 +57,7 @@ end
 
 local rpc_error = core.jsonrpc_error
 local MCP_CALL = core.MCP_CALL
+local call_id = core.call_id
 local RPC_ERROR = getmetatable(errors.new("rpc", ""))
 
 ---------------------------------------------------------------------------------------------
@@ -456,6 +457,10 @@ local trusted = budgets.trusted_handler
 local function finish(task, ctx, id, reply, tag, result, text)
   ctx = ctx or task.on_budget_data
   if ctx then
+    -- (a call that waited: its tag as `waiting` kept it, not an id of the line, no longer
+    -- read: call_usual)
+    local kept = ctx._tag
+    if kept ~= nil then tag = kept end
     if ctx._task then unregister(ctx._router, ctx.server, id, ctx) end
     if ctx.cancelled then result, text = content.error(cancelled_text(ctx)), false end
   end
@@ -557,7 +562,7 @@ M.sees_ctx = sees_ctx
 -- What a call of tool `t` of `server` needs, worked out once per tool and server: its limits
 -- (tool, server, session, defaults) `core = {run, instructions, memory}` and `seconds`, or
 -- `core = false` for none; `spare`, a budget whose call ended, reset for the next one; and
--- `ctx`, whether its `execute` sees a ctx.
+-- `ctx`, whether its `execute` sees a ctx; `tool` and `server` themselves (for `call_usual`).
 local function limits_of(self, server, t)
   local per = self._limits[server]
   if not per then
@@ -568,7 +573,8 @@ local function limits_of(self, server, t)
   if l == nil then
     local r = budgets.resolve(t.budget, server.budget, self._budget)
     l = { core = r and { run = r.run, instructions = r.instructions, memory = r.memory }
-      or false, seconds = r and r.seconds, spare = false, ctx = sees_ctx(t.execute) }
+      or false, seconds = r and r.seconds, spare = false, ctx = sees_ctx(t.execute),
+      tool = t, server = server }
     per[t] = l
   end
   return l
@@ -776,6 +782,61 @@ function Router:call(name, tname, args, meta, id, reply, tag, auth, req, token, 
   if task then
     return waiting(self, name, server, t, task, nil, meta, id, auth, req, reply, tag, token,
       tool_use_id)
+  end
+  l.spare = b
+  if err then reply(tag, stopped_result(t, err), id == nil and null or id) end
+  return nil
+end
+
+--- What `call` needs of tool `tname` of server `name` when its calls are the usual ones (an
+-- `execute` that cannot see its ctx, under a budget or none), worked out now: a value for
+-- `call_usual`, which skips the look-ups (valid while the server keeps that tool; the caller
+-- forgets it when the server's tools change). Else nil.
+-- @tparam string name the server name
+-- @tparam string tname the tool's name
+-- @return the tool's limits, or nil
+function Router:usual(name, tname)
+  local server = self._servers[name]
+  local t = server and server.tools[tname]
+  if not t then return nil end
+  local l = limits_of(self, server, t)
+  if l.ctx then return nil end
+  return l
+end
+
+--- `call` of a tool whose `usual` gave `l`, with `_meta` of the claude CLI's shape
+-- (core.MCP_CALL: `token` and `tool_use_id` its values): the same answers. `tag` and
+-- `tool_use_id` may be ids the control reader held back (core.MCP_REQUEST_ID,
+-- core.MCP_TOOL_USE_ID, while the line is handled): a call that waits makes them strings
+-- (`core.call_id`), and a call answered at once hands `reply` the tag as it came.
+-- @param l what `usual` gave
+-- @tparam string name the server name
+-- @param args the arguments as decoded: a table, json.null or nil
+-- @param id
+-- @tparam function reply
+-- @param tag
+-- @tparam[opt] table auth
+-- @tparam[opt] table req
+-- @param[opt] token
+-- @param[opt] tool_use_id
+-- @return as `call`
+function Router:call_usual(l, name, args, id, reply, tag, auth, req, token, tool_use_id)
+  local t = l.tool
+  local b = l.core
+  if not b then -- budgets off: the call's task without one
+    local task = spawn_transient(call_worker, t, args, nil, id, reply, tag)
+    if not task then return nil end
+    return waiting(self, name, l.server, t, task, nil, MCP_CALL, id, auth, req, reply,
+      call_id(tag), token, call_id(tool_use_id))
+  end
+  b = l.spare
+  if b then l.spare = false else b = new_budget(l.core) end
+  -- (call_worker takes json.null as no arguments)
+  local task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, t, args, nil, id,
+    reply, tag)
+  if task then
+    return waiting(self, name, l.server, t, task, nil, MCP_CALL, id, auth, req, reply,
+      call_id(tag), token, call_id(tool_use_id))
   end
   l.spare = b
   if err then reply(tag, stopped_result(t, err), id == nil and null or id) end

@@ -28,7 +28,8 @@ local hooks = require "claude.session.hooks"
 local permissions = require "claude.session.permissions"
 local servers = require "claude.session.servers"
 
-local MCP_CALL = core.MCP_CALL
+local MCP_CALL, call_id = core.MCP_CALL, core.call_id
+local usual_of = servers.usual
 
 local M = {}
 
@@ -283,10 +284,23 @@ local function dispatcher(self)
     if msg == MCP_CALL then -- id, name, arguments, _meta, token, tool use id, version,
       local router = self.router -- request_id, server name
       if router then
-        return self.router_call(router, a10, line, kind, a5, err, self.mcp_reply, a9, nil, nil,
-          a6, a7)
+        -- the usual call (the CLI's _meta, a tool whose calls need no look-up): the router's
+        -- call_usual, with what was worked out for the tool
+        if a5 == MCP_CALL then
+          local per = self.usual[a10]
+          local l = per and per[line]
+          if l == nil then l = usual_of(self, a10, line) end
+          if l then
+            -- (the request id and the tool use id may be held back by the reader: the
+            -- reply writes the first, and the router makes them strings if the call waits)
+            return self.call_usual(router, l, a10, kind, err, self.mcp_reply, a9, nil, nil, a6,
+              a7)
+          end
+        end
+        return self.router_call(router, a10, line, kind, a5, err, self.mcp_reply, call_id(a9),
+          nil, nil, a6, call_id(a7))
       end
-      return mcp_call(self, err, line, kind, a5, a6, a7, a9, a10)
+      return mcp_call(self, err, line, kind, a5, a6, call_id(a7), call_id(a9), a10)
     end
     if msg == nil then
       if err == nil then return end -- EOF: the exit callback ends the session

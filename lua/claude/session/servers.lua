@@ -53,6 +53,26 @@ local function replier(session)
   end
 end
 
+--- What the router's `call_usual` takes for tool `tname` of server `name` of the session
+-- (`Router:usual`), kept by name until the server's tools change; false when its calls are
+-- not the usual ones, nil when there is no such tool (nothing kept).
+-- @param self the session
+-- @tparam string name
+-- @tparam string tname
+-- @return the tool's limits, false or nil
+function M.usual(self, name, tname)
+  local server = self.router:servers()[name]
+  if not (server and server.tools[tname]) then return nil end
+  local per = self.usual[name]
+  if not per then
+    per = {}
+    self.usual[name] = per
+  end
+  local l = self.router:usual(name, tname) or false
+  per[tname] = l
+  return l
+end
+
 local LIST_CHANGED = { tools = "tools", resources = "resources",
   resource_templates = "resources", prompts = "prompts" }
 
@@ -62,6 +82,7 @@ local LIST_CHANGED = { tools = "tools", resources = "resources",
 local function watch_servers(self, sdk)
   for name, server in pairs(sdk) do
     server._watchers[self] = function(_, what)
+      if what == "tools" then self.usual[name] = nil end -- its usual calls found anew
       if self.closed or self.error or self.stdin_closed or self.exited then return end
       self.peer:notify("mcp_message", { server_name = name, message = { jsonrpc = "2.0",
         method = "notifications/" .. LIST_CHANGED[what] .. "/list_changed" } })
@@ -85,6 +106,10 @@ function M.attach(self, sdk)
     end,
   })
   self.router_call = self.router.call -- (the hot path: looked up once)
+  self.call_usual = self.router.call_usual
+  -- by server name, by tool name: what the router's call_usual takes, false for a tool
+  -- whose calls are not the usual ones (M.usual)
+  self.usual = {}
   watch_servers(self, sdk)
 end
 

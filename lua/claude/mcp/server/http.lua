@@ -43,12 +43,16 @@ local era = require "claude.mcp.era"
 local sse = require "claude.mcp.server.events"
 local origin = require "claude.mcp.server.origin"
 local tool = require "claude.mcp.tool"
+local content = require "claude.mcp.content"
 local auth = require "claude.mcp.server.auth"
 local http_server = require "claude.http.server"
 
 local M = {}
 
 local encode, decode, null = json.encode, json.decode, json.null
+local envelope_read, MCP_CALL = core.envelope_read, core.MCP_CALL
+local LATEST_MODERN = era.LATEST_MODERN
+local call_message = require("claude.mcp.router").call_message
 local type, fmt, pairs, math_type = type, string.format, pairs, math.type
 
 --- The protocol versions a client may name in `MCP-Protocol-Version`.
@@ -124,6 +128,35 @@ local function media_type(value)
   return value and (value:match("^%s*([^;%s]+)") or ""):lower()
 end
 
+-- A client sends the same Accept and Content-Type on every POST: the verdict on each value
+-- seen is kept (at most MEMO values of up to MEMO_LEN bytes, then all forgotten), so the
+-- common POST runs no pattern. The verdicts are f's, to the letter; nil (no header) is false.
+local MEMO, MEMO_LEN = 64, 256
+
+local function memoized(f)
+  local cache, n = {}, 0
+  return function(value)
+    if value == nil then return false end
+    local v = cache[value]
+    if v == nil then
+      v = f(value)
+      if #value <= MEMO_LEN then
+        if n >= MEMO then cache, n = {}, 0 end
+        cache[value], n = v, n + 1
+      end
+    end
+    return v
+  end
+end
+
+-- Whether a POST's Accept names both JSON and event streams.
+local accepts_post = memoized(function(value)
+  return accepts(value, "application/json") and accepts(value, "text/event-stream")
+end)
+
+-- Whether a Content-Type is application/json (parameters aside).
+local is_json = memoized(function(value) return media_type(value) == "application/json" end)
+
 ---------------------------------------------------------------------------------------------
 -- Sessions
 ---------------------------------------------------------------------------------------------
@@ -186,8 +219,7 @@ local function respond_json(ex)
   else
     body = encode(ex.answers[1])
   end
-  ex.res:respond(200, { ["content-type"] = "application/json",
-    ["mcp-session-id"] = ex.session.id }, body)
+  ex.res:respond(200, ex.session.json_headers, body)
   release(ex)
 end
 
@@ -264,6 +296,51 @@ local function route(session, msg, related)
   st:send(msg)
   if st.res then st.delivered = st.seq end
   return true
+end
+
+local RPC, TEXT = '{"jsonrpc":"2.0","id":', ',"result":{"content":[{"type":"text","text":'
+local last_suffix, last_plain
+local function plain_suffix(suffix) -- the modern era's suffix ends a line: not a body
+  if suffix ~= last_suffix then last_suffix, last_plain = suffix, (suffix:gsub("\n$", "")) end
+  return last_plain
+end
+
+-- The answer to a call as JSON text (the text a result table would encode to): its id,
+-- its text result with the suffix of its era, or its result table.
+local function answer_text(id, result, suffix, text)
+  if text or suffix or type(result) == "string" then
+    return RPC .. encode(id) .. TEXT .. encode(result)
+      .. (suffix and plain_suffix(suffix) or "}]}}")
+  end
+  return RPC .. encode(id) .. ',"result":' .. encode(result) .. "}"
+end
+
+-- The connection's `send_result` (a call's answer, no message table made): the answer that
+-- ends a POST answered with JSON (the common call) is written from its text; any other
+-- goes the way of the message it is (route).
+local function send_result(session, id, result, related, suffix, text)
+  local ok, body = pcall(answer_text, id, result, suffix, text)
+  local ex = session.posts[related == nil and id or related]
+  if ok and ex and ex.left == 1 and not ex.stream and not ex.batch and ex.pending[id]
+      and ex.answers[1] == nil then
+    -- exchange_send and respond_json, inline
+    ex.pending[id], session.posts[id] = nil, nil
+    session.calls = session.calls - 1
+    local t = session.transport
+    t.calls = t.calls - 1
+    ex.left = 0
+    ex.res:respond(200, session.json_headers, body)
+    release(ex)
+    return true
+  end
+  local msg
+  if ok then
+    msg = decode(body)
+  else -- a value JSON cannot carry: the message, whose encoding says so as before
+    if text or type(result) == "string" then result = content.text_result(result) end
+    msg = { jsonrpc = "2.0", id = id, result = result }
+  end
+  return route(session, msg, related)
 end
 
 local function cancel_pending(ex, reason)
@@ -362,9 +439,14 @@ local function new_session(self, ep, path, stateless, who)
     session.standalone = sse.new(0, self.opts.history, self.opts.retry, session.keep)
     session.standalone.delivered = 0
   end
+  session.json_headers = { ["content-type"] = "application/json",
+    ["mcp-session-id"] = session.id }
   session.conn = connection.new {
     server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
     send = function(msg, related) return route(session, msg, related) end,
+    send_result = function(id, result, related, suffix, text)
+      return send_result(session, id, result, related, suffix, text)
+    end,
     close_stream = function(related) return close_stream(session, related) end,
     on_close = function(reason)
       if not stateless then close_session(self, session, reason) end
@@ -461,20 +543,74 @@ local function modern_refusal(self, req, res)
   return false
 end
 
+local post_message -- (self, ep, req, res, who, path, body)
+
+-- A `tools/call` alone in its POST, its envelope read in C (core.envelope_read): the
+-- legacy era's usual call in a session (the message's checks are the reader's; the
+-- session's, the bounds' and the in-flight id's below are post_message's, inline) goes
+-- to the connection as its values (Conn:call); any other call is the message it was
+-- (claude.mcp.router.call_message), served as if decoded.
+local function post_call(self, ep, req, res, who, path, id, name, args, meta, token,
+                         tool_use_id, version)
+  local headers = req.headers
+  local session, pv = not self.stateless and version == nil and type(meta) ~= "table"
+    and self.sessions[headers["mcp-session-id"]], headers["mcp-protocol-version"]
+  local o = self.opts
+  if session and session.path == path and session.principal == (who and who.principal)
+      and (pv == nil or M.PROTOCOL_VERSIONS[pv]) and self.calls + 1 <= o.max_calls
+      and session.posts[id] == nil and session.calls + 1 <= o.max_session_calls
+      and 1 <= o.max_post_calls then
+    session.last = core.now()
+    if session ~= self.lru_tail then
+      lru_unlink(self, session)
+      lru_push(self, session)
+    end
+    local ex = setmetatable({ session = session, res = res, batch = false, answers = {},
+      pending = { [id] = true }, left = 1 }, Exchange)
+    session.posts[id] = ex
+    session.calls = session.calls + 1
+    self.calls = self.calls + 1
+    session.conn:call(id, name, args, meta, token, tool_use_id, nil, who and who.info)
+    -- the usual call is answered by now (no I/O ran since the request came)
+    if not ex.done then res.on_close = function() post_closed(ex) end end
+    return
+  end
+  if version == LATEST_MODERN
+      and http_modern.post_call(modern_of(self, ep), req, res, id, name, args, meta, token,
+        tool_use_id, who and who.info, self) then
+    return
+  end
+  return post_message(self, ep, req, res, who, path,
+    call_message(id, name, args, meta, token, tool_use_id))
+end
+
 local function post(self, ep, req, res, who, path)
   local headers = req.headers
-  if not (accepts(headers.accept, "application/json")
-      and accepts(headers.accept, "text/event-stream")) then
+  if not accepts_post(headers.accept) then
     return fail(res, 406, -32000,
       "Not Acceptable: Accept must include application/json and text/event-stream")
   end
-  if media_type(headers["content-type"]) ~= "application/json" then
+  if not is_json(headers["content-type"]) then
     return fail(res, 415, -32000, "Unsupported Media Type: Content-Type must be application/json")
+  end
+  -- the usual call: its envelope read in C, no message table made (envelope_read gives
+  -- nothing for a body of another shape; then it is decoded whole)
+  local v, id, name, args, meta, token, tool_use_id, version = envelope_read("request",
+    req.body)
+  if v == MCP_CALL then
+    return post_call(self, ep, req, res, who, path, id, name, args, meta, token, tool_use_id,
+      version)
   end
   local body, err = decode(req.body)
   if body == nil then
     return fail(res, 400, -32700, "Parse error: " .. tostring(err))
   end
+  return post_message(self, ep, req, res, who, path, body)
+end
+
+-- A POST's message (or batch), decoded.
+post_message = function(self, ep, req, res, who, path, body)
+  local headers = req.headers
   local batch = type(body) == "table" and json.is_array(body)
   local list = batch and body or { body }
   local n = #list
@@ -758,8 +894,9 @@ end
 
 local function handle(self, req, res)
   local path = req.path
-  if #path > 1 and path:sub(-1) == "/" then path = path:sub(1, -2) end
-  if path:sub(1, #auth.WELL_KNOWN) == auth.WELL_KNOWN then
+  if #path > 1 and path:byte(-1) == 47 then path = path:sub(1, -2) end -- "/"
+  -- (a path under "/." only is compared: the metadata's, "/.well-known/...")
+  if path:byte(2) == 46 and path:sub(1, #auth.WELL_KNOWN) == auth.WELL_KNOWN then
     return metadata(self, path, req, res)
   end
   local ep = self.endpoints[path]

@@ -20,6 +20,7 @@ local M = {}
 local encode, null = json.encode, json.null
 local type, fmt = type, string.format
 local E = era.ERRORS
+local LATEST = era.LATEST_MODERN
 
 -- The HTTP status of a JSON-RPC error code, in the modern era.
 local STATUS = { [-32601] = 404, [E.header_mismatch] = 400, [E.missing_capability] = 400,
@@ -173,6 +174,29 @@ local function over(self)
   if t then t.calls = t.calls - 1 end
 end
 
+local RPC, TEXT = '{"jsonrpc":"2.0","id":', ',"result":{"content":[{"type":"text","text":'
+local last_suffix, last_plain
+
+-- A call's text result (claude.mcp.server.modern's `out:text`; the suffix ends it, and a
+-- line): the answer that ends a POST answered with JSON is written from its text, no
+-- message table made; any other is the message it is (send).
+function Exchange:text(id, text, suffix)
+  if self.done then return nil end
+  if suffix ~= last_suffix then last_suffix, last_plain = suffix, (suffix:gsub("\n$", "")) end
+  local ok, data = pcall(encode, text)
+  if ok then
+    local body = RPC .. encode(id) .. TEXT .. data .. last_plain
+    if id ~= self.id or self.stream then return self:send(json.decode(body)) end
+    self.done = true
+    local t = self.transport
+    if t then t.calls = t.calls - 1 end -- no longer in flight
+    self.res:respond(200, JSON_HEADERS, body)
+    return true
+  end
+  return self:send({ jsonrpc = "2.0", id = id, result = { content = json.array {
+    { type = "text", text = text } } } }) -- JSON cannot carry it: send says so, as before
+end
+
 function Exchange:send(msg)
   if self.done then return nil end
   local res, data = self.res, encode(msg)
@@ -255,6 +279,36 @@ function M.post(m, req, res, msg, auth, t)
       if ctx then m:cancel(ctx, "the HTTP client disconnected") end
     end
   end
+end
+
+--- `post` of a `tools/call` whose body the envelope reader took apart (core.envelope_read:
+-- its envelope is the one of the version we speak, as its text), when it is the usual
+-- call: the version in the header too, `Mcp-Method` and `Mcp-Name` spelled as the body
+-- says, a tool there that mirrors no argument into a header, and room in flight; served
+-- with no message table made (`Modern:call`). False for any other: `post` serves it.
+-- @return true when served, else false (nothing done)
+function M.post_call(m, req, res, id, name, args, meta, token, tool_use_id, auth, t)
+  local headers = req.headers
+  if headers["mcp-protocol-version"] ~= LATEST or headers["mcp-method"] ~= "tools/call"
+      or headers["mcp-name"] ~= name then
+    return false
+  end
+  local tl = m:server().tools[name]
+  if not tl or mirrored(tl) or (t and t.calls >= t.opts.max_calls) then return false end
+  if t then t.calls = t.calls + 1 end
+  local ex = setmetatable({ res = res, id = id, done = false, stream = false, transport = t },
+    Exchange)
+  local ctx = m:call(id, name, args, meta, token, tool_use_id, ex, auth, true)
+  if not ex.done then
+    res.on_close = function()
+      if ex.done then return end
+      over(ex)
+      events.wake(ex)
+      if ex.listening then m:unlisten(ex.listening) end
+      if ctx then m:cancel(ctx, "the HTTP client disconnected") end
+    end
+  end
+  return true
 end
 
 return M

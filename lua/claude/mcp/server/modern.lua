@@ -352,8 +352,16 @@ function Modern:unlisten(sub)
 end
 
 -- server:add / remove and resource_updated reach the listens that asked for them
+-- Empties a table in place (its holders keep it).
+local function forget(t)
+  for k in pairs(t) do t[k] = nil end
+end
+
 local function watch(self, server)
-  server._watchers[self] = function(_, what) self:changed(FILTER[what]) end
+  server._watchers[self] = function(_, what)
+    if what == "tools" then forget(self._usual) end -- the usual calls are found anew
+    self:changed(FILTER[what])
+  end
   server._subscribers[self] = function(uri)
     for sub in pairs(self._listens) do
       if sub.uris and sub.uris[uri] then
@@ -394,8 +402,7 @@ function M.new(server, opts)
   -- (closed is there from the start: every answer reads it, a miss would reach Modern)
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
     _state = opts.state or state_mod.new(), node = opts.node, closed = false,
-    _plain = setmetatable({}, { __mode = "v" }),
-    _not_plain = setmetatable({}, { __mode = "k" }) }, Modern)
+    _usual = {} }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
   self._tasks = tasks_mod.new(self)
   self._extensions = { self._tasks, skills_mod.new(self), apps.extension(self) }
@@ -514,17 +521,16 @@ local function call_reply(self, out, write)
   end
 end
 
--- Whether every call of tool `t`, named `name`, is a connection's usual call (no task, no
--- ctx unless it waits), worked out once per tool: `_plain[name]` is the tool when it is,
--- `_not_plain[t]` set when it is not.
-local function plain_tool(self, name, t)
-  if self._not_plain[t] then return false end
-  if t.task or router_mod.sees_ctx(t.execute) then
-    self._not_plain[t] = true
-    return false
-  end
-  self._plain[name] = t
-  return true
+-- Whether every call of the tool named `name` is a connection's usual call (no task, no ctx
+-- unless it waits, a budget or none), worked out once per tool: `_usual[name]` is what the
+-- router's `call_usual` takes when it is, false when it is not (the server's tools only;
+-- forgotten when they change).
+local function usual_of(self, name)
+  local t = self._server.tools[name]
+  if not t then return false end
+  local l = not t.task and self._router:usual(self._key, name) or false
+  self._usual[name] = l
+  return l
 end
 
 --- The `call` of a connection pinned to this era (`Conn:call`'s arguments: the values of a
@@ -541,13 +547,17 @@ end
 -- @tparam[opt] function write
 -- @treturn function
 function Modern:caller(out, fallback, write)
-  local router, plain, answer = self._router, self._plain, call_reply(self, out, write)
+  local router, usual, answer = self._router, self._usual, call_reply(self, out, write)
+  local call_usual = router.call_usual
   local req = setmetatable({ _out = out }, Req)
   return function(conn, id, name, args, meta, token, tool_use_id, version, auth)
-    local t = version == LATEST and self._server.tools[name]
-    if t and (plain[name] == t or plain_tool(self, name, t)) then
-      return router:call(self._key, name, args, MCP_CALL, id, answer, name, auth, req, token,
-        tool_use_id)
+    if version == LATEST then
+      local l = usual[name]
+      if l == nil then l = usual_of(self, name) end
+      if l then
+        return call_usual(router, l, self._key, args, id, answer, name, auth, req, token,
+          tool_use_id)
+      end
     end
     return fallback(conn, id, name, args, meta, token, tool_use_id, version, auth)
   end
@@ -609,6 +619,7 @@ function Modern:set_server(server)
   self._router:set_server(self._key, nil)
   self._server, self._key = server, server.name
   self._router:set_server(self._key, server)
+  forget(self._usual)
   self:set_meta()
   watch(self, server)
   for _, key in ipairs { "toolsListChanged", "resourcesListChanged", "promptsListChanged" } do

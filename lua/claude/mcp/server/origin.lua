@@ -55,7 +55,20 @@ function M.new(o)
     for h in pairs(LOCAL_HOSTS) do hosts[h] = true end
     hosts[o.host:find(":") and "[" .. o.host:lower() .. "]" or o.host:lower()] = true
   end
-  return { protect = protect, allowed_hosts = hosts, allowed_origins = set_of(o.allowed_origins) }
+  return { protect = protect, allowed_hosts = hosts, allowed_origins = set_of(o.allowed_origins),
+    ok_hosts = {}, ok_origins = {}, nok = 0 }
+end
+
+-- A client sends the same Host (and Origin) on every request: the values that passed are
+-- kept (at most KEEP of up to KEEP_LEN bytes, then all forgotten), so the common request
+-- runs no pattern. Only a pass is kept: a refusal is worked out again, in its words.
+local KEEP, KEEP_LEN = 64, 256
+
+local function passed(g, set, value)
+  if #value > KEEP_LEN then return end
+  if g.nok >= KEEP then g.ok_hosts, g.ok_origins, g.nok = {}, {}, 0 end
+  g[set][value] = true
+  g.nok = g.nok + 1
 end
 
 --- Whether a request may go on.
@@ -63,14 +76,15 @@ end
 -- @tparam table headers the request's headers (lower-case names)
 -- @treturn string|nil nil, or the reason for a 403
 function M.forbidden(g, headers)
-  if g.protect then
-    local h = host_name(headers.host)
+  local host, origin = headers.host, headers.origin
+  if g.protect and not (host and g.ok_hosts[host]) then
+    local h = host_name(host)
     if not h or not g.allowed_hosts[h] then
-      return fmt("Forbidden: Host '%s' is not allowed", tostring(headers.host))
+      return fmt("Forbidden: Host '%s' is not allowed", tostring(host))
     end
+    passed(g, "ok_hosts", host)
   end
-  local origin = headers.origin
-  if origin then
+  if origin and not g.ok_origins[origin] then
     local o = origin:lower():gsub("/$", "")
     local list = g.allowed_origins
     if list then
@@ -83,6 +97,7 @@ function M.forbidden(g, headers)
         return fmt("Forbidden: Origin '%s' is not allowed", origin)
       end
     end
+    passed(g, "ok_origins", origin)
   end
   return nil
 end
