@@ -13,6 +13,8 @@
  *
  * claude.core.Stream (stream_obj.c) is the stream as a Lua object; a
  * claude.core.Process (process.c) holds three.
+ * (Over 600 lines: reading, writing and closing share the stream's handles
+ * and buffers, and each depends on the others' state.)
  */
 #include <errno.h>
 #include <fcntl.h>
