@@ -47,6 +47,7 @@ local M = {}
 
 local misuse, public = errors.misuse, errors.public
 local pack = table.pack
+local type = type -- (call_tool's checks: an upvalue, not a look-up in the globals)
 local jobject = json.object
 
 local SUPPORTED = {}
