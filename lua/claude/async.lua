@@ -276,6 +276,15 @@ local function settle_step(task, co, ok, yielded, reason)
   end
 end
 
+-- The answer to a task's request read in C resumes the task there (claude.rpc, core.pending:
+-- a request added with the task's coroutine), and hands what does not end in its next wait
+-- to settle_step.
+-- A request's deadline kept by its pending set in C ends the task's wait with `expire`.
+core.task_waker(SUSPEND, settle_step, function(task)
+  local abort = task.abort
+  if abort then abort(errors.new("timeout", "timed out"), task) end
+end)
+
 local function step(task, ...)
   local co = task.co
   local b = task.budget
@@ -639,9 +648,21 @@ function M.wait_call(task, timeout, on_abort)
   task.status = "waiting"
   -- resumed's check, with no varargs: three values at most (Task.__call's, call_abort's)
   local ok, a, b = yield(SUSPEND)
+  if task.abort == call_abort then -- resumed by core.pending's reader: Task.__call's part
+    task.abort = nil
+    task.on_abort = false
+    if task.wait_deadline then no_deadline(task) end
+    task.status = "running"
+  end
   if ok == false and errors.is(a, "cancelled") then error(a, 0) end
   return ok, a, b
 end
+
+-- For claude.rpc's written requests, which take the running task and wait for their answer
+-- inline (caller's and wait_call's way, without a timeout: the pending set keeps it), two
+-- calls fewer on every request: the tasks by coroutine, what a wait yields, a wait_call's
+-- abort.
+M.inline_wait = { tasks = tasks, SUSPEND = SUSPEND, call_abort = call_abort }
 
 --- The running task, ready for `wait_call`: nil outside a task; raises the cancellation a
 -- task got while it did not wait, as a wait would.

@@ -39,6 +39,10 @@ local core = require "claude.core"
 local pending = require "claude.pending"
 
 local caller, wait_call = async.caller, async.wait_call
+-- (request_written's inline wait: async.wait_call's, without its timeout)
+local tasks, SUSPEND, call_abort = async.inline_wait.tasks, async.inline_wait.SUSPEND,
+  async.inline_wait.call_abort
+local running, yield = coroutine.running, coroutine.yield
 
 local M = {}
 
@@ -254,6 +258,7 @@ function M.new(opts)
     name = opts.name or "peer",
     counter = 0,
     pending = new_pending(codec), -- outbound requests: callback(result) | (nil, err)
+    count_ids = codec.new_id == count_id, -- (JSON-RPC's ids are the counts)
     inbound = {},  -- id -> ctx of a request being handled
     error = false, -- set once the other side is gone
     closed = false,
@@ -385,11 +390,17 @@ end
 -- @param timeout as for `request`
 -- @return the result | nil, err, kind
 function Peer:request_written(method, write, timeout, a, b, c)
-  local task = caller()
+  local task = tasks[running()] -- caller(), inline
   if not task then -- outside a task: `request`'s way, with a closure
     if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
     return await_request(self, method, nil, timeout, write, pack(a, b, c))
   end
+  local cancelled = task.cancel_pending
+  if cancelled then
+    task.cancel_pending = false
+    error(cancelled, 0)
+  end
+  task.early = false
   if self.error then return nil, self.error, self.error.kind end
   if self.closed then
     local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")
@@ -398,9 +409,12 @@ function Peer:request_written(method, write, timeout, a, b, c)
   if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
   local n = self.counter + 1
   self.counter = n
-  local id, new_id = n, self.codec.new_id
-  if new_id ~= count_id then id = new_id(n) end
-  self.pending:add(id, n, task, method)
+  local id = n
+  if not self.count_ids then id = self.codec.new_id(n) end
+  -- a task with no budget is resumed in its coroutine (the running one) by the reader of
+  -- the answer itself, and the deadline is the set's (core.pending: true; claude.pending
+  -- keeps neither)
+  local timed = self.pending:add(id, n, task, method, not task.budget, timeout)
   local ok, err = write(id, a, b, c)
   if not ok then
     self.pending:take(id)
@@ -408,7 +422,27 @@ function Peer:request_written(method, write, timeout, a, b, c)
     return nil, err, err.kind
   end
   task.rpc_peer, task.rpc_id, task.rpc_method = self, id, method
-  local done, result, rerr = wait_call(task, timeout, request_abort)
+  local done, result, rerr
+  if not timed then
+    done, result, rerr = wait_call(task, timeout, request_abort)
+  else -- wait_call(task, nil, request_abort), inline
+    local early = task.early
+    if early then
+      task.early = false
+      done, result, rerr = early[1], early[2], early[3]
+    else
+      task.on_abort = request_abort
+      task.abort = call_abort
+      task.status = "waiting"
+      done, result, rerr = yield(SUSPEND)
+      if task.abort == call_abort then -- resumed by core.pending's reader: Task.__call's part
+        task.abort = nil
+        task.on_abort = false
+        task.status = "running"
+      end
+      if done == false and errors.is(result, "cancelled") then error(result, 0) end
+    end
+  end
   if not done then -- timed out (a cancellation raised, after request_abort told the other side)
     rerr = errors.new("timeout", string.format("%s '%s' timed out after %g s",
       self.codec.noun or "request", tostring(method), timeout))
@@ -624,6 +658,7 @@ function Peer:fail(err)
     local callback = waiting:take(id)
     callback(nil, err)
   end
+  if waiting.close then waiting:close() end -- (core.pending's timer of deadlines)
 end
 
 --- Closes the peer: the handlers still running are cancelled (with

@@ -145,6 +145,31 @@ describe("processes", function()
     p:wait(5)
   end)
 
+  it("write three values between raw pieces with a pieces_writer, or hand them to its fallback",
+    function()
+    local p <close> = assert(process.spawn { "cat", stdout = "json" })
+    local fallen = {}
+    local write = p.raw:pieces_writer('{"id":', ',"name":', ',"v":', "}\n",
+      function(a, b, c, d)
+        fallen[#fallen + 1] = { a, b, c, d }
+        return nil, "fell back"
+      end)
+    assert.is_true(write(1, "add", { x = 1 }))
+    assert.is_true(write(2, "sub", {}, ',"more":true}\n')) -- its own last piece
+    -- a value JSON cannot hold: nothing written, the fallback called with the same values
+    assert.same({ nil, "fell back" }, { write(3, "bad", { f = print }) })
+    assert.same({ 3, "bad", print }, { fallen[1][1], fallen[1][2], fallen[1][3].f })
+    assert.has_error(function() p.raw:pieces_writer('{"id":', 1, "", "", print) end)
+    p:close_stdin()
+    -- stdin closed: the fallback's
+    assert.same({ nil, "fell back" }, { write(4, "late", {}) })
+    assert.equal(4, fallen[2][1])
+    assert.same({ id = 1, name = "add", v = { x = 1 } }, p:read_line(5))
+    assert.same({ id = 2, name = "sub", v = {}, more = true }, p:read_line(5))
+    assert.is_nil(p:read_line(5))
+    p:wait(5)
+  end)
+
   it("take env (merged onto the parent's) and cwd", function()
     local p <close> = sh("echo \"$CLAUDELUA_TEST_VAR\"; echo \"${HOME:+home}\"; pwd",
       { env = { CLAUDELUA_TEST_VAR = "set" }, cwd = "/tmp" })

@@ -282,6 +282,53 @@ describe("an rpc peer", function()
     assert.equal(0, a:pending_count())
   end)
 
+  -- request_written keeps its deadline in the pending set (core.pending: one timer for all,
+  -- armed for the earliest), also for requests lapped by the ring into its hash
+  it("times out written requests at their own deadlines, and only the unanswered", function()
+    local a, sent = lone(rpc.jsonrpc)
+    local function write(id, m) return a.send { jsonrpc = "2.0", id = id, method = m } end
+    local slow = go(function() return a:request_written("slow", write, 0.3, "slow") end)
+    local tasks = {}
+    for i = 1, 150 do -- the ring comes round: "slow" goes to the hash
+      local timeout = i % 2 == 0 and 0.05 or 5
+      tasks[i] = go(function() return a:request_written("m", write, timeout, "m") end)
+    end
+    for i = 1, 150, 2 do -- the odd ones (5 s) answered at once
+      assert.is_true(a:receive { jsonrpc = "2.0", id = sent[i + 1].id, result = i })
+    end
+    for i = 1, 150 do
+      local ok, r, err, kind = tasks[i]:join(T)
+      assert.is_true(ok)
+      if i % 2 == 1 then
+        assert.equal(i, r)
+      else
+        assert.is_nil(r)
+        assert.equal("timeout", kind)
+        assert.equal("request 'm' timed out after 0.05 s", err.message)
+      end
+    end
+    assert.is_false(slow:done()) -- its deadline is later
+    local ok, r, err = slow:join(T)
+    assert.is_true(ok)
+    assert.is_nil(r)
+    assert.equal("request 'slow' timed out after 0.3 s", err.message)
+    assert.equal(0, a:pending_count())
+    a:close() -- (its set's timer goes with it)
+  end)
+
+  it("lets the loop end while no written request waits with a deadline", function()
+    local a, sent = lone(rpc.jsonrpc)
+    local function write(id, m) return a.send { jsonrpc = "2.0", id = id, method = m } end
+    local before = claude.core.alive() -- (the host's own handles may hold it: then true)
+    local t = go(function() return a:request_written("m", write, 5, "m") end)
+    assert.is_true(claude.core.alive()) -- the deadline holds the loop while it waits
+    assert.is_true(a:receive { jsonrpc = "2.0", id = sent[1].id, result = 1 })
+    assert.same({ true, 1 }, { t:join(T) })
+    -- nothing else is pending: the set's timer (armed for 5 s) does not hold the loop
+    assert.equal(before, claude.core.alive())
+    a:close()
+  end)
+
   it("sends control_cancel_request for a control request that timed out", function()
     local a, sent = lone(rpc.control)
     local t = go(function() return a:request("mcp_status", nil, 0.05) end)

@@ -496,11 +496,35 @@ static int l_budget_current(lua_State *L) {
 /* core.resume(co, ...) -> like coroutine.resume, and the state knows co
  * runs (claude's tasks resume through it): the watchdog and interrupts can
  * reach it. The sentinel is the upvalue. */
+/* The part of core.resume a C caller runs (claude_resume): co resumed with the narg values on
+ * its stack, as the running coroutine of the chain (a budget's watchdog and an interrupt can
+ * reach it). */
+static int resume_plain(budget_state *st, lua_State *L, lua_State *co, int narg, int *nres) {
+  run_node node;
+  int status;
+  if (st != NULL) {
+    node.co = co;
+    node.budgeted = st->current != NULL;
+    node.counting = 0;
+    push_node(st, &node);
+  }
+  status = lua_resume(co, L, narg, nres);
+  if (st != NULL) pop_node(st, &node);
+  return status;
+}
+
+int claude_resume(lua_State *L, lua_State *co, int narg, int *nres) {
+  budget_state *st = NULL;
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &claude_budget_key) == LUA_TUSERDATA)
+    st = ((sentinel *)lua_touserdata(L, -1))->st;
+  lua_pop(L, 1);
+  return resume_plain(st, L, co, narg, nres);
+}
+
 static int l_resume(lua_State *L) {
   budget_state *st = ((sentinel *)lua_touserdata(L, lua_upvalueindex(1)))->st;
   lua_State *co = lua_tothread(L, 1);
   int narg = lua_gettop(L) - 1, status, nres;
-  run_node node;
   luaL_argexpected(L, co != NULL, 1, "thread");
   if (!lua_checkstack(co, narg)) {
     lua_pushboolean(L, 0);
@@ -508,14 +532,7 @@ static int l_resume(lua_State *L) {
     return 2;
   }
   lua_xmove(L, co, narg);
-  if (st != NULL) {
-    node.co = co;
-    node.budgeted = st->current != NULL;
-    node.counting = 0;
-    push_node(st, &node);
-  }
-  status = lua_resume(co, L, narg, &nres);
-  if (st != NULL) pop_node(st, &node);
+  status = resume_plain(st, L, co, narg, &nres);
   if (status == LUA_OK || status == LUA_YIELD) {
     if (!lua_checkstack(L, nres + 1)) {
       lua_pop(co, nres);

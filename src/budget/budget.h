@@ -20,6 +20,10 @@
  * on top of the stack (budget.c). */
 void claude_open_budget(lua_State *L);
 
+/* core.resume for C: resumes co with the narg values on its stack (lua_resume's status and
+ * *nres), as the running coroutine that a budget's watchdog and an interrupt reach. */
+int claude_resume(lua_State *L, lua_State *co, int narg, int *nres);
+
 /* Instructions between two looks at the budget, when counting. */
 #define HOOK_PERIOD 1000
 

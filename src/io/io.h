@@ -116,6 +116,9 @@ size_t claude_stream_queue_size(claude_stream *s);
 int claude_stream_write(lua_State *L, claude_stream *s, int idx);
 int claude_stream_write_json(lua_State *L, claude_stream *s, int idx);
 int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first);
+/* write_pieces' body for the n pieces at the indices at[0..n-1] (stack slots or upvalues:
+ * raw pieces at the even positions), or, when at is NULL, from stack slot first on. */
+int claude_stream_write_at(lua_State *L, claude_stream *s, int first, const int *at, int n);
 /* The envelope(kind [, bound]) method's body: the lines of the usual shape of
  * one protocol ("request", "control", "response": mcp/envelope.c) reach the
  * callback as the few values their receiver reads; nil or none: every line

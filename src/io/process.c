@@ -379,6 +379,37 @@ static int proc_write_pieces(lua_State *L) {
   return claude_stream_write_pieces(L, &check_proc(L)->in, 2);
 }
 
+/* The function p:pieces_writer makes: f(v1, v2, v3[, last]) writes raw1 v1 raw2 v2 raw3 v3
+ * and last (or its own) as p:write_pieces does, and returns true; else (stdin closed, a
+ * value JSON cannot hold) it returns what its fallback returns for the same arguments. */
+static int pieces_write(lua_State *L) {
+  proc_obj *p = *(proc_obj **)lua_touserdata(L, lua_upvalueindex(1));
+  lua_settop(L, 4);
+  if (p != NULL) { /* (the pieces where they are: no copies on the stack) */
+    const int at[7] = {lua_upvalueindex(2), 1, lua_upvalueindex(3), 2, lua_upvalueindex(4), 3,
+                       lua_toboolean(L, 4) ? 4 : lua_upvalueindex(5)};
+    if (claude_stream_write_at(L, &p->in, 1, at, 7) == 1 && lua_toboolean(L, -1)) return 1;
+    lua_settop(L, 4);
+  }
+  lua_pushvalue(L, lua_upvalueindex(6));
+  lua_insert(L, 1);
+  lua_call(L, 4, LUA_MULTRET);
+  return lua_gettop(L);
+}
+
+/* p:pieces_writer(raw1, raw2, raw3, last, fallback) -> f: a writer of three values between
+ * raw pieces, with no Lua around its write (the MCP client's tools/call: the envelope around
+ * the id, the tool's name and its arguments). */
+static int proc_pieces_writer(lua_State *L) {
+  int i;
+  check_proc(L);
+  for (i = 2; i <= 5; i++) luaL_checktype(L, i, LUA_TSTRING);
+  luaL_checktype(L, 6, LUA_TFUNCTION);
+  lua_settop(L, 6);
+  lua_pushcclosure(L, pieces_write, 6);
+  return 1;
+}
+
 /* p:envelope(kind): the envelope reader of stdout (claude_stream_envelope) */
 static int proc_envelope(lua_State *L) {
   return claude_stream_envelope(L, &check_proc(L)->out, 2);
@@ -463,7 +494,8 @@ static int proc_tostring(lua_State *L) {
 
 static const luaL_Reg proc_methods[] = {
   {"write", proc_write}, {"write_json", proc_write_json},
-  {"write_pieces", proc_write_pieces}, {"close_stdin", proc_close_stdin},
+  {"write_pieces", proc_write_pieces}, {"pieces_writer", proc_pieces_writer},
+  {"close_stdin", proc_close_stdin},
   {"kill", proc_kill}, {"pid", proc_pid}, {"status", proc_status},
   {"write_queue_size", proc_write_queue_size}, {"envelope", proc_envelope},
   {"close", proc_close}, {NULL, NULL}};

@@ -13,6 +13,8 @@
  *
  * claude.core.Stream (stream_obj.c) is the stream as a Lua object; a
  * claude.core.Process (process.c) holds three.
+ * (Over 600 lines: reading, writing and closing share the stream's handles
+ * and buffers, and each depends on the others' state.)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -140,7 +142,8 @@ typedef struct deliver_args {
 
 /* Pushes the callback's arguments for one line: the line, or its decoded
  * value (or what the stream's envelope reader makes of it), or nil, message,
- * line, "json" when it is not JSON. Returns how many. */
+ * line, "json" when it is not JSON. Returns how many; or -1, the callback
+ * popped, when the envelope reader handled the line itself. */
 static int push_line(lua_State *L, claude_stream *s, const char *line, size_t len) {
   int n;
   if (s->mode != CLAUDE_READ_JSON) {
@@ -156,6 +159,10 @@ static int push_line(lua_State *L, claude_stream *s, const char *line, size_t le
     n = s->envelope(L, line, len, bound, &s->env_state);
     if (bound) lua_remove(L, bound);
     if (n > 0) return n;
+    if (n == CLAUDE_ENVELOPE_DONE) {
+      lua_settop(L, base - 1);
+      return -1;
+    }
     if (n < 0) { /* a function and its argument, called instead of the callback */
       lua_remove(L, base);
       return 1;
@@ -180,7 +187,8 @@ static int deliver_p(lua_State *L) {
   } else if (a->data == NULL) {
     lua_call(L, 0, 0); /* EOF */
   } else {
-    lua_call(L, push_line(L, a->s, a->data, a->len), 0);
+    int n = push_line(L, a->s, a->data, a->len);
+    if (n >= 0) lua_call(L, n, 0);
   }
   return 0;
 }
@@ -232,6 +240,7 @@ static int deliver_lines_p(lua_State *L) {
     s->env_state.ids = &ids;
     n = kind == CLAUDE_LINE_OVERFLOW ? push_overflow(L, s, len) : push_line(L, s, line, len);
     s->env_state.ids = NULL;
+    if (n < 0) continue; /* the envelope reader handled the line itself */
     ctx->call_ids = &ids;
     lua_call(L, n, 0);
     ctx->call_ids = outer;
@@ -508,18 +517,34 @@ int claude_stream_write_json(lua_State *L, claude_stream *s, int idx) {
  * goes back to where it was (nothing of the unit is sent) and the fail
  * triple says which piece: nil, "piece 4: json: ...", "encode". */
 int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first) {
-  int top = lua_gettop(L), i, held;
+  return claude_stream_write_at(L, s, first, NULL, lua_gettop(L) - first + 1);
+}
+
+int claude_stream_write_at(lua_State *L, claude_stream *s, int first, const int *at, int n) {
+  int k, held;
   size_t start, idlen;
   const char *id;
   if (!s->writable) return push_closed(L, s);
   start = s->wlen;
-  for (i = first; i <= top; i++) {
-    if (((i - first) & 1) == 0) {
+  for (k = 0; k < n; k++) {
+    int i = at != NULL ? at[k] : first + k; /* (a stack slot or an upvalue) */
+    if ((k & 1) == 0) {
       size_t len;
       const char *raw = lua_type(L, i) == LUA_TSTRING ? lua_tolstring(L, i, &len) : NULL;
       if (raw == NULL || !append_out(s, raw, len)) {
         s->wlen = start;
         if (raw == NULL) return luaL_typeerror(L, i, "string"); /* misuse */
+        return luaL_error(L, "out of memory");
+      }
+    } else if (lua_isinteger(L, i)) { /* (an id: its digits, without the encoder's set-up) */
+      char digits[24], *p = digits + sizeof digits;
+      lua_Integer v = lua_tointeger(L, i);
+      lua_Unsigned u = v < 0 ? (lua_Unsigned)0 - (lua_Unsigned)v : (lua_Unsigned)v;
+      do *--p = (char)('0' + (int)(u % 10));
+      while ((u /= 10) != 0);
+      if (v < 0) *--p = '-';
+      if (!append_out(s, p, (size_t)(digits + sizeof digits - p))) {
+        s->wlen = start;
         return luaL_error(L, "out of memory");
       }
     } else if (lua_type(L, i) == LUA_TLIGHTUSERDATA &&
@@ -528,8 +553,7 @@ int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first) {
       if (held < 0) {
         s->wlen = start;
         luaL_pushfail(L);
-        lua_pushfstring(L, "piece %d: an id of a control request no longer held",
-                        i - first + 1);
+        lua_pushfstring(L, "piece %d: an id of a control request no longer held", k + 1);
         lua_pushliteral(L, "encode");
         return 3;
       }
@@ -540,7 +564,7 @@ int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first) {
     } else if (!claude_json_encode_append(L, i, &s->wbuf, &s->wlen, &s->wcap)) {
       s->wlen = start;
       luaL_pushfail(L);
-      lua_pushfstring(L, "piece %d: %s", i - first + 1, lua_tostring(L, -2));
+      lua_pushfstring(L, "piece %d: %s", k + 1, lua_tostring(L, -2));
       lua_pushliteral(L, "encode");
       return 3;
     }

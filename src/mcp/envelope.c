@@ -602,7 +602,9 @@ static int read_control_line(lua_State *L, const char *line, size_t len, int bou
 
 /* The answer to a request: jsonrpc, id, result (any value), each once. With a
  * set bound (core.pending), the answer to a request of it goes straight to
- * the request's callback: the set's callback and the result, -1. */
+ * the request's callback: the set's callback and the result, -1; or, for a task
+ * waiting in the set's coroutine, the task resumed here (claude_pending_wake):
+ * nothing, CLAUDE_ENVELOPE_DONE. */
 static int read_response_line(lua_State *L, const char *line, size_t len, int bound,
                               claude_envelope_state *state) {
   reader r = {line, line + len, NULL, NULL};
@@ -625,11 +627,17 @@ static int read_response_line(lua_State *L, const char *line, size_t len, int bo
     if (!ok || !next_member(&r, &done)) return finish(L, &r, base, 0, 0);
   }
   if (finish(L, &r, base, seen == 0x7, 3) == 0) return 0;
-  if (bound && claude_pending_take(L, bound, base + 2)) { /* mark, id, result, cb, method */
-    lua_pop(L, 1);
-    lua_replace(L, base + 1);
-    lua_remove(L, base + 2); /* callback, result */
-    return -1;
+  if (bound) {
+    lua_State *co;
+    if (claude_pending_take(L, bound, base + 2, &co)) { /* mark, id, result, cb */
+      if (co != NULL && claude_pending_wake(L, co, base + 4, base + 3)) {
+        lua_settop(L, base);
+        return CLAUDE_ENVELOPE_DONE;
+      }
+      lua_replace(L, base + 1);
+      lua_remove(L, base + 2); /* callback, result */
+      return -1;
+    }
   }
   return 3;
 }

@@ -50,9 +50,12 @@ void claude_envelope_state_release(lua_State *L, claude_envelope_state *st);
  * shape of its kind; returns how many values it pushed, or 0 (nothing
  * pushed): the stream decodes the line whole, as without it; or -1: it pushed
  * a function and its one argument, which the stream calls instead of its
- * callback (the answer to a request waiting in the set bound to the reader).
+ * callback (the answer to a request waiting in the set bound to the reader);
+ * or CLAUDE_ENVELOPE_DONE: nothing pushed, the line was handled (the answer
+ * resumed the task waiting for it: claude_pending_wake).
  * `bound`: the stack index of the value bound to the reader (a core.pending
  * set for "response"), or 0; `state`: the stream's (or NULL: none kept). */
+#define CLAUDE_ENVELOPE_DONE (-2)
 typedef int (*claude_envelope_fn)(lua_State *L, const char *line, size_t len, int bound,
                                   claude_envelope_state *state);
 

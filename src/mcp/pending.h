@@ -12,8 +12,14 @@ typedef struct claude_pending claude_pending;
 /* Whether the value at idx is a set (core.pending). */
 int claude_is_pending(lua_State *L, int idx);
 /* Takes request `id` (the value at idx_id) from the set at idx: pushes its
- * callback and method and returns 1, or pushes nothing and returns 0. */
-int claude_pending_take(lua_State *L, int idx, int idx_id);
+ * callback and returns 1 (*co: the coroutine the request wakes, or NULL), or
+ * pushes nothing and returns 0. */
+int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co);
+/* Wakes the task at stack slot `task` waiting in coroutine co with `true` and
+ * the value at `result` (its wait_call returns them): returns 1, or 0 when co
+ * does not wait (the caller calls the task instead). May raise (settle_step's
+ * errors). */
+int claude_pending_wake(lua_State *L, lua_State *co, int task, int result);
 /* Adds core.pending to the module table on top of the stack. */
 void claude_open_pending(lua_State *L);
 

@@ -30,6 +30,7 @@
 local core = require "claude.core"
 local async = require "claude.async"
 local rpc = require "claude.rpc"
+local request_written = rpc.Peer.request_written -- (call_tool's: no look-up through Peer)
 local json = require "claude.json"
 local errors = require "claude.errors"
 local era = require "claude.mcp.era"
@@ -46,6 +47,7 @@ local M = {}
 
 local misuse, public = errors.misuse, errors.public
 local pack = table.pack
+local type = type -- (call_tool's checks: an upvalue, not a look-up in the globals)
 local jobject = json.object
 
 local SUPPORTED = {}
@@ -907,53 +909,9 @@ end
 -- @function call_tool
 local public_call_tool = public(call_tool)
 
--- The usual call (no options, the legacy era, connected, no OAuth): call_tool's way with
--- nothing it does not need (no protected call: nothing here is a misuse).
-local function call_plain(self, name, args)
-  local conn = self.conn
-  local write_call = conn.transport.write_call
-  local result, err, kind
-  if self.era == "modern" then -- its rounds (claude.mcp.client.modern), written by send_one
-    local tail = write_call and modern.plain_tail(self)
-    if tail then -- the first round written here, send_one's way (the envelope's JSON made)
-      local timeout = self.opts.timeout
-      args = args or jobject()
-      result, err, kind = conn.peer:request_written("tools/call", write_call, timeout, name,
-        args, tail)
-      if err ~= nil or type(result) ~= "table" or result.resultType ~= "complete" then
-        result, err, kind = modern.call_answered(self, self.send_one, { name = name,
-          arguments = args, _meta = nil }, name, timeout, result, err, kind)
-      else
-        result.resultType = nil
-      end
-    else
-      result, err, kind = modern.call(self, self.send_one, { name = name,
-        arguments = args or jobject(), _meta = nil }, name, self.opts.timeout) -- (room: _meta)
-    end
-    if result == nil and type(err) == "table" and err.code == era.ERRORS.header_mismatch
-      and not (self.tool_headers and self.tool_headers[name]) then
-      -- call_tool's way: an x-mcp-header tool not listed yet, listed now, called once more
-      local listed = list_all(self, "tools/list", "tools", { cache = false }, "call_tool")
-      if listed and self.tool_headers and self.tool_headers[name] then
-        result, err, kind = modern.call(self, self.send_one, { name = name,
-          arguments = args or jobject() }, name, self.opts.timeout)
-      end
-    end
-    if result == nil then return nil, err, kind end
-    if err == "task" then
-      local timeout = self.opts.timeout
-      local t = tasks.new(self, task_request(self), result, { name = name, timeout = timeout,
-        report = function(e) report(self, e) end })
-      return M.check_output(self, name, t:wait { timeout = timeout or nil })
-    end
-  elseif write_call then -- the transport writes it around name and arguments
-    result, err, kind = conn.peer:request_written("tools/call", write_call, self.opts.timeout,
-      name, args or jobject())
-  else
-    result, err, kind = conn.peer:request("tools/call", { name = name,
-      arguments = args or jobject() }, self.opts.timeout)
-  end
-  if result == nil then return nil, err, kind end
+-- A plain call's result (call_plain's, Client.call_tool's): a task the server chose to make
+-- waited for, the tool's output schema checked.
+local function plain_answered(self, name, result)
   local task = result.task
   if task ~= nil and type(task) == "table" and task.taskId ~= nil and result.content == nil then
     -- a task the server chose to make: the call waits for its end (call_tool's way)
@@ -967,11 +925,103 @@ local function call_plain(self, name, args)
   return M.check_output(self, name, result)
 end
 
+-- A modern call's answer, after its first round (modern_first: written by call_plain) or all
+-- its rounds (modern.call): an x-mcp-header tool the client had not listed called once more,
+-- a task waited for.
+local function modern_rest(self, name, args, result, err, kind)
+  if result == nil and type(err) == "table" and err.code == era.ERRORS.header_mismatch
+    and not (self.tool_headers and self.tool_headers[name]) then
+    -- call_tool's way: an x-mcp-header tool not listed yet, listed now, called once more
+    local listed = list_all(self, "tools/list", "tools", { cache = false }, "call_tool")
+    if listed and self.tool_headers and self.tool_headers[name] then
+      result, err, kind = modern.call(self, self.send_one, { name = name,
+        arguments = args or jobject() }, name, self.opts.timeout)
+    end
+  end
+  if result == nil then return nil, err, kind end
+  if err == "task" then
+    local timeout = self.opts.timeout
+    local t = tasks.new(self, task_request(self), result, { name = name, timeout = timeout,
+      report = function(e) report(self, e) end })
+    return M.check_output(self, name, t:wait { timeout = timeout or nil })
+  end
+  return plain_answered(self, name, result)
+end
+
+-- The answer to a modern call's first round, written with the envelope's JSON: a complete
+-- result is the call's, anything else goes on through its rounds (modern.call_answered).
+local function modern_first(self, name, args, timeout, result, err, kind)
+  if err ~= nil or type(result) ~= "table" or result.resultType ~= "complete" then
+    result, err, kind = modern.call_answered(self, self.send_one, { name = name,
+      arguments = args, _meta = nil }, name, timeout, result, err, kind)
+  else
+    result.resultType = nil
+  end
+  return modern_rest(self, name, args, result, err, kind)
+end
+
+-- The usual call (no options, connected, no OAuth): call_tool's way with nothing it does
+-- not need (no protected call: nothing here is a misuse).
+local function call_plain(self, name, args)
+  local conn = self.conn
+  local write_call = conn.transport.write_call
+  local result, err, kind
+  if self.era == "modern" then -- its rounds (claude.mcp.client.modern), written by send_one
+    local tail = write_call and modern.plain_tail(self)
+    if tail then -- the first round written here, send_one's way (the envelope's JSON made)
+      local timeout = self.opts.timeout
+      args = args or jobject()
+      result, err, kind = conn.peer:request_written("tools/call", write_call, timeout, name,
+        args, tail)
+      return modern_first(self, name, args, timeout, result, err, kind)
+    end
+    result, err, kind = modern.call(self, self.send_one, { name = name,
+      arguments = args or jobject(), _meta = nil }, name, self.opts.timeout) -- (room: _meta)
+    return modern_rest(self, name, args, result, err, kind)
+  elseif write_call then -- the transport writes it around name and arguments
+    result, err, kind = conn.peer:request_written("tools/call", write_call, self.opts.timeout,
+      name, args or jobject())
+  else
+    result, err, kind = conn.peer:request("tools/call", { name = name,
+      arguments = args or jobject() }, self.opts.timeout)
+  end
+  if result == nil then return nil, err, kind end
+  return plain_answered(self, name, result)
+end
+
 function Client.call_tool(self, name, args, opts)
   -- (_class: a client's own field, for getmetatable's call with its __metatable look-up)
   if opts == nil and type(self) == "table" and self._class == Client and self.state == "connected"
     and not self.closed and not self.provider
     and type(name) == "string" and (args == nil or type(args) == "table") then
+    -- call_plain's most usual ways, here without a call of it: written by the transport
+    -- around name and arguments (and, modern, the envelope's JSON: modern.plain_tail's, inline)
+    local conn = self.conn
+    local write_call = conn.transport.write_call
+    if write_call then
+      local result, err, kind
+      if self.era ~= "modern" then
+        result, err, kind = request_written(conn.peer, "tools/call", write_call,
+          self.opts.timeout, name, args or jobject())
+        if result == nil then return nil, err, kind end
+      else
+        local e = self.envelope_now
+        local tail = e and e.version == self.protocol_version and e.log_level == self.log_level
+          and e.tail
+        if not tail then return call_plain(self, name, args) end
+        local timeout = self.opts.timeout
+        args = args or jobject()
+        result, err, kind = request_written(conn.peer, "tools/call", write_call, timeout, name,
+          args, tail)
+        if err ~= nil or type(result) ~= "table" or result.resultType ~= "complete" then
+          return modern_first(self, name, args, timeout, result, err, kind)
+        end
+        result.resultType = nil
+      end
+      local schemas = self.output_schemas
+      if result.task == nil and (not schemas or schemas[name] == nil) then return result end
+      return plain_answered(self, name, result)
+    end
     return call_plain(self, name, args)
   end
   return public_call_tool(self, name, args, opts)

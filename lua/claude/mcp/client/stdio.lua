@@ -58,7 +58,7 @@ local function writers(self)
   -- tools/call of `name` with `args` (a table; json.object() when nil, as `call_tool` sends);
   -- `ending`, when given, ends the params: `,"_meta":...}}` and a newline (the modern era's
   -- envelope, as JSON: claude.mcp.client.modern.call_tail)
-  self.write_call = function(id, name, args, ending)
+  local function write_call(id, name, args, ending)
     if not (proc.closed or proc.finished or self.closing) then
       if write_pieces(raw, HEAD, id, CALL, name, ARGS, args, ending or "}}\n") then
         return true
@@ -68,6 +68,9 @@ local function writers(self)
     if ending then params._meta = json.decode(ending:match('^,"_meta":(.*)}}\n$')) end
     return self:send({ jsonrpc = "2.0", id = id, method = "tools/call", params = params })
   end
+  -- the same, written in C while stdin is open (closing the transport, or the process's end,
+  -- closes it first), write_call's way otherwise
+  self.write_call = raw:pieces_writer(HEAD, CALL, ARGS, "}}\n", write_call)
 end
 
 --- Starts the server process.
