@@ -199,6 +199,48 @@ describe("the envelope readers", function()
     end
   end)
 
+  it("build a tool call's usual result as the decoder does, any other result decoded", function()
+    local function item(i) return '{"type":"text","text":"' .. i .. '"}' end
+    local items = {}
+    for i = 1, 9 do items[i] = item(i) end
+    for _, result in ipairs {
+      '{"content":[' .. item(3) .. ']}',
+      '{"content":[' .. item("") .. '],"isError":true}',
+      '{"isError":false,"content":[' .. item("é") .. ']}',
+      '{"content":[' .. item(3) .. '],"resultType":"complete"}',
+      '{"resultType":"complete","isError":false,"content":[' .. item(3) .. ']}',
+      '{"content":[' .. table.concat(items, ",", 1, 8) .. ']}',           -- 8 items
+      '{"content":[' .. table.concat(items, ",", 1, 9) .. ']}',           -- 9: decoded
+      ' { "content" : [ { "type" : "text" , "text" : "3" } ] , "isError" : true } ',
+      '{"content":[]}', '{}', '{"isError":true}',
+      '{"content":[{"text":"3","type":"text"}]}',                        -- other order
+      '{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}]}',
+      '{"content":[{"type":"text","text":"3","_meta":{}}]}',
+      '{"content":[{"type":"text","text":"a\\nb"}]}',                     -- an escape
+      '{"content":[{"type":"text","text":3}]}',
+      '{"content":[' .. item(3) .. '],"isError":null}',
+      '{"content":[' .. item(3) .. '],"isError":1}',
+      '{"content":[' .. item(3) .. '],"resultType":7}',
+      '{"content":[' .. item(3) .. '],"structuredContent":{"n":3}}',
+      '{"content":[' .. item(3) .. '],"content":[' .. item(4) .. ']}',    -- a key twice
+      '{"content":[' .. item(3) .. '],}', '{"content":[' .. item(3) .. ',]}',
+      '{"content":{"type":"text","text":"3"}}', '{"content":[' .. item(3) .. ']',
+    } do
+      local line = '{"jsonrpc":"2.0","id":1,"result":' .. result .. '}'
+      local decoded = json.decode(line)
+      local r = table.pack(core.envelope_read("response", line))
+      if decoded == nil then
+        assert.equal(0, r.n, line)
+      else
+        assert.is_true(agrees("response", line), line)
+        assert.same(decoded.result, r[3], line)
+        if type(decoded.result) == "table" and type(decoded.result.content) == "table" then
+          assert.equal(getmetatable(decoded.result.content), getmetatable(r[3].content), line)
+        end
+      end
+    end
+  end)
+
   it("leave every other line to the decoder", function()
     for _, line in ipairs {
       CALL:gsub('"add"', '"a\\u0064d"'),                  -- an escape

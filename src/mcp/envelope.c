@@ -249,6 +249,95 @@ static int decode_into(lua_State *L, reader *r, int outer, int slot) {
   return 1;
 }
 
+/* A tool call's usual result, built here without the decoder's steps (its
+ * string cache, its frames, an array's elements held until counted): an
+ * object of "content" (one to USUAL_ITEMS items, each {"type":S,"text":S}),
+ * "isError" (a boolean) and "resultType" (a string), each at most once, in
+ * any order, strings without escapes. The tables are the decoder's (sized
+ * for what they hold; a non-empty array has no metatable). Pushes the result,
+ * or returns 0 with anything pushed left above (the caller decodes). */
+#define USUAL_ITEMS 8
+static int usual_item(lua_State *L, reader *r) {
+  const char *s;
+  size_t n;
+  if (!eat(r, '{') || !key_start(r) || !KEY_IS(r, "type") || !eat(r, ':') || !plain(r, &s, &n))
+    return 0;
+  lua_createtable(L, 0, 2);
+  lua_pushliteral(L, "type");
+  lua_pushlstring(L, s, n);
+  lua_rawset(L, -3);
+  if (!eat(r, ',') || !key_start(r) || !KEY_IS(r, "text") || !eat(r, ':') || !plain(r, &s, &n))
+    return 0;
+  lua_pushliteral(L, "text");
+  lua_pushlstring(L, s, n);
+  lua_rawset(L, -3);
+  return eat(r, '}');
+}
+
+static int usual_result(lua_State *L, reader *r) {
+  const char *s;
+  size_t n;
+  unsigned seen = 0;
+  int which, done = 0, items, i, members = 0;
+  luaL_checkstack(L, 2 * 3 + USUAL_ITEMS + 4, "envelope");
+  if (!eat(r, '{')) return 0;
+  while (!done) {
+    if ((which = KEY3(r, "content", "isError", "resultType")) < 0 || (seen & (1u << which)))
+      return 0;
+    seen |= 1u << which;
+    switch (which) {
+      case 0:
+        if (!eat(r, '[')) return 0;
+        lua_pushliteral(L, "content");
+        for (items = 0;;) {
+          if (items == USUAL_ITEMS || !usual_item(L, r)) return 0;
+          items++;
+          if (eat(r, ']')) break;
+          if (!eat(r, ',')) return 0;
+        }
+        lua_createtable(L, items, 0);
+        lua_rotate(L, -1 - items, 1); /* below its items */
+        for (i = items; i >= 1; i--) lua_rawseti(L, -1 - i, i);
+        break;
+      case 1:
+        blanks(r);
+        lua_pushliteral(L, "isError");
+        if (PLAIN_WORD(r, "true")) lua_pushboolean(L, 1);
+        else if (PLAIN_WORD(r, "false")) lua_pushboolean(L, 0);
+        else return 0;
+        break;
+      default:
+        if (!plain(r, &s, &n)) return 0;
+        lua_pushliteral(L, "resultType");
+        lua_pushlstring(L, s, n);
+    }
+    members++;
+    if (!next_member(r, &done)) return 0;
+  }
+  /* the members go in in the line's order, as the decoder's do */
+  lua_createtable(L, 0, members);
+  for (i = 2 * members; i >= 2; i -= 2) {
+    lua_pushvalue(L, -1 - i);
+    lua_pushvalue(L, -1 - i);
+    lua_rawset(L, -3);
+  }
+  return 1;
+}
+
+/* The result at r->p into slot: the usual one built here, any other decoded. */
+static int result_into(lua_State *L, reader *r, int slot) {
+  const char *at = r->p;
+  int top = lua_gettop(L);
+  if (usual_result(L, r)) {
+    lua_replace(L, slot);
+    lua_settop(L, top);
+    return 1;
+  }
+  lua_settop(L, top);
+  r->p = at;
+  return decode_into(L, r, 1, slot);
+}
+
 /* An id (an integer, or a string) into slot. */
 static int id_into(lua_State *L, reader *r, int slot) {
   lua_Integer v;
@@ -622,7 +711,7 @@ static int read_response_line(lua_State *L, const char *line, size_t len, int bo
     switch (which) {
       case 0: ok = PLAIN_IS(&r, "2.0"); break;
       case 1: ok = id_into(L, &r, base + 2); break;
-      default: ok = decode_into(L, &r, 1, base + 3);
+      default: ok = result_into(L, &r, base + 3);
     }
     if (!ok || !next_member(&r, &done)) return finish(L, &r, base, 0, 0);
   }
