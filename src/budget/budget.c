@@ -513,12 +513,20 @@ static int resume_plain(budget_state *st, lua_State *L, lua_State *co, int narg,
   return status;
 }
 
-int claude_resume(lua_State *L, lua_State *co, int narg, int *nres) {
+void *claude_resume_state(lua_State *L) {
   budget_state *st = NULL;
   if (lua_rawgetp(L, LUA_REGISTRYINDEX, &claude_budget_key) == LUA_TUSERDATA)
     st = ((sentinel *)lua_touserdata(L, -1))->st;
   lua_pop(L, 1);
-  return resume_plain(st, L, co, narg, nres);
+  return st;
+}
+
+int claude_resume_in(void *budgets, lua_State *L, lua_State *co, int narg, int *nres) {
+  return resume_plain((budget_state *)budgets, L, co, narg, nres);
+}
+
+int claude_resume(lua_State *L, lua_State *co, int narg, int *nres) {
+  return resume_plain((budget_state *)claude_resume_state(L), L, co, narg, nres);
 }
 
 static int l_resume(lua_State *L) {

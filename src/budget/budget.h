@@ -23,6 +23,11 @@ void claude_open_budget(lua_State *L);
 /* core.resume for C: resumes co with the narg values on its stack (lua_resume's status and
  * *nres), as the running coroutine that a budget's watchdog and an interrupt reach. */
 int claude_resume(lua_State *L, lua_State *co, int narg, int *nres);
+/* claude_resume in two steps, for a caller that resumes often (core.pending's reader): the
+ * state's budgets, or NULL while there are none (once made they last as long as the state:
+ * keep a non-NULL one), then the resume with them. */
+void *claude_resume_state(lua_State *L);
+int claude_resume_in(void *budgets, lua_State *L, lua_State *co, int narg, int *nres);
 
 /* Instructions between two looks at the budget, when counting. */
 #define HOOK_PERIOD 1000

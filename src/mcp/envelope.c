@@ -719,7 +719,7 @@ static int read_response_line(lua_State *L, const char *line, size_t len, int bo
   if (bound) {
     lua_State *co;
     if (claude_pending_take(L, bound, base + 2, &co)) { /* mark, id, result, cb */
-      if (co != NULL && claude_pending_wake(L, co, base + 4, base + 3)) {
+      if (co != NULL && claude_pending_wake(L, bound, co, base + 4, base + 3)) {
         lua_settop(L, base);
         return CLAUDE_ENVELOPE_DONE;
       }

@@ -44,7 +44,8 @@
 #define MT_PENDING "claude.core.Pending"
 #define INITIAL_SIZE 64
 
-enum { UV_CALLBACKS = 1, UV_METHODS, UV_OLD_CALLBACKS, UV_OLD_METHODS, UV_OLD_DUE, UV_COUNT };
+enum { UV_CALLBACKS = 1, UV_METHODS, UV_OLD_CALLBACKS, UV_OLD_METHODS, UV_OLD_DUE, UV_SUSPEND,
+       UV_COUNT };
 
 /* The set's timer of deadlines: malloc'ed, closed with the set or with the context. */
 typedef struct deadline_timer {
@@ -65,6 +66,11 @@ struct claude_pending {
   lua_Integer timed;     /* requests with a deadline, in the ring and the hash */
   lua_Integer old_timed; /* of them in the hash (UV_OLD_DUE: id -> deadline) */
   deadline_timer *timer; /* made with the first deadline */
+  /* What every wake looked up in the registry, kept from the first that found it: the
+   * state's budgets (claude_resume_state; they last as long as the state) and async's
+   * SUSPEND (anchored at UV_SUSPEND, so the address stays its own) */
+  void *budgets;
+  const void *suspend;
 };
 
 static claude_pending *check_set(lua_State *L, int idx) {
@@ -490,22 +496,29 @@ static void arm(lua_State *L, int idx, claude_pending *p, uint64_t due) {
   claude_wake(t->hdr.ctx);
 }
 
-int claude_pending_wake(lua_State *L, lua_State *co, int task, int result) {
+int claude_pending_wake(lua_State *L, int set, lua_State *co, int task, int result) {
+  claude_pending *p = (claude_pending *)lua_touserdata(L, set);
   int status, nres;
   if (co == L || lua_status(co) != LUA_YIELD || !lua_checkstack(co, 3)) return 0;
+  if (p->budgets == NULL) p->budgets = claude_resume_state(L);
   lua_pushboolean(co, 1);
   lua_pushvalue(L, result);
   lua_xmove(L, co, 1);
-  status = claude_resume(L, co, 2, &nres);
+  status = claude_resume_in(p->budgets, L, co, 2, &nres);
   if (status == LUA_YIELD && nres == 1) { /* waits again: yielded SUSPEND */
-    int again;
-    lua_rawgetp(co, LUA_REGISTRYINDEX, &SUSPEND_KEY);
-    again = lua_rawequal(co, -1, -2);
-    if (again) {
-      lua_pop(co, 2);
+    if (p->suspend == NULL) {
+      if (lua_rawgetp(L, LUA_REGISTRYINDEX, &SUSPEND_KEY) == LUA_TTABLE) {
+        p->suspend = lua_topointer(L, -1);
+        lua_setiuservalue(L, set, UV_SUSPEND);
+      } else {
+        lua_pop(L, 1);
+      }
+    }
+    if (p->suspend != NULL && lua_type(co, -1) == LUA_TTABLE &&
+        lua_topointer(co, -1) == p->suspend) {
+      lua_pop(co, 1);
       return 1;
     }
-    lua_pop(co, 1);
   }
   /* anything else is settle_step's (task, co, ok, ...): as core.resume returns it */
   if (status != LUA_OK && status != LUA_YIELD) nres = 1; /* the error object */

@@ -17,9 +17,10 @@ int claude_is_pending(lua_State *L, int idx);
 int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co);
 /* Wakes the task at stack slot `task` waiting in coroutine co with `true` and
  * the value at `result` (its wait_call returns them): returns 1, or 0 when co
- * does not wait (the caller calls the task instead). May raise (settle_step's
- * errors). */
-int claude_pending_wake(lua_State *L, lua_State *co, int task, int result);
+ * does not wait (the caller calls the task instead). `set`: the set's slot (an
+ * absolute index), which keeps what every wake looks up. May raise
+ * (settle_step's errors). */
+int claude_pending_wake(lua_State *L, int set, lua_State *co, int task, int result);
 /* Adds core.pending to the module table on top of the stack. */
 void claude_open_pending(lua_State *L);
 
