@@ -257,30 +257,58 @@ static int decode_into(lua_State *L, reader *r, int outer, int slot) {
  * for what they hold; a non-empty array has no metatable). Pushes the result,
  * or returns 0 with anything pushed left above (the caller decodes). */
 #define USUAL_ITEMS 8
-static int usual_item(lua_State *L, reader *r) {
+/* Its keys (and "text", the usual type), made once per stream: a table the
+ * stream's state holds by a registry ref (keys_ref), read by index. */
+static const char *const usual_keys[] = {"content", "isError", "resultType", "type", "text"};
+enum { K_CONTENT = 1, K_IS_ERROR, K_RESULT_TYPE, K_TYPE, K_TEXT, K_COUNT = K_TEXT };
+
+/* Pushes the table of keys; returns its slot. */
+static int push_usual_keys(lua_State *L, claude_envelope_state *state) {
+  int i;
+  if (state != NULL && state->keys_ref != LUA_NOREF) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, state->keys_ref);
+    return lua_gettop(L);
+  }
+  lua_createtable(L, K_COUNT, 0);
+  for (i = 0; i < K_COUNT; i++) {
+    lua_pushstring(L, usual_keys[i]);
+    lua_rawseti(L, -2, i + 1);
+  }
+  if (state != NULL) {
+    lua_pushvalue(L, -1);
+    state->keys_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  return lua_gettop(L);
+}
+
+static int usual_item(lua_State *L, reader *r, int keys) {
   const char *s;
   size_t n;
   if (!eat(r, '{') || !key_start(r) || !KEY_IS(r, "type") || !eat(r, ':') || !plain(r, &s, &n))
     return 0;
   lua_createtable(L, 0, 2);
-  lua_pushliteral(L, "type");
-  lua_pushlstring(L, s, n);
+  lua_rawgeti(L, keys, K_TYPE);
+  if (n == 4 && memcmp(s, "text", 4) == 0) lua_rawgeti(L, keys, K_TEXT);
+  else lua_pushlstring(L, s, n);
   lua_rawset(L, -3);
   if (!eat(r, ',') || !key_start(r) || !KEY_IS(r, "text") || !eat(r, ':') || !plain(r, &s, &n))
     return 0;
-  lua_pushliteral(L, "text");
+  lua_rawgeti(L, keys, K_TEXT);
   lua_pushlstring(L, s, n);
   lua_rawset(L, -3);
   return eat(r, '}');
 }
 
-static int usual_result(lua_State *L, reader *r) {
+static int usual_result(lua_State *L, reader *r, claude_envelope_state *state) {
   const char *s;
   size_t n;
   unsigned seen = 0;
-  int which, done = 0, items, i, members = 0;
-  luaL_checkstack(L, 2 * 3 + USUAL_ITEMS + 4, "envelope");
-  if (!eat(r, '{')) return 0;
+  int which, done = 0, items, i, members = 0, keys;
+  luaL_checkstack(L, 2 * 3 + USUAL_ITEMS + 6, "envelope");
+  blanks(r);
+  if (r->p >= r->end || *r->p != '{') return 0;
+  r->p++;
+  keys = push_usual_keys(L, state);
   while (!done) {
     if ((which = KEY3(r, "content", "isError", "resultType")) < 0 || (seen & (1u << which)))
       return 0;
@@ -288,9 +316,9 @@ static int usual_result(lua_State *L, reader *r) {
     switch (which) {
       case 0:
         if (!eat(r, '[')) return 0;
-        lua_pushliteral(L, "content");
+        lua_rawgeti(L, keys, K_CONTENT);
         for (items = 0;;) {
-          if (items == USUAL_ITEMS || !usual_item(L, r)) return 0;
+          if (items == USUAL_ITEMS || !usual_item(L, r, keys)) return 0;
           items++;
           if (eat(r, ']')) break;
           if (!eat(r, ',')) return 0;
@@ -301,14 +329,14 @@ static int usual_result(lua_State *L, reader *r) {
         break;
       case 1:
         blanks(r);
-        lua_pushliteral(L, "isError");
+        lua_rawgeti(L, keys, K_IS_ERROR);
         if (PLAIN_WORD(r, "true")) lua_pushboolean(L, 1);
         else if (PLAIN_WORD(r, "false")) lua_pushboolean(L, 0);
         else return 0;
         break;
       default:
         if (!plain(r, &s, &n)) return 0;
-        lua_pushliteral(L, "resultType");
+        lua_rawgeti(L, keys, K_RESULT_TYPE);
         lua_pushlstring(L, s, n);
     }
     members++;
@@ -328,7 +356,7 @@ static int usual_result(lua_State *L, reader *r) {
 static int result_into(lua_State *L, reader *r, int slot) {
   const char *at = r->p;
   int top = lua_gettop(L);
-  if (usual_result(L, r)) {
+  if (usual_result(L, r, r->state)) {
     lua_replace(L, slot);
     lua_settop(L, top);
     return 1;
@@ -410,7 +438,7 @@ void claude_envelope_state_init(claude_envelope_state *st) {
   st->members = NULL;
   st->len = 0;
   st->bits = 0;
-  st->text_ref = st->version_ref = LUA_NOREF;
+  st->text_ref = st->version_ref = st->keys_ref = LUA_NOREF;
   st->ids = NULL;
 }
 
@@ -418,6 +446,7 @@ void claude_envelope_state_release(lua_State *L, claude_envelope_state *st) {
   claude_call_ids *ids = st->ids; /* (the frame's, not the kept envelope's) */
   luaL_unref(L, LUA_REGISTRYINDEX, st->text_ref);
   luaL_unref(L, LUA_REGISTRYINDEX, st->version_ref);
+  luaL_unref(L, LUA_REGISTRYINDEX, st->keys_ref);
   claude_envelope_state_init(st);
   st->ids = ids;
 }
@@ -696,10 +725,9 @@ static int read_control_line(lua_State *L, const char *line, size_t len, int bou
  * nothing, CLAUDE_ENVELOPE_DONE. */
 static int read_response_line(lua_State *L, const char *line, size_t len, int bound,
                               claude_envelope_state *state) {
-  reader r = {line, line + len, NULL, NULL};
+  reader r = {line, line + len, state, NULL};
   int base = lua_gettop(L), done = 0, which, ok;
   unsigned seen = 0;
-  (void)state;
   luaL_checkstack(L, 8, "envelope");
   lua_pushlightuserdata(L, (void *)&RESULT_MARK);
   lua_settop(L, base + 3);

@@ -35,6 +35,7 @@ typedef struct claude_envelope_state {
   size_t len;          /* their length; 0: none kept */
   unsigned bits;       /* which keys of _meta they are */
   int text_ref, version_ref;
+  int keys_ref; /* the response reader's keys of a usual result, made once */
   claude_call_ids *ids;
 } claude_envelope_state;
 

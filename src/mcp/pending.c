@@ -234,9 +234,16 @@ static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_In
 /* set:add(id, n, callback, method[, wake[, timeout]]) -> true: the deadline is the set's.
  * wake: the callback is the running task (async.caller), which its answer resumes in this
  * coroutine. */
+/* luaL_checkinteger, with one look at the value when it is one (the error path only else) */
+static lua_Integer check_integer(lua_State *L, int i) {
+  int isnum;
+  lua_Integer v = lua_tointegerx(L, i, &isnum);
+  return isnum ? v : luaL_checkinteger(L, i);
+}
+
 static int pending_add(lua_State *L) {
   claude_pending *p = check_set(L, 1);
-  lua_Integer id = luaL_checkinteger(L, 2), n = luaL_checkinteger(L, 3);
+  lua_Integer id = check_integer(L, 2), n = check_integer(L, 3);
   lua_State *co = lua_toboolean(L, 6) && lua_isyieldable(L) ? L : NULL;
   uint64_t due = 0;
   if (lua_type(L, 7) == LUA_TNUMBER) {
