@@ -157,12 +157,12 @@ static int push_line(lua_State *L, claude_stream *s, const char *line, size_t le
       bound = base + 1;
     }
     n = s->envelope(L, line, len, bound, &s->env_state);
-    if (bound) lua_remove(L, bound);
-    if (n > 0) return n;
-    if (n == CLAUDE_ENVELOPE_DONE) {
+    if (n == CLAUDE_ENVELOPE_DONE) { /* (the bound value goes with the callback) */
       lua_settop(L, base - 1);
       return -1;
     }
+    if (bound) lua_remove(L, bound);
+    if (n > 0) return n;
     if (n < 0) { /* a function and its argument, called instead of the callback */
       lua_remove(L, base);
       return 1;

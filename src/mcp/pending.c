@@ -346,7 +346,8 @@ int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co) {
       lua_rawgeti(L, -1, s + 1);
       lua_pushboolean(L, 0); /* (the slot keeps no reference to the task) */
       lua_rawseti(L, -3, s + 1);
-      lua_remove(L, -2);
+      lua_copy(L, -1, -2); /* (lua_remove's rotation, without it) */
+      lua_pop(L, 1);
       return 1;
     }
   }
