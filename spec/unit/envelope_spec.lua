@@ -225,6 +225,10 @@ describe("the envelope readers", function()
       '{"content":[' .. item(3) .. '],"content":[' .. item(4) .. ']}',    -- a key twice
       '{"content":[' .. item(3) .. '],}', '{"content":[' .. item(3) .. ',]}',
       '{"content":{"type":"text","text":"3"}}', '{"content":[' .. item(3) .. ']',
+      '{"content":[' .. item(3) .. ',{"type":"image","data":"AA==","mimeType":"image/png"}]}',
+      '{"content":[' .. item(3) .. ',' .. item(4) .. '],"content":[]}',
+      '{"content":[' .. item(3) .. ',{"type":"resource","text":"4"}],"isError":false}',
+      '{"content":[{"type":"text","text":"3"} , {"type" :"text","text":"4"}]}',
     } do
       local line = '{"jsonrpc":"2.0","id":1,"result":' .. result .. '}'
       local decoded = json.decode(line)

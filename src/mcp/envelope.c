@@ -281,34 +281,74 @@ static int push_usual_keys(lua_State *L, claude_envelope_state *state) {
   return lua_gettop(L);
 }
 
-static int usual_item(lua_State *L, reader *r, int keys) {
+/* An item's text (r->p at its string) and the item's end: pushes the item, its type's string
+ * at the top (taken). */
+static int usual_text(lua_State *L, reader *r, int keys) {
   const char *s;
   size_t n;
-  if (!eat(r, '{') || !key_start(r) || !KEY_IS(r, "type") || !eat(r, ':') || !plain(r, &s, &n))
-    return 0;
+  if (!plain(r, &s, &n)) return 0;
   lua_createtable(L, 0, 2);
   lua_rawgeti(L, keys, K_TYPE);
-  if (n == 4 && memcmp(s, "text", 4) == 0) lua_rawgeti(L, keys, K_TEXT);
-  else lua_pushlstring(L, s, n);
+  lua_rotate(L, -3, -1); /* item, "type", type */
   lua_rawset(L, -3);
-  if (!eat(r, ',') || !key_start(r) || !KEY_IS(r, "text") || !eat(r, ':') || !plain(r, &s, &n))
-    return 0;
   lua_rawgeti(L, keys, K_TEXT);
   lua_pushlstring(L, s, n);
   lua_rawset(L, -3);
   return eat(r, '}');
 }
 
+static int usual_item(lua_State *L, reader *r, int keys) {
+  const char *s;
+  size_t n;
+  if (!eat(r, '{') || !key_start(r) || !KEY_IS(r, "type") || !eat(r, ':') || !plain(r, &s, &n))
+    return 0;
+  if (n == 4 && memcmp(s, "text", 4) == 0) lua_rawgeti(L, keys, K_TEXT);
+  else lua_pushlstring(L, s, n);
+  if (!eat(r, ',') || !key_start(r) || !KEY_IS(r, "text") || !eat(r, ':')) return 0;
+  return usual_text(L, r, keys);
+}
+
+/* The content's items after its '[' (`items` of them pushed already) and its ']': pushes the
+ * array in their place. */
+static int usual_items(lua_State *L, reader *r, int keys, int items) {
+  int i;
+  for (;;) {
+    if (items > 0) {
+      if (eat(r, ']')) break;
+      if (!eat(r, ',')) return 0;
+    }
+    if (items == USUAL_ITEMS || !usual_item(L, r, keys)) return 0;
+    items++;
+  }
+  lua_createtable(L, items, 0);
+  lua_rotate(L, -1 - items, 1); /* below its items */
+  for (i = items; i >= 1; i--) lua_rawseti(L, -1 - i, i);
+  return 1;
+}
+
+/* How a usual result begins, compact: compared at once, its text read next. */
+static const char USUAL_START[] = "\"content\":[{\"type\":\"text\",\"text\":";
+#define USUAL_START_LEN (sizeof USUAL_START - 1)
+
 static int usual_result(lua_State *L, reader *r, claude_envelope_state *state) {
   const char *s;
   size_t n;
   unsigned seen = 0;
-  int which, done = 0, items, i, members = 0, keys;
+  int which, done = 0, i, members = 0, keys;
   luaL_checkstack(L, 2 * 3 + USUAL_ITEMS + 6, "envelope");
   blanks(r);
   if (r->p >= r->end || *r->p != '{') return 0;
   r->p++;
   keys = push_usual_keys(L, state);
+  if ((size_t)(r->end - r->p) > USUAL_START_LEN &&
+      memcmp(r->p, USUAL_START, USUAL_START_LEN) == 0) {
+    r->p += USUAL_START_LEN;
+    lua_rawgeti(L, keys, K_CONTENT);
+    lua_rawgeti(L, keys, K_TEXT); /* its type */
+    if (!usual_text(L, r, keys) || !usual_items(L, r, keys, 1)) return 0;
+    seen = members = 1;
+    if (!next_member(r, &done)) return 0;
+  }
   while (!done) {
     if ((which = KEY3(r, "content", "isError", "resultType")) < 0 || (seen & (1u << which)))
       return 0;
@@ -317,15 +357,7 @@ static int usual_result(lua_State *L, reader *r, claude_envelope_state *state) {
       case 0:
         if (!eat(r, '[')) return 0;
         lua_rawgeti(L, keys, K_CONTENT);
-        for (items = 0;;) {
-          if (items == USUAL_ITEMS || !usual_item(L, r, keys)) return 0;
-          items++;
-          if (eat(r, ']')) break;
-          if (!eat(r, ',')) return 0;
-        }
-        lua_createtable(L, items, 0);
-        lua_rotate(L, -1 - items, 1); /* below its items */
-        for (i = items; i >= 1; i--) lua_rawseti(L, -1 - i, i);
+        if (!usual_items(L, r, keys, 0)) return 0;
         break;
       case 1:
         blanks(r);
@@ -718,6 +750,10 @@ static int read_control_line(lua_State *L, const char *line, size_t len, int bou
   return finish(L, &r, base, read_control(L, &r, base + 1), S_SERVER + 1);
 }
 
+/* How an answer usually begins, compact: compared at once, its id read next. */
+static const char ANSWER_START[] = "\"jsonrpc\":\"2.0\",\"id\":";
+#define ANSWER_START_LEN (sizeof ANSWER_START - 1)
+
 /* The answer to a request: jsonrpc, id, result (any value), each once. With a
  * set bound (core.pending), the answer to a request of it goes straight to
  * the request's callback: the set's callback and the result, -1; or, for a task
@@ -732,6 +768,12 @@ static int read_response_line(lua_State *L, const char *line, size_t len, int bo
   lua_pushlightuserdata(L, (void *)&RESULT_MARK);
   lua_settop(L, base + 3);
   if (!eat(&r, '{')) return finish(L, &r, base, 0, 0);
+  if ((size_t)(r.end - r.p) > ANSWER_START_LEN &&
+      memcmp(r.p, ANSWER_START, ANSWER_START_LEN) == 0) {
+    r.p += ANSWER_START_LEN; /* the usual start, compared at once */
+    seen = 0x3;
+    if (!id_into(L, &r, base + 2) || !next_member(&r, &done)) return finish(L, &r, base, 0, 0);
+  }
   while (!done) {
     if ((which = KEY3(&r, "jsonrpc", "id", "result")) < 0 || (seen & (1u << which)))
       return finish(L, &r, base, 0, 0);
