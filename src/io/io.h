@@ -119,6 +119,10 @@ int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first);
 /* write_pieces' body for the n pieces at the indices at[0..n-1] (stack slots or upvalues:
  * raw pieces at the even positions), or, when at is NULL, from stack slot first on. */
 int claude_stream_write_at(lua_State *L, claude_stream *s, int first, const int *at, int n);
+/* The same, the raw piece k (at position 2k) given as its bytes when raws[k] is not NULL
+ * (a string the caller keeps alive: no look at the stack for it). */
+int claude_stream_write_raw_at(lua_State *L, claude_stream *s, int first, const int *at, int n,
+                               const char *const *raws, const size_t *raw_lens);
 /* The envelope(kind [, bound]) method's body: the lines of the usual shape of
  * one protocol ("request", "control", "response": mcp/envelope.c) reach the
  * callback as the few values their receiver reads; nil or none: every line

@@ -379,16 +379,27 @@ static int proc_write_pieces(lua_State *L) {
   return claude_stream_write_pieces(L, &check_proc(L)->in, 2);
 }
 
+/* The raw pieces of a pieces writer (its upvalues 2 to 5, which keep the strings) as bytes. */
+typedef struct raw_pieces {
+  const char *raw[4];
+  size_t len[4];
+} raw_pieces;
+
 /* The function p:pieces_writer makes: f(v1, v2, v3[, last]) writes raw1 v1 raw2 v2 raw3 v3
  * and last (or its own) as p:write_pieces does, and returns true; else (stdin closed, a
- * value JSON cannot hold) it returns what its fallback returns for the same arguments. */
+ * value JSON cannot hold) it returns what its fallback returns for the same arguments.
+ * (Upvalue 7: the raw pieces' bytes, read once.) */
 static int pieces_write(lua_State *L) {
   proc_obj *p = *(proc_obj **)lua_touserdata(L, lua_upvalueindex(1));
   lua_settop(L, 4);
   if (p != NULL) { /* (the pieces where they are: no copies on the stack) */
     const int at[7] = {lua_upvalueindex(2), 1, lua_upvalueindex(3), 2, lua_upvalueindex(4), 3,
                        lua_toboolean(L, 4) ? 4 : lua_upvalueindex(5)};
-    if (claude_stream_write_at(L, &p->in, 1, at, 7) == 1 && lua_toboolean(L, -1)) return 1;
+    raw_pieces *rp = (raw_pieces *)lua_touserdata(L, lua_upvalueindex(7));
+    const char *raws[4] = {rp->raw[0], rp->raw[1], rp->raw[2], at[6] == 4 ? NULL : rp->raw[3]};
+    if (claude_stream_write_raw_at(L, &p->in, 1, at, 7, raws, rp->len) == 1 &&
+        lua_toboolean(L, -1))
+      return 1;
     lua_settop(L, 4);
   }
   lua_pushvalue(L, lua_upvalueindex(6));
@@ -402,11 +413,14 @@ static int pieces_write(lua_State *L) {
  * the id, the tool's name and its arguments). */
 static int proc_pieces_writer(lua_State *L) {
   int i;
+  raw_pieces *rp;
   check_proc(L);
   for (i = 2; i <= 5; i++) luaL_checktype(L, i, LUA_TSTRING);
   luaL_checktype(L, 6, LUA_TFUNCTION);
   lua_settop(L, 6);
-  lua_pushcclosure(L, pieces_write, 6);
+  rp = (raw_pieces *)lua_newuserdatauv(L, sizeof *rp, 0);
+  for (i = 0; i < 4; i++) rp->raw[i] = lua_tolstring(L, i + 2, &rp->len[i]);
+  lua_pushcclosure(L, pieces_write, 7);
   return 1;
 }
 

@@ -521,6 +521,11 @@ int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first) {
 }
 
 int claude_stream_write_at(lua_State *L, claude_stream *s, int first, const int *at, int n) {
+  return claude_stream_write_raw_at(L, s, first, at, n, NULL, NULL);
+}
+
+int claude_stream_write_raw_at(lua_State *L, claude_stream *s, int first, const int *at, int n,
+                               const char *const *raws, const size_t *raw_lens) {
   int k, held;
   size_t start, idlen;
   const char *id;
@@ -530,7 +535,13 @@ int claude_stream_write_at(lua_State *L, claude_stream *s, int first, const int 
     int i = at != NULL ? at[k] : first + k; /* (a stack slot or an upvalue) */
     if ((k & 1) == 0) {
       size_t len;
-      const char *raw = lua_type(L, i) == LUA_TSTRING ? lua_tolstring(L, i, &len) : NULL;
+      const char *raw;
+      if (raws != NULL && raws[k / 2] != NULL) {
+        raw = raws[k / 2];
+        len = raw_lens[k / 2];
+      } else {
+        raw = lua_type(L, i) == LUA_TSTRING ? lua_tolstring(L, i, &len) : NULL;
+      }
       if (raw == NULL || !append_out(s, raw, len)) {
         s->wlen = start;
         if (raw == NULL) return luaL_typeerror(L, i, "string"); /* misuse */
