@@ -19,8 +19,9 @@
  *                                    bound (core.pending), the answer to a request
  *                                    of it straight to its callback
  *
- * where arguments, _meta and result are decoded (nil when absent), and the
- * rest is checked here: "jsonrpc" is "2.0", the method "tools/call", the
+ * where arguments, _meta and result are decoded (nil when absent; a tool
+ * call's usual result, text content, is built here as the decoder would
+ * build it: usual_result), and the rest is checked here: "jsonrpc" is "2.0", the method "tools/call", the
  * subtype "mcp_message", the type "control_request". A _meta of the claude
  * CLI's shape (a progress token and the tool use's id, nothing else) is not
  * decoded: _meta is then core.MCP_CALL, and its two values follow (nil when
