@@ -626,6 +626,36 @@ describe("the HTTP server reads requests as RFC 9112 frames them", function()
     assert.same({ "GET /1 ", "POST /a abc", "POST /a xyz0123456789", "GET /4 " }, seen)
   end)
 
+  it("reads what a client sends while its request is answered, once the answer is out",
+    function()
+      -- The first request's answer waits; meanwhile the client sends a second: the server
+      -- reads nothing while it answers (the head and the body of the request it answers are
+      -- in its read buffer), then both are answered, in order.
+      local late = assert(http.listen { on_request = function(req, res)
+        seen[#seen + 1] = req.method .. " " .. req.path .. " " .. req.body
+        if req.path == "/1" then claude.sleep(0.3) end
+        res:respond(200, { ["content-type"] = "text/plain" }, "ok " .. req.path .. "\n")
+      end })
+      local p <close> = assert(process.spawn { NODE, args = { "-e", [[
+        const net = require('net');
+        let out = '';
+        const s = net.connect(+process.argv[1], '127.0.0.1', () => {
+          s.write('POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc');
+          setTimeout(() => s.write('GET /2 HTTP/1.1\r\nHost: x\r\n\r\n'), 100);
+        });
+        const done = () => { process.stdout.write(JSON.stringify({ out }) + '\n'); process.exit(0); };
+        s.on('data', d => { out += d.toString('latin1'); if (/ok \/2/.test(out)) done(); });
+        s.on('end', done);
+        s.on('error', e => { process.stdout.write(JSON.stringify({ out, error: e.code }) + '\n'); });
+      ]], tostring(late:port()) } })
+      local r = json.decode(assert(p:read_line(20)))
+      p:wait(20)
+      assert.is_nil(r.error)
+      assert.same({ "ok /1", "ok /2" }, { r.out:match("(ok /1).*(ok /2)") })
+      assert.same({ "POST /1 abc", "GET /2 " }, seen)
+      close(late)
+    end)
+
   it("answers 431 to a head over max_header and 413 to a body over max_body, then closes",
     function()
       for _, case in ipairs {
