@@ -643,10 +643,13 @@ describe("the HTTP server reads requests as RFC 9112 frames them", function()
           s.write('POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc');
           setTimeout(() => s.write('GET /2 HTTP/1.1\r\nHost: x\r\n\r\n'), 100);
         });
-        const done = () => { process.stdout.write(JSON.stringify({ out }) + '\n'); process.exit(0); };
+        const done = (error) => {
+          process.stdout.write(JSON.stringify({ out, error }) + '\n');
+          process.exit(0);
+        };
         s.on('data', d => { out += d.toString('latin1'); if (/ok \/2/.test(out)) done(); });
-        s.on('end', done);
-        s.on('error', e => { process.stdout.write(JSON.stringify({ out, error: e.code }) + '\n'); });
+        s.on('end', () => done());
+        s.on('error', e => done(e.code));
       ]], tostring(late:port()) } })
       local r = json.decode(assert(p:read_line(20)))
       p:wait(20)
