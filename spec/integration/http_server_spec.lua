@@ -100,6 +100,30 @@ describe("the HTTP server", function()
     close(srv)
   end)
 
+  it("hands a lean request (lean = true): without target, version, raw_headers, remote_port",
+    function()
+      local seen
+      local srv = assert(core.http_listen { lean = true, on_request = function(req, res)
+        seen = req
+        res:respond(200, nil, "ok")
+      end })
+      local code = curl { "-s", "-H", "X-Rep: a", "-H", "X-Rep: b", "-H", "Cookie: a=1",
+        "-H", "Cookie: b=2", "-d", "hi", "--path-as-is", url(srv, "/a/../b%2Fc/d?x=1") }
+      assert.equal(0, code)
+      local keys = {}
+      for k in pairs(seen) do keys[#keys + 1] = k end
+      table.sort(keys)
+      assert.same({ "body", "headers", "method", "path", "query", "remote_address" }, keys)
+      assert.same({ "POST", "/b/c/d", "x=1", "hi", "127.0.0.1" },
+        { seen.method, seen.path, seen.query, seen.body, seen.remote_address })
+      assert.equal("a, b", seen.headers["x-rep"])
+      assert.equal("a=1; b=2", seen.headers.cookie)
+      assert.equal("127.0.0.1:" .. srv:port(), seen.headers.host)
+      close(srv)
+      assert.has_error(function() core.http_listen { lean = 1, on_request = print } end,
+        "bad field 'lean' (boolean expected, got number)")
+    end)
+
   it("takes POST, PUT and DELETE bodies, whole", function()
     local bodies = {}
     local srv = assert(core.http_listen { on_request = function(req, res)

@@ -168,6 +168,7 @@ struct http_server {
   int rewrap_open;
   size_t max_header;
   double grace_secs;
+  int lean;               /* requests without target, version, raw_headers, remote_port */
   http_conn conns;        /* list head of live connections */
   int nconns;
   http_res *responses;    /* responses whose h2o request still exists */

@@ -1060,7 +1060,8 @@ M.listen = errors.public(function(servers, opts)
   self.guard = origin.new(o)
   -- answered in the loop's callback: the common request starts no task
   local function bytes(v) return v ~= math.huge and math.floor(v) or 0 end
-  local srv, err, kind = http_server.listen { host = o.host, port = o.port,
+  -- lean: the fields read here only (method, path, query, headers, body, remote_address)
+  local srv, err, kind = http_server.listen { host = o.host, port = o.port, lean = true,
     max_body = o.max_body, tasks = false, internal_error = internal_error,
     high_water = bytes(o.high_water), max_queued = bytes(o.max_queued),
     write_timeout = o.write_timeout ~= math.huge and o.write_timeout or 0,
