@@ -423,6 +423,44 @@ describe("the HTTP server", function()
     close(srv)
   end)
 
+  it("sends headers made once with core.http_headers, as it sends a table", function()
+    local made = core.http_headers { ["Content-Type"] = "text/plain", ["X-Many"] = { "1", "2" },
+      ["x-id"] = 7 }
+    local closing = core.http_headers { connection = "close" }
+    local stream = core.http_headers { ["content-type"] = "text/event-stream" }
+    assert.equal("claude.HttpHeaders (4)", tostring(made))
+    local srv = assert(core.http_listen { on_request = function(req, res)
+      if req.path == "/close" then return res:respond(200, closing, "bye") end
+      if req.path == "/stream" then
+        res:start(200, stream)
+        return res:finish("data: x\n\n")
+      end
+      res:respond(200, made, "hello")
+    end })
+    local code, out = curl { "-si", url(srv), url(srv) } -- two on one connection
+    assert.equal(0, code)
+    for line, times in pairs { ["content-type: text/plain"] = 2, ["x-many: 1\nx-many: 2"] = 2,
+      ["x-id: 7"] = 2, hello = 2 } do
+      assert.equal(times, select(2, out:gsub("\n" .. line:gsub("%-", "%%-"), "")), line)
+    end
+    code, out = curl { "-si", url(srv, "/close") }
+    assert.equal(0, code)
+    assert.matches("\n[Cc]onnection: close\n", out)
+    code, out = curl { "-si", url(srv, "/stream") }
+    assert.equal(0, code)
+    assert.matches("\ncontent%-type: text/event%-stream\n", out)
+    assert.matches("data: x", out)
+    close(srv)
+    -- checked when made, with respond's words
+    assert.has_error(function() core.http_headers { ["bad name"] = "v" } end,
+      "bad header name 'bad name'")
+    assert.has_error(function() core.http_headers { ["x-bad"] = "a\r\nb" } end,
+      "bad header 'x-bad' (CR, LF or NUL in its value)")
+    assert.has_error(function() core.http_headers { ["Content-Length"] = "3" } end,
+      "bad header 'Content-Length' (the server sets it)")
+    assert.has_error(function() core.http_headers("x") end)
+  end)
+
   it("rejects bad response headers and misuse with clear errors", function()
     local results = {}
     local srv = assert(core.http_listen { on_request = function(req, res)

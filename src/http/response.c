@@ -496,12 +496,21 @@ static void headers(lua_State *L, http_res *res, int idx, int add) {
   }
 }
 
-/* Status line and headers: checked, then set; raises on bad input. */
+void claude_http_check_headers(lua_State *L, int idx) { headers(L, NULL, idx, 0); }
+
+int claude_http_lc_equal(const char *s, size_t len, const char *lit) {
+  return lc_equal(s, len, lit);
+}
+
+/* Status line and headers: checked, then set; raises on bad input. Headers
+ * made by core.http_headers were checked when they were made. */
 static void response_head(lua_State *L, http_res *res, int status, int hidx) {
-  headers(L, res, hidx, 0);
+  int made = lua_type(L, hidx) == LUA_TUSERDATA;
+  if (!made) headers(L, res, hidx, 0);
   res->req->res.status = status;
   res->req->res.reason = reason_phrase(status);
-  headers(L, res, hidx, 1);
+  if (!made) headers(L, res, hidx, 1);
+  else if (!claude_http_headers_put(L, hidx, res->req)) luaL_typeerror(L, hidx, "table");
 }
 
 static void append(lua_State *L, http_res *res, const char *s, size_t len);

@@ -742,6 +742,7 @@ void claude_open_http(lua_State *L) {
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
   claude_http_open_response(L);
+  claude_http_open_headers(L);
   lua_pushcfunction(L, l_http_listen);
   lua_setfield(L, -2, "http_listen");
 }

@@ -17,6 +17,8 @@
  * to libh2o; h2o's inline helpers that call into the library are avoided. */
 #define CLAUDE_H2O_FUNCTIONS(X)                                                                   \
   X(void, h2o_accept, (h2o_accept_ctx_t *, h2o_socket_t *))                                     \
+  X(void, h2o_add_header, (h2o_mem_pool_t *, h2o_headers_t *, const h2o_token_t *, const char *,  \
+                           const char *, size_t))                                              \
   X(void, h2o_add_header_by_str, (h2o_mem_pool_t *, h2o_headers_t *, const char *, size_t, int, \
                                   const char *, const char *, size_t))                          \
   X(void, h2o_config_dispose, (h2o_globalconf_t *))                                             \
@@ -26,6 +28,7 @@
   X(void, h2o_context_dispose_pathconf_context, (h2o_context_t *, h2o_pathconf_t *))            \
   X(void, h2o_context_init, (h2o_context_t *, h2o_loop_t *, h2o_globalconf_t *))                \
   X(h2o_handler_t *, h2o_create_handler, (h2o_pathconf_t *, size_t))                            \
+  X(const h2o_token_t *, h2o_lookup_token, (const char *, size_t))                              \
   X(void, h2o_filecache_destroy, (h2o_filecache_t *))                                           \
   X(void *, h2o_mem_alloc_shared, (h2o_mem_pool_t *, size_t, void (*)(void *)))                \
   X(void, h2o_multithread_destroy_queue, (h2o_multithread_queue_t *))                           \
@@ -54,6 +57,8 @@ extern const claude_h2o_api *claude_h2o;
 int claude_h2o_load(char *err, size_t errlen);
 
 #define h2o_accept(...) (claude_h2o->h2o_accept(__VA_ARGS__))
+#define h2o_add_header(...) (claude_h2o->h2o_add_header(__VA_ARGS__))
+#define h2o_lookup_token(...) (claude_h2o->h2o_lookup_token(__VA_ARGS__))
 #define h2o_add_header_by_str(...) (claude_h2o->h2o_add_header_by_str(__VA_ARGS__))
 #define h2o_config_dispose(...) (claude_h2o->h2o_config_dispose(__VA_ARGS__))
 #define h2o_config_init(...) (claude_h2o->h2o_config_init(__VA_ARGS__))
@@ -80,6 +85,7 @@ int claude_h2o_load(char *err, size_t errlen);
 
 #define MT_HTTP_SERVER "claude.HttpServer"
 #define MT_HTTP_RESPONSE "claude.HttpResponse"
+#define MT_HTTP_HEADERS "claude.HttpHeaders"
 
 typedef struct http_server http_server;
 typedef struct http_res http_res;
@@ -226,6 +232,14 @@ void claude_open_http(lua_State *L);
 
 /* response.c */
 void claude_http_open_response(lua_State *L);
+/* http/response.c: raises as res:respond would on the headers table at idx;
+ * ASCII case-insensitive equality with a lower-case literal. */
+void claude_http_check_headers(lua_State *L, int idx);
+int claude_http_lc_equal(const char *s, size_t len, const char *lit);
+/* http/headers.c: core.http_headers (into the table on top); the headers
+ * made by it at idx added to req's answer: 1, or 0 when idx holds none. */
+void claude_http_open_headers(lua_State *L);
+int claude_http_headers_put(lua_State *L, int idx, h2o_req_t *req);
 /* Pushes a new response object for req and returns it. */
 http_res *claude_http_res_new(lua_State *L, http_server *srv, h2o_req_t *req);
 /* After on_request returned: a 500 if it raised, else watch the peer while

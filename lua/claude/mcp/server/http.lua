@@ -439,7 +439,8 @@ local function new_session(self, ep, path, stateless, who)
     session.standalone = sse.new(0, self.opts.history, self.opts.retry, session.keep)
     session.standalone.delivered = 0
   end
-  session.json_headers = { ["content-type"] = "application/json",
+  -- made once per session: checked and lower-cased once, not on every answer
+  session.json_headers = core.http_headers { ["content-type"] = "application/json",
     ["mcp-session-id"] = session.id }
   session.conn = connection.new {
     server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
