@@ -232,14 +232,12 @@ void claude_open_http(lua_State *L);
 
 /* response.c */
 void claude_http_open_response(lua_State *L);
-/* http/response.c: raises as res:respond would on the headers table at idx;
- * ASCII case-insensitive equality with a lower-case literal. */
-void claude_http_check_headers(lua_State *L, int idx);
-int claude_http_lc_equal(const char *s, size_t len, const char *lit);
-/* http/headers.c: core.http_headers (into the table on top); the headers
- * made by it at idx added to req's answer: 1, or 0 when idx holds none. */
+/* http/headers.c: core.http_headers (into the table on top); a response's
+ * headers at idx (nil, a table, or made by core.http_headers) checked,
+ * raising on a bad one, then added to req's answer (checked before). */
 void claude_http_open_headers(lua_State *L);
-int claude_http_headers_put(lua_State *L, int idx, h2o_req_t *req);
+void claude_http_headers_check(lua_State *L, int idx);
+void claude_http_headers_add(lua_State *L, int idx, h2o_req_t *req);
 /* Pushes a new response object for req and returns it. */
 http_res *claude_http_res_new(lua_State *L, http_server *srv, h2o_req_t *req);
 /* After on_request returned: a 500 if it raised, else watch the peer while
