@@ -100,6 +100,30 @@ describe("the HTTP server", function()
     close(srv)
   end)
 
+  it("hands a lean request (lean = true): without target, version, raw_headers, remote_port",
+    function()
+      local seen
+      local srv = assert(core.http_listen { lean = true, on_request = function(req, res)
+        seen = req
+        res:respond(200, nil, "ok")
+      end })
+      local code = curl { "-s", "-H", "X-Rep: a", "-H", "X-Rep: b", "-H", "Cookie: a=1",
+        "-H", "Cookie: b=2", "-d", "hi", "--path-as-is", url(srv, "/a/../b%2Fc/d?x=1") }
+      assert.equal(0, code)
+      local keys = {}
+      for k in pairs(seen) do keys[#keys + 1] = k end
+      table.sort(keys)
+      assert.same({ "body", "headers", "method", "path", "query", "remote_address" }, keys)
+      assert.same({ "POST", "/b/c/d", "x=1", "hi", "127.0.0.1" },
+        { seen.method, seen.path, seen.query, seen.body, seen.remote_address })
+      assert.equal("a, b", seen.headers["x-rep"])
+      assert.equal("a=1; b=2", seen.headers.cookie)
+      assert.equal("127.0.0.1:" .. srv:port(), seen.headers.host)
+      close(srv)
+      assert.has_error(function() core.http_listen { lean = 1, on_request = print } end,
+        "bad field 'lean' (boolean expected, got number)")
+    end)
+
   it("takes POST, PUT and DELETE bodies, whole", function()
     local bodies = {}
     local srv = assert(core.http_listen { on_request = function(req, res)
@@ -399,6 +423,44 @@ describe("the HTTP server", function()
     close(srv)
   end)
 
+  it("sends headers made once with core.http_headers, as it sends a table", function()
+    local made = core.http_headers { ["Content-Type"] = "text/plain", ["X-Many"] = { "1", "2" },
+      ["x-id"] = 7 }
+    local closing = core.http_headers { connection = "close" }
+    local stream = core.http_headers { ["content-type"] = "text/event-stream" }
+    assert.equal("claude.HttpHeaders (4)", tostring(made))
+    local srv = assert(core.http_listen { on_request = function(req, res)
+      if req.path == "/close" then return res:respond(200, closing, "bye") end
+      if req.path == "/stream" then
+        res:start(200, stream)
+        return res:finish("data: x\n\n")
+      end
+      res:respond(200, made, "hello")
+    end })
+    local code, out = curl { "-si", url(srv), url(srv) } -- two on one connection
+    assert.equal(0, code)
+    for line, times in pairs { ["content-type: text/plain"] = 2, ["x-many: 1\nx-many: 2"] = 2,
+      ["x-id: 7"] = 2, hello = 2 } do
+      assert.equal(times, select(2, out:gsub("\n" .. line:gsub("%-", "%%-"), "")), line)
+    end
+    code, out = curl { "-si", url(srv, "/close") }
+    assert.equal(0, code)
+    assert.matches("\n[Cc]onnection: close\n", out)
+    code, out = curl { "-si", url(srv, "/stream") }
+    assert.equal(0, code)
+    assert.matches("\ncontent%-type: text/event%-stream\n", out)
+    assert.matches("data: x", out)
+    close(srv)
+    -- checked when made, with respond's words
+    assert.has_error(function() core.http_headers { ["bad name"] = "v" } end,
+      "bad header name 'bad name'")
+    assert.has_error(function() core.http_headers { ["x-bad"] = "a\r\nb" } end,
+      "bad header 'x-bad' (CR, LF or NUL in its value)")
+    assert.has_error(function() core.http_headers { ["Content-Length"] = "3" } end,
+      "bad header 'Content-Length' (the server sets it)")
+    assert.has_error(function() core.http_headers("x") end)
+  end)
+
   it("rejects bad response headers and misuse with clear errors", function()
     local results = {}
     local srv = assert(core.http_listen { on_request = function(req, res)
@@ -625,6 +687,39 @@ describe("the HTTP server reads requests as RFC 9112 frames them", function()
     assert.equal("answered", how)
     assert.same({ "GET /1 ", "POST /a abc", "POST /a xyz0123456789", "GET /4 " }, seen)
   end)
+
+  it("reads what a client sends while its request is answered, once the answer is out",
+    function()
+      -- The first request's answer waits; meanwhile the client sends a second: the server
+      -- reads nothing while it answers (the head and the body of the request it answers are
+      -- in its read buffer), then both are answered, in order.
+      local late = assert(http.listen { on_request = function(req, res)
+        seen[#seen + 1] = req.method .. " " .. req.path .. " " .. req.body
+        if req.path == "/1" then claude.sleep(0.3) end
+        res:respond(200, { ["content-type"] = "text/plain" }, "ok " .. req.path .. "\n")
+      end })
+      local p <close> = assert(process.spawn { NODE, args = { "-e", [[
+        const net = require('net');
+        let out = '';
+        const s = net.connect(+process.argv[1], '127.0.0.1', () => {
+          s.write('POST /1 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc');
+          setTimeout(() => s.write('GET /2 HTTP/1.1\r\nHost: x\r\n\r\n'), 100);
+        });
+        const done = (error) => {
+          process.stdout.write(JSON.stringify({ out, error }) + '\n');
+          process.exit(0);
+        };
+        s.on('data', d => { out += d.toString('latin1'); if (/ok \/2/.test(out)) done(); });
+        s.on('end', () => done());
+        s.on('error', e => done(e.code));
+      ]], tostring(late:port()) } })
+      local r = json.decode(assert(p:read_line(20)))
+      p:wait(20)
+      assert.is_nil(r.error)
+      assert.same({ "ok /1", "ok /2" }, { r.out:match("(ok /1).*(ok /2)") })
+      assert.same({ "POST /1 abc", "GET /2 " }, seen)
+      close(late)
+    end)
 
   it("answers 431 to a head over max_header and 413 to a body over max_body, then closes",
     function()

@@ -398,110 +398,13 @@ static int check_status(lua_State *L, int idx) {
   return (int)status;
 }
 
-/* A token (RFC 9110 field name). */
-static int valid_name(const char *s, size_t len) {
-  size_t i;
-  if (len == 0) return 0;
-  for (i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i], l = (unsigned char)(c | 0x20);
-    if ((l >= 'a' && l <= 'z') || (c >= '0' && c <= '9')) continue;
-    switch (c) {
-      case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
-      case '.': case '^': case '_': case '`': case '|': case '~': continue;
-      default: return 0;
-    }
-  }
-  return 1;
-}
-
-/* No CR, LF or NUL: nothing that could end the header early. */
-static int valid_value(const char *s, size_t len) {
-  size_t i;
-  for (i = 0; i < len; i++)
-    if (s[i] == '\r' || s[i] == '\n' || s[i] == '\0') return 0;
-  return 1;
-}
-
-/* ASCII case-insensitive equality with a lower-case literal. */
-static int lc_equal(const char *s, size_t len, const char *lit) {
-  size_t i;
-  if (strlen(lit) != len) return 0;
-  for (i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if ((c >= 'A' && c <= 'Z' ? c + 32 : c) != (unsigned char)lit[i]) return 0;
-  }
-  return 1;
-}
-
-static int name_is(const char *s, size_t len, const char *lit) {
-  return lc_equal(s, len, lit);
-}
-
-/* One header value (add = 0: only check it; add = 1: add it, checked before). */
-static void header_value(lua_State *L, http_res *res, const char *name, size_t nlen, int vidx,
-                         int add) {
-  size_t vlen;
-  const char *v;
-  if (!add) {
-    if (lua_type(L, vidx) != LUA_TSTRING && lua_type(L, vidx) != LUA_TNUMBER)
-      luaL_error(L, "bad header '%s' (string expected, got %s)", name, luaL_typename(L, vidx));
-    v = lua_tolstring(L, vidx, &vlen);
-    if (!valid_value(v, vlen)) luaL_error(L, "bad header '%s' (CR, LF or NUL in its value)", name);
-    return;
-  }
-  v = lua_tolstring(L, vidx, &vlen);
-  if (name_is(name, nlen, "connection")) {
-    if (lc_equal(v, vlen, "close")) res->req->http1_is_persistent = 0;
-    return;
-  }
-  {
-    h2o_req_t *req = res->req;
-    h2o_iovec_t lname = h2o_strdup(&req->pool, name, nlen);
-    h2o_iovec_t value = h2o_strdup(&req->pool, v, vlen);
-    h2o_strtolower(lname.base, lname.len);
-    h2o_add_header_by_str(&req->pool, &req->res.headers, lname.base, lname.len, 1, NULL,
-                          value.base, value.len);
-  }
-}
-
-/* The headers table at idx ({name = value | {value, ...}}): checked first
- * (add = 0), so that a bad one raises before anything is added. */
-static void headers(lua_State *L, http_res *res, int idx, int add) {
-  if (lua_isnoneornil(L, idx)) return;
-  luaL_checktype(L, idx, LUA_TTABLE);
-  lua_pushnil(L);
-  while (lua_next(L, idx) != 0) {
-    size_t nlen;
-    const char *name;
-    if (!add) {
-      if (lua_type(L, -2) != LUA_TSTRING) luaL_error(L, "bad header name (string expected)");
-      name = lua_tolstring(L, -2, &nlen);
-      if (!valid_name(name, nlen)) luaL_error(L, "bad header name '%s'", name);
-      if (name_is(name, nlen, "content-length") || name_is(name, nlen, "transfer-encoding"))
-        luaL_error(L, "bad header '%s' (the server sets it)", name);
-    } else {
-      name = lua_tolstring(L, -2, &nlen); /* a string: checked before */
-    }
-    if (lua_istable(L, -1)) {
-      lua_Integer i, n = (lua_Integer)lua_rawlen(L, -1);
-      for (i = 1; i <= n; i++) {
-        lua_rawgeti(L, -1, i);
-        header_value(L, res, name, nlen, lua_gettop(L), add);
-        lua_pop(L, 1);
-      }
-    } else {
-      header_value(L, res, name, nlen, lua_gettop(L), add);
-    }
-    lua_pop(L, 1);
-  }
-}
-
-/* Status line and headers: checked, then set; raises on bad input. */
+/* Status line and headers: checked, then set; raises on bad input
+ * (http/headers.c). */
 static void response_head(lua_State *L, http_res *res, int status, int hidx) {
-  headers(L, res, hidx, 0);
+  claude_http_headers_check(L, hidx);
   res->req->res.status = status;
   res->req->res.reason = reason_phrase(status);
-  headers(L, res, hidx, 1);
+  claude_http_headers_add(L, hidx, res->req);
 }
 
 static void append(lua_State *L, http_res *res, const char *s, size_t len);

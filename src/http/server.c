@@ -295,6 +295,7 @@ static void on_accept(uv_stream_t *listener, int status) {
   if (uv_fileno((uv_handle_t *)&conn->tcp, &fd) == 0)
     conn->linger_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   h2o_accept(&srv->accept, sock);
+  conn->can_park = claude_http_framing_can_park(conn);
   claude_http_framing_wrap(conn);
 }
 
@@ -315,14 +316,47 @@ static void ip4_text(const unsigned char a[4], char *out) {
   }
 }
 
-/* The request as a Lua table (see docs/http-server.md). */
-static void push_request(lua_State *L, h2o_req_t *req) {
+/* Name and value (pushed) into headers (at index t): a repeated name's values
+ * joined (", ", or "; " for cookie), as RFC 9110 allows. Pops both. */
+static void push_header(lua_State *L, const h2o_header_t *h, int t) {
+  lua_pushvalue(L, -2);
+  if (lua_rawget(L, t) == LUA_TSTRING) { /* name value old */
+    lua_insert(L, -2);
+    lua_pushstring(L, h2o_memis(h->name->base, h->name->len, H2O_STRLIT("cookie")) ? "; " : ", ");
+    lua_insert(L, -2);
+    lua_concat(L, 3);
+  } else {
+    lua_pop(L, 1);
+  }
+  lua_rawset(L, t);
+}
+
+/* The headers without raw_headers. */
+static void push_headers_lean(lua_State *L, h2o_req_t *req, int t) {
+  size_t i;
+  if (req->authority.base != NULL) { /* h2o moves Host out of the headers */
+    lua_pushliteral(L, "host");
+    push_iovec(L, req->authority);
+    lua_rawset(L, t);
+  }
+  for (i = 0; i < req->headers.size; i++) {
+    h2o_header_t *h = req->headers.entries + i;
+    lua_pushlstring(L, h->name->base, h->name->len);
+    push_iovec(L, h->value);
+    push_header(L, h, t);
+  }
+}
+
+/* The request as a Lua table (see docs/http-server.md); lean: without the
+ * fields a server that reads none of them (the MCP transport) would pay
+ * for on every request. */
+static void push_request(lua_State *L, h2o_req_t *req, int lean) {
   struct sockaddr_storage sa;
   socklen_t salen;
   size_t i;
   lua_Integer k;
   int headers, list;
-  lua_createtable(L, 0, 10);
+  lua_createtable(L, 0, lean ? 6 : 10);
   push_iovec(L, req->method);
   lua_setfield(L, -2, "method");
   lua_pushlstring(L, req->path_normalized.base, req->path_normalized.len);
@@ -331,48 +365,45 @@ static void push_request(lua_State *L, h2o_req_t *req) {
     lua_pushlstring(L, req->path.base + req->query_at + 1, req->path.len - req->query_at - 1);
     lua_setfield(L, -2, "query");
   }
-  push_iovec(L, req->path);
-  lua_setfield(L, -2, "target");
-  lua_pushstring(L, req->version == 0x101 ? "HTTP/1.1" : req->version == 0x100 ? "HTTP/1.0" : "HTTP/2");
-  lua_setfield(L, -2, "version");
+  if (!lean) {
+    push_iovec(L, req->path);
+    lua_setfield(L, -2, "target");
+    lua_pushstring(L, req->version == 0x101 ? "HTTP/1.1" : req->version == 0x100 ? "HTTP/1.0" : "HTTP/2");
+    lua_setfield(L, -2, "version");
+  }
   push_iovec(L, req->entity);
   lua_setfield(L, -2, "body");
   /* headers: lower-cased names; repeated ones joined (", ", or "; " for
    * cookie), as RFC 9110 allows; raw_headers keeps each: {name, value, ...} */
   lua_createtable(L, 0, (int)req->headers.size + 1);
   headers = lua_gettop(L);
-  lua_createtable(L, (int)req->headers.size * 2 + 2, 0);
-  list = lua_gettop(L);
-  if (req->authority.base != NULL) { /* h2o moves Host out of the headers */
-    lua_pushliteral(L, "host");
-    push_iovec(L, req->authority);
-    lua_pushvalue(L, -2);
-    lua_rawseti(L, list, 1);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, list, 2);
-    lua_rawset(L, headers);
-  }
-  k = req->authority.base != NULL ? 2 : 0;
-  for (i = 0; i < req->headers.size; i++) {
-    h2o_header_t *h = req->headers.entries + i;
-    lua_pushlstring(L, h->name->base, h->name->len);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, list, ++k);
-    push_iovec(L, h->value);
-    lua_pushvalue(L, -1);
-    lua_rawseti(L, list, ++k);
-    lua_pushvalue(L, -2);
-    if (lua_rawget(L, headers) == LUA_TSTRING) { /* name value old */
-      lua_insert(L, -2);
-      lua_pushstring(L, h2o_memis(h->name->base, h->name->len, H2O_STRLIT("cookie")) ? "; " : ", ");
-      lua_insert(L, -2);
-      lua_concat(L, 3);
-    } else {
-      lua_pop(L, 1);
+  if (lean) {
+    push_headers_lean(L, req, headers);
+  } else {
+    lua_createtable(L, (int)req->headers.size * 2 + 2, 0);
+    list = lua_gettop(L);
+    if (req->authority.base != NULL) { /* h2o moves Host out of the headers */
+      lua_pushliteral(L, "host");
+      push_iovec(L, req->authority);
+      lua_pushvalue(L, -2);
+      lua_rawseti(L, list, 1);
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, list, 2);
+      lua_rawset(L, headers);
     }
-    lua_rawset(L, headers);
+    k = req->authority.base != NULL ? 2 : 0;
+    for (i = 0; i < req->headers.size; i++) {
+      h2o_header_t *h = req->headers.entries + i;
+      lua_pushlstring(L, h->name->base, h->name->len);
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, list, ++k);
+      push_iovec(L, h->value);
+      lua_pushvalue(L, -1);
+      lua_rawseti(L, list, ++k);
+      push_header(L, h, headers);
+    }
+    lua_setfield(L, -3, "raw_headers");
   }
-  lua_setfield(L, -3, "raw_headers");
   lua_setfield(L, -2, "headers");
   salen = req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&sa);
   if (salen > 0) {
@@ -389,8 +420,10 @@ static void push_request(lua_State *L, h2o_req_t *req) {
     }
     lua_pushstring(L, name);
     lua_setfield(L, -2, "remote_address");
-    lua_pushinteger(L, port);
-    lua_setfield(L, -2, "remote_port");
+    if (!lean) {
+      lua_pushinteger(L, port);
+      lua_setfield(L, -2, "remote_port");
+    }
   }
 }
 
@@ -411,7 +444,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req) {
   L = claude_cb_state(ctx);
   top = lua_gettop(L);
   lua_rawgeti(L, LUA_REGISTRYINDEX, srv->on_request_ref);
-  push_request(L, req);
+  push_request(L, req, srv->lean);
   res = claude_http_res_new(L, srv, req);
   res->pins++;
   status = claude_pcall(ctx, L, 2);
@@ -484,6 +517,7 @@ static int l_http_listen(lua_State *L) {
   const char *host;
   lua_Integer port, max_body, max_header, high_water, backlog, max_queued, max_conns;
   double idle_timeout, grace, write_timeout;
+  int lean;
   struct sockaddr_storage addr;
   int addrlen = sizeof addr, err;
   http_server **box, *srv;
@@ -515,6 +549,11 @@ static int l_http_listen(lua_State *L) {
   backlog = opt_integer(L, "backlog", 128, 1);
   idle_timeout = opt_number(L, "idle_timeout", 10);
   grace = opt_number(L, "close_grace", 5);
+  lua_getfield(L, 1, "lean");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    luaL_error(L, "bad field 'lean' (boolean expected, got %s)", luaL_typename(L, -1));
+  lean = lua_toboolean(L, -1);
+  lua_pop(L, 1);
   if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&addr) != 0 &&
       uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&addr) != 0)
     luaL_error(L, "bad field 'host' (an IPv4 or IPv6 address expected, got '%s')", host);
@@ -538,6 +577,7 @@ static int l_http_listen(lua_State *L) {
   srv->write_timeout = (uint64_t)(write_timeout * 1000.0 + 0.5);
   srv->max_header = (size_t)max_header;
   srv->grace_secs = grace;
+  srv->lean = lean;
 
   h2o_config_init(&srv->config);
   srv->config.server_name = h2o_iovec_init(H2O_STRLIT(""));
@@ -702,6 +742,7 @@ void claude_open_http(lua_State *L) {
   lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
   claude_http_open_response(L);
+  claude_http_open_headers(L);
   lua_pushcfunction(L, l_http_listen);
   lua_setfield(L, -2, "http_listen");
 }

@@ -17,6 +17,8 @@
  * to libh2o; h2o's inline helpers that call into the library are avoided. */
 #define CLAUDE_H2O_FUNCTIONS(X)                                                                   \
   X(void, h2o_accept, (h2o_accept_ctx_t *, h2o_socket_t *))                                     \
+  X(void, h2o_add_header, (h2o_mem_pool_t *, h2o_headers_t *, const h2o_token_t *, const char *,  \
+                           const char *, size_t))                                              \
   X(void, h2o_add_header_by_str, (h2o_mem_pool_t *, h2o_headers_t *, const char *, size_t, int, \
                                   const char *, const char *, size_t))                          \
   X(void, h2o_config_dispose, (h2o_globalconf_t *))                                             \
@@ -26,6 +28,7 @@
   X(void, h2o_context_dispose_pathconf_context, (h2o_context_t *, h2o_pathconf_t *))            \
   X(void, h2o_context_init, (h2o_context_t *, h2o_loop_t *, h2o_globalconf_t *))                \
   X(h2o_handler_t *, h2o_create_handler, (h2o_pathconf_t *, size_t))                            \
+  X(const h2o_token_t *, h2o_lookup_token, (const char *, size_t))                              \
   X(void, h2o_filecache_destroy, (h2o_filecache_t *))                                           \
   X(void *, h2o_mem_alloc_shared, (h2o_mem_pool_t *, size_t, void (*)(void *)))                \
   X(void, h2o_multithread_destroy_queue, (h2o_multithread_queue_t *))                           \
@@ -54,6 +57,8 @@ extern const claude_h2o_api *claude_h2o;
 int claude_h2o_load(char *err, size_t errlen);
 
 #define h2o_accept(...) (claude_h2o->h2o_accept(__VA_ARGS__))
+#define h2o_add_header(...) (claude_h2o->h2o_add_header(__VA_ARGS__))
+#define h2o_lookup_token(...) (claude_h2o->h2o_lookup_token(__VA_ARGS__))
 #define h2o_add_header_by_str(...) (claude_h2o->h2o_add_header_by_str(__VA_ARGS__))
 #define h2o_config_dispose(...) (claude_h2o->h2o_config_dispose(__VA_ARGS__))
 #define h2o_config_init(...) (claude_h2o->h2o_config_init(__VA_ARGS__))
@@ -80,6 +85,7 @@ int claude_h2o_load(char *err, size_t errlen);
 
 #define MT_HTTP_SERVER "claude.HttpServer"
 #define MT_HTTP_RESPONSE "claude.HttpResponse"
+#define MT_HTTP_HEADERS "claude.HttpHeaders"
 
 typedef struct http_server http_server;
 typedef struct http_res http_res;
@@ -115,6 +121,9 @@ void claude_http_linger_refused(claude_ctx *ctx, int fd);
 struct http_conn;
 void claude_http_framing_wrap(struct http_conn *conn);
 void claude_http_framing_rewrap_all(uv_prepare_t *p);
+/* True when h2o's stops of reading on conn (now reading) can be kept from
+ * libuv (framing.c says how and why). */
+int claude_http_framing_can_park(const struct http_conn *conn);
 void claude_http_framing_init(http_framing *f, size_t max_header);
 void claude_http_framing_free(http_framing *f);
 /* Follows n more bytes of what the client sent. Returns how many may go on
@@ -131,6 +140,8 @@ typedef struct http_conn {
   http_server *srv;
   struct http_conn *prev, *next;
   uv_read_cb h2o_read;    /* h2o's read callback on `tcp` */
+  uv_alloc_cb h2o_alloc;  /* h2o's buffer for a read on `tcp`, while parked */
+  int can_park;           /* libuv's reading flag is where framing.c expects it */
   http_framing framing;
   int linger_fd;          /* a dup of the socket, for the lingering close, or -1 */
 } http_conn;
@@ -163,6 +174,7 @@ struct http_server {
   int rewrap_open;
   size_t max_header;
   double grace_secs;
+  int lean;               /* requests without target, version, raw_headers, remote_port */
   http_conn conns;        /* list head of live connections */
   int nconns;
   http_res *responses;    /* responses whose h2o request still exists */
@@ -220,6 +232,12 @@ void claude_open_http(lua_State *L);
 
 /* response.c */
 void claude_http_open_response(lua_State *L);
+/* http/headers.c: core.http_headers (into the table on top); a response's
+ * headers at idx (nil, a table, or made by core.http_headers) checked,
+ * raising on a bad one, then added to req's answer (checked before). */
+void claude_http_open_headers(lua_State *L);
+void claude_http_headers_check(lua_State *L, int idx);
+void claude_http_headers_add(lua_State *L, int idx, h2o_req_t *req);
 /* Pushes a new response object for req and returns it. */
 http_res *claude_http_res_new(lua_State *L, http_server *srv, h2o_req_t *req);
 /* After on_request returned: a 500 if it raised, else watch the peer while

@@ -64,7 +64,7 @@ end
 local KNOWN = { on_request = true, host = true, port = true, max_body = true, max_header = true,
   high_water = true, max_queued = true, write_timeout = true, max_connections = true,
   idle_timeout = true, close_grace = true, backlog = true, tasks = true, internal_error = true,
-  ref = true }
+  ref = true, lean = true }
 
 --- Listens for HTTP requests.
 -- @tparam table opts `{ on_request = function(req, res) end, host = "127.0.0.1",
@@ -78,7 +78,8 @@ local KNOWN = { on_request = true, host = true, port = true, max_body = true, ma
 --   close_grace = 5 (seconds close waits for open connections), backlog = 128,
 --   tasks = true (false: on_request runs in the loop's callback and must not wait),
 --   internal_error = function(res) (answers a request whose handler raised; a plain 500),
---   ref = true (false: the server does not keep the claudelua host running) }`
+--   ref = true (false: the server does not keep the claudelua host running),
+--   lean = false (true: requests without `target`, `version`, `raw_headers`, `remote_port`) }`
 -- @return the server (`:port()`, `:address()`, `:close()`), or nil, an error
 --   of kind `connection` (with `code`, e.g. "EADDRINUSE") and `"connection"`
 -- @function listen

@@ -439,7 +439,8 @@ local function new_session(self, ep, path, stateless, who)
     session.standalone = sse.new(0, self.opts.history, self.opts.retry, session.keep)
     session.standalone.delivered = 0
   end
-  session.json_headers = { ["content-type"] = "application/json",
+  -- made once per session: checked and lower-cased once, not on every answer
+  session.json_headers = core.http_headers { ["content-type"] = "application/json",
     ["mcp-session-id"] = session.id }
   session.conn = connection.new {
     server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
@@ -1060,7 +1061,8 @@ M.listen = errors.public(function(servers, opts)
   self.guard = origin.new(o)
   -- answered in the loop's callback: the common request starts no task
   local function bytes(v) return v ~= math.huge and math.floor(v) or 0 end
-  local srv, err, kind = http_server.listen { host = o.host, port = o.port,
+  -- lean: the fields read here only (method, path, query, headers, body, remote_address)
+  local srv, err, kind = http_server.listen { host = o.host, port = o.port, lean = true,
     max_body = o.max_body, tasks = false, internal_error = internal_error,
     high_water = bytes(o.high_water), max_queued = bytes(o.max_queued),
     write_timeout = o.write_timeout ~= math.huge and o.write_timeout or 0,

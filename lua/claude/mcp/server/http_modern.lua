@@ -30,8 +30,10 @@ local STATUS = { [-32601] = 404, [E.header_mismatch] = 400, [E.missing_capabilit
 local NAMED = { ["tools/call"] = "name", ["prompts/get"] = "name", ["resources/read"] = "uri",
   ["tasks/get"] = "taskId", ["tasks/update"] = "taskId", ["tasks/cancel"] = "taskId" }
 
-local JSON_HEADERS = { ["content-type"] = "application/json" }
-local SSE_HEADERS = { ["content-type"] = "text/event-stream", ["cache-control"] = "no-cache" }
+-- made once: checked and lower-cased once, not on every answer (core.http_headers)
+local JSON_HEADERS = core.http_headers { ["content-type"] = "application/json" }
+local SSE_HEADERS = core.http_headers { ["content-type"] = "text/event-stream",
+  ["cache-control"] = "no-cache" }
 
 local function error_body(id, code, message, data)
   return encode { jsonrpc = "2.0", id = id == nil and null or id,
