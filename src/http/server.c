@@ -356,7 +356,7 @@ static void push_request(lua_State *L, h2o_req_t *req, int lean) {
   size_t i;
   lua_Integer k;
   int headers, list;
-  lua_createtable(L, 0, lean ? 6 : 10);
+  lua_createtable(L, 0, lean ? 7 : 10);
   push_iovec(L, req->method);
   lua_setfield(L, -2, "method");
   lua_pushlstring(L, req->path_normalized.base, req->path_normalized.len);
@@ -420,10 +420,8 @@ static void push_request(lua_State *L, h2o_req_t *req, int lean) {
     }
     lua_pushstring(L, name);
     lua_setfield(L, -2, "remote_address");
-    if (!lean) {
-      lua_pushinteger(L, port);
-      lua_setfield(L, -2, "remote_port");
-    }
+    lua_pushinteger(L, port);
+    lua_setfield(L, -2, "remote_port");
   }
 }
 

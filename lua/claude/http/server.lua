@@ -79,7 +79,7 @@ local KNOWN = { on_request = true, host = true, port = true, max_body = true, ma
 --   tasks = true (false: on_request runs in the loop's callback and must not wait),
 --   internal_error = function(res) (answers a request whose handler raised; a plain 500),
 --   ref = true (false: the server does not keep the claudelua host running),
---   lean = false (true: requests without `target`, `version`, `raw_headers`, `remote_port`) }`
+--   lean = false (true: requests without `target`, `version`, `raw_headers`) }`
 -- @return the server (`:port()`, `:address()`, `:close()`), or nil, an error
 --   of kind `connection` (with `code`, e.g. "EADDRINUSE") and `"connection"`
 -- @function listen
