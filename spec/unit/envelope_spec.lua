@@ -209,6 +209,11 @@ describe("the envelope readers", function()
       '{"isError":false,"content":[' .. item("é") .. ']}',
       '{"content":[' .. item(3) .. '],"resultType":"complete"}',
       '{"resultType":"complete","isError":false,"content":[' .. item(3) .. ']}',
+      -- "complete" is the keys' own string; any other resultType made from the line
+      '{"content":[' .. item(3) .. '],"resultType":"completed"}',
+      '{"content":[' .. item(3) .. '],"resultType":"complet"}',
+      '{"content":[' .. item(3) .. '],"resultType":"task"}',
+      '{"content":[' .. item(3) .. '],"resultType":""}',
       '{"content":[' .. table.concat(items, ",", 1, 8) .. ']}',           -- 8 items
       '{"content":[' .. table.concat(items, ",", 1, 9) .. ']}',           -- 9: decoded
       ' { "content" : [ { "type" : "text" , "text" : "3" } ] , "isError" : true } ',

@@ -258,10 +258,13 @@ static int decode_into(lua_State *L, reader *r, int outer, int slot) {
  * for what they hold; a non-empty array has no metatable). Pushes the result,
  * or returns 0 with anything pushed left above (the caller decodes). */
 #define USUAL_ITEMS 8
-/* Its keys (and "text", the usual type), made once per stream: a table the
- * stream's state holds by a registry ref (keys_ref), read by index. */
-static const char *const usual_keys[] = {"content", "isError", "resultType", "type", "text"};
-enum { K_CONTENT = 1, K_IS_ERROR, K_RESULT_TYPE, K_TYPE, K_TEXT, K_COUNT = K_TEXT };
+/* Its keys (and "text", the usual type, and "complete", the modern era's usual
+ * resultType), made once per stream: a table the stream's state holds by a
+ * registry ref (keys_ref), read by index. */
+static const char *const usual_keys[] = {"content", "isError", "resultType", "type", "text",
+                                         "complete"};
+enum { K_CONTENT = 1, K_IS_ERROR, K_RESULT_TYPE, K_TYPE, K_TEXT, K_COMPLETE,
+       K_COUNT = K_COMPLETE };
 
 /* Pushes the table of keys; returns its slot. */
 static int push_usual_keys(lua_State *L, claude_envelope_state *state) {
@@ -370,7 +373,8 @@ static int usual_result(lua_State *L, reader *r, claude_envelope_state *state) {
       default:
         if (!plain(r, &s, &n)) return 0;
         lua_rawgeti(L, keys, K_RESULT_TYPE);
-        lua_pushlstring(L, s, n);
+        if (n == 8 && memcmp(s, "complete", 8) == 0) lua_rawgeti(L, keys, K_COMPLETE);
+        else lua_pushlstring(L, s, n);
     }
     members++;
     if (!next_member(r, &done)) return 0;

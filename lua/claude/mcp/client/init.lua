@@ -342,6 +342,7 @@ local function initialize(self, conn, offered)
   if conn.transport.set_protocol_version then conn.transport:set_protocol_version(version) end
   conn.era = "legacy"
   self.era, self.protocol_version = "legacy", version
+  modern.changed(self)
   self.discovered = nil
   self.server_info = type(r.serverInfo) == "table" and r.serverInfo or {}
   self.capabilities = type(r.capabilities) == "table" and r.capabilities or {}
@@ -363,6 +364,7 @@ local function adopt_modern(self, conn, version, r)
   if conn.transport.set_protocol_version then conn.transport:set_protocol_version(version) end
   conn.era = "modern"
   self.era, self.protocol_version = "modern", version
+  modern.changed(self)
   self.discovered = r
   local meta = type(r._meta) == "table" and r._meta or {}
   local info = meta[era.META.server_info]
@@ -532,6 +534,9 @@ local function connect(opts)
     extensions = o.tasks and { [era.TASKS] = jobject() } or nil,
     -- read by every call_tool: present (a field that is absent costs a miss each time)
     provider = false, output_schemas = false, _class = Client,
+    -- the modern envelope, made once (claude.mcp.client.modern: forgotten by modern.changed
+    -- at each change of protocol_version or log_level)
+    envelope_now = false, envelope_tail = false,
   }, Client)
   self.handlers = handlers_for(self)
   self.send_one = send_one(self)
@@ -1005,9 +1010,7 @@ function Client.call_tool(self, name, args, opts)
           self.opts.timeout, name, args or jobject())
         if result == nil then return nil, err, kind end
       else
-        local e = self.envelope_now
-        local tail = e and e.version == self.protocol_version and e.log_level == self.log_level
-          and e.tail
+        local tail = self.envelope_tail -- (false once the envelope changes: modern.changed)
         if not tail then return call_plain(self, name, args) end
         local timeout = self.opts.timeout
         args = args or jobject()
@@ -1076,13 +1079,17 @@ local function simple(method, fname, field)
           misuse("bad argument #1 to '%s' (a log level expected, got '%s')", fname, value)
         end
         self.log_level = value -- sent with every request from now on
+        modern.changed(self)
         return true
       end
       return resubscribe(self, value, method == "resources/subscribe")
     end
     local r, err, kind = request(self, method, { [field] = value }, timeout)
     if r == nil then return nil, err, kind end
-    if method == "logging/setLevel" then self.log_level = value end
+    if method == "logging/setLevel" then
+      self.log_level = value
+      modern.changed(self)
+    end
     return true
   end)
 end

@@ -52,6 +52,12 @@ function M.envelope(self, version, extensions)
   return meta
 end
 
+--- Forgets the envelope made for the client's protocol version and log level: every place
+-- that changes either calls it (call_tool reads `envelope_tail` with no check of its own).
+function M.changed(self)
+  self.envelope_now, self.envelope_tail = false, false
+end
+
 -- The client's envelope as it stands, made once for as long as it does not change (every
 -- request carries it: the same table, which nothing changes).
 local function current_envelope(self)
@@ -61,7 +67,7 @@ local function current_envelope(self)
   end
   e = { version = self.protocol_version, log_level = self.log_level,
     meta = M.envelope(self), tail = false }
-  self.envelope_now = e
+  self.envelope_now, self.envelope_tail = e, false
   return e.meta
 end
 
@@ -77,7 +83,7 @@ function M.call_tail(self, meta)
   local tail = e.tail
   if not tail then
     tail = ',"_meta":' .. json.encode(meta) .. "}}\n"
-    e.tail = tail
+    e.tail, self.envelope_tail = tail, tail
   end
   return tail
 end
@@ -166,13 +172,9 @@ function M.call_answered(self, send, params, name, timeout, r, err, kind)
 end
 
 --- The JSON end of a plain `tools/call` (`call_tail`'s) while the envelope it was made for
--- stands, else nil (the caller goes `call`'s way, which makes it anew).
+-- stands (`changed` forgets it), else nil (the caller goes `call`'s way, which makes it anew).
 function M.plain_tail(self)
-  local e = self.envelope_now
-  if e and e.version == self.protocol_version and e.log_level == self.log_level then
-    return e.tail or nil
-  end
-  return nil
+  return self.envelope_tail or nil
 end
 
 request = function(self, send, method, params, extensions, name, owned, timeout, answered, r0,
@@ -202,6 +204,7 @@ request = function(self, send, method, params, extensions, name, owned, timeout,
         if v then
           corrected = true
           self.protocol_version = v
+          M.changed(self)
           local meta = {}
           for k, mv in pairs(p._meta) do meta[k] = mv end
           meta[META.protocol_version] = v
