@@ -231,6 +231,18 @@ end
 -- The out of a notification: nothing goes back.
 local NOWHERE = { own_ids = false, send = function() return true end }
 
+-- A call not answered at once: when its client goes away first, the exchange is over, its
+-- waits end, its listen ends and the call is cancelled.
+local function watch_close(m, res, ex, ctx)
+  res.on_close = function()
+    if ex.done then return end
+    over(ex)
+    events.wake(ex)
+    if ex.listening then m:unlisten(ex.listening) end
+    if ctx then m:cancel(ctx, "the HTTP client disconnected") end
+  end
+end
+
 --- Serve one POST of the modern era whose body `msg` is a single message (`is_modern`).
 -- @param m the endpoint's `claude.mcp.server.modern`
 -- @param req the HTTP request
@@ -272,15 +284,7 @@ function M.post(m, req, res, msg, auth, t)
   local ex = setmetatable({ res = res, id = id, done = false, stream = false, transport = t },
     Exchange)
   local ctx = m:handle(msg, ex, auth)
-  if not ex.done then
-    res.on_close = function()
-      if ex.done then return end
-      over(ex)
-      events.wake(ex)
-      if ex.listening then m:unlisten(ex.listening) end
-      if ctx then m:cancel(ctx, "the HTTP client disconnected") end
-    end
-  end
+  if not ex.done then watch_close(m, res, ex, ctx) end
 end
 
 --- `post` of a `tools/call` whose body the envelope reader took apart (core.envelope_read:
@@ -301,15 +305,7 @@ function M.post_call(m, req, res, id, name, args, meta, token, tool_use_id, auth
   local ex = setmetatable({ res = res, id = id, done = false, stream = false, transport = t },
     Exchange)
   local ctx = m:call(id, name, args, meta, token, tool_use_id, ex, auth, true)
-  if not ex.done then
-    res.on_close = function()
-      if ex.done then return end
-      over(ex)
-      events.wake(ex)
-      if ex.listening then m:unlisten(ex.listening) end
-      if ctx then m:cancel(ctx, "the HTTP client disconnected") end
-    end
-  end
+  if not ex.done then watch_close(m, res, ex, ctx) end
   return true
 end
 
