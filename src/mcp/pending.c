@@ -193,6 +193,20 @@ static void timed_out(claude_pending *p) {
   if (--p->timed == 0 && p->timer != NULL) uv_unref((uv_handle_t *)&p->timer->handle);
 }
 
+/* Frees slot s of a request taken from the set (answered or abandoned): its deadline, if
+ * any, no longer holds the loop; returns the coroutine it would have woken, or NULL. */
+static lua_State *free_slot(claude_pending *p, lua_Integer s) {
+  lua_State *co = p->cos[s];
+  p->cos[s] = NULL;
+  if (p->due[s] != 0) {
+    p->due[s] = 0;
+    timed_out(p);
+  }
+  p->used[s] = 0;
+  p->count--;
+  return co;
+}
+
 /* Adds request `id` (number n) with the callback and method at stack slots cb, method; co:
  * the coroutine its answer resumes, or NULL; due: its deadline, or 0. */
 static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_Integer n,
@@ -273,14 +287,8 @@ static int find(lua_State *L, int idx, claude_pending *p, int idx_id, int take, 
       lua_rawgeti(L, base + 1, s + 1);
       lua_rawgeti(L, base + 2, s + 1); /* callbacks, methods, callback, method */
       if (take) { /* (the slot keeps no reference) */
-        if (co != NULL) *co = p->cos[s];
-        p->cos[s] = NULL;
-        if (p->due[s] != 0) {
-          p->due[s] = 0;
-          timed_out(p);
-        }
-        p->used[s] = 0;
-        p->count--;
+        lua_State *wakes = free_slot(p, s);
+        if (co != NULL) *co = wakes;
         lua_pushboolean(L, 0);
         lua_rawseti(L, base + 1, s + 1);
         lua_pushboolean(L, 0);
@@ -334,14 +342,7 @@ int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co) {
   if (lua_isinteger(L, idx_id)) { /* find's way, its method left where it is (a string) */
     lua_Integer id = lua_tointeger(L, idx_id), s = slot_of(p, id);
     if (p->used[s] && p->ids[s] == id) {
-      *co = p->cos[s];
-      p->cos[s] = NULL;
-      if (p->due[s] != 0) {
-        p->due[s] = 0;
-        timed_out(p);
-      }
-      p->used[s] = 0;
-      p->count--;
+      *co = free_slot(p, s);
       push_uv(L, idx, UV_CALLBACKS);
       lua_rawgeti(L, -1, s + 1);
       lua_pushboolean(L, 0); /* (the slot keeps no reference to the task) */
