@@ -212,6 +212,20 @@ uv_loop_t *claude_get_loop(lua_State *L) { return claude_ctx_get(L)->loop; }
  * Refs and protected calls
  * ---------------------------------------------------------------------- */
 
+/* Pushes the registry's table at `key`, made on first use with weak `mode`
+ * ("k" or "v"): a state-wide side table that keeps nothing alive. */
+void claude_registry_weak(lua_State *L, const void *key, const char *mode) {
+  if (lua_rawgetp(L, LUA_REGISTRYINDEX, key) == LUA_TTABLE) return;
+  lua_pop(L, 1);
+  lua_newtable(L);
+  lua_createtable(L, 0, 1);
+  lua_pushstring(L, mode);
+  lua_setfield(L, -2, "__mode");
+  lua_setmetatable(L, -2);
+  lua_pushvalue(L, -1);
+  lua_rawsetp(L, LUA_REGISTRYINDEX, key);
+}
+
 int claude_ref(claude_ctx *ctx, lua_State *L, int idx) {
   lua_pushvalue(L, idx);
   ctx->live_refs++;

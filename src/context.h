@@ -70,6 +70,7 @@ void claude_object_link(claude_ctx *ctx, claude_handle *h, const char *kind,
 void claude_object_unlink(claude_handle *h);
 void claude_handle_opened(claude_ctx *ctx);
 void claude_handle_closed(claude_ctx *ctx);
+void claude_registry_weak(lua_State *L, const void *key, const char *mode);
 int claude_ref(claude_ctx *ctx, lua_State *L, int idx);
 void claude_unref(claude_ctx *ctx, int *ref);
 lua_State *claude_cb_state(claude_ctx *ctx);

@@ -304,16 +304,7 @@ int claude_budget_l_stuck_exit(lua_State *L) {
  * error, which calls none (hook.c). claude's tasks mark theirs. */
 int claude_budget_l_trusted_handler(lua_State *L) {
   luaL_checktype(L, 1, LUA_TFUNCTION);
-  if (lua_rawgetp(L, LUA_REGISTRYINDEX, &claude_budget_trusted_key) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    lua_newtable(L);
-    lua_createtable(L, 0, 1);
-    lua_pushliteral(L, "k");
-    lua_setfield(L, -2, "__mode");
-    lua_setmetatable(L, -2);
-    lua_pushvalue(L, -1);
-    lua_rawsetp(L, LUA_REGISTRYINDEX, &claude_budget_trusted_key);
-  }
+  claude_registry_weak(L, &claude_budget_trusted_key, "k");
   lua_pushvalue(L, 1);
   lua_pushboolean(L, 1);
   lua_rawset(L, -3);

@@ -483,16 +483,7 @@ static void arm(lua_State *L, int idx, claude_pending *p, uint64_t due) {
     p->timer = t;
     if (p->timed == 0) uv_unref((uv_handle_t *)&t->handle);
     idx = lua_absindex(L, idx);
-    if (lua_rawgetp(L, LUA_REGISTRYINDEX, &SETS_KEY) != LUA_TTABLE) {
-      lua_pop(L, 1);
-      lua_newtable(L);
-      lua_createtable(L, 0, 1);
-      lua_pushliteral(L, "v");
-      lua_setfield(L, -2, "__mode");
-      lua_setmetatable(L, -2);
-      lua_pushvalue(L, -1);
-      lua_rawsetp(L, LUA_REGISTRYINDEX, &SETS_KEY);
-    }
+    claude_registry_weak(L, &SETS_KEY, "v");
     lua_pushvalue(L, idx);
     lua_rawsetp(L, -2, t);
     lua_pop(L, 1);
