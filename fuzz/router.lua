@@ -25,20 +25,9 @@ local server = tool.server("fz", {
 
 local r = router.new({ fz = server })
 
--- Canonical JSON: sorted keys, `[]` told from `{}` by the decoder's markers.
-local function canon(v)
-  if type(v) ~= "table" then return json.encode(v) end
-  local mt, n, parts = getmetatable(v), #v, {}
-  if mt == json.array_mt or (mt ~= json.object_mt and n > 0) then
-    for i = 1, n do parts[i] = canon(v[i]) end
-    return "[" .. table.concat(parts, ",") .. "]"
-  end
-  local keys = {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for i, k in ipairs(keys) do parts[i] = json.encode(k) .. ":" .. canon(v[k]) end
-  return "{" .. table.concat(parts, ",") .. "}"
-end
+-- Canonical JSON (the specs' own: sorted keys, `[]` told from `{}`); tools/fuzz.sh runs
+-- from the repository's root
+local canon = dofile("spec/support/canon_json.lua")
 
 local function readers_agree(text)
   local c = table.pack(core.envelope_read("request", text))

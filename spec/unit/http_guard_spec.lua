@@ -45,15 +45,19 @@ local ROWS = {
     true },
 }
 
+-- The verdict `why` of row i is the one the row says.
+local function as_row_says(i, why)
+  if ROWS[i][3] then
+    assert.is_nil(why, "row " .. i)
+  else
+    assert.matches("^Forbidden: ", why, 1, false, "row " .. i)
+  end
+end
+
 describe("claude.mcp.server.origin", function()
   it("allows and forbids as each row says", function()
     for i, row in ipairs(ROWS) do
-      local why = guard.forbidden(guard.new(row[1]), row[2])
-      if row[3] then
-        assert.is_nil(why, "row " .. i)
-      else
-        assert.matches("^Forbidden: ", why, 1, false, "row " .. i)
-      end
+      as_row_says(i, guard.forbidden(guard.new(row[1]), row[2]))
     end
   end)
 
@@ -66,12 +70,7 @@ describe("claude.mcp.server.origin", function()
         local i = round == 2 and #ROWS + 1 - k or k
         local row = ROWS[i]
         guards[row[1]] = guards[row[1]] or guard.new(row[1])
-        local why = guard.forbidden(guards[row[1]], row[2])
-        if row[3] then
-          assert.is_nil(why, "row " .. i)
-        else
-          assert.matches("^Forbidden: ", why, 1, false, "row " .. i)
-        end
+        as_row_says(i, guard.forbidden(guards[row[1]], row[2]))
       end
     end
     -- past its bound the guard forgets what it kept, and goes on saying the same
