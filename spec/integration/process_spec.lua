@@ -287,6 +287,38 @@ describe("children of the host", function()
   end)
 end)
 
+describe("a child's stdio", function()
+  before_each(harness.before)
+  after_each(harness.after)
+
+  local function fds()
+    return #assert(claude.core.scandir("/proc/self/fd"))
+  end
+
+  it("are pipes (pipe(2), not sockets), and EOF on stdin reaches the child", function()
+    local p <close> = sh("for f in 0 1 2; do test -p /proc/self/fd/$f && echo pipe$f; done; "
+      .. "cat; echo end", { stderr = "lines" })
+    assert.equal("pipe0", p:read_line(5))
+    assert.equal("pipe1", p:read_line(5))
+    assert.equal("pipe2", p:read_line(5))
+    p:write("echoed\n")
+    assert.equal("echoed", p:read_line(5))
+    p:close_stdin()
+    assert.equal("end", p:read_line(5))
+    assert.same({ 0, 0 }, { p:wait(5) })
+  end)
+
+  it("leave no descriptor behind when the spawn fails", function()
+    local before = fds()
+    for _ = 1, 20 do
+      local p, err = process.spawn { "sh", args = { "-c", "true" }, cwd = "/nonexistent/dir" }
+      assert.is_nil(p)
+      assert.matches("ENOENT", err)
+    end
+    assert.equal(before, fds())
+  end)
+end)
+
 describe("the EOF grace after exit", function()
   before_each(harness.before)
   after_each(harness.after)

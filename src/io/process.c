@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "io/io.h"
 
@@ -219,18 +220,52 @@ static void proc_teardown(claude_handle *h) {
   close_handle(p, (uv_handle_t *)&p->grace_timer, &p->grace_open);
 }
 
+/* One of a child's stdio as a pipe(2): the child inherits its end, ours is
+ * opened once the child runs. Not libuv's UV_CREATE_PIPE, a socketpair: each
+ * message through a socket costs the kernel a buffer each way, about 3 us more
+ * a round trip to a child that answers at once (bench/mcp_client's server). */
+typedef struct child_pipe {
+  uv_file ours, theirs;
+} child_pipe;
+
+static int child_pipe_make(child_pipe *cp, uv_stdio_container_t *c, int child_reads) {
+  uv_file fds[2]; /* both close-on-exec: the child's becomes its 0, 1 or 2 */
+  int err = uv_pipe(fds, 0, 0);
+  if (err != 0) return err;
+  cp->ours = child_reads ? fds[1] : fds[0];
+  cp->theirs = child_reads ? fds[0] : fds[1];
+  c->flags = UV_INHERIT_FD;
+  c->data.fd = cp->theirs;
+  return 0;
+}
+
+/* After the spawn: the child's end is the child's alone; ours opens in the
+ * stream's pipe handle (non-blocking), or closes when the spawn failed. */
+static int child_pipe_finish(child_pipe *cp, claude_stream *s, int spawned) {
+  int err = 0;
+  if (cp->theirs >= 0) close(cp->theirs);
+  if (cp->ours >= 0) {
+    if (spawned) err = uv_pipe_open(&s->rh.pipe, cp->ours);
+    if (!spawned || err != 0) close(cp->ours);
+  }
+  cp->ours = cp->theirs = -1;
+  return err;
+}
+
 /* Sets up stdout or stderr: a pipe read as lines or JSON (reading starts
  * after the spawn), the host's own descriptor, or nothing. */
-static void setup_output(claude_stream *s, int mode, uv_stdio_container_t *c, int fd) {
+static int setup_output(claude_stream *s, int mode, uv_stdio_container_t *c, int fd,
+                        child_pipe *cp) {
   if (mode == OUT_LINES || mode == OUT_JSON) {
-    c->flags = (uv_stdio_flags)(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
-    c->data.stream = (uv_stream_t *)claude_stream_pipe(s);
+    claude_stream_pipe(s);
+    return child_pipe_make(cp, c, 0);
   } else if (mode == OUT_INHERIT) {
     c->flags = UV_INHERIT_FD;
     c->data.fd = fd;
   } else {
     c->flags = UV_IGNORE;
   }
+  return 0;
 }
 
 /* core.spawn_process{ file, args=, env=, cwd=, stdin="pipe"|"ignore"|"inherit",
@@ -243,11 +278,12 @@ static int l_spawn_process(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
   uv_process_options_t opts;
   uv_stdio_container_t stdio[3];
+  child_pipe pipes[3] = {{-1, -1}, {-1, -1}, {-1, -1}};
   proc_obj **box;
   proc_obj *p;
   const char *file, *in_mode;
   size_t max_line;
-  int err, use_setpriv, args_idx = 0, out_mode, err_mode;
+  int err = 0, spawned = 0, use_setpriv, args_idx = 0, out_mode, err_mode;
   char **argv;
 
   luaL_checktype(L, 1, LUA_TTABLE);
@@ -308,9 +344,9 @@ static int l_spawn_process(lua_State *L) {
   claude_stream_init(&p->err, ctx, p, "stderr", stream_closed, output_ended);
 
   if (strcmp(in_mode, "pipe") == 0) {
-    stdio[0].flags = (uv_stdio_flags)(UV_CREATE_PIPE | UV_READABLE_PIPE);
-    stdio[0].data.stream = (uv_stream_t *)claude_stream_pipe(&p->in);
+    claude_stream_pipe(&p->in);
     claude_stream_writer(&p->in);
+    err = child_pipe_make(&pipes[0], &stdio[0], 1);
   } else if (strcmp(in_mode, "inherit") == 0) {
     stdio[0].flags = UV_INHERIT_FD;
     stdio[0].data.fd = 0;
@@ -319,8 +355,8 @@ static int l_spawn_process(lua_State *L) {
   }
   out_mode = opt_mode(L, 1, "stdout", "lines");
   err_mode = opt_mode(L, 1, "stderr", "inherit");
-  setup_output(&p->out, out_mode, &stdio[1], 1);
-  setup_output(&p->err, err_mode, &stdio[2], 2);
+  if (err == 0) err = setup_output(&p->out, out_mode, &stdio[1], 1, &pipes[1]);
+  if (err == 0) err = setup_output(&p->err, err_mode, &stdio[2], 2, &pipes[2]);
   claude_object_link(ctx, &p->hdr, "process", proc_teardown);
   p->box = box;
   *box = p;
@@ -330,12 +366,25 @@ static int l_spawn_process(lua_State *L) {
   opts.exit_cb = on_exit_cb;
   if (p->group) opts.flags |= UV_PROCESS_DETACHED;
   p->handle.data = p;
-  err = uv_spawn(ctx->loop, &p->handle, &opts);
+  if (err == 0) {
+    spawned = 1; /* the process handle is initialized, even when the spawn fails */
+    err = uv_spawn(ctx->loop, &p->handle, &opts);
+  }
+  {
+    int e0 = child_pipe_finish(&pipes[0], &p->in, err == 0);
+    int e1 = child_pipe_finish(&pipes[1], &p->out, err == 0);
+    int e2 = child_pipe_finish(&pipes[2], &p->err, err == 0);
+    /* (cannot fail for a pipe(2) just made) a child that cannot be talked to goes */
+    if (err == 0 && (e0 != 0 || e1 != 0 || e2 != 0)) uv_process_kill(&p->handle, SIGKILL);
+  }
   if (err != 0) {
-    /* The process handle still needs closing; output pipes never opened. */
-    p->proc_open = 1;
-    p->handles++;
-    claude_handle_opened(ctx);
+    /* The process handle (when the spawn was tried) still needs closing;
+     * output pipes never opened. */
+    if (spawned) {
+      p->proc_open = 1;
+      p->handles++;
+      claude_handle_opened(ctx);
+    }
     p->exited = 1;
     claude_object_unlink(&p->hdr);
     proc_teardown(&p->hdr); /* detaches the box: the userdata becomes closed */
