@@ -295,7 +295,9 @@ static int run_guarded(lua_State *L, claude_ctx *ctx, uv_run_mode mode) {
                          "cannot happen inside a callback or a foreign coroutine "
                          "(run the code in claude.spawn)");
   ctx->run_L = L;
+  ctx->run_nowait = mode == UV_RUN_NOWAIT;
   alive = uv_run(ctx->loop, mode);
+  ctx->run_nowait = 0;
   ctx->run_L = NULL;
   return alive;
 }

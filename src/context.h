@@ -56,6 +56,8 @@ typedef struct claude_ctx {
   int wake_init;          /* the async handle below exists */
   uv_async_t wake;        /* makes the loop's descriptor readable */
   claude_watch watch;     /* the watchdog's side of the state (watchdog.c) */
+  int run_nowait;         /* the loop runs a turn that must not sleep (claude.step's) */
+  struct claude_busy_poll *busy_poll; /* busy_poll.c's, once a window was set */
   struct claude_call_ids *call_ids; /* the ids of the line being handled (mcp/envelope.h) */
 } claude_ctx;
 
@@ -110,5 +112,6 @@ void claude_open_signal(lua_State *L);
 void claude_open_os(lua_State *L);
 void claude_open_fs(lua_State *L);
 void claude_open_guard(lua_State *L);
+void claude_open_busy_poll(lua_State *L);
 
 #endif

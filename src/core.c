@@ -54,6 +54,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_budget(L);
   claude_open_regex(L);
   claude_open_flat(L);
+  claude_open_busy_poll(L);
   lua_pushliteral(L, CLAUDE_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

@@ -8,6 +8,9 @@ local core = require "claude.core"
 local async = require "claude.async"
 local errors = require "claude.errors"
 
+-- the loop's busy poll, where it can help (src/busy_poll.c; claude.busy_poll)
+core.busy_poll_start()
+
 local M = {
   _NAME = "claude",
   _VERSION = "claude " .. core.version,
@@ -88,6 +91,21 @@ M.timeout = core.timeout
 --- Handles due events, waiting at most `timeout` seconds.
 -- @function step
 M.step = core.step
+
+--- Sets how long the loop polls before it sleeps while its turns come back
+-- fast (microseconds, 0 to 1000; 0: off); returns the window before.
+-- @tparam[opt] integer us the window; none: only returns it
+function M.busy_poll(us)
+  if us ~= nil and (math.type(us) ~= "integer" or us < 0 or us > 1000) then
+    return errors.blame("bad argument #1 to 'busy_poll' (microseconds from 0 to 1000 "
+      .. "expected, got " .. (math.type(us) or type(us)) .. " " .. tostring(us) .. ")")
+  end
+  return core.busy_poll(us)
+end
+
+--- The busy poll's waits so far: {spins=, hits=, seconds=}.
+-- @function busy_poll_stats
+M.busy_poll_stats = core.busy_poll_stats
 
 --- Events to poll `pollfd` for (always "r").
 function M.events() return "r" end

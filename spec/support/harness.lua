@@ -2,6 +2,7 @@
 -- that fails a spec which leaks a libuv handle, a registry ref or a task.
 local core = require "claude.core"
 local async = require "claude.async"
+require "claude" -- what it opens once (the loop's busy poll) is in every spec's baseline
 
 local M = {}
 
