@@ -888,6 +888,16 @@ static int l_call_id(lua_State *L) {
   return 1;
 }
 
+/* core.usual_call(self, name, args) -> whether a tools/call's arguments have the usual types
+ * (claude.mcp's call_tool: self a table, name a string, args nil or a table), told in one C
+ * call, where three calls of Lua's type() would each make its answer a string first. */
+static int l_usual_call(lua_State *L) {
+  int args = lua_type(L, 3);
+  lua_pushboolean(L, lua_type(L, 1) == LUA_TTABLE && lua_type(L, 2) == LUA_TSTRING &&
+                         (args == LUA_TTABLE || args == LUA_TNIL));
+  return 1;
+}
+
 claude_envelope_fn claude_envelope_of(const char *kind) {
   if (strcmp(kind, "request") == 0) return read_request_line;
   if (strcmp(kind, "control") == 0) return read_control_line;
@@ -912,4 +922,6 @@ void claude_open_envelope(lua_State *L) {
   lua_setfield(L, -2, "MCP_TOOL_USE_ID");
   lua_pushcfunction(L, l_call_id);
   lua_setfield(L, -2, "call_id");
+  lua_pushcfunction(L, l_usual_call);
+  lua_setfield(L, -2, "usual_call");
 }

@@ -32,6 +32,7 @@ local async = require "claude.async"
 local rpc = require "claude.rpc"
 local request_written = rpc.Peer.request_written -- (call_tool's: no look-up through Peer)
 local UNCHECKED = rpc.UNCHECKED
+local usual_call = core.usual_call
 local json = require "claude.json"
 local errors = require "claude.errors"
 local era = require "claude.mcp.era"
@@ -999,9 +1000,9 @@ end
 
 function Client.call_tool(self, name, args, opts)
   -- (_class: a client's own field, for getmetatable's call with its __metatable look-up)
-  if opts == nil and type(self) == "table" and self._class == Client and self.state == "connected"
-    and not self.closed and not self.provider
-    and type(name) == "string" and (args == nil or type(args) == "table") then
+  -- (usual_call: the three types told in one C call, not three of type())
+  if opts == nil and usual_call(self, name, args) and self._class == Client
+    and self.state == "connected" and not self.closed and not self.provider then
     -- call_plain's most usual ways, here without a call of it: written by the transport
     -- around name and arguments (and, modern, the envelope's JSON: modern.plain_tail's, inline)
     local conn = self.conn
