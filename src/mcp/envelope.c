@@ -436,7 +436,10 @@ static int result_into(lua_State *L, reader *r, int slot) {
 /* An id (an integer, or a string) into slot. With a set bound at `bound`, an
  * integer's request is looked at: whether it takes its usual complete result
  * checked here (claude_pending_usual). */
-static int id_into(lua_State *L, reader *r, int slot, int bound) {
+#ifdef __GNUC__
+__attribute__((always_inline)) /* (the request readers' bound is 0: no look) */
+#endif
+static inline int id_into(lua_State *L, reader *r, int slot, int bound) {
   lua_Integer v;
   const char *s;
   size_t n;
