@@ -55,6 +55,11 @@ M.INVALID_REQUEST, M.METHOD_NOT_FOUND, M.INTERNAL_ERROR =
 
 local pack, unpack = table.pack, table.unpack
 
+--- What `Peer:request_written` with `usual` returns after a result it did not check.
+local UNCHECKED = setmetatable({}, { __name = "claude.rpc.UNCHECKED",
+  __tostring = function() return "claude.rpc.UNCHECKED" end })
+M.UNCHECKED = UNCHECKED
+
 ---------------------------------------------------------------------------
 -- JSON-RPC 2.0
 
@@ -385,15 +390,22 @@ end
 -- writes the request with id `id` (the message the codec's `request` would make, however
 -- made; the MCP client writes a tools/call around its name and arguments in C) and returns
 -- true, or nil and an error. (Three values at most: no varargs on the call's path.)
+-- `usual` (a modern tools/call's, claude.mcp's): an answer that is the usual result with
+-- `"resultType":"complete"`, read by core.pending's reader, comes as the result without
+-- that member (the caller's check made there); any other result comes with
+-- `rpc.UNCHECKED` after it (an error answer as without `usual`), so that the usual one
+-- costs its caller one test.
 -- @tparam string method for messages (timeouts, cancellations)
 -- @tparam function write
 -- @param timeout as for `request`
--- @return the result | nil, err, kind
-function Peer:request_written(method, write, timeout, a, b, c)
+-- @return the result[, rpc.UNCHECKED] | nil, err, kind
+function Peer:request_written(method, write, timeout, a, b, c, usual)
   local task = tasks[running()] -- caller(), inline
   if not task then -- outside a task: `request`'s way, with a closure
     if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
-    return await_request(self, method, nil, timeout, write, pack(a, b, c))
+    local result, err, kind = await_request(self, method, nil, timeout, write, pack(a, b, c))
+    if usual and result ~= nil then return result, UNCHECKED end
+    return result, err, kind
   end
   local cancelled = task.cancel_pending
   if cancelled then
@@ -414,7 +426,7 @@ function Peer:request_written(method, write, timeout, a, b, c)
   -- a task with no budget is resumed in its coroutine (the running one) by the reader of
   -- the answer itself, and the deadline is the set's (core.pending: true; claude.pending
   -- keeps neither)
-  local timed = self.pending:add(id, n, task, method, not task.budget, timeout)
+  local timed = self.pending:add(id, n, task, method, not task.budget, timeout, usual)
   local ok, err = write(id, a, b, c)
   if not ok then
     self.pending:take(id)
@@ -422,7 +434,7 @@ function Peer:request_written(method, write, timeout, a, b, c)
     return nil, err, err.kind
   end
   task.rpc_peer, task.rpc_id, task.rpc_method = self, id, method
-  local done, result, rerr
+  local done, result, rerr, checked
   if not timed then
     done, result, rerr = wait_call(task, timeout, request_abort)
   else -- wait_call(task, nil, request_abort), inline
@@ -434,7 +446,8 @@ function Peer:request_written(method, write, timeout, a, b, c)
       task.on_abort = request_abort
       task.abort = call_abort
       task.status = "waiting"
-      done, result, rerr = yield(SUSPEND)
+      -- (checked: core.pending's reader read the `usual` answer: claude_pending_wake)
+      done, result, rerr, checked = yield(SUSPEND)
       if task.abort == call_abort then -- resumed by core.pending's reader: Task.__call's part
         task.abort = nil
         task.on_abort = false
@@ -450,6 +463,7 @@ function Peer:request_written(method, write, timeout, a, b, c)
     return nil, rerr, "timeout"
   end
   if rerr then return nil, rerr, rerr.kind end
+  if usual and not checked then return result, UNCHECKED end
   return result
 end
 

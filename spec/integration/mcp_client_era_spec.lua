@@ -148,3 +148,83 @@ describe("claude.mcp's multi round-trip driver", function()
     assert(c:call_tool("params", {}))
   end)
 end)
+
+-- call_tool's usual way in the modern era: core.pending's reader checks the usual answer
+-- (the usual result with "resultType":"complete") and leaves its resultType out; every other
+-- answer is checked whole by the client, as a call with options is (fake_mcp_server's raw_*
+-- tools write their lines as they are).
+describe("claude.mcp's usual modern call", function()
+  before_each(harness.before)
+  after_each(harness.after)
+
+  local RAW = { "usual", "type_first", "is_error", "spaced", "id_last", "extra", "no_type",
+    "odd_type", "escaped_type", "input", "twice", "not_object", "error" }
+
+  local function outcome(r, err, kind)
+    return { result = r, message = err and err.message, kind = kind }
+  end
+
+  -- the outcome of tool `name` called the usual way, in a task (the reader wakes it) and
+  -- outside one, and with options (not the usual way: the client checks the answer)
+  local function three(c, name)
+    local in_task
+    claude.spawn(function() in_task = outcome(c:call_tool(name)) end):wait()
+    return in_task, outcome(c:call_tool(name, {})), outcome(c:call_tool(name, {},
+      { timeout = T }))
+  end
+
+  it("gives the usual complete result without its resultType", function()
+    local c <close> = assert(claude.mcp.connect(fake("modern")))
+    for _, name in ipairs { "raw_usual", "raw_type_first", "raw_spaced", "raw_id_last",
+      "raw_twice", "raw_escaped_type" } do
+      local in_task, outside, with_opts = three(c, name)
+      local want = { content = { { type = "text", text = "raw" } } }
+      if name == "raw_type_first" then want.isError = false end
+      assert.same(want, in_task.result, name)
+      assert.is_nil(in_task.result.resultType)
+      assert.same(in_task, outside, name)
+      assert.same(in_task, with_opts, name)
+    end
+    local r = assert(c:call_tool("raw_is_error"))
+    assert.same({ content = { { type = "text", text = "raw" } }, isError = true }, r)
+    r = assert(c:call_tool("raw_extra"))
+    assert.same({ content = { { type = "text", text = "raw" } }, structuredContent = { n = 1 } },
+      r)
+  end)
+
+  it("takes the usual shape without resultType, or with another, as before", function()
+    local c <close> = assert(claude.mcp.connect(fake("modern")))
+    local in_task = three(c, "raw_no_type")
+    assert.is_nil(in_task.result)
+    assert.equal("protocol", in_task.kind)
+    assert.matches("without resultType", in_task.message)
+    in_task = three(c, "raw_odd_type")
+    assert.equal("protocol", in_task.kind)
+    assert.matches("resultType 'weird'", in_task.message)
+    in_task = three(c, "raw_not_object")
+    assert.equal("protocol", in_task.kind)
+    assert.matches("not an object", in_task.message)
+    in_task = three(c, "raw_error")
+    assert.equal("remote", in_task.kind)
+    assert.matches("raw failure", in_task.message)
+    assert.equal("modern", c.era)
+  end)
+
+  it("answers every raw shape the same way, usual or not, in a task or not", function()
+    local c <close> = assert(claude.mcp.connect(fake("modern", { max_input_rounds = 1 })))
+    for _, raw in ipairs(RAW) do
+      local in_task, outside, with_opts = three(c, "raw_" .. raw)
+      assert.same(with_opts, in_task, raw)
+      assert.same(with_opts, outside, raw)
+    end
+    -- many in flight: each its own answer
+    local tasks, results = {}, {}
+    for i = 1, 80 do
+      tasks[i] = claude.spawn(function() results[i] = outcome(c:call_tool("raw_usual")) end)
+    end
+    for i = 1, 80 do tasks[i]:wait() end
+    for i = 1, 80 do
+      assert.same({ content = { { type = "text", text = "raw" } } }, results[i].result)
+    end
+  end)
+end)

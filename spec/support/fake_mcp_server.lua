@@ -15,7 +15,9 @@
 -- servers all three, for initialize); "modern" speaks 2026-07-28 with the tools
 -- rounds (input_required twice: an elicitation, then state alone), forever (always
 -- input_required), no_type (a result without resultType), odd_type (an unknown
--- resultType), params (the params it got, as text).
+-- resultType), params (the params it got, as text), and the raw_* tools, whose answers are
+-- lines written as they are (RAW: the usual result's shape and its neighbours, for the
+-- client's reader).
 local json = require "claude.json"
 
 local mode = arg[1] or ""
@@ -137,6 +139,34 @@ function modern.no_type(id) result(id, { content = { { type = "text", text = "no
 function modern.odd_type(id) result(id, { resultType = "weird" }) end
 function modern.params(id, params)
   complete(id, { content = { { type = "text", text = json.encode(params) } } })
+end
+-- (%d: the id; the usual answer is '{"jsonrpc":"2.0","id":%d,"result":...}')
+local CONTENT = '"content":[{"type":"text","text":"raw"}]'
+local RAW = {
+  usual = '{"jsonrpc":"2.0","id":%d,"result":{' .. CONTENT .. ',"resultType":"complete"}}',
+  type_first = '{"jsonrpc":"2.0","id":%d,"result":{"resultType":"complete",' .. CONTENT
+    .. ',"isError":false}}',
+  is_error = '{"jsonrpc":"2.0","id":%d,"result":{' .. CONTENT .. ',"isError":true,'
+    .. '"resultType":"complete"}}',
+  spaced = '{"jsonrpc":"2.0","id":%d,"result":{ ' .. CONTENT .. ' , "resultType" : "complete" }}',
+  id_last = '{"jsonrpc":"2.0","result":{' .. CONTENT .. ',"resultType":"complete"},"id":%d}',
+  extra = '{"jsonrpc":"2.0","id":%d,"result":{' .. CONTENT .. ',"resultType":"complete",'
+    .. '"structuredContent":{"n":1}}}',
+  no_type = '{"jsonrpc":"2.0","id":%d,"result":{' .. CONTENT .. '}}',
+  odd_type = '{"jsonrpc":"2.0","id":%d,"result":{' .. CONTENT .. ',"resultType":"weird"}}',
+  escaped_type = '{"jsonrpc":"2.0","id":%d,"result":{' .. CONTENT
+    .. ',"resultType":"complet\\u0065"}}',
+  input = '{"jsonrpc":"2.0","id":%d,"result":{' .. CONTENT .. ',"resultType":"input_required"}}',
+  twice = '{"jsonrpc":"2.0","id":%d,"result":{' .. CONTENT .. ',"resultType":"complete",'
+    .. '"resultType":"complete"}}',
+  not_object = '{"jsonrpc":"2.0","id":%d,"result":"complete"}',
+  error = '{"jsonrpc":"2.0","id":%d,"error":{"code":-32000,"message":"raw failure"}}',
+}
+for name, line in pairs(RAW) do
+  modern["raw_" .. name] = function(id)
+    io.stdout:write(string.format(line, id), "\n")
+    io.stdout:flush()
+  end
 end
 
 local function serve_modern(id, method, params)

@@ -65,6 +65,9 @@ typedef struct reader {
   const char *p, *end;
   claude_envelope_state *state; /* the stream's, or NULL */
   claude_call_ids *ids;         /* where the ids are held back, or NULL */
+  /* the answer's request takes its usual complete result without "resultType"
+   * (claude_pending_usual); and whether the result was built so */
+  int drop_complete, dropped;
 } reader;
 
 /* The id [s, s + n) held back in `ids` (the request id, or the tool use id)
@@ -333,12 +336,27 @@ static int usual_items(lua_State *L, reader *r, int keys, int items) {
 /* How a usual result begins, compact: compared at once, its text read next. */
 static const char USUAL_START[] = "\"content\":[{\"type\":\"text\",\"text\":";
 #define USUAL_START_LEN (sizeof USUAL_START - 1)
+/* The modern era's usual member after the content, compact: compared at once. */
+static const char USUAL_COMPLETE[] = "\"resultType\":\"complete\"";
+#define USUAL_COMPLETE_LEN (sizeof USUAL_COMPLETE - 1)
+
+/* "resultType":"complete" read: its pair pushed (members one more), or left out when the
+ * answer's taker wants it so (r->drop_complete; *dropped set). */
+static void usual_complete(lua_State *L, reader *r, int keys, int *members, int *dropped) {
+  if (r->drop_complete) {
+    *dropped = 1;
+    return;
+  }
+  lua_rawgeti(L, keys, K_RESULT_TYPE);
+  lua_rawgeti(L, keys, K_COMPLETE);
+  (*members)++;
+}
 
 static int usual_result(lua_State *L, reader *r, claude_envelope_state *state) {
   const char *s;
   size_t n;
   unsigned seen = 0;
-  int which, done = 0, i, members = 0, keys;
+  int which, done = 0, i, members = 0, keys, dropped = 0;
   luaL_checkstack(L, 2 * 3 + USUAL_ITEMS + 6, "envelope");
   blanks(r);
   if (r->p >= r->end || *r->p != '{') return 0;
@@ -352,6 +370,13 @@ static int usual_result(lua_State *L, reader *r, claude_envelope_state *state) {
     if (!usual_text(L, r, keys) || !usual_items(L, r, keys, 1)) return 0;
     seen = members = 1;
     if (!next_member(r, &done)) return 0;
+    if (!done && (size_t)(r->end - r->p) > USUAL_COMPLETE_LEN &&
+        memcmp(r->p, USUAL_COMPLETE, USUAL_COMPLETE_LEN) == 0) {
+      r->p += USUAL_COMPLETE_LEN;
+      seen |= 1u << 2;
+      usual_complete(L, r, keys, &members, &dropped);
+      if (!next_member(r, &done)) return 0;
+    }
   }
   while (!done) {
     if ((which = KEY3(r, "content", "isError", "resultType")) < 0 || (seen & (1u << which)))
@@ -372,13 +397,18 @@ static int usual_result(lua_State *L, reader *r, claude_envelope_state *state) {
         break;
       default:
         if (!plain(r, &s, &n)) return 0;
+        if (n == 8 && memcmp(s, "complete", 8) == 0) {
+          usual_complete(L, r, keys, &members, &dropped);
+          if (!next_member(r, &done)) return 0;
+          continue;
+        }
         lua_rawgeti(L, keys, K_RESULT_TYPE);
-        if (n == 8 && memcmp(s, "complete", 8) == 0) lua_rawgeti(L, keys, K_COMPLETE);
-        else lua_pushlstring(L, s, n);
+        lua_pushlstring(L, s, n);
     }
     members++;
     if (!next_member(r, &done)) return 0;
   }
+  r->dropped = dropped;
   /* the members go in in the line's order, as the decoder's do */
   lua_createtable(L, 0, members);
   for (i = 2 * members; i >= 2; i -= 2) {
@@ -403,14 +433,24 @@ static int result_into(lua_State *L, reader *r, int slot) {
   return decode_into(L, r, 1, slot);
 }
 
-/* An id (an integer, or a string) into slot. */
-static int id_into(lua_State *L, reader *r, int slot) {
+/* An id (an integer, or a string) into slot. With a set bound at `bound`, an
+ * integer's request is looked at: whether it takes its usual complete result
+ * checked here (claude_pending_usual). */
+#ifdef __GNUC__
+__attribute__((always_inline)) /* (the request readers' bound is 0: no look) */
+#endif
+static inline int id_into(lua_State *L, reader *r, int slot, int bound) {
   lua_Integer v;
   const char *s;
   size_t n;
-  if (integer(r, &v)) lua_pushinteger(L, v);
-  else if (plain(r, &s, &n)) lua_pushlstring(L, s, n);
-  else return 0;
+  if (integer(r, &v)) {
+    lua_pushinteger(L, v);
+    if (bound) r->drop_complete = claude_pending_usual(L, bound, v);
+  } else if (plain(r, &s, &n)) {
+    lua_pushlstring(L, s, n);
+  } else {
+    return 0;
+  }
   lua_replace(L, slot);
   return 1;
 }
@@ -660,7 +700,7 @@ static int read_call(lua_State *L, reader *r, int outer, int base) {
     seen |= 1u << which;
     switch (which) {
       case 0: ok = PLAIN_IS(r, "2.0"); break;
-      case 1: ok = id_into(L, r, base + S_ID); break;
+      case 1: ok = id_into(L, r, base + S_ID, 0); break;
       case 2: ok = PLAIN_IS(r, "tools/call"); break;
       default: ok = read_params(L, r, outer + 1, base);
     }
@@ -735,7 +775,7 @@ static int finish(lua_State *L, reader *r, int base, int ok, int count) {
 
 static int read_request_line(lua_State *L, const char *line, size_t len, int bound,
                              claude_envelope_state *state) {
-  reader r = {line, line + len, state, NULL};
+  reader r = {line, line + len, state, NULL, 0, 0};
   (void)bound;
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
@@ -746,13 +786,23 @@ static int read_request_line(lua_State *L, const char *line, size_t len, int bou
 
 static int read_control_line(lua_State *L, const char *line, size_t len, int bound,
                              claude_envelope_state *state) {
-  reader r = {line, line + len, state, state != NULL ? state->ids : NULL};
+  reader r = {line, line + len, state, state != NULL ? state->ids : NULL, 0, 0};
   (void)bound;
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
   lua_pushlightuserdata(L, (void *)&CALL_MARK);
   lua_settop(L, base + S_SERVER + 1);
   return finish(L, &r, base, read_control(L, &r, base + 1), S_SERVER + 1);
+}
+
+/* The result at idx, built without "resultType":"complete" for a taker that
+ * does not take it so after all: the member put back. */
+static void restore_complete(lua_State *L, int idx, claude_envelope_state *state) {
+  int keys = push_usual_keys(L, state);
+  lua_rawgeti(L, keys, K_RESULT_TYPE);
+  lua_rawgeti(L, keys, K_COMPLETE);
+  lua_rawset(L, idx);
+  lua_pop(L, 1);
 }
 
 /* How an answer usually begins, compact: compared at once, its id read next. */
@@ -763,10 +813,14 @@ static const char ANSWER_START[] = "\"jsonrpc\":\"2.0\",\"id\":";
  * set bound (core.pending), the answer to a request of it goes straight to
  * the request's callback: the set's callback and the result, -1; or, for a task
  * waiting in the set's coroutine, the task resumed here (claude_pending_wake):
- * nothing, CLAUDE_ENVELOPE_DONE. */
+ * nothing, CLAUDE_ENVELOPE_DONE. A request of the set marked usual (a modern
+ * tools/call's: claude_pending_usual) whose answer is the usual result with
+ * "resultType":"complete" gets it without that member, its wake-up saying so
+ * (the client's check done here); any other way it goes, the member is put
+ * back first, and the client checks the result whole. */
 static int read_response_line(lua_State *L, const char *line, size_t len, int bound,
                               claude_envelope_state *state) {
-  reader r = {line, line + len, state, NULL};
+  reader r = {line, line + len, state, NULL, 0, 0};
   int base = lua_gettop(L), done = 0, which, ok;
   unsigned seen = 0;
   luaL_checkstack(L, 8, "envelope");
@@ -777,7 +831,8 @@ static int read_response_line(lua_State *L, const char *line, size_t len, int bo
       memcmp(r.p, ANSWER_START, ANSWER_START_LEN) == 0) {
     r.p += ANSWER_START_LEN; /* the usual start, compared at once */
     seen = 0x3;
-    if (!id_into(L, &r, base + 2) || !next_member(&r, &done)) return finish(L, &r, base, 0, 0);
+    if (!id_into(L, &r, base + 2, bound) || !next_member(&r, &done))
+      return finish(L, &r, base, 0, 0);
   }
   while (!done) {
     if ((which = KEY3(&r, "jsonrpc", "id", "result")) < 0 || (seen & (1u << which)))
@@ -785,7 +840,7 @@ static int read_response_line(lua_State *L, const char *line, size_t len, int bo
     seen |= 1u << which;
     switch (which) {
       case 0: ok = PLAIN_IS(&r, "2.0"); break;
-      case 1: ok = id_into(L, &r, base + 2); break;
+      case 1: ok = id_into(L, &r, base + 2, bound); break;
       default: ok = result_into(L, &r, base + 3);
     }
     if (!ok || !next_member(&r, &done)) return finish(L, &r, base, 0, 0);
@@ -794,15 +849,17 @@ static int read_response_line(lua_State *L, const char *line, size_t len, int bo
   if (bound) {
     lua_State *co;
     if (claude_pending_take(L, bound, base + 2, &co)) { /* mark, id, result, cb */
-      if (co != NULL && claude_pending_wake(L, bound, co, base + 4, base + 3)) {
+      if (co != NULL && claude_pending_wake(L, bound, co, base + 4, base + 3, r.dropped)) {
         lua_settop(L, base);
         return CLAUDE_ENVELOPE_DONE;
       }
+      if (r.dropped) restore_complete(L, base + 3, state);
       lua_replace(L, base + 1);
       lua_remove(L, base + 2); /* callback, result */
       return -1;
     }
   }
+  if (r.dropped) restore_complete(L, base + 3, state);
   return 3;
 }
 
@@ -834,6 +891,16 @@ static int l_call_id(lua_State *L) {
   return 1;
 }
 
+/* core.usual_call(self, name, args) -> whether a tools/call's arguments have the usual types
+ * (claude.mcp's call_tool: self a table, name a string, args nil or a table), told in one C
+ * call, where three calls of Lua's type() would each make its answer a string first. */
+static int l_usual_call(lua_State *L) {
+  int args = lua_type(L, 3);
+  lua_pushboolean(L, lua_type(L, 1) == LUA_TTABLE && lua_type(L, 2) == LUA_TSTRING &&
+                         (args == LUA_TTABLE || args == LUA_TNIL));
+  return 1;
+}
+
 claude_envelope_fn claude_envelope_of(const char *kind) {
   if (strcmp(kind, "request") == 0) return read_request_line;
   if (strcmp(kind, "control") == 0) return read_control_line;
@@ -858,4 +925,6 @@ void claude_open_envelope(lua_State *L) {
   lua_setfield(L, -2, "MCP_TOOL_USE_ID");
   lua_pushcfunction(L, l_call_id);
   lua_setfield(L, -2, "call_id");
+  lua_pushcfunction(L, l_usual_call);
+  lua_setfield(L, -2, "usual_call");
 }

@@ -43,6 +43,7 @@
 
 #define MT_PENDING "claude.core.Pending"
 #define INITIAL_SIZE 64
+enum { USED = 1, USED_USUAL };
 
 enum { UV_CALLBACKS = 1, UV_METHODS, UV_OLD_CALLBACKS, UV_OLD_METHODS, UV_OLD_DUE, UV_SUSPEND,
        UV_COUNT };
@@ -57,7 +58,8 @@ typedef struct deadline_timer {
 
 struct claude_pending {
   lua_Integer *ids;     /* the ring: the id at each slot */
-  unsigned char *used;  /* whether the slot holds one */
+  unsigned char *used;  /* whether the slot holds one: USED, or USED_USUAL (a modern call's,
+                         * whose usual complete answer the reader delivers marked) */
   lua_State **cos;      /* the coroutine a slot's request wakes, or NULL (anchored by its task) */
   uint64_t *due;        /* a slot's deadline (uv_hrtime), 0: none */
   lua_Integer size;
@@ -119,7 +121,7 @@ static void new_ring_tables(lua_State *L, int idx, const claude_pending *p) {
 }
 
 static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_Integer n,
-                int cb, int method, lua_State *co, uint64_t due);
+                int cb, int method, lua_State *co, uint64_t due, unsigned char used);
 
 /* Doubles the ring and places every request again (their numbers are their ids: this set
  * serves integer ids only). */
@@ -157,7 +159,7 @@ static void grow(lua_State *L, int idx, claude_pending *p) {
     lua_rawgeti(L, cbs, i + 1);
     lua_rawgeti(L, methods, i + 1);
     add(L, idx, p, old_ids[i], old_ids[i], lua_gettop(L) - 1, lua_gettop(L), old_cos[i],
-        old_due[i]);
+        old_due[i], old_used[i]);
     lua_pop(L, 2);
   }
   free(old_ids);
@@ -174,7 +176,7 @@ static void grow(lua_State *L, int idx, claude_pending *p) {
     lua_rawget(L, odue);
     due = (uint64_t)lua_tointeger(L, -1); /* nil: 0, none */
     lua_pop(L, 1);
-    add(L, idx, p, id, id, lua_gettop(L) - 1, lua_gettop(L), NULL, due);
+    add(L, idx, p, id, id, lua_gettop(L) - 1, lua_gettop(L), NULL, due, USED);
     lua_pop(L, 2);
   }
   lua_settop(L, top);
@@ -208,9 +210,10 @@ static lua_State *free_slot(claude_pending *p, lua_Integer s) {
 }
 
 /* Adds request `id` (number n) with the callback and method at stack slots cb, method; co:
- * the coroutine its answer resumes, or NULL; due: its deadline, or 0. */
+ * the coroutine its answer resumes, or NULL; due: its deadline, or 0; used: USED or
+ * USED_USUAL. */
 static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_Integer n,
-                int cb, int method, lua_State *co, uint64_t due) {
+                int cb, int method, lua_State *co, uint64_t due, unsigned char used) {
   lua_Integer s = slot_of(p, n);
   int top = lua_gettop(L);
   push_uv(L, idx, UV_CALLBACKS);
@@ -223,7 +226,7 @@ static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_In
     push_uv(L, idx, UV_OLD_METHODS);
     lua_rawgeti(L, top + 2, s + 1);
     lua_rawseti(L, -2, held);
-    if (p->due[s] != 0) { /* its deadline goes with it (and its coroutine does not) */
+    if (p->due[s] != 0) { /* its deadline goes with it (its coroutine and mark do not) */
       push_uv(L, idx, UV_OLD_DUE);
       lua_pushinteger(L, (lua_Integer)p->due[s]);
       lua_rawseti(L, -2, held);
@@ -232,7 +235,7 @@ static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_In
     p->old_count++;
   }
   p->ids[s] = id;
-  p->used[s] = 1;
+  p->used[s] = used;
   p->cos[s] = co;
   p->due[s] = due;
   lua_pushvalue(L, cb);
@@ -245,9 +248,10 @@ static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_In
   if (p->old_count > p->size / 2) grow(L, idx, p);
 }
 
-/* set:add(id, n, callback, method[, wake[, timeout]]) -> true: the deadline is the set's.
- * wake: the callback is the running task (async.caller), which its answer resumes in this
- * coroutine. */
+/* set:add(id, n, callback, method[, wake[, timeout[, usual]]]) -> true: the deadline is the
+ * set's. wake: the callback is the running task (async.caller), which its answer resumes in
+ * this coroutine. usual: a modern tools/call's, whose usual complete answer the reader
+ * resumes it with marked (claude_pending_usual). */
 /* luaL_checkinteger, with one look at the value when it is one (the error path only else) */
 static lua_Integer check_integer(lua_State *L, int i) {
   int isnum;
@@ -260,14 +264,16 @@ static int pending_add(lua_State *L) {
   lua_Integer id = check_integer(L, 2), n = check_integer(L, 3);
   lua_State *co = lua_toboolean(L, 6) && lua_isyieldable(L) ? L : NULL;
   uint64_t due = 0;
+  unsigned char used;
   if (lua_type(L, 7) == LUA_TNUMBER) {
     double secs = lua_tonumber(L, 7);
     if (!(secs > 0)) secs = 0;   /* (NaN too) */
     if (secs > 1e9) secs = 1e9;  /* (31 years: no overflow) */
     due = uv_hrtime() + (uint64_t)(secs * 1e9) + 1; /* (never 0) */
   }
+  used = co != NULL && lua_toboolean(L, 8) ? USED_USUAL : USED;
   lua_settop(L, 5);
-  add(L, 1, p, id, n, 4, 5, co, due);
+  add(L, 1, p, id, n, 4, 5, co, due, used);
   lua_pushboolean(L, 1);
   return 1;
 }
@@ -334,6 +340,12 @@ static int find(lua_State *L, int idx, claude_pending *p, int idx_id, int take, 
   lua_remove(L, -2);
   lua_remove(L, -3);
   return 1;
+}
+
+int claude_pending_usual(lua_State *L, int idx, lua_Integer id) {
+  claude_pending *p = (claude_pending *)lua_touserdata(L, idx);
+  lua_Integer s = slot_of(p, id);
+  return p->used[s] == USED_USUAL && p->ids[s] == id;
 }
 
 int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co) {
@@ -496,15 +508,20 @@ static void arm(lua_State *L, int idx, claude_pending *p, uint64_t due) {
   claude_wake(t->hdr.ctx);
 }
 
-int claude_pending_wake(lua_State *L, int set, lua_State *co, int task, int result) {
+int claude_pending_wake(lua_State *L, int set, lua_State *co, int task, int result,
+                        int usual) {
   claude_pending *p = (claude_pending *)lua_touserdata(L, set);
   int status, nres;
-  if (co == L || lua_status(co) != LUA_YIELD || !lua_checkstack(co, 3)) return 0;
+  if (co == L || lua_status(co) != LUA_YIELD || !lua_checkstack(co, 4)) return 0;
   if (p->budgets == NULL) p->budgets = claude_resume_state(L);
   lua_pushboolean(co, 1);
   lua_pushvalue(L, result);
   lua_xmove(L, co, 1);
-  status = claude_resume_in(p->budgets, L, co, 2, &nres);
+  if (usual) { /* (no error, checked: Peer:request_written's) */
+    lua_pushnil(co);
+    lua_pushboolean(co, 1);
+  }
+  status = claude_resume_in(p->budgets, L, co, usual ? 4 : 2, &nres);
   if (status == LUA_YIELD && nres == 1) { /* waits again: yielded SUSPEND */
     if (p->suspend == NULL) {
       if (lua_rawgetp(L, LUA_REGISTRYINDEX, &SUSPEND_KEY) == LUA_TTABLE) {

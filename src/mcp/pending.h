@@ -15,12 +15,19 @@ int claude_is_pending(lua_State *L, int idx);
  * callback and returns 1 (*co: the coroutine the request wakes, or NULL), or
  * pushes nothing and returns 0. */
 int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co);
+/* Whether request `id` (an integer) of the set at idx is a modern tools/call's
+ * whose usual complete answer its reader checks (set:add's `usual`): the
+ * reader builds that answer without "resultType" and wakes it with
+ * claude_pending_wake's `usual`. */
+int claude_pending_usual(lua_State *L, int idx, lua_Integer id);
 /* Wakes the task at stack slot `task` waiting in coroutine co with `true` and
- * the value at `result` (its wait_call returns them): returns 1, or 0 when co
- * does not wait (the caller calls the task instead). `set`: the set's slot (an
- * absolute index), which keeps what every wake looks up. May raise
- * (settle_step's errors). */
-int claude_pending_wake(lua_State *L, int set, lua_State *co, int task, int result);
+ * the value at `result` (its wait_call returns them), and nil and `true` after
+ * them when `usual` (the answer was the usual complete result, its
+ * "resultType" left out: Peer:request_written's `checked`): returns 1, or 0
+ * when co does not wait (the caller calls the task instead). `set`: the set's slot (an absolute index), which keeps what every
+ * wake looks up. May raise (settle_step's errors). */
+int claude_pending_wake(lua_State *L, int set, lua_State *co, int task, int result,
+                        int usual);
 /* Adds core.pending to the module table on top of the stack. */
 void claude_open_pending(lua_State *L);
 

@@ -31,6 +31,8 @@ local core = require "claude.core"
 local async = require "claude.async"
 local rpc = require "claude.rpc"
 local request_written = rpc.Peer.request_written -- (call_tool's: no look-up through Peer)
+local UNCHECKED = rpc.UNCHECKED
+local usual_call = core.usual_call
 local json = require "claude.json"
 local errors = require "claude.errors"
 local era = require "claude.mcp.era"
@@ -955,7 +957,9 @@ end
 
 -- The answer to a modern call's first round, written with the envelope's JSON: a complete
 -- result is the call's, anything else goes on through its rounds (modern.call_answered).
+-- (err rpc.UNCHECKED: a result request_written's `usual` did not check)
 local function modern_first(self, name, args, timeout, result, err, kind)
+  if err == UNCHECKED then err = nil end
   if err ~= nil or type(result) ~= "table" or result.resultType ~= "complete" then
     result, err, kind = modern.call_answered(self, self.send_one, { name = name,
       arguments = args, _meta = nil }, name, timeout, result, err, kind)
@@ -977,7 +981,7 @@ local function call_plain(self, name, args)
       local timeout = self.opts.timeout
       args = args or jobject()
       result, err, kind = conn.peer:request_written("tools/call", write_call, timeout, name,
-        args, tail)
+        args, tail, true)
       return modern_first(self, name, args, timeout, result, err, kind)
     end
     result, err, kind = modern.call(self, self.send_one, { name = name,
@@ -996,9 +1000,9 @@ end
 
 function Client.call_tool(self, name, args, opts)
   -- (_class: a client's own field, for getmetatable's call with its __metatable look-up)
-  if opts == nil and type(self) == "table" and self._class == Client and self.state == "connected"
-    and not self.closed and not self.provider
-    and type(name) == "string" and (args == nil or type(args) == "table") then
+  -- (usual_call: the three types told in one C call, not three of type())
+  if opts == nil and usual_call(self, name, args) and self._class == Client
+    and self.state == "connected" and not self.closed and not self.provider then
     -- call_plain's most usual ways, here without a call of it: written by the transport
     -- around name and arguments (and, modern, the envelope's JSON: modern.plain_tail's, inline)
     local conn = self.conn
@@ -1014,12 +1018,11 @@ function Client.call_tool(self, name, args, opts)
         if not tail then return call_plain(self, name, args) end
         local timeout = self.opts.timeout
         args = args or jobject()
+        -- (usual: the usual complete answer comes checked, its resultType left out; any
+        -- other with an error or rpc.UNCHECKED, checked whole by modern_first)
         result, err, kind = request_written(conn.peer, "tools/call", write_call, timeout, name,
-          args, tail)
-        if err ~= nil or type(result) ~= "table" or result.resultType ~= "complete" then
-          return modern_first(self, name, args, timeout, result, err, kind)
-        end
-        result.resultType = nil
+          args, tail, true)
+        if err then return modern_first(self, name, args, timeout, result, err, kind) end
       end
       local schemas = self.output_schemas
       if result.task == nil and (not schemas or schemas[name] == nil) then return result end
