@@ -7,11 +7,14 @@
  * than either side's work (a pipe round trip between two processes on two
  * vCPUs: about 13 us when both sleep, 9 us when the waiting side polls). A
  * prepare handle runs just before libuv blocks; when the last turn of the
- * loop (its sleep and its work together) took at most the window, it polls
- * the loop's descriptor without blocking until something is ready or the
- * window has passed. A window that passed in vain makes the next turn
- * longer than the window, so the wait after it sleeps at once: a loop that
- * goes quiet polls one window, then sleeps as before. The guest kernel's
+ * loop (its sleep and its work together) took at most the window and handed
+ * a peer something to answer (a request, a response on a kept-alive
+ * connection), it polls the loop's descriptor without blocking until
+ * something is ready or the window has passed. A window that passed in vain
+ * makes the next turn longer than the window, so the wait after it sleeps at
+ * once: a loop that goes quiet polls one window, then sleeps as before. A
+ * loop that only reads (a stream of messages) never polls: sleeping lets the
+ * writer fill the pipe, and one read takes many messages. The guest kernel's
  * haltpoll and KVM's halt polling do the same for an idle CPU.
  *
  * Off where it cannot help: with one CPU (the poll would hold the CPU the
@@ -38,6 +41,7 @@ typedef struct claude_busy_poll {
   int handles;          /* open libuv handles: the object goes with the last */
   uint64_t window_ns;   /* how long a poll lasts; 0: off */
   uint64_t last;        /* when the last turn began its poll (uv_hrtime) */
+  unsigned writes;      /* the context's writes then */
   uint64_t spins, hits, spun_ns; /* claude.busy_poll_stats() */
 } claude_busy_poll;
 
@@ -48,14 +52,15 @@ static void before_sleep(uv_prepare_t *h) {
   claude_ctx *ctx = bp->hdr.ctx;
   uint64_t now = uv_hrtime(), deadline;
   uint64_t turn = now - bp->last;
-  int flushed = bp->flushing;
+  int flushed = bp->flushing, wrote = ctx->writes != bp->writes;
   struct pollfd pfd;
   bp->last = now;
+  bp->writes = ctx->writes;
   if (flushed) {
     uv_idle_stop(&bp->flush);
     bp->flushing = 0;
   }
-  if (turn > bp->window_ns || ctx->run_nowait) return;
+  if (turn > bp->window_ns || !(wrote || flushed) || ctx->run_nowait) return;
   if (uv_backend_timeout(ctx->loop) == 0) {
     /* The loop will not sleep, or it has descriptors to add to its epoll set
      * first (a stream that reads again): a poll of the set would not see

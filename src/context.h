@@ -57,6 +57,8 @@ typedef struct claude_ctx {
   uv_async_t wake;        /* makes the loop's descriptor readable */
   claude_watch watch;     /* the watchdog's side of the state (watchdog.c) */
   int run_nowait;         /* the loop runs a turn that must not sleep (claude.step's) */
+  unsigned writes;        /* messages handed to peers (a stream's bytes, an HTTP response or
+                           * request): the busy poll waits for an answer only after one */
   struct claude_busy_poll *busy_poll; /* busy_poll.c's, once a window was set */
   struct claude_call_ids *call_ids; /* the ids of the line being handled (mcp/envelope.h) */
 } claude_ctx;

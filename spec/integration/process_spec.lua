@@ -295,12 +295,13 @@ describe("a child's stdio", function()
     return #assert(claude.core.scandir("/proc/self/fd"))
   end
 
-  it("are pipes (pipe(2), not sockets), and EOF on stdin reaches the child", function()
-    local p <close> = sh("for f in 0 1 2; do test -p /proc/self/fd/$f && echo pipe$f; done; "
-      .. "cat; echo end", { stderr = "lines" })
+  it("are a pipe(2) in, sockets out, and EOF on stdin reaches the child", function()
+    local p <close> = sh("test -p /proc/self/fd/0 && echo pipe0; "
+      .. "for f in 1 2; do test -S /proc/self/fd/$f && echo socket$f; done; cat; echo end",
+      { stderr = "lines" })
     assert.equal("pipe0", p:read_line(5))
-    assert.equal("pipe1", p:read_line(5))
-    assert.equal("pipe2", p:read_line(5))
+    assert.equal("socket1", p:read_line(5))
+    assert.equal("socket2", p:read_line(5))
     p:write("echoed\n")
     assert.equal("echoed", p:read_line(5))
     p:close_stdin()

@@ -272,6 +272,7 @@ static int l_http_request(lua_State *L) {
   r->self_ref = claude_ref(ctx, L, -1); /* alive while the transfer runs */
   m->active++;
   r->running = 1;
+  ctx->writes++;
   mrc = curl_multi_add_handle(m->multi, e);
   if (mrc != CURLM_OK) {
     r->running = 0;

@@ -207,6 +207,7 @@ static void flush(http_res *res) {
   }
   res->sending = 1;
   res->waiting_since = uv_now(res->ctx->loop);
+  res->ctx->writes++;
   h2o_send(res->req, iov, (size_t)k, last ? H2O_SEND_STATE_FINAL : H2O_SEND_STATE_IN_PROGRESS);
 }
 
@@ -425,6 +426,7 @@ static int res_respond(lua_State *L) {
     res->state = RES_FINISHED;
     res->writing_inline = 1; /* until h2o disposes of the request */
     res->waiting_since = uv_now(res->ctx->loop);
+    res->ctx->writes++;
     h2o_send_inline(res->req, body, len);
   } else { /* in pieces, so that write_timeout sees the progress of a large body */
     append(L, res, body, len);

@@ -220,20 +220,22 @@ static void proc_teardown(claude_handle *h) {
   close_handle(p, (uv_handle_t *)&p->grace_timer, &p->grace_open);
 }
 
-/* One of a child's stdio as a pipe(2): the child inherits its end, ours is
- * opened once the child runs. Not libuv's UV_CREATE_PIPE, a socketpair: each
- * message through a socket costs the kernel a buffer each way, about 3 us more
- * a round trip to a child that answers at once (bench/mcp_client's server). */
+/* A child's stdin as a pipe(2): the child inherits its end, ours is opened
+ * once the child runs. Not libuv's UV_CREATE_PIPE, a socketpair: a message
+ * through a socket costs the kernel more, about 3 us more a round trip to a
+ * child that answers at once (bench/mcp_client's server). Its stdout and
+ * stderr stay socketpairs: their bigger buffers carry a stream of large
+ * messages (bench/run's stream cases) a third faster than a pipe's 64 KiB. */
 typedef struct child_pipe {
   uv_file ours, theirs;
 } child_pipe;
 
-static int child_pipe_make(child_pipe *cp, uv_stdio_container_t *c, int child_reads) {
-  uv_file fds[2]; /* both close-on-exec: the child's becomes its 0, 1 or 2 */
+static int child_pipe_make(child_pipe *cp, uv_stdio_container_t *c) {
+  uv_file fds[2]; /* both close-on-exec: the child's becomes its 0 */
   int err = uv_pipe(fds, 0, 0);
   if (err != 0) return err;
-  cp->ours = child_reads ? fds[1] : fds[0];
-  cp->theirs = child_reads ? fds[0] : fds[1];
+  cp->ours = fds[1];
+  cp->theirs = fds[0];
   c->flags = UV_INHERIT_FD;
   c->data.fd = cp->theirs;
   return 0;
@@ -254,18 +256,16 @@ static int child_pipe_finish(child_pipe *cp, claude_stream *s, int spawned) {
 
 /* Sets up stdout or stderr: a pipe read as lines or JSON (reading starts
  * after the spawn), the host's own descriptor, or nothing. */
-static int setup_output(claude_stream *s, int mode, uv_stdio_container_t *c, int fd,
-                        child_pipe *cp) {
+static void setup_output(claude_stream *s, int mode, uv_stdio_container_t *c, int fd) {
   if (mode == OUT_LINES || mode == OUT_JSON) {
-    claude_stream_pipe(s);
-    return child_pipe_make(cp, c, 0);
+    c->flags = (uv_stdio_flags)(UV_CREATE_PIPE | UV_WRITABLE_PIPE);
+    c->data.stream = (uv_stream_t *)claude_stream_pipe(s);
   } else if (mode == OUT_INHERIT) {
     c->flags = UV_INHERIT_FD;
     c->data.fd = fd;
   } else {
     c->flags = UV_IGNORE;
   }
-  return 0;
 }
 
 /* core.spawn_process{ file, args=, env=, cwd=, stdin="pipe"|"ignore"|"inherit",
@@ -278,7 +278,7 @@ static int l_spawn_process(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
   uv_process_options_t opts;
   uv_stdio_container_t stdio[3];
-  child_pipe pipes[3] = {{-1, -1}, {-1, -1}, {-1, -1}};
+  child_pipe in_pipe = {-1, -1};
   proc_obj **box;
   proc_obj *p;
   const char *file, *in_mode;
@@ -346,7 +346,7 @@ static int l_spawn_process(lua_State *L) {
   if (strcmp(in_mode, "pipe") == 0) {
     claude_stream_pipe(&p->in);
     claude_stream_writer(&p->in);
-    err = child_pipe_make(&pipes[0], &stdio[0], 1);
+    err = child_pipe_make(&in_pipe, &stdio[0]);
   } else if (strcmp(in_mode, "inherit") == 0) {
     stdio[0].flags = UV_INHERIT_FD;
     stdio[0].data.fd = 0;
@@ -355,8 +355,8 @@ static int l_spawn_process(lua_State *L) {
   }
   out_mode = opt_mode(L, 1, "stdout", "lines");
   err_mode = opt_mode(L, 1, "stderr", "inherit");
-  if (err == 0) err = setup_output(&p->out, out_mode, &stdio[1], 1, &pipes[1]);
-  if (err == 0) err = setup_output(&p->err, err_mode, &stdio[2], 2, &pipes[2]);
+  setup_output(&p->out, out_mode, &stdio[1], 1);
+  setup_output(&p->err, err_mode, &stdio[2], 2);
   claude_object_link(ctx, &p->hdr, "process", proc_teardown);
   p->box = box;
   *box = p;
@@ -370,13 +370,8 @@ static int l_spawn_process(lua_State *L) {
     spawned = 1; /* the process handle is initialized, even when the spawn fails */
     err = uv_spawn(ctx->loop, &p->handle, &opts);
   }
-  {
-    int e0 = child_pipe_finish(&pipes[0], &p->in, err == 0);
-    int e1 = child_pipe_finish(&pipes[1], &p->out, err == 0);
-    int e2 = child_pipe_finish(&pipes[2], &p->err, err == 0);
-    /* (cannot fail for a pipe(2) just made) a child that cannot be talked to goes */
-    if (err == 0 && (e0 != 0 || e1 != 0 || e2 != 0)) uv_process_kill(&p->handle, SIGKILL);
-  }
+  /* (cannot fail for a pipe(2) just made) a child that cannot be talked to goes */
+  if (child_pipe_finish(&in_pipe, &p->in, err == 0) != 0) uv_process_kill(&p->handle, SIGKILL);
   if (err != 0) {
     /* The process handle (when the spawn was tried) still needs closing;
      * output pipes never opened. */

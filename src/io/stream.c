@@ -408,6 +408,7 @@ static int write_now(claude_stream *s, const char *data, size_t len) {
   uv_buf_t buf;
   int n;
   if (h == NULL) return write_file(s->w_fd, data, len);
+  s->ctx->writes++;
   if (uv_stream_get_write_queue_size(h) == 0) {
     buf = uv_buf_init((char *)data, (unsigned int)len);
     n = uv_try_write(h, &buf, 1);
