@@ -31,6 +31,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "grow.h"
 #include "http/server.h"
 
 enum {
@@ -199,15 +200,7 @@ static int keep(http_framing *f, char c) {
 
 /* Keeps n bytes of a field line; 0 when there is no room. */
 static int keep_n(http_framing *f, const char *p, size_t n) {
-  if (f->line_len + n > f->line_cap) {
-    size_t cap = f->line_cap ? f->line_cap : 256;
-    char *l;
-    while (cap < f->line_len + n) cap *= 2;
-    l = (char *)realloc(f->line, cap);
-    if (l == NULL) return 0;
-    f->line = l;
-    f->line_cap = cap;
-  }
+  if (!claude_grow(&f->line, &f->line_cap, f->line_len + n, 256)) return 0;
   memcpy(f->line + f->line_len, p, n);
   f->line_len += n;
   return 1;

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "http/server.h"
 
 /* The most bytes one h2o_send hands the socket: h2o calls proceed when all
@@ -477,15 +478,8 @@ static void append(lua_State *L, http_res *res, const char *s, size_t len) {
     res->pending_len -= res->pending_off;
     res->pending_off = 0;
   }
-  if (res->pending_len + len > res->pending_cap) {
-    size_t cap = res->pending_cap ? res->pending_cap : 4096;
-    char *p;
-    while (cap < res->pending_len + len) cap *= 2;
-    p = (char *)realloc(res->pending, cap);
-    if (p == NULL) luaL_error(L, "out of memory");
-    res->pending = p;
-    res->pending_cap = cap;
-  }
+  if (!claude_grow(&res->pending, &res->pending_cap, res->pending_len + len, 4096))
+    luaL_error(L, "out of memory");
   memcpy(res->pending + res->pending_len, s, len);
   res->pending_len += len;
 }

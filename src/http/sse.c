@@ -8,22 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "http/sse.h"
 
 /* ---- buffers ------------------------------------------------------------ */
 
 int claude_buf_reserve(claude_buf *b, size_t more) {
-  size_t cap;
-  char *p;
-  if (b->cap - b->len >= more) return 0;
-  if (more > (size_t)-1 / 2 - b->len) return -1;
-  cap = b->cap ? b->cap : 64;
-  while (cap - b->len < more) cap *= 2;
-  p = (char *)realloc(b->p, cap);
-  if (p == NULL) return -1;
-  b->p = p;
-  b->cap = cap;
-  return 0;
+  if (more > SIZE_MAX - b->len) return -1;
+  return claude_grow(&b->p, &b->cap, b->len + more, 64) ? 0 : -1;
 }
 
 int claude_buf_append(claude_buf *b, const void *data, size_t len) {

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "io/io.h"
 
 #define MIN_READ ((size_t)64 * 1024)
@@ -37,18 +38,10 @@ void claude_lines_space(claude_lines *lb, size_t want, char **buf, size_t *len) 
   size_t need;
   if (lb->start > 0) compact(lb); /* lines left behind by a consumer that stopped */
   need = lb->len + (want > MIN_READ ? want : MIN_READ);
-  if (need > lb->cap) {
-    size_t cap = lb->cap ? lb->cap : MIN_READ;
-    char *data;
-    while (cap < need) cap *= 2;
-    data = (char *)realloc(lb->data, cap);
-    if (data == NULL) {
-      *buf = NULL;
-      *len = 0;
-      return;
-    }
-    lb->data = data;
-    lb->cap = cap;
+  if (!claude_grow(&lb->data, &lb->cap, need, MIN_READ)) {
+    *buf = NULL;
+    *len = 0;
+    return;
   }
   *buf = lb->data + lb->len;
   *len = lb->cap - lb->len;

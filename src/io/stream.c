@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "io/io.h"
 #include "json/json.h"
 #include "mcp/envelope.h"
@@ -455,15 +456,7 @@ static void flush_due(claude_stream *s) {
 static int append_out(claude_stream *s, const char *data, size_t len) {
   size_t need = s->wlen + len;
   if (len == 0) return 1; /* the buffer may not exist yet: no memcpy to NULL */
-  if (need > s->wcap) {
-    size_t cap = s->wcap ? s->wcap : 4096;
-    char *wbuf;
-    while (cap < need) cap *= 2;
-    wbuf = (char *)realloc(s->wbuf, cap);
-    if (wbuf == NULL) return 0;
-    s->wbuf = wbuf;
-    s->wcap = cap;
-  }
+  if (!claude_grow(&s->wbuf, &s->wcap, need, 4096)) return 0;
   memcpy(s->wbuf + s->wlen, data, len);
   s->wlen += len;
   return 1;

@@ -16,6 +16,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "grow.h"
 #include "json/json.h"
 #include "json/utf8.h"
 
@@ -36,19 +37,10 @@ typedef struct enc {
 } enc;
 
 static int reserve(enc *e, size_t n) {
-  if (e->len + n > e->cap) {
-    size_t cap = e->cap ? e->cap : 256;
-    char *b;
-    while (cap < e->len + n) cap *= 2;
-    b = (char *)realloc(e->buf, cap);
-    if (b == NULL) {
-      snprintf(e->err, sizeof e->err, "out of memory");
-      return 0;
-    }
-    e->buf = b;
-    e->cap = cap;
-  }
-  return 1;
+  if (e->len + n <= e->cap) return 1;
+  if (claude_grow(&e->buf, &e->cap, e->len + n, 256)) return 1;
+  snprintf(e->err, sizeof e->err, "out of memory");
+  return 0;
 }
 
 static inline int put(enc *e, const char *s, size_t n) {
