@@ -607,8 +607,9 @@ end
 
 -- A tool call: in a task under its budget when it has one (the defaults give every call
 -- one). The budget of a call that ended at once serves the next call of the tool. The call's
--- ctx is made here when the tool sees it, else only when the call waits. (Router:call has
--- the usual case inline.)
+-- ctx is made here when the tool sees it, else only when the call waits. (Router:call and
+-- call_usual have the usual case inline: the budgeted spawn shared by one function cost
+-- them about 400 instructions a call, `INFLIGHT=1 bench/call_cost`, 2026-11-26.)
 local function start_call(self, name, server, t, args, meta, id, auth, req, reply, tag, token,
                           tool_use_id)
   local per = self._limits[server]
