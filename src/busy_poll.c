@@ -42,7 +42,9 @@ typedef struct claude_busy_poll {
   uint64_t window_ns;   /* how long a poll lasts; 0: off */
   uint64_t last;        /* when the last turn began its poll (uv_hrtime) */
   unsigned writes;      /* the context's writes then */
-  uint64_t spins, hits, spun_ns; /* claude.busy_poll_stats() */
+  /* claude.busy_poll_stats(): the turns the poll is for (fast, after a
+   * write), the polls, those that saw work come, and their time */
+  uint64_t fast, spins, hits, spun_ns;
 } claude_busy_poll;
 
 static void flush_turn(uv_idle_t *h) { (void)h; }
@@ -61,6 +63,7 @@ static void before_sleep(uv_prepare_t *h) {
     bp->flushing = 0;
   }
   if (turn > bp->window_ns || !(wrote || flushed) || ctx->run_nowait) return;
+  bp->fast++; /* every poll follows one of these: a spec's measure of what the load allowed */
   if (uv_backend_timeout(ctx->loop) == 0) {
     /* The loop will not sleep, or it has descriptors to add to its epoll set
      * first (a stream that reads again): a poll of the set would not see
@@ -166,11 +169,14 @@ static int l_busy_poll(lua_State *L) {
   return 1;
 }
 
-/* core.busy_poll_stats() -> {spins=, hits=, seconds=}: the polls so far,
- * those that saw work come, and the time they took */
+/* core.busy_poll_stats() -> {fast=, spins=, hits=, seconds=}: the fast
+ * turns after a write so far, the polls, those that saw work come, and the
+ * time they took */
 static int l_busy_poll_stats(lua_State *L) {
   claude_busy_poll *bp = claude_ctx_get(L)->busy_poll;
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
+  lua_pushinteger(L, bp ? (lua_Integer)bp->fast : 0);
+  lua_setfield(L, -2, "fast");
   lua_pushinteger(L, bp ? (lua_Integer)bp->spins : 0);
   lua_setfield(L, -2, "spins");
   lua_pushinteger(L, bp ? (lua_Integer)bp->hits : 0);

@@ -103,7 +103,7 @@ function M.busy_poll(us)
   return core.busy_poll(us)
 end
 
---- The busy poll's waits so far: {spins=, hits=, seconds=}.
+--- The busy poll's fast turns and waits so far: {fast=, spins=, hits=, seconds=}.
 -- @function busy_poll_stats
 M.busy_poll_stats = core.busy_poll_stats
 
