@@ -65,6 +65,12 @@ static inline void claude_watch_deadline(claude_watch *w, uint64_t d, uint64_t r
     if (d < atomic_load(&w->wake_at)) claude_watch_wake(w);
   }
 }
+/* The CPU time thread `tid` (0: the calling thread) wanted so far, in
+ * nanoseconds: the time it ran plus the time it waited for a CPU while
+ * runnable (the kernel's schedstat), so that a spin reads as busy on a
+ * machine whose CPUs other processes hold; 0 when the kernel does not say.
+ * Async-signal-safe. */
+uint64_t claude_thread_wanted_ns(long tid);
 /* Whether the published deadline has passed (for the handler's arm). */
 int claude_watch_due(claude_watch *w);
 /* A budgeted call still busy `ns` past its `run` deadline ends the process

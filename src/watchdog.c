@@ -42,6 +42,9 @@
  * budgeted call still running `stuck` seconds past its deadline while its
  * thread keeps the CPU busy (a thread blocked in a system call is left
  * alone: it comes back) ends it with status 70, for a supervisor to restart.
+ * Busy means wanting the CPU: the time the thread ran and the time it waited
+ * for a CPU while runnable (the kernel's schedstat), so that a spin on a
+ * machine whose CPUs other processes hold is still a spin.
  *
  * Signal handlers are process-wide, so this file keeps a small process-wide
  * table: one slot per state that uses it, with the thread it runs on and the
@@ -56,7 +59,9 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -76,8 +81,9 @@
  * holds the loop, and is interrupted (a turn of a loop that is not held ends
  * far sooner). */
 #define INTERRUPT_DELAY_NS ((uint64_t)100 * 1000 * 1000)
-/* A stuck call is one whose thread had the CPU at least 1/STUCK_BUSY of the
- * time: a thread blocked in a system call uses next to none. */
+/* A stuck call is one whose thread wanted the CPU (ran, or waited for a CPU
+ * while runnable) at least 1/STUCK_BUSY of the time: a thread blocked in a
+ * system call wants next to none. */
 #define STUCK_BUSY 4
 /* The status a stuck call ends the process with (EX_SOFTWARE). */
 #define STUCK_STATUS 70
@@ -85,6 +91,7 @@
 typedef struct slot {
   _Atomic(claude_watch *) w; /* NULL: free; RESERVED while being taken */
   _Atomic uintptr_t owner;   /* the state's thread (pthread_t), 0 while unknown */
+  atomic_long owner_tid;     /* the same thread's kernel id, for its schedstat */
   atomic_int poke;           /* CLAUDE_POKE_* waiting for the owner's handler */
   atomic_uint interest;      /* 1 << signum: signals that interrupt this state */
   atomic_uint pending;       /* 1 << signum: arrived, the loop's watcher not yet run */
@@ -223,6 +230,7 @@ static int take_slot(claude_watch *w) {
     atomic_store(&s->watcher, 0);
     w->owner = pthread_self();
     atomic_store(&s->owner, thread_id(w->owner));
+    atomic_store(&s->owner_tid, (long)syscall(SYS_gettid));
     atomic_store(&s->w, w);
     w->slot = i;
     return 0;
@@ -286,15 +294,69 @@ static uint64_t check_interrupts(claude_watch *w, slot *s, uint64_t now, uint64_
   return next;
 }
 
-/* CPU time the state's thread has used, in nanoseconds; 0 when unknown. */
+uint64_t claude_thread_wanted_ns(long tid) {
+  char path[64] = "/proc/thread-self/schedstat", buf[96];
+  uint64_t field[2] = {0, 0};
+  ssize_t n;
+  int fd, k = 0, i;
+  if (tid > 0) { /* (no snprintf: this runs in signal handlers too) */
+    char digits[24], *p = digits + sizeof digits;
+    const char *head = "/proc/self/task/", *tail = "/schedstat";
+    size_t at = 0;
+    do *--p = (char)('0' + tid % 10);
+    while ((tid /= 10) != 0);
+    while (*head) path[at++] = *head++;
+    while (p < digits + sizeof digits) path[at++] = *p++;
+    while (*tail) path[at++] = *tail++;
+    path[at] = '\0';
+  }
+  do fd = open(path, O_RDONLY | O_CLOEXEC);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0) return 0;
+  do n = read(fd, buf, sizeof buf);
+  while (n < 0 && errno == EINTR);
+  close(fd);
+  for (i = 0; i < n && k < 2; i++) { /* "ran waited slices\n", in nanoseconds */
+    if (buf[i] >= '0' && buf[i] <= '9') field[k] = field[k] * 10 + (uint64_t)(buf[i] - '0');
+    else if (buf[i] == ' ') k++;
+    else break;
+  }
+  return k < 1 ? 0 : field[0] + field[1] + 1;
+}
+
+/* The CPU the state's thread wanted so far, in nanoseconds: its schedstat,
+ * else the CPU time it used (a kernel without schedstats: a spin under load
+ * may then read as idle); 0 when unknown. */
 static uint64_t owner_cpu(slot *s) {
   uintptr_t owner = atomic_load(&s->owner);
+  long tid = atomic_load(&s->owner_tid);
+  uint64_t wanted = tid > 0 ? claude_thread_wanted_ns(tid) : 0;
   clockid_t cid;
   struct timespec ts;
+  if (wanted != 0) return wanted;
   if (owner == 0 || pthread_getcpuclockid(id_thread(owner), &cid) != 0 ||
       clock_gettime(cid, &ts) != 0)
     return 0;
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + 1;
+}
+
+/* Whether the state's thread is runnable now (running, or waiting for a
+ * CPU), not blocked: the state letter of /proc/self/task/TID/stat, after the
+ * command's closing parenthesis. 1 when the kernel does not say. */
+static int owner_runnable(slot *s) {
+  char path[64], buf[256], *p;
+  long tid = atomic_load(&s->owner_tid);
+  ssize_t n;
+  int fd;
+  if (tid <= 0) return 1;
+  snprintf(path, sizeof path, "/proc/self/task/%ld/stat", tid);
+  if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) return 1;
+  n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 1;
+  buf[n] = '\0';
+  p = strrchr(buf, ')');
+  return p == NULL || p[1] != ' ' || p[2] == 'R';
 }
 
 /* The resume whose deadline `d` passed still runs: once it has for `stuck_ns`
@@ -302,19 +364,30 @@ static uint64_t owner_cpu(slot *s) {
  * mostly idle meanwhile (blocked in a system call) starts a new period. */
 typedef struct stuck {
   uint64_t deadline, since, cpu;
+  int blocked; /* the thread was seen blocked during the period */
 } stuck;
 
 static void check_stuck(claude_watch *w, slot *s, stuck *k, uint64_t d, uint64_t now) {
   uint64_t limit = atomic_load(&w->stuck_ns), cpu;
+  if (limit == 0) { /* (no look at the thread's time where no one asked) */
+    k->deadline = 0;
+    return;
+  }
   if (d != k->deadline) {
     k->deadline = d;
     k->since = now;
     k->cpu = owner_cpu(s);
+    k->blocked = 0;
     return;
   }
-  if (limit == 0 || now - k->since < limit) return;
+  /* a look each REPOKE_NS: a thread blocked in a system call at any of them
+   * is not stuck, even if it wanted the CPU for a while around it (a fork
+   * under load, the wake-up when the call returns) */
+  if (!owner_runnable(s)) k->blocked = 1;
+  if (now - k->since < limit) return;
   cpu = owner_cpu(s);
-  if (cpu == 0 || k->cpu == 0 || (cpu - k->cpu) * STUCK_BUSY >= now - k->since) {
+  if (!k->blocked &&
+      (cpu == 0 || k->cpu == 0 || (cpu - k->cpu) * STUCK_BUSY >= now - k->since)) {
     char text[256];
     snprintf(text, sizeof text, "a budgeted call held the loop %.1f s past its run budget, "
              "busy where a budget cannot stop it (a __gc metamethod that spins, or a C "
@@ -323,6 +396,7 @@ static void check_stuck(claude_watch *w, slot *s, stuck *k, uint64_t d, uint64_t
   }
   k->since = now;
   k->cpu = cpu;
+  k->blocked = 0;
 }
 
 /* Sleeps until `at` (uv_hrtime nanoseconds; UINT64_MAX: until told), unless
@@ -360,7 +434,7 @@ static void *watch_main(void *arg) {
   slot *s = &slots[w->slot];
   uint64_t poked = 0, poked_at = 0, seen = UINT64_MAX;
   uint64_t interrupted[32] = {0}; /* per signal, the arrival interrupted */
-  stuck k = {0, 0, 0};
+  stuck k = {0, 0, 0, 0};
   while (!atomic_load(&w->stop)) {
     uint64_t d = atomic_load(&w->deadline), now = uv_hrtime(), n = atomic_load(&w->resumes);
     uint64_t at, next;
@@ -442,7 +516,10 @@ void claude_watch_wake(claude_watch *w) {
  * a lua_State between threads): pokes go there. */
 void claude_watch_owner(claude_watch *w) {
   w->owner = pthread_self();
-  if (w->slot >= 0) atomic_store(&slots[w->slot].owner, thread_id(w->owner));
+  if (w->slot >= 0) {
+    atomic_store(&slots[w->slot].owner_tid, (long)syscall(SYS_gettid));
+    atomic_store(&slots[w->slot].owner, thread_id(w->owner));
+  }
 }
 
 int claude_watch_interest(claude_watch *w, int sig, int on) {

@@ -21,18 +21,21 @@ local function converse(script, options)
   return msgs, fake:read_log()
 end
 
+-- (the tools stopped for memory and instructions get a `run` a loaded machine cannot
+-- exceed before their own limit: the default 1 s is wall time, and under load a second
+-- can pass before 8 MiB are allocated)
 local function tools(server_opts)
   return claude.server("b", {
     claude.tool("spin", "Spins", function() while true do end end, { budget = { run = 0.2 } }),
     claude.tool("alloc", "Allocates", function()
       local t = {}
       while true do t[#t + 1] = string.rep("x", 1000) .. #t end
-    end, { budget = { memory = 8 * 1024 * 1024 } }),
+    end, { budget = { memory = 8 * 1024 * 1024, run = 30 } }),
     claude.tool("count", "Counts", function()
       local n = 0
       for i = 1, 1e12 do n = n + i end
       return n
-    end, { budget = { instructions = 1e6 } }),
+    end, { budget = { instructions = 1e6, run = 30 } }),
     claude.tool("nap", "Sleeps", function()
       claude.sleep(60)
       return "woke"

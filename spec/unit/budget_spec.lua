@@ -456,8 +456,9 @@ describe("budgets where Lua turns hooks off", function()
         local b = core.budget ]] .. (row[3] or "{ run = 0.05 }") .. [[
 
         report(b:resume(coroutine.create(function() ]] .. row[2] .. [[ end)))
-        -- the state goes on: another call runs, and nothing is left current
-        local ok, v = core.budget({ run = 0.05 }):resume(coroutine.create(function()
+        -- the state goes on: another call runs, and nothing is left current (a budget
+        -- a loaded machine cannot exceed by descheduling six instructions)
+        local ok, v = core.budget({ run = 30 }):resume(coroutine.create(function()
           return 6 * 7
         end))
         print(ok, v, (core.budget_current()))

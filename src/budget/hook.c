@@ -98,9 +98,13 @@ static void hooks_off(budget_state *st) {
   }
 }
 
-/* CPU time of the calling thread, in nanoseconds (async-signal-safe). */
+/* The CPU the calling thread wanted so far, in nanoseconds: the time it ran
+ * and waited for a CPU while runnable (claude_thread_wanted_ns), else its CPU
+ * time (async-signal-safe). */
 static uint64_t thread_cpu(void) {
   struct timespec ts;
+  uint64_t wanted = claude_thread_wanted_ns(0);
+  if (wanted != 0) return wanted;
   if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
@@ -118,7 +122,8 @@ void claude_budget_watch_arm(void *ud, int what) {
   if ((what & CLAUDE_POKE_BUDGET) && claude_watch_due(st->watch)) {
     uint64_t d = atomic_load(&st->watch->deadline), now = uv_hrtime(), cpu = thread_cpu();
     /* the same resume, no hook since, and the thread busy (not blocked in a
-     * system call, nor in a nested loop's poll) at least a quarter of the time */
+     * system call, nor in a nested loop's poll) at least a quarter of the time:
+     * running, or runnable and waiting for a CPU that other processes hold */
     if (d == st->armed_deadline && st->hook_runs == st->armed_runs &&
         (cpu - st->armed_cpu) * 4 >= now - st->armed_at)
       hooks_off(st);
