@@ -60,7 +60,13 @@ typedef struct claude_ctx {
   unsigned writes;        /* messages handed to peers (a stream's bytes, an HTTP response or
                            * request): the busy poll waits for an answer only after one */
   struct claude_busy_poll *busy_poll; /* busy_poll.c's, once a window was set */
-  struct claude_call_ids *call_ids; /* the ids of the line being handled (mcp/envelope.h) */
+  /* the scratch frame of the line whose callback runs, where the line's reader keeps what
+   * the callback may still ask for (io/io.h: claude_line_reader), or NULL */
+  void *line_frame;
+  /* spells a light userdata piece of a stream's write_pieces that stands for bytes a line
+   * reader holds aside (mcp/envelope.c: a control request's ids): 1 with the bytes, -1 when
+   * no longer held, 0 when it is not one; NULL: no reader holds any */
+  int (*held_piece)(struct claude_ctx *ctx, lua_State *L, int idx, const char **s, size_t *n);
 } claude_ctx;
 
 /* The state's context, made on first use (with a loop of its own unless

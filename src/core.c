@@ -40,6 +40,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_json(L);
   claude_open_router(L);
   claude_open_envelope(L);
+  claude_open_reader(L);
   claude_open_pending(L);
   claude_open_http(L);
   claude_open_guard(L);

@@ -94,6 +94,14 @@ describe("the tree", function()
     assert.matches("exit 0\n$", out)
   end)
 
+  -- the byte streams know no protocol: a protocol plugs its reader in (io.h's
+  -- claude_line_reader), and src/mcp/ includes src/io/, never the other way
+  it("has src/io/ include nothing from src/mcp/, nor name an MCP function", function()
+    assert.same({}, lines_of("grep -ln 'include \"mcp/' src/io/*.c src/io/*.h"))
+    assert.same({}, lines_of("grep -ln 'claude_envelope\\|claude_pending\\|claude_call_id' "
+      .. "src/io/*.c src/io/*.h"))
+  end)
+
   it("keeps at most a dozen files at the top of lua/claude/ and of src/", function()
     assert.is_true(#lines_of("find lua/claude -maxdepth 1 -name '*.lua'") <= MAX_TOP)
     assert.is_true(#lines_of("find src -maxdepth 1 -name '*.c'") <= MAX_TOP)

@@ -65,7 +65,7 @@ describe("claude.pending", function()
 end)
 
 -- core.pending: the same set in C, for integer ids (JSON-RPC's), where a transport's reader
--- finds the answer's request (stream:envelope("response", set)).
+-- finds the answer's request (read_with(core.envelope_reader("response", set))).
 describe("core.pending", function()
   local core = require "claude.core"
 

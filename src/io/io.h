@@ -9,7 +9,6 @@
 #include <stddef.h>
 
 #include "context.h"
-#include "mcp/envelope.h"
 
 /* Line framing over a growing buffer (lines.c). */
 typedef struct claude_lines {
@@ -51,6 +50,28 @@ typedef union claude_uv_stream {
 
 enum { CLAUDE_READ_LINES = 1, CLAUDE_READ_JSON };
 
+/* A reader that a protocol plugs into a stream's JSON lines (the MCP envelope
+ * readers, mcp/reader.c): the stream knows nothing of what it reads. It is a
+ * claude.core.LineReader userdata (its first member this struct), which the
+ * stream holds by a ref while reading with it.
+ * read: the callback is on top of the stack; pushes the callback's values for
+ * one line and returns how many; or 0 (nothing pushed: the stream decodes the
+ * line whole); or -1 (a function and its one argument pushed, which the
+ * stream calls instead of its callback); or CLAUDE_READER_DONE (nothing
+ * pushed, the line was handled). `frame`: CLAUDE_LINE_FRAME bytes the stream
+ * keeps from the read to the end of the line's callback (ctx->line_frame
+ * points there meanwhile), or NULL outside a callback of the usual kind.
+ * release: drops what the reader keeps from line to line (its refs); the
+ * stream calls it when reading ends. */
+#define CLAUDE_LINE_READER "claude.core.LineReader"
+#define CLAUDE_LINE_FRAME 160
+#define CLAUDE_READER_DONE (-2)
+typedef struct claude_line_reader claude_line_reader;
+struct claude_line_reader {
+  int (*read)(claude_line_reader *r, lua_State *L, const char *line, size_t len, void *frame);
+  void (*release)(claude_line_reader *r, lua_State *L);
+};
+
 typedef struct claude_stream claude_stream;
 typedef void (*claude_stream_fn)(claude_stream *s);
 
@@ -69,12 +90,10 @@ struct claude_stream {
   int mode;            /* CLAUDE_READ_LINES or _JSON; 0: not reading */
   int eof;             /* no more data will come (also: never read) */
   int cb_ref;
-  /* a reader of the usual lines of one protocol (mcp/envelope.c), tried
-   * before the JSON decoder (mcp/envelope.h), the value bound to it, and
-   * what it keeps from line to line */
-  claude_envelope_fn envelope;
-  int env_ref;
-  claude_envelope_state env_state;
+  /* a protocol's reader of its usual lines, tried before the JSON decoder,
+   * and the ref that keeps its userdata */
+  claude_line_reader *reader;
+  int reader_ref;
   claude_lines lines;
   /* writing */
   uv_stream_t *wh;     /* &rh.stream, &wh_own.stream, or NULL (w_fd, or none) */
@@ -123,15 +142,14 @@ int claude_stream_write_at(lua_State *L, claude_stream *s, int first, const int 
  * (a string the caller keeps alive: no look at the stack for it). */
 int claude_stream_write_raw_at(lua_State *L, claude_stream *s, int first, const int *at, int n,
                                const char *const *raws, const size_t *raw_lens);
-/* The envelope(kind [, bound]) method's body: the lines of the usual shape of
- * one protocol ("request", "control", "response": mcp/envelope.c) reach the
- * callback as the few values their receiver reads; nil or none: every line
- * decoded whole. `bound`: a core.pending set the "response" reader hands the
- * answers of its requests to. Returns 0 Lua results. */
-int claude_stream_envelope(lua_State *L, claude_stream *s, int idx);
+/* The read_with(reader) method's body: the JSON lines go to `reader` (a
+ * claude.core.LineReader, such as core.envelope_reader's) before the decoder;
+ * nil or none: every line decoded whole. Returns 0 Lua results. */
+int claude_stream_read_with(lua_State *L, claude_stream *s, int idx);
 
 /* Each adds its functions and class to the module table on top of the
- * stack: core.stream_open, core.stdio and claude.core.Stream (stream_obj.c);
+ * stack: core.stream_open, core.stdio, claude.core.Stream and the
+ * claude.core.LineReader class its readers share (stream_obj.c);
  * core.spawn_process and claude.core.Process (process.c). */
 void claude_open_stream(lua_State *L);
 void claude_open_process(lua_State *L);

@@ -468,9 +468,9 @@ static int proc_pieces_writer(lua_State *L) {
   return 1;
 }
 
-/* p:envelope(kind): the envelope reader of stdout (claude_stream_envelope) */
-static int proc_envelope(lua_State *L) {
-  return claude_stream_envelope(L, &check_proc(L)->out, 2);
+/* p:read_with(reader): the reader of stdout's lines (claude_stream_read_with) */
+static int proc_read_with(lua_State *L) {
+  return claude_stream_read_with(L, &check_proc(L)->out, 2);
 }
 
 /* p:close_stdin(): EOF for the child once everything written has gone */
@@ -555,7 +555,7 @@ static const luaL_Reg proc_methods[] = {
   {"write_pieces", proc_write_pieces}, {"pieces_writer", proc_pieces_writer},
   {"close_stdin", proc_close_stdin},
   {"kill", proc_kill}, {"pid", proc_pid}, {"status", proc_status},
-  {"write_queue_size", proc_write_queue_size}, {"envelope", proc_envelope},
+  {"write_queue_size", proc_write_queue_size}, {"read_with", proc_read_with},
   {"close", proc_close}, {NULL, NULL}};
 static const luaL_Reg proc_metamethods[] = {
   {"__gc", proc_close}, {"__close", proc_close}, {"__tostring", proc_tostring},

@@ -25,8 +25,6 @@
 #include "grow.h"
 #include "io/io.h"
 #include "json/json.h"
-#include "mcp/envelope.h"
-#include "mcp/pending.h"
 
 #define DIRECT_WRITE ((size_t)64 * 1024) /* larger writes skip the buffer */
 #define FILE_READ ((size_t)64 * 1024)    /* one read(2) of a regular file per turn */
@@ -73,8 +71,7 @@ void claude_stream_init(claude_stream *s, claude_ctx *ctx, void *owner, const ch
   s->name = name;
   s->on_closed = on_closed;
   s->on_ended = on_ended;
-  s->cb_ref = s->env_ref = LUA_NOREF;
-  claude_envelope_state_init(&s->env_state);
+  s->cb_ref = s->reader_ref = LUA_NOREF;
   s->r_fd = s->w_fd = -1;
   s->eof = s->wdone = 1; /* neither reads nor writes until told */
 }
@@ -142,28 +139,24 @@ typedef struct deliver_args {
 } deliver_args;
 
 /* Pushes the callback's arguments for one line: the line, or its decoded
- * value (or what the stream's envelope reader makes of it), or nil, message,
- * line, "json" when it is not JSON. Returns how many; or -1, the callback
- * popped, when the envelope reader handled the line itself. */
-static int push_line(lua_State *L, claude_stream *s, const char *line, size_t len) {
+ * value (or what the stream's reader makes of it), or nil, message, line,
+ * "json" when it is not JSON. Returns how many; or -1, the callback popped,
+ * when the reader handled the line itself. `frame`: the line's scratch frame
+ * for the reader, or NULL. */
+static int push_line(lua_State *L, claude_stream *s, const char *line, size_t len, void *frame) {
   int n;
   if (s->mode != CLAUDE_READ_JSON) {
     lua_pushlstring(L, line, len);
     return 1;
   }
-  if (s->envelope != NULL) { /* the callback is on top */
-    int base = lua_gettop(L), bound = 0;
-    if (s->env_ref != LUA_NOREF) {
-      lua_rawgeti(L, LUA_REGISTRYINDEX, s->env_ref);
-      bound = base + 1;
-    }
-    n = s->envelope(L, line, len, bound, &s->env_state);
-    if (n == CLAUDE_ENVELOPE_DONE) { /* (the bound value goes with the callback) */
+  if (s->reader != NULL) { /* the callback is on top */
+    int base = lua_gettop(L);
+    n = s->reader->read(s->reader, L, line, len, frame);
+    if (n > 0) return n;
+    if (n == CLAUDE_READER_DONE) {
       lua_settop(L, base - 1);
       return -1;
     }
-    if (bound) lua_remove(L, bound);
-    if (n > 0) return n;
     if (n < 0) { /* a function and its argument, called instead of the callback */
       lua_remove(L, base);
       return 1;
@@ -188,7 +181,7 @@ static int deliver_p(lua_State *L) {
   } else if (a->data == NULL) {
     lua_call(L, 0, 0); /* EOF */
   } else {
-    int n = push_line(L, a->s, a->data, a->len);
+    int n = push_line(L, a->s, a->data, a->len, NULL);
     if (n >= 0) lua_call(L, n, 0);
   }
   return 0;
@@ -231,20 +224,28 @@ static int deliver_lines_p(lua_State *L) {
   const char *line = NULL;
   size_t len;
   int kind, n;
-  /* the ids the control reader holds back for the line's callback (mcp/envelope.h):
-   * they live in this frame; deliver_lines puts the pointers back after an error */
-  claude_call_ids ids, *outer = ctx->call_ids;
+  /* what the reader keeps for the line's callback lives in this C frame (a nested loop may
+   * deliver other lines meanwhile); deliver_lines puts the pointer back after an error */
+  union {
+    char bytes[CLAUDE_LINE_FRAME];
+    void *p;
+    long long ll;
+    double d;
+  } frame; /* (aligned for any member a reader keeps there) */
+  void *outer = ctx->line_frame;
   while (s->r_open && !ctx->closing &&
          (kind = claude_lines_next(&s->lines, &line, &len)) != CLAUDE_LINE_NONE) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, s->cb_ref);
-    ids.rid_len = ids.tuid_len = (size_t)-1;
-    s->env_state.ids = &ids;
-    n = kind == CLAUDE_LINE_OVERFLOW ? push_overflow(L, s, len) : push_line(L, s, line, len);
-    s->env_state.ids = NULL;
-    if (n < 0) continue; /* the envelope reader handled the line itself */
-    ctx->call_ids = &ids;
+    if (kind == CLAUDE_LINE_OVERFLOW) {
+      n = push_overflow(L, s, len);
+      ctx->line_frame = NULL;
+    } else {
+      n = push_line(L, s, line, len, &frame);
+      if (n < 0) continue; /* the reader handled the line itself */
+      ctx->line_frame = s->reader != NULL ? (void *)&frame : NULL;
+    }
     lua_call(L, n, 0);
-    ctx->call_ids = outer;
+    ctx->line_frame = outer;
   }
   return 0;
 }
@@ -253,7 +254,7 @@ static int deliver_lines_p(lua_State *L) {
  * (claude_pcall) and the lines after it are still delivered. */
 static void deliver_lines(claude_stream *s) {
   claude_ctx *ctx = s->ctx;
-  claude_call_ids *outer = ctx->call_ids;
+  void *outer = ctx->line_frame;
   if (s->cb_ref == LUA_NOREF || ctx->closing) { /* nobody listens: drop them */
     const char *line;
     size_t len;
@@ -267,10 +268,18 @@ static void deliver_lines(claude_stream *s) {
     lua_pushcfunction(L, deliver_lines_p);
     lua_pushlightuserdata(L, s);
     status = claude_pcall(ctx, L, 1);
-    ctx->call_ids = outer; /* (an error left deliver_lines_p's) */
-    s->env_state.ids = NULL;
+    ctx->line_frame = outer; /* (an error left deliver_lines_p's) */
     if (status == LUA_OK || !s->r_open || ctx->closing) return;
   }
+}
+
+/* The stream lets go of its reader: what it kept goes, and its userdata may
+ * be collected. */
+static void drop_reader(claude_stream *s) {
+  if (s->reader == NULL) return;
+  s->reader->release(s->reader, s->ctx->L);
+  s->reader = NULL;
+  claude_unref(s->ctx, &s->reader_ref);
 }
 
 void claude_stream_end(claude_stream *s) {
@@ -287,8 +296,7 @@ void claude_stream_end(claude_stream *s) {
     deliver(s, NULL, 0, NULL, NULL);
   }
   claude_unref(s->ctx, &s->cb_ref);
-  claude_unref(s->ctx, &s->env_ref);
-  claude_envelope_state_release(s->ctx->L, &s->env_state);
+  drop_reader(s);
   close_idle_handles(s);
   if (s->on_ended != NULL) s->on_ended(s);
 }
@@ -356,18 +364,14 @@ void claude_stream_read_start(claude_stream *s, int mode, int cb_ref, size_t max
   }
 }
 
-int claude_stream_envelope(lua_State *L, claude_stream *s, int idx) {
-  claude_envelope_fn fn = NULL;
-  if (!lua_isnoneornil(L, idx)) {
-    fn = claude_envelope_of(luaL_checkstring(L, idx));
-    if (fn == NULL)
-      return luaL_argerror(L, idx, "\"request\", \"control\" or \"response\" expected");
+int claude_stream_read_with(lua_State *L, claude_stream *s, int idx) {
+  claude_line_reader *r = NULL;
+  if (!lua_isnoneornil(L, idx)) r = (claude_line_reader *)luaL_checkudata(L, idx, CLAUDE_LINE_READER);
+  drop_reader(s);
+  if (r != NULL) {
+    s->reader_ref = claude_ref(s->ctx, L, idx);
+    s->reader = r;
   }
-  if (!lua_isnoneornil(L, idx + 1) && !claude_is_pending(L, idx + 1))
-    return luaL_typeerror(L, idx + 1, "claude.core.Pending");
-  claude_unref(s->ctx, &s->env_ref);
-  if (fn != NULL && !lua_isnoneornil(L, idx + 1)) s->env_ref = claude_ref(s->ctx, L, idx + 1);
-  s->envelope = fn;
   return 0;
 }
 
@@ -552,9 +556,10 @@ int claude_stream_write_raw_at(lua_State *L, claude_stream *s, int first, const 
         s->wlen = start;
         return luaL_error(L, "out of memory");
       }
-    } else if (lua_type(L, i) == LUA_TLIGHTUSERDATA &&
-               (held = claude_call_id(s->ctx, L, i, &id, &idlen)) != 0) {
-      /* an id the control reader held back: a JSON string as the line spelled it */
+    } else if (lua_type(L, i) == LUA_TLIGHTUSERDATA && s->ctx->held_piece != NULL &&
+               (held = s->ctx->held_piece(s->ctx, L, i, &id, &idlen)) != 0) {
+      /* bytes a line reader held back (the MCP control reader's ids): a JSON string as the
+       * line spelled it */
       if (held < 0) {
         s->wlen = start;
         luaL_pushfail(L);
@@ -606,8 +611,7 @@ size_t claude_stream_queue_size(claude_stream *s) {
 
 void claude_stream_close(claude_stream *s) {
   claude_unref(s->ctx, &s->cb_ref);
-  claude_unref(s->ctx, &s->env_ref);
-  claude_envelope_state_release(s->ctx->L, &s->env_state);
+  drop_reader(s);
   s->writable = 0;
   s->eof = s->wdone = 1;
   close_handle(s, (uv_handle_t *)&s->flush, &s->flush_open);

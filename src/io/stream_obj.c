@@ -174,8 +174,8 @@ static int sobj_write_pieces(lua_State *L) {
   return claude_stream_write_pieces(L, check_io(L), 2);
 }
 
-/* s:envelope(kind): see claude_stream_envelope */
-static int sobj_envelope(lua_State *L) { return claude_stream_envelope(L, check_io(L), 2); }
+/* s:read_with(reader): see claude_stream_read_with */
+static int sobj_read_with(lua_State *L) { return claude_stream_read_with(L, check_io(L), 2); }
 
 /* s:close_write(): the peer sees EOF once everything written has gone */
 static int sobj_close_write(lua_State *L) {
@@ -214,7 +214,7 @@ static int sobj_tostring(lua_State *L) {
 static const luaL_Reg stream_methods[] = {
   {"write", sobj_write}, {"write_json", sobj_write_json}, {"write_pieces", sobj_write_pieces},
   {"close_write", sobj_close_write}, {"write_queue_size", sobj_write_queue_size},
-  {"envelope", sobj_envelope}, {"close", sobj_close}, {NULL, NULL}};
+  {"read_with", sobj_read_with}, {"close", sobj_close}, {NULL, NULL}};
 static const luaL_Reg stream_metamethods[] = {
   {"__gc", sobj_close}, {"__close", sobj_close}, {"__tostring", sobj_tostring},
   {"__index", NULL}, {NULL, NULL}};

@@ -88,7 +88,7 @@ static int hold_id(lua_State *L, claude_call_ids *ids, int tool_use, const char 
 
 int claude_call_id(claude_ctx *ctx, lua_State *L, int idx, const char **s, size_t *n) {
   const void *p = lua_touserdata(L, idx);
-  claude_call_ids *ids = ctx != NULL ? ctx->call_ids : NULL;
+  claude_call_ids *ids = ctx != NULL ? (claude_call_ids *)ctx->line_frame : NULL;
   if (p == (const void *)&REQUEST_ID_MARK) {
     if (ids == NULL || ids->rid_len == (size_t)-1) return -1;
     *s = ids->rid;

@@ -17,9 +17,10 @@
  * id, only echoed in the answer, and the tool use id, read only when the call
  * waits or its tool sees its ctx. Lua gets core.MCP_REQUEST_ID and
  * core.MCP_TOOL_USE_ID for them; write_pieces writes them (claude_call_id),
- * core.call_id(v) makes them strings. They live in the C frame that calls
- * the callback (the stream's deliver_lines_p), which points the state's
- * context at them while it runs (claude_ctx.call_ids). */
+ * core.call_id(v) makes them strings. They live in the line's frame, in the
+ * C frame that calls the callback (the stream's deliver_lines_p), which
+ * points the state's context at it while it runs (claude_ctx.line_frame);
+ * the stream's writes spell them through claude_ctx.held_piece. */
 typedef struct claude_call_ids {
   size_t rid_len, tuid_len; /* (size_t)-1: not held */
   char rid[CLAUDE_CALL_ID_MAX], tuid[CLAUDE_CALL_ID_MAX];
@@ -66,5 +67,8 @@ claude_envelope_fn claude_envelope_of(const char *kind);
 /* Adds core.MCP_CALL and core.RPC_RESULT (the first value a callback gets
  * for a line read by an envelope reader) to the module table on top. */
 void claude_open_envelope(lua_State *L);
+/* Adds core.envelope_reader, the envelope readers as line readers of a
+ * stream (mcp/reader.c). */
+void claude_open_reader(lua_State *L);
 
 #endif

@@ -504,7 +504,7 @@ function M.open(options, fname)
   self.raw = proc.raw -- the hot path writes tool results through it
   -- a tool call's control request reaches the router as its few values, not six tables;
   -- a recording takes whole messages, so a recorded session reads them decoded
-  if self.router and not self.recorder then proc.raw:envelope("control") end
+  if self.router and not self.recorder then proc.raw:read_with(core.envelope_reader("control")) end
   self.pid = proc.pid
   open_sessions[self] = true
   self.state = "running"

@@ -122,7 +122,7 @@ function M.open(opts, events)
       "connection"
   end
   -- answers reach the client as their id and result (no envelope table) where it reads so
-  if events.result then proc.raw:envelope("response") end
+  if events.result then proc.raw:read_with(core.envelope_reader("response")) end
   self.proc = proc
   self.pid = proc.pid
   writers(self)
@@ -145,9 +145,11 @@ function Transport:send(msg)
 end
 
 --- The answers of the requests waiting in `set` (a core.pending) go straight to them: the
--- reader of stdout finds them there (stream:envelope("response", set)).
+-- reader of stdout finds them there (read_with(core.envelope_reader("response", set))).
 function Transport:bind_answers(set)
-  if not self.closing and not self.proc.closed then self.proc.raw:envelope("response", set) end
+  if not self.closing and not self.proc.closed then
+    self.proc.raw:read_with(core.envelope_reader("response", set))
+  end
 end
 
 --- The last lines the server wrote on stderr.

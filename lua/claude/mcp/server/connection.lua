@@ -366,7 +366,7 @@ function Conn:receive(msg, auth)
   receive_one(self, msg, auth)
 end
 
---- A `tools/call` a stream's envelope reader took apart (`stream:envelope("request")`,
+--- A `tools/call` a stream's envelope reader took apart (`core.envelope_reader("request")`,
 -- core.MCP_CALL): `receive` of the message it was (`claude.mcp.router.call_message`), which
 -- a connection of the legacy era hands the router without making it. (A connection pinned
 -- to the modern era has a `call` of its own: `claude.mcp.server.modern`'s `caller`, which
