@@ -1,8 +1,8 @@
 /*
  * fs.c -- the few synchronous file-system calls the Lua side needs beyond
  * the io library: listing a directory, stat, realpath, mkdir, rmdir (the
- * CLI's session transcripts), and a private file written whole or not at all
- * (OAuth tokens). Each returns nil, message, code on failure.
+ * CLI's session transcripts), lstat (walks that must not follow links), and a
+ * file written whole or not at all (OAuth tokens, a client's configuration). Each returns nil, message, code on failure.
  */
 #include <errno.h>
 #include <limits.h>
@@ -33,29 +33,51 @@ static int l_scandir(lua_State *L) {
   return 1;
 }
 
-/* core.stat(path) -> { type = "file"|"directory"|"other", size, mtime (ms),
- * mode (the permission bits) }, or nil, err, code */
-static int l_stat(lua_State *L) {
-  const char *path = luaL_checkstring(L, 1);
-  uv_fs_t req;
-  int err = uv_fs_stat(NULL, &req, path, NULL);
-  if (err != 0) {
-    uv_fs_req_cleanup(&req);
-    return claude_push_uv_error(L, err);
-  }
-  uv_stat_t *st = &req.statbuf;
-  lua_createtable(L, 0, 4);
+/* Pushes the table of core.stat and core.lstat: { type = "file"|"directory"|
+ * "link"|"other", size, mtime (ms), mode (the permission bits), dev, ino }.
+ * dev and ino tell one file from another (a walk's loop check). */
+static void push_stat(lua_State *L, const uv_stat_t *st) {
   unsigned long long fmt = st->st_mode & S_IFMT;
+  lua_createtable(L, 0, 6);
   lua_pushinteger(L, (lua_Integer)(st->st_mode & 07777));
   lua_setfield(L, -2, "mode");
-  lua_pushstring(L, fmt == S_IFREG ? "file" : fmt == S_IFDIR ? "directory" : "other");
+  lua_pushstring(L, fmt == S_IFREG   ? "file"
+                    : fmt == S_IFDIR ? "directory"
+                    : fmt == S_IFLNK ? "link"
+                                     : "other");
   lua_setfield(L, -2, "type");
   lua_pushinteger(L, (lua_Integer)st->st_size);
   lua_setfield(L, -2, "size");
   lua_pushinteger(L, (lua_Integer)st->st_mtim.tv_sec * 1000 + st->st_mtim.tv_nsec / 1000000);
   lua_setfield(L, -2, "mtime");
+  lua_pushinteger(L, (lua_Integer)st->st_dev);
+  lua_setfield(L, -2, "dev");
+  lua_pushinteger(L, (lua_Integer)st->st_ino);
+  lua_setfield(L, -2, "ino");
+}
+
+/* stat or lstat of the path at 1: its table, or nil, err, code */
+static int stat_with(lua_State *L, int follow) {
+  const char *path = luaL_checkstring(L, 1);
+  uv_fs_t req;
+  int err = follow ? uv_fs_stat(NULL, &req, path, NULL) : uv_fs_lstat(NULL, &req, path, NULL);
+  if (err != 0) {
+    uv_fs_req_cleanup(&req);
+    return claude_push_uv_error(L, err);
+  }
+  push_stat(L, &req.statbuf);
   uv_fs_req_cleanup(&req);
   return 1;
+}
+
+/* core.stat(path): what path leads to, links followed; nil, err, code */
+static int l_stat(lua_State *L) {
+  return stat_with(L, 1);
+}
+
+/* core.lstat(path): path itself; a symbolic link is type "link" */
+static int l_lstat(lua_State *L) {
+  return stat_with(L, 0);
 }
 
 /* core.is_symlink(path): true when path itself is a symbolic link (also one
@@ -142,12 +164,13 @@ static int write_all(int fd, const char *buf, size_t len) {
   return 0;
 }
 
-/* core.write_private(path, data) -> true, or nil, err, code: path holds data,
- * readable and writable by its owner only (0600), replaced atomically: the
- * data goes to a new file beside it (mkstemp makes it 0600 from the start,
- * so no other user ever sees it readable), is synced, then renamed over
- * path. A reader sees the old file or the new one, never half of one. */
-static int l_write_private(lua_State *L) {
+/* Writes data to path atomically with permission bits mode: the data goes to a
+ * new file beside it (mkstemp makes it 0600 from the start, so no other user
+ * ever sees it readable; fchmod then sets mode), is synced, then renamed over
+ * path. A reader sees the old file or the new one, never half of one. A link
+ * at path is replaced, not followed: a caller that means its target passes
+ * the target's path. Returns 1 result, or nil, err, code. */
+static int write_atomic(lua_State *L, mode_t mode) {
   size_t plen, len;
   const char *path = luaL_checklstring(L, 1, &plen);
   const char *data = luaL_checklstring(L, 2, &len);
@@ -159,7 +182,7 @@ static int l_write_private(lua_State *L) {
   memcpy(tmp + plen, ".XXXXXX", 8);
   fd = mkstemp(tmp);
   if (fd < 0) return claude_push_uv_error(L, uv_translate_sys_error(errno));
-  if (fchmod(fd, 0600) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) err = errno;
+  if (fchmod(fd, mode) != 0 || write_all(fd, data, len) != 0 || fsync(fd) != 0) err = errno;
   if (close(fd) != 0 && err == 0) err = errno;
   if (err == 0 && rename(tmp, path) != 0) err = errno;
   if (err != 0) {
@@ -170,9 +193,27 @@ static int l_write_private(lua_State *L) {
   return 1;
 }
 
+/* core.write_private(path, data) -> true, or nil, err, code: path holds data,
+ * readable and writable by its owner only (0600), replaced atomically. */
+static int l_write_private(lua_State *L) {
+  return write_atomic(L, 0600);
+}
+
+/* core.write_atomic(path, data, mode) -> true, or nil, err, code: the same
+ * with the permission bits mode (a file's own, kept when it is rewritten). */
+static int l_write_atomic(lua_State *L) {
+  lua_Integer mode = luaL_checkinteger(L, 3);
+  luaL_argcheck(L, mode >= 0 && mode <= 07777, 3, "permission bits expected");
+  return write_atomic(L, (mode_t)mode);
+}
+
 static const luaL_Reg fs_functions[] = {
-  {"scandir", l_scandir}, {"stat", l_stat}, {"realpath", l_realpath}, {"is_symlink", l_is_symlink}, {"rmdir", l_rmdir},
-  {"mkdir", l_mkdir}, {"mkdtemp", l_mkdtemp}, {"write_private", l_write_private}, {NULL, NULL}};
+  {"scandir", l_scandir},     {"stat", l_stat},
+  {"lstat", l_lstat},         {"realpath", l_realpath},
+  {"is_symlink", l_is_symlink}, {"rmdir", l_rmdir},
+  {"mkdir", l_mkdir},         {"mkdtemp", l_mkdtemp},
+  {"write_private", l_write_private}, {"write_atomic", l_write_atomic},
+  {NULL, NULL}};
 
 void claude_open_fs(lua_State *L) {
   luaL_setfuncs(L, fs_functions, 0);
