@@ -80,6 +80,56 @@ describe("claude.mcp.skills", function()
     os.execute("rm -rf " .. harness.quote(dir))
   end)
 
+  it("serves no file through a link out of the folder: a linked file, a linked folder",
+    harness.task(function()
+    local dir = harness.tempdir()
+    write(dir .. "/outside/secret.txt", "the secret")
+    write(dir .. "/outside/ssh/id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----")
+    write(dir .. "/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: d\n---\n")
+    write(dir .. "/skills/pdf/notes.md", "inside")
+    local q = harness.quote
+    os.execute("ln -s " .. q(dir .. "/outside/secret.txt") .. " "
+      .. q(dir .. "/skills/pdf/leak.txt")
+      .. " && ln -s ../../outside/ssh " .. q(dir .. "/skills/pdf/keys")
+      .. " && ln -s notes.md " .. q(dir .. "/skills/pdf/alias.md") -- inside: served
+      .. " && ln -s " .. q(dir .. "/outside") .. " " .. q(dir .. "/skills/elsewhere"))
+    local c = skills.load(dir .. "/skills")
+    assert.equal(1, #c.skills)
+    local uris = {}
+    for _, r in ipairs(c.skills[1].resources) do uris[#uris + 1] = r.uri end
+    table.sort(uris)
+    assert.same({ "skill://pdf/SKILL.md", "skill://pdf/alias.md", "skill://pdf/notes.md" }, uris)
+    assert.is_nil(c.files["pdf/leak.txt"])
+    assert.is_nil(c.files["pdf/keys/id_rsa"])
+    assert.is_nil(skills.children(c, "pdf/keys"))
+    -- and as a server serves them
+    local srv = claude.server("s", {}, { skills = dir .. "/skills" })
+    local r = require("claude.mcp.router").new({ s = srv })
+    for _, uri in ipairs { "skill://pdf/leak.txt", "skill://pdf/keys/id_rsa" } do
+      local read = r:handle("s", { jsonrpc = "2.0", id = 1, method = "resources/read",
+        params = { uri = uri } })
+      assert.is_nil(read.result, uri)
+    end
+    -- a skill folder given itself, whose SKILL.md links out: refused, saying why
+    write(dir .. "/outside/SKILL.md", "---\nname: one\ndescription: d\n---\n")
+    os.execute("mkdir -p " .. q(dir .. "/one") .. " && ln -s ../outside/SKILL.md "
+      .. q(dir .. "/one/SKILL.md"))
+    assert.error_matches(function() skills.load(dir .. "/one") end,
+      "SKILL.md leads out of the skills folder")
+    os.execute("rm -rf " .. q(dir))
+  end))
+
+  it("walks a folder holding links to itself once (no loop)", function()
+    local dir = harness.tempdir()
+    write(dir .. "/pdf/SKILL.md", "---\nname: pdf\ndescription: d\n---\n")
+    os.execute("ln -s . " .. harness.quote(dir .. "/pdf/a") .. " && ln -s . "
+      .. harness.quote(dir .. "/pdf/b") .. " && ln -s .. " .. harness.quote(dir .. "/up"))
+    local c = skills.load(dir)
+    assert.equal(1, #c.skills)
+    assert.equal(1, #c.skills[1].resources)
+    os.execute("rm -rf " .. harness.quote(dir))
+  end)
+
   it("serves a server's skills as resources", harness.task(function()
     local srv = claude.server("s", {}, { skills = FIXTURE })
     assert.equal("skill://lua-style/SKILL.md", srv.resource_list[1].uri)
