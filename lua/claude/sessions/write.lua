@@ -103,8 +103,10 @@ M.tag = errors.public(function(session_id, tag, opts)
     .. ',"sessionId":"' .. session_id .. '"}', opts)
 end)
 
+-- Removes `path` and what is under it. A link is removed itself, never followed: a link
+-- in a session's folder to a folder elsewhere must not empty that folder.
 local function remove_tree(path)
-  local st = core.stat(path)
+  local st = core.lstat(path)
   if not st then return end
   if st.type == "directory" then
     for _, name in ipairs(core.scandir(path) or {}) do remove_tree(path .. "/" .. name) end
