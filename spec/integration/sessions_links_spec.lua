@@ -75,6 +75,32 @@ describe("claude.sessions and links in a session's folder", function()
     os.execute("rm -rf " .. q(f.root))
   end)
 
+  it("archive and rename write no file through a link", function()
+    local f = fixture()
+    write(f.root .. "/victim.json", "keep")
+    os.execute("ln -s " .. q(f.root .. "/victim.json") .. " " .. q(f.folder .. "/archived.json"))
+    assert.is_true(sessions.archive(ID, f.opts))
+    assert.equal("keep", assert(io.open(f.root .. "/victim.json")):read("a"))
+    assert.is_true(sessions.get_info(ID, f.opts).archived)
+    -- a transcript that is a link: read, but not appended to
+    local transcript = f.folder .. ".jsonl"
+    os.execute("mv " .. q(transcript) .. " " .. q(f.root .. "/victim.jsonl") .. " && ln -s "
+      .. q(f.root .. "/victim.jsonl") .. " " .. q(transcript))
+    local before = assert(io.open(f.root .. "/victim.jsonl")):read("a")
+    local ok, err = sessions.rename(ID, "new title", f.opts)
+    assert.is_nil(ok)
+    assert.equal("io", err.kind)
+    assert.equal(before, assert(io.open(f.root .. "/victim.jsonl")):read("a"))
+    -- a session folder that is a link gets no mark through it
+    os.execute("rm -rf " .. q(f.folder) .. " && mkdir " .. q(f.root .. "/elsewhere")
+      .. " && ln -s " .. q(f.root .. "/elsewhere") .. " " .. q(f.folder))
+    ok, err = sessions.unarchive(ID, f.opts)
+    assert.is_nil(ok)
+    assert.equal("io", err.kind)
+    assert.same({}, core.scandir(f.root .. "/elsewhere"))
+    os.execute("rm -rf " .. q(f.root))
+  end)
+
   it("list_subagents returns on a folder with two links to '.', and leaves no root", function()
     local f = fixture()
     local sub = f.folder .. "/subagents"
