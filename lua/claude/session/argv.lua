@@ -176,7 +176,7 @@ local function version_less(a, b)
   return false
 end
 
-local versions = {} -- real path -> version, or false: looked at once per process
+local versions = {} -- real path and mtime -> version, or false: looked at once per binary
 
 --- The version of the CLI at `exe`, without running it: the name of the file a native
 -- install leads to (`~/.local/share/claude/versions/2.1.332`), else the `package.json` of
@@ -185,8 +185,10 @@ local versions = {} -- real path -> version, or false: looked at once per proces
 -- @treturn string|nil
 function M.cli_version(exe)
   local real = core.realpath(exe)
-  if not real then return nil end
-  if versions[real] ~= nil then return versions[real] or nil end
+  local st = real and core.stat(real)
+  if not st then return nil end
+  local key = real .. "\0" .. st.mtime -- an update in place is another binary
+  if versions[key] ~= nil then return versions[key] or nil end
   local v = real:match("/(%d+%.%d+%.%d+)$")
   local dir = real:match("^(.*)/[^/]*$")
   for _ = 1, 2 do -- bin/claude.exe, or the platform package's claude
@@ -201,7 +203,7 @@ function M.cli_version(exe)
     end
     dir = dir:match("^(.*)/[^/]*$")
   end
-  versions[real] = v or false
+  versions[key] = v or false
   return v
 end
 
