@@ -1,15 +1,28 @@
 /*
  * fs.c -- the few synchronous file-system calls the Lua side needs beyond
- * the io library: listing a directory, stat, realpath, mkdir, rmdir (the
- * CLI's session transcripts), lstat (walks that must not follow links), and a
- * file written whole or not at all (OAuth tokens, a client's configuration). Each returns nil, message, code on failure.
+ * the io library: listing a directory, stat and lstat, realpath, mkdir, rmdir
+ * (the CLI's session transcripts, walks that must not follow links), a file
+ * read beneath a folder (skills), and a file written whole or not at all
+ * (OAuth tokens, a client's configuration). Each returns nil, message, code
+ * on failure.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#if defined(__linux__) && defined(__has_include)
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#if defined(SYS_openat2)
+#define CLAUDE_HAVE_OPENAT2 1
+#endif
+#endif
+#endif
 
 #include "context.h"
 
@@ -150,6 +163,72 @@ static int l_mkdtemp(lua_State *L) {
   return 1;
 }
 
+/* Opens path beneath the folder dfd for reading: the kernel resolves it (openat2,
+ * RESOLVE_BENEATH), so a link or ".." that leads out fails with EXDEV at the open
+ * itself. -1 with errno ENOSYS where openat2 cannot be used. */
+static int open_beneath(int dfd, const char *path) {
+#ifdef CLAUDE_HAVE_OPENAT2
+  struct open_how how;
+  int fd;
+  memset(&how, 0, sizeof how);
+  how.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK; /* a FIFO must not block it */
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof how);
+  if (fd < 0 && errno == EPERM) errno = ENOSYS; /* a seccomp filter that refuses it */
+  return fd;
+#else
+  (void)dfd;
+  (void)path;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+/* core.read_beneath(root, path, max) -> the bytes of the regular file at path under
+ * the folder root, or nil, err, code. A path whose resolution leaves root (a link out,
+ * "..", an absolute path) is EXDEV, decided by the kernel when it opens the file, so no
+ * name checked before can be swapped for a link; a file that is no regular file is
+ * EINVAL (a FIFO would hold the read), one over max bytes EFBIG. ENOSYS: openat2 is
+ * not there (not Linux, a kernel before 5.6); the caller then checks the real path. */
+static int l_read_beneath(lua_State *L) {
+  const char *root = luaL_checkstring(L, 1);
+  const char *path = luaL_checkstring(L, 2);
+  lua_Integer max = luaL_checkinteger(L, 3);
+  luaL_Buffer b;
+  struct stat st;
+  int dfd, fd, err = 0;
+  dfd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return claude_push_uv_error(L, uv_translate_sys_error(errno));
+  fd = open_beneath(dfd, path);
+  if (fd < 0) err = errno;
+  close(dfd);
+  if (fd < 0) return claude_push_uv_error(L, uv_translate_sys_error(err));
+  if (fstat(fd, &st) != 0) err = errno;
+  else if (!S_ISREG(st.st_mode)) err = EINVAL;
+  else if ((lua_Integer)st.st_size > max) err = EFBIG;
+  if (err != 0) {
+    close(fd);
+    return claude_push_uv_error(L, uv_translate_sys_error(err));
+  }
+  luaL_buffinit(L, &b);
+  for (;;) {
+    char *p = luaL_prepbuffer(&b);
+    ssize_t n = read(fd, p, LUAL_BUFFERSIZE);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) err = errno;
+    if (n <= 0) break;
+    luaL_addsize(&b, (size_t)n);
+    if ((lua_Integer)luaL_bufflen(&b) > max) {
+      err = EFBIG; /* it grew while read */
+      break;
+    }
+  }
+  close(fd);
+  if (err != 0) return claude_push_uv_error(L, uv_translate_sys_error(err));
+  luaL_pushresult(&b);
+  return 1;
+}
+
 /* Writes all of buf to fd; 0, or -1 with errno set. */
 static int write_all(int fd, const char *buf, size_t len) {
   while (len > 0) {
@@ -213,7 +292,7 @@ static const luaL_Reg fs_functions[] = {
   {"is_symlink", l_is_symlink}, {"rmdir", l_rmdir},
   {"mkdir", l_mkdir},         {"mkdtemp", l_mkdtemp},
   {"write_private", l_write_private}, {"write_atomic", l_write_atomic},
-  {NULL, NULL}};
+  {"read_beneath", l_read_beneath}, {NULL, NULL}};
 
 void claude_open_fs(lua_State *L) {
   luaL_setfuncs(L, fs_functions, 0);

@@ -119,6 +119,33 @@ describe("claude.mcp.skills", function()
     os.execute("rm -rf " .. q(dir))
   end))
 
+  it("reads a file beneath a folder, the kernel refusing a path out when it opens it",
+    function()
+    local dir = harness.tempdir()
+    write(dir .. "/in/a.md", "inside")
+    write(dir .. "/out.txt", "secret")
+    local q = harness.quote
+    os.execute("ln -s a.md " .. q(dir .. "/in/rel.md") .. " && ln -s ../out.txt "
+      .. q(dir .. "/in/leak.txt") .. " && ln -s " .. q(dir .. "/in/a.md") .. " "
+      .. q(dir .. "/in/abs.md") .. " && mkfifo " .. q(dir .. "/in/fifo"))
+    local _, _, code = core.read_beneath(dir .. "/in", "a.md", 100)
+    if code == "ENOSYS" then return end -- no openat2: skills check real paths instead
+    assert.equal("inside", core.read_beneath(dir .. "/in", "a.md", 100))
+    assert.equal("inside", core.read_beneath(dir .. "/in", "rel.md", 100))
+    for _, path in ipairs { "leak.txt", "../out.txt", dir .. "/out.txt", "abs.md" } do
+      assert.equal("EXDEV", select(3, core.read_beneath(dir .. "/in", path, 100)), path)
+    end
+    assert.equal("EINVAL", select(3, core.read_beneath(dir .. "/in", "fifo", 100)))
+    assert.equal("EFBIG", select(3, core.read_beneath(dir .. "/in", "a.md", 3)))
+    -- a skill with such links loads, serving none of them
+    write(dir .. "/in/pdf/SKILL.md", "---\nname: pdf\ndescription: d\n---\n")
+    os.execute("ln -s " .. q(dir .. "/in/a.md") .. " " .. q(dir .. "/in/pdf/abs.md"))
+    local c = skills.load(dir .. "/in")
+    assert.same({ "skill://pdf/SKILL.md" }, { c.skills[1].resources[1].uri,
+      c.skills[1].resources[2] and c.skills[1].resources[2].uri })
+    os.execute("rm -rf " .. q(dir))
+  end)
+
   it("walks a folder holding links to itself once (no loop)", function()
     local dir = harness.tempdir()
     write(dir .. "/pdf/SKILL.md", "---\nname: pdf\ndescription: d\n---\n")

@@ -157,9 +157,21 @@ function M.valid_name(name)
     ~= nil and not name:find("^%-") and not name:find("%-$") and not name:find("%-%-")
 end
 
-local function read_file(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
+-- The file at `rel` under the folder `base` (whose real path is `base_real`), or nil and
+-- why, and `"out"` when it leads out of the folder. The kernel refuses a path that leads
+-- out when it opens it (core.read_beneath), so no name the walk checked can be swapped for
+-- a link before the read; without openat2, the real path is checked first (that race then
+-- remains). The kernel also refuses an absolute link, even one that stays inside.
+local function read_file(base, base_real, rel)
+  local bytes, err, code = core.read_beneath(base, rel, M.MAX_BYTES)
+  if code == "EXDEV" then return nil, "it leads out of the skills folder", "out" end
+  if code ~= "ENOSYS" then return bytes, err end
+  local path = base .. "/" .. rel
+  if not tree.inside(base_real, path) then
+    return nil, "it leads out of the skills folder", "out"
+  end
+  local f, oerr = io.open(path, "rb")
+  if not f then return nil, oerr end
   local s = f:read("a")
   f:close()
   return s
@@ -181,15 +193,17 @@ local function fail(fmt_, ...)
   errors.misuse("bad field 'skills' to 'server' (" .. fmt_ .. ")", ...)
 end
 
--- Every file of the skill folder `rel` under `root` (catalog paths, sorted, regular files
--- only), its folders' children into `dirs`. Links are taken only inside `root_real`: a
--- skill linking to ~/.ssh serves nothing from there (claude.fs.tree).
-local function walk(root, rel, root_real, out, dirs)
+-- Every file of the skill folder `rel` under `root` into `out` (`{ catalog path, bytes }`,
+-- sorted, regular files only), its folders' children into `dirs`. Links are taken only
+-- inside `root_real`: a skill linking to ~/.ssh serves nothing from there (claude.fs.tree).
+-- `single`: `root/rel` is the folder given (its real path `root_real`), not `root`.
+local function walk(root, rel, root_real, single, out, dirs)
   local dir = root .. "/" .. rel
   if not tree.inside(root_real, dir) then
     fail("%s leads out of the skills folder %s", dir, root_real)
   end
   dirs[rel] = jarray()
+  local total = 0
   for r, st in tree.walk(dir, { hidden = false, within = root_real }) do
     local path = rel .. "/" .. r
     local parent = path:match("^(.*)/[^/]+$")
@@ -198,28 +212,33 @@ local function walk(root, rel, root_real, out, dirs)
       local children = dirs[parent]
       children[#children + 1] = path
     elseif st.type == "file" then -- not a FIFO or a device: a read would wait forever
-      local children = dirs[parent]
-      children[#children + 1] = path
-      out[#out + 1] = path
+      local bytes, err, out_of = read_file(single and dir or root, root_real,
+        single and r or path)
+      if not bytes and not out_of then fail("cannot read %s: %s", dir .. "/" .. r, err) end
+      if bytes then
+        local children = dirs[parent]
+        children[#children + 1] = path
+        out[#out + 1] = { path, bytes }
+        total = total + #bytes
+        if #out > M.MAX_FILES then
+          fail("skill '%s' has more than %d files", rel, M.MAX_FILES)
+        end
+        if total > M.MAX_BYTES then fail("skill '%s' is over %d bytes", rel, M.MAX_BYTES) end
+      end
     end
   end
 end
 
--- The skill in directory `rel` under `root` (the skills folder, real path `root_real`).
-local function load_skill(self, root, rel, root_real)
+-- The skill in directory `rel` under `root` (the skills folder, real path `root_real`;
+-- `single`: the folder of one skill, given itself, real path `root_real`).
+local function load_skill(self, root, rel, root_real, single)
   local dir = root .. "/" .. rel
   local name = rel:match("([^/]+)$")
   local files = {}
-  walk(root, rel, root_real, files, self.dirs)
-  if #files > M.MAX_FILES then
-    fail("skill '%s' has %d files, more than %d", rel, #files, M.MAX_FILES)
-  end
-  local resources, total, front = jarray(), 0, nil
-  for _, path in ipairs(files) do
-    local bytes, err = read_file(root .. "/" .. path)
-    if not bytes then fail("cannot read %s: %s", root .. "/" .. path, tostring(err)) end
-    total = total + #bytes
-    if total > M.MAX_BYTES then fail("skill '%s' is over %d bytes", rel, M.MAX_BYTES) end
+  walk(root, rel, root_real, single, files, self.dirs)
+  local resources, front = jarray(), nil
+  for _, file in ipairs(files) do
+    local path, bytes = file[1], file[2]
     local mime = mime_of(path, bytes)
     self.files[path] = { bytes = bytes, mime = mime, text = utf8.len(bytes) ~= nil,
       size = #bytes }
@@ -299,7 +318,7 @@ function M.load(dirs)
     if st and st.type == "file" then -- the folder of one skill
       local parent, name = root:match("^(.*)/([^/]+)$")
       if not parent then parent, name = ".", root end
-      load_skill(self, parent == "" and "/" or parent, name, core.realpath(root))
+      load_skill(self, parent == "" and "/" or parent, name, core.realpath(root), true)
     else
       find(self, root)
     end
