@@ -120,6 +120,27 @@ describe("claudelua mcp install", function()
     assert.equal('{\n  // mine\n  "servers": {}\n}\n', read(proj .. "/.vscode/mcp.json"))
   end)
 
+  it("writes through a config that is a link, atomically, keeping its mode; or says why not",
+    function()
+    local link, target = home .. "/.cursor/mcp.json", home .. "/dotfiles/cursor/mcp.json"
+    write(target, '{\n  "mcpServers": {}\n}\n')
+    os.execute("chmod 640 " .. q(target) .. " && mkdir -p " .. q(home .. "/.cursor")
+      .. " && ln -s ../dotfiles/cursor/mcp.json " .. q(link))
+    local code, _, err = install("--client cursor tools.lua")
+    assert.equal(0, code, err)
+    assert.is_true(claude.core.is_symlink(link))
+    check_entry(json.decode(read(target)).mcpServers.calc)
+    assert.equal(tonumber("640", 8), claude.core.stat(target).mode)
+    -- no temporary file left beside the target
+    assert.same({ "mcp.json" }, claude.core.scandir(home .. "/dotfiles/cursor"))
+    -- a link to nothing: refused, saying why, the link left alone
+    os.execute("rm " .. q(target))
+    code, _, err = install("--client cursor --force tools.lua")
+    assert.equal(1, code)
+    assert.matches("is a link to a file that does not exist", err)
+    assert.is_true(claude.core.is_symlink(link))
+  end)
+
   it("says what is wrong in one line", function()
     local code, _, err = install("--client cursr tools.lua")
     assert.equal(1, code)

@@ -224,6 +224,45 @@ describe("TypeScript SDK options on the real CLI", function()
     os.remove(tools)
   end)
 
+  it("by default an external server's env and headers stay off the CLI's command line "
+    .. "(/proc/PID/cmdline) and reach the server", function()
+    local mock <close> = e2e.start { turns = { { content = { text("x") } } } }
+    local tools = harness.tempfile([[
+      local claude = require "claude"
+      return claude.server("ext", { claude.tool("env", "Env", {},
+        function() return os.getenv("EXT_API_TOKEN") or "none" end) })
+    ]], ".lua")
+    local host = harness.claudelua:sub(1, 1) == "/" and harness.claudelua
+      or harness.root .. "/" .. harness.claudelua
+    local s <close> = assert(claude.connect(mock:options { mcp_servers = {
+      ext = { command = host, args = { "mcp", tools }, env = { EXT_API_TOKEN = "hush-5678" } },
+      web = { type = "http", url = "http://127.0.0.1:9/mcp",
+        headers = { ["X-API-Key"] = "xak-hush-9012" } } } }))
+    assert.is_true(s:server_info().mcp_servers_applied)
+    -- the CLI's own command line (over ssh: the ssh client's, which carries the remote one),
+    -- then every process's
+    local own = assert(read_file("/proc/" .. s.pid .. "/cmdline"))
+    assert.truthy(own:find("--await-initialize", 1, true))
+    for _, secret in ipairs { "hush-5678", "xak-hush-9012" } do
+      assert.is_nil(own:find(secret, 1, true), secret)
+      for _, pid in ipairs(claude.core.scandir("/proc") or {}) do
+        local line = pid:match("^%d+$") and read_file("/proc/" .. pid .. "/cmdline") or ""
+        assert.is_nil(line:find(secret, 1, true), pid .. ": " .. line)
+      end
+    end
+    local deadline = claude.core.now() + 60
+    local up
+    repeat
+      for _, srv in ipairs(assert(s:mcp_status()).mcpServers) do
+        if srv.name == "ext" and srv.status == "connected" then up = true end
+      end
+      if not up then claude.sleep(0.1) end
+    until up or claude.core.now() > deadline
+    assert.is_true(up)
+    assert.equal("hush-5678", assert(s:mcp_call("mcp__ext__env", {})).content[1].text)
+    os.remove(tools)
+  end)
+
   it("a PreSkillShellCommand hook (CLI 2.1.332) sees a command's shell line, and blocks it",
     function()
     for _, decision in ipairs { "allow", "deny" } do

@@ -117,7 +117,7 @@ describe("options", function()
     end
 
     it("encodes every list of a server config as a JSON array, even empty", function()
-      local mid = middle { mcp_servers = {
+      local mid = middle { mcp_servers_delivery = "argv", mcp_servers = {
         a = { type = "stdio", command = "srv", args = {}, env = {} },
         b = { command = "srv2", args = { "-v" }, env = { K = "v" } },
         c = { type = "http", url = "http://127.0.0.1:9/mcp", headers = {} },
@@ -213,7 +213,8 @@ describe("options", function()
         plugins = { { type = "local", path = "/p" } } }
       assert.same({ x = { command = "srv", env = { K = "v" } } }, req.mcpServers)
       assert.same({ { type = "local", path = "/p" } }, req.plugins)
-      local plain = init_request { mcp_servers = { x = { command = "srv" } } }
+      local plain = init_request { mcp_servers_delivery = "argv",
+        mcp_servers = { x = { command = "srv" } } }
       assert.is_nil(plain.mcpServers)
     end)
 

@@ -243,14 +243,15 @@ describe("session against the fake CLI", function()
         { settings = settings_file, sandbox = { enabled = true } },
         "--settings", { model = "from-file", permissions = { allow = { "Read" } },
           sandbox = { enabled = true } } },
-      { "external mcp_servers", { mcp_servers = {
+      { "external mcp_servers (delivery argv)", { mcp_servers_delivery = "argv", mcp_servers = {
           echo = { type = "stdio", command = "echo-mcp", args = { "--x" } },
           web = { type = "http", url = "http://127.0.0.1:9/mcp" } } },
         "--mcp-config", { mcpServers = {
           echo = { type = "stdio", command = "echo-mcp", args = { "--x" } },
           web = { type = "http", url = "http://127.0.0.1:9/mcp" } } } },
       { "in-process servers stay out of --mcp-config",
-        { mcp_servers = { calc = calc_server(), echo = { command = "echo-mcp" } } },
+        { mcp_servers = { calc = calc_server(), echo = { command = "echo-mcp" } },
+          mcp_servers_delivery = "argv" },
         "--mcp-config", { mcpServers = { echo = { command = "echo-mcp" } } } },
       { "output_format", { output_format = { type = "json_schema", schema = schema } },
         "--json-schema", schema },
@@ -275,7 +276,8 @@ describe("session against the fake CLI", function()
         max_budget_usd = 1.5, disallowed_tools = { "Bash" }, model = "m", fallback_model = "f",
         betas = { "b" }, can_use_tool = allow_all, permission_mode = "plan", continue = true,
         resume = "r-id", session_id = "s-id", settings = { model = "x" }, add_dirs = { "/d" },
-        mcp_servers = { echo = { command = "echo-mcp" } }, include_partial_messages = true,
+        mcp_servers = { echo = { command = "echo-mcp" } }, mcp_servers_delivery = "argv",
+        include_partial_messages = true,
         include_hook_events = true, strict_mcp_config = true, fork_session = true,
         setting_sources = { "user" }, plugins = { { type = "local", path = "/pl" } },
         extra_args = { ["debug-to-stderr"] = true }, thinking = { type = "adaptive" },

@@ -80,6 +80,83 @@ describe("claude.mcp.skills", function()
     os.execute("rm -rf " .. harness.quote(dir))
   end)
 
+  it("serves no file through a link out of the folder: a linked file, a linked folder",
+    harness.task(function()
+    local dir = harness.tempdir()
+    write(dir .. "/outside/secret.txt", "the secret")
+    write(dir .. "/outside/ssh/id_rsa", "-----BEGIN OPENSSH PRIVATE KEY-----")
+    write(dir .. "/skills/pdf/SKILL.md", "---\nname: pdf\ndescription: d\n---\n")
+    write(dir .. "/skills/pdf/notes.md", "inside")
+    local q = harness.quote
+    os.execute("ln -s " .. q(dir .. "/outside/secret.txt") .. " "
+      .. q(dir .. "/skills/pdf/leak.txt")
+      .. " && ln -s ../../outside/ssh " .. q(dir .. "/skills/pdf/keys")
+      .. " && ln -s notes.md " .. q(dir .. "/skills/pdf/alias.md") -- inside: served
+      .. " && ln -s " .. q(dir .. "/outside") .. " " .. q(dir .. "/skills/elsewhere"))
+    local c = skills.load(dir .. "/skills")
+    assert.equal(1, #c.skills)
+    local uris = {}
+    for _, r in ipairs(c.skills[1].resources) do uris[#uris + 1] = r.uri end
+    table.sort(uris)
+    assert.same({ "skill://pdf/SKILL.md", "skill://pdf/alias.md", "skill://pdf/notes.md" }, uris)
+    assert.is_nil(c.files["pdf/leak.txt"])
+    assert.is_nil(c.files["pdf/keys/id_rsa"])
+    assert.is_nil(skills.children(c, "pdf/keys"))
+    -- and as a server serves them
+    local srv = claude.server("s", {}, { skills = dir .. "/skills" })
+    local r = require("claude.mcp.router").new({ s = srv })
+    for _, uri in ipairs { "skill://pdf/leak.txt", "skill://pdf/keys/id_rsa" } do
+      local read = r:handle("s", { jsonrpc = "2.0", id = 1, method = "resources/read",
+        params = { uri = uri } })
+      assert.is_nil(read.result, uri)
+    end
+    -- a skill folder given itself, whose SKILL.md links out: refused, saying why
+    write(dir .. "/outside/SKILL.md", "---\nname: one\ndescription: d\n---\n")
+    os.execute("mkdir -p " .. q(dir .. "/one") .. " && ln -s ../outside/SKILL.md "
+      .. q(dir .. "/one/SKILL.md"))
+    assert.error_matches(function() skills.load(dir .. "/one") end,
+      "SKILL.md leads out of the skills folder")
+    os.execute("rm -rf " .. q(dir))
+  end))
+
+  it("reads a file beneath a folder, the kernel refusing a path out when it opens it",
+    function()
+    local dir = harness.tempdir()
+    write(dir .. "/in/a.md", "inside")
+    write(dir .. "/out.txt", "secret")
+    local q = harness.quote
+    os.execute("ln -s a.md " .. q(dir .. "/in/rel.md") .. " && ln -s ../out.txt "
+      .. q(dir .. "/in/leak.txt") .. " && ln -s " .. q(dir .. "/in/a.md") .. " "
+      .. q(dir .. "/in/abs.md") .. " && mkfifo " .. q(dir .. "/in/fifo"))
+    local _, _, code = core.read_beneath(dir .. "/in", "a.md", 100)
+    if code == "ENOSYS" then return end -- no openat2: skills check real paths instead
+    assert.equal("inside", core.read_beneath(dir .. "/in", "a.md", 100))
+    assert.equal("inside", core.read_beneath(dir .. "/in", "rel.md", 100))
+    for _, path in ipairs { "leak.txt", "../out.txt", dir .. "/out.txt", "abs.md" } do
+      assert.equal("EXDEV", select(3, core.read_beneath(dir .. "/in", path, 100)), path)
+    end
+    assert.equal("EINVAL", select(3, core.read_beneath(dir .. "/in", "fifo", 100)))
+    assert.equal("EFBIG", select(3, core.read_beneath(dir .. "/in", "a.md", 3)))
+    -- a skill with such links loads, serving none of them
+    write(dir .. "/in/pdf/SKILL.md", "---\nname: pdf\ndescription: d\n---\n")
+    os.execute("ln -s " .. q(dir .. "/in/a.md") .. " " .. q(dir .. "/in/pdf/abs.md"))
+    local c = skills.load(dir .. "/in")
+    assert.same({ "skill://pdf/SKILL.md" }, { c.skills[1].resources[1].uri,
+      c.skills[1].resources[2] and c.skills[1].resources[2].uri })
+    os.execute("rm -rf " .. q(dir))
+  end)
+
+  it("walks a folder holding links to itself once (no loop)", function()
+    local dir = harness.tempdir()
+    write(dir .. "/pdf/SKILL.md", "---\nname: pdf\ndescription: d\n---\n")
+    os.execute("ln -s . " .. harness.quote(dir .. "/pdf/a") .. " && ln -s . "
+      .. harness.quote(dir .. "/pdf/b") .. " && ln -s .. " .. harness.quote(dir .. "/up"))
+    local c = skills.load(dir)
+    assert.equal(1, #c.skills)
+    assert.equal(1, #c.skills[1].resources)
+    os.execute("rm -rf " .. harness.quote(dir))
+  end)
+
   it("serves a server's skills as resources", harness.task(function()
     local srv = claude.server("s", {}, { skills = FIXTURE })
     assert.equal("skill://lua-style/SKILL.md", srv.resource_list[1].uri)

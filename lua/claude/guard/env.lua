@@ -110,4 +110,8 @@ function EnvGuard:filter(env)
   return kept, dropped
 end
 
-return { new = errors.public(new), EnvGuard = EnvGuard }
+--- The guard's own tests, for what else must hide secrets (a session's recording):
+-- `secret_name(name)` (the secret-like word it has, or nil) and `secret_value(value)`
+-- (true when the value looks like a credential).
+return { new = errors.public(new), EnvGuard = EnvGuard, secret_name = secret_name,
+  secret_value = secret_value }

@@ -10,11 +10,13 @@
 --
 -- A skill's name (its frontmatter's `name`) is the name of its directory: 1 to 64 of a-z, 0-9
 -- and `-`, no `-` at either end or twice in a row. The files are read once, when the catalog
--- is made. Names starting with `.` are skipped.
+-- is made. Names starting with `.` are skipped. A link is served only when its real path
+-- is inside the folder given (a link to `~/.ssh` is not), and a folder once.
 -- @module claude.mcp.skills
 local core = require "claude.core"
 local json = require "claude.json"
 local errors = require "claude.errors"
+local tree = require "claude.fs.tree"
 
 local M = {}
 
@@ -155,9 +157,21 @@ function M.valid_name(name)
     ~= nil and not name:find("^%-") and not name:find("%-$") and not name:find("%-%-")
 end
 
-local function read_file(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
+-- The file at `rel` under the folder `base` (whose real path is `base_real`), or nil and
+-- why, and `"out"` when it leads out of the folder. The kernel refuses a path that leads
+-- out when it opens it (core.read_beneath), so no name the walk checked can be swapped for
+-- a link before the read; without openat2, the real path is checked first (that race then
+-- remains). The kernel also refuses an absolute link, even one that stays inside.
+local function read_file(base, base_real, rel)
+  local bytes, err, code = core.read_beneath(base, rel, M.MAX_BYTES)
+  if code == "EXDEV" then return nil, "it leads out of the skills folder", "out" end
+  if code ~= "ENOSYS" then return bytes, err end
+  local path = base .. "/" .. rel
+  if not tree.inside(base_real, path) then
+    return nil, "it leads out of the skills folder", "out"
+  end
+  local f, oerr = io.open(path, "rb")
+  if not f then return nil, oerr end
   local s = f:read("a")
   f:close()
   return s
@@ -175,46 +189,56 @@ local function is_dir(path)
   return st and st.type == "directory"
 end
 
--- Every file under `dir` (relative paths, sorted), names starting with "." skipped.
-local function walk(dir, rel, out, dirs)
-  local names, err = core.scandir(dir)
-  if not names then error(errors.new("io", fmt("cannot list %s: %s", dir, tostring(err))), 0) end
-  table.sort(names)
-  local children = jarray()
-  dirs[rel] = children
-  for _, n in ipairs(names) do
-    if n:sub(1, 1) ~= "." then
-      local full, r = dir .. "/" .. n, rel .. "/" .. n
-      if is_dir(full) then
-        children[#children + 1] = r
-        walk(full, r, out, dirs)
-      else
-        children[#children + 1] = r
-        out[#out + 1] = r
+local function fail(fmt_, ...)
+  errors.misuse("bad field 'skills' to 'server' (" .. fmt_ .. ")", ...)
+end
+
+-- Every file of the skill folder `rel` under `root` into `out` (`{ catalog path, bytes }`,
+-- sorted, regular files only), its folders' children into `dirs`. Links are taken only
+-- inside `root_real`: a skill linking to ~/.ssh serves nothing from there (claude.fs.tree).
+-- `single`: `root/rel` is the folder given (its real path `root_real`), not `root`.
+local function walk(root, rel, root_real, single, out, dirs)
+  local dir = root .. "/" .. rel
+  if not tree.inside(root_real, dir) then
+    fail("%s leads out of the skills folder %s", dir, root_real)
+  end
+  dirs[rel] = jarray()
+  local total = 0
+  for r, st in tree.walk(dir, { hidden = false, within = root_real }) do
+    local path = rel .. "/" .. r
+    local parent = path:match("^(.*)/[^/]+$")
+    if st.type == "directory" then
+      dirs[path] = jarray()
+      local children = dirs[parent]
+      children[#children + 1] = path
+    elseif st.type == "file" then -- not a FIFO or a device: a read would wait forever
+      local bytes, err, out_of = read_file(single and dir or root, root_real,
+        single and r or path)
+      if not bytes and not out_of then fail("cannot read %s: %s", dir .. "/" .. r, err) end
+      if bytes then
+        local children = dirs[parent]
+        children[#children + 1] = path
+        out[#out + 1] = { path, bytes }
+        total = total + #bytes
+        if #out > M.MAX_FILES then
+          fail("skill '%s' has more than %d files", rel, M.MAX_FILES)
+        end
+        if total > M.MAX_BYTES then fail("skill '%s' is over %d bytes", rel, M.MAX_BYTES) end
       end
     end
   end
 end
 
-local function fail(fmt_, ...)
-  errors.misuse("bad field 'skills' to 'server' (" .. fmt_ .. ")", ...)
-end
-
--- The skill in directory `dir` (its path `rel` in the catalog, `root/rel`).
-local function load_skill(self, root, rel)
+-- The skill in directory `rel` under `root` (the skills folder, real path `root_real`;
+-- `single`: the folder of one skill, given itself, real path `root_real`).
+local function load_skill(self, root, rel, root_real, single)
   local dir = root .. "/" .. rel
   local name = rel:match("([^/]+)$")
   local files = {}
-  walk(dir, rel, files, self.dirs)
-  if #files > M.MAX_FILES then
-    fail("skill '%s' has %d files, more than %d", rel, #files, M.MAX_FILES)
-  end
-  local resources, total, front = jarray(), 0, nil
-  for _, path in ipairs(files) do
-    local bytes, err = read_file(root .. "/" .. path)
-    if not bytes then fail("cannot read %s: %s", root .. "/" .. path, tostring(err)) end
-    total = total + #bytes
-    if total > M.MAX_BYTES then fail("skill '%s' is over %d bytes", rel, M.MAX_BYTES) end
+  walk(root, rel, root_real, single, files, self.dirs)
+  local resources, front = jarray(), nil
+  for _, file in ipairs(files) do
+    local path, bytes = file[1], file[2]
     local mime = mime_of(path, bytes)
     self.files[path] = { bytes = bytes, mime = mime, text = utf8.len(bytes) ~= nil,
       size = #bytes }
@@ -229,6 +253,9 @@ local function load_skill(self, root, rel)
     else
       resources[#resources + 1] = entry
     end
+  end
+  if not front then
+    fail("%s/SKILL.md leads out of the skills folder %s", dir, root_real)
   end
   if front.name ~= name then
     fail("%s/SKILL.md: its name '%s' is not its directory's '%s'", dir, tostring(front.name),
@@ -248,32 +275,28 @@ local function load_skill(self, root, rel)
   self.by_uri[entry.uri] = entry
 end
 
--- Finds the skills under `root/rel`: a directory with a SKILL.md is one (not looked into
--- further for others), the others are looked into.
-local function find(self, root, rel)
-  local dir = rel == "" and root or root .. "/" .. rel
-  local names, err = core.scandir(dir)
-  if not names then fail("cannot list %s: %s", dir, tostring(err)) end
-  table.sort(names)
-  for _, n in ipairs(names) do
-    local r = rel == "" and n or rel .. "/" .. n
-    if n:sub(1, 1) ~= "." and is_dir(root .. "/" .. r) then
-      local st = core.stat(root .. "/" .. r .. "/SKILL.md")
-      if st and st.type == "file" then
-        load_skill(self, root, r)
-        -- the directories above a skill, for resources/directory/read
-        local up = r
-        while up:find("/") do
-          local parent = up:match("^(.*)/[^/]+$")
-          local children = self.dirs[parent] or jarray()
-          self.dirs[parent] = children
-          local seen = false
-          for _, c in ipairs(children) do if c == up then seen = true end end
-          if not seen then children[#children + 1] = up end
-          up = parent
-        end
-      else
-        find(self, root, r)
+-- Finds the skills under `root`: a directory with a SKILL.md is one (not looked into
+-- further for others), the others are looked into; links only inside the root.
+local function find(self, root)
+  local root_real = core.realpath(root)
+  local skill_dirs = {}
+  for r, st in tree.walk(root, { hidden = false }) do
+    local above = r
+    repeat above = above:match("^(.*)/[^/]+$") until not above or skill_dirs[above]
+    local skill = tree.entry(root_real, root .. "/" .. r .. "/SKILL.md")
+    if st.type == "directory" and not above and skill and skill.type == "file" then
+      skill_dirs[r] = true
+      load_skill(self, root, r, root_real)
+      -- the directories above a skill, for resources/directory/read
+      local up = r
+      while up:find("/") do
+        local parent = up:match("^(.*)/[^/]+$")
+        local children = self.dirs[parent] or jarray()
+        self.dirs[parent] = children
+        local seen = false
+        for _, c in ipairs(children) do if c == up then seen = true end end
+        if not seen then children[#children + 1] = up end
+        up = parent
       end
     end
   end
@@ -295,9 +318,9 @@ function M.load(dirs)
     if st and st.type == "file" then -- the folder of one skill
       local parent, name = root:match("^(.*)/([^/]+)$")
       if not parent then parent, name = ".", root end
-      load_skill(self, parent == "" and "/" or parent, name)
+      load_skill(self, parent == "" and "/" or parent, name, core.realpath(root), true)
     else
-      find(self, root, "")
+      find(self, root)
     end
   end
   table.sort(self.skills, function(a, b) return a.uri < b.uri end)

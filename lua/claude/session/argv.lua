@@ -163,8 +163,66 @@ function M.split_servers(mcp_servers)
   return sdk, external, names
 end
 
---- The command line for `options`, after the CLI's own argv prefix.
-function M.build_args(options)
+--- The first CLI that reads external servers' configs from `initialize` (`mcpServers`,
+-- under `--await-initialize`).
+M.SERVERS_IN_INITIALIZE = "2.1.326"
+
+local function version_less(a, b)
+  local x, y = { a:match("^(%d+)%.(%d+)%.(%d+)") }, { b:match("^(%d+)%.(%d+)%.(%d+)") }
+  for i = 1, 3 do
+    local p, q = tonumber(x[i]), tonumber(y[i])
+    if p ~= q then return p < q end
+  end
+  return false
+end
+
+local versions = {} -- real path and mtime -> version, or false: looked at once per binary
+
+--- The version of the CLI at `exe`, without running it: the name of the file a native
+-- install leads to (`~/.local/share/claude/versions/2.1.332`), else the `package.json` of
+-- the npm package holding it; nil when neither says.
+-- @tparam string exe
+-- @treturn string|nil
+function M.cli_version(exe)
+  local real = core.realpath(exe)
+  local st = real and core.stat(real)
+  if not st then return nil end
+  local key = real .. "\0" .. st.mtime -- an update in place is another binary
+  if versions[key] ~= nil then return versions[key] or nil end
+  local v = real:match("/(%d+%.%d+%.%d+)$")
+  local dir = real:match("^(.*)/[^/]*$")
+  for _ = 1, 2 do -- bin/claude.exe, or the platform package's claude
+    if v or not dir then break end
+    local f = io.open(dir .. "/package.json", "rb")
+    local text = f and f:read(65536)
+    if f then f:close() end
+    local ok, doc = pcall(json.decode, text or "")
+    if ok and type(doc) == "table" and type(doc.name) == "string"
+      and doc.name:find("^@anthropic%-ai/claude%-code") and type(doc.version) == "string" then
+      v = doc.version:match("^%d+%.%d+%.%d+")
+    end
+    dir = dir:match("^(.*)/[^/]*$")
+  end
+  versions[key] = v or false
+  return v
+end
+
+--- Where the external servers' configs go: the option's choice, else `"initialize"` (off
+-- the command line, where every local user can read their env and headers) unless the
+-- CLI at `exe` (nil: run by a spawn function, somewhere else) is known to be older than
+-- `SERVERS_IN_INITIALIZE`; then `"argv"`. A CLI whose version cannot be told without
+-- running it gets `"initialize"`: one too old then fails `connect`, saying why.
+-- @treturn string
+function M.servers_delivery(options, exe)
+  if options.mcp_servers_delivery then return options.mcp_servers_delivery end
+  local v = exe and M.cli_version(exe)
+  if v and version_less(v, M.SERVERS_IN_INITIALIZE) then return "argv" end
+  return "initialize"
+end
+
+--- The command line for `options`, after the CLI's own argv prefix. `delivery` is where
+-- the external servers go (`servers_delivery`; default the option's, else `"argv"`).
+function M.build_args(options, delivery)
   local argv = { "--output-format", "stream-json", "--verbose" }
   local sp = options.system_prompt
   if sp == nil then
@@ -253,7 +311,7 @@ function M.build_args(options)
   end
   for _, dir in ipairs(options.add_dirs or {}) do add(argv, "--add-dir", dir) end
   local _, external = M.split_servers(options.mcp_servers)
-  local servers_in_init = options.mcp_servers_delivery == "initialize"
+  local servers_in_init = (delivery or options.mcp_servers_delivery) == "initialize"
   if type(options.mcp_servers) == "string" then
     add(argv, "--mcp-config", options.mcp_servers) -- a file, or JSON text
   elseif next(external) and not servers_in_init then
@@ -351,7 +409,7 @@ end
 -- loads only those skills into the system prompt) and
 -- `forward_subagent_text` (subagents' text and thinking blocks are sent
 -- as messages too, not only their tool calls).
-function M.initialize_fields(options)
+function M.initialize_fields(options, delivery)
   local out = {}
   local sp = options.system_prompt
   if type(sp) == "table" and sp.exclude_dynamic_sections ~= nil then
@@ -379,7 +437,8 @@ function M.initialize_fields(options)
   if options.per_task_stop_affordance ~= nil then
     out.perTaskStopAffordance = options.per_task_stop_affordance
   end
-  if options.mcp_servers_delivery == "initialize" and type(options.mcp_servers) == "table" then
+  if (delivery or options.mcp_servers_delivery) == "initialize"
+    and type(options.mcp_servers) == "table" then
     local _, external = M.split_servers(options.mcp_servers)
     if next(external) then out.mcpServers = json.object(external) end
   end

@@ -394,7 +394,9 @@ local function initialize_request(self)
     request.sdkMcpServerManifests = servers.manifests(self.router, self.sdk_names)
   end
   if self.options.agents then request.agents = cli.agents_wire(self.options.agents) end
-  for k, v in pairs(cli.initialize_fields(self.options)) do request[k] = v end
+  for k, v in pairs(cli.initialize_fields(self.options, self.servers_delivery)) do
+    request[k] = v
+  end
   self.mcp_servers_sent = request.mcpServers ~= nil
   return request
 end
@@ -418,7 +420,10 @@ function M.open(options, fname)
     prefix, ferr = cli.find(options.cli_path, env.PATH)
     if not prefix then return nil, ferr end
   end
-  local argv = cli.build_args(options)
+  -- external servers' configs in initialize where the CLI reads them there (their secrets
+  -- then stay off its command line)
+  local delivery = cli.servers_delivery(options, not custom and #prefix == 1 and prefix[1])
+  local argv = cli.build_args(options, delivery)
   local args = {}
   for i = 2, #prefix do args[#args + 1] = prefix[i] end
   for i = 1, #argv do args[#args + 1] = argv[i] end
@@ -440,6 +445,7 @@ function M.open(options, fname)
     ready = async.event(),          -- the answer to initialize came
     hooks = hook_registry,
     sdk_names = sdk_names,
+    servers_delivery = delivery,
   }, Session)
   self.peer = rpc.new {
     codec = CONTROL,
@@ -561,8 +567,9 @@ function Session:wait_ready(timeout)
   local o, r = self.options, self.init_response
   if type(r) == "table" and self.mcp_servers_sent and r.mcp_servers_applied ~= true then
     return nil, errors.new("startup", "the claude CLI did not take the MCP servers sent in "
-      .. "initialize (mcp_servers_applied is " .. tostring(r.mcp_servers_applied) .. ")",
-      { reason = "mcp_servers_not_applied" })
+      .. "initialize (mcp_servers_applied is " .. tostring(r.mcp_servers_applied) .. "; a CLI "
+      .. "older than " .. cli.SERVERS_IN_INITIALIZE .. " reads them only from its command "
+      .. "line: mcp_servers_delivery = \"argv\")", { reason = "mcp_servers_not_applied" })
   end
   if type(r) == "table" and o.plugin_delivery == "initialize" and o.plugins
     and #o.plugins > 0 and r.plugins_applied ~= true then

@@ -10,32 +10,43 @@
 --     {"t":...,"dir":"exit","code":0,"signal":0}
 --
 -- `t` is seconds since the start. Secrets are redacted before anything is written (see
--- `M.redactor`): environment values whose names say they are secret (and those values
--- wherever they appear), fields named like credentials, values shaped like API keys, every
--- value of `update_environment_variables`. The same redaction runs at replay on what the
--- code under test sends, so the two compare.
+-- `M.redactor`): the values of environment variables and headers whose names say they are
+-- secret (the env guard's test; in the header, the session's `env` and every `env` or
+-- `headers` object of a message, such as an MCP server's config), and those values
+-- wherever they appear; fields named like credentials; values shaped like API keys; the
+-- password of a URL; every value of `update_environment_variables`. The file is made 0600.
+-- The same redaction runs at replay on what the code under test sends, so the two compare.
 -- @module claude.session.record
 local core = require "claude.core"
 local json = require "claude.json"
 local errors = require "claude.errors"
+local env_guard = require "claude.guard.env"
 
 local M = {}
 
 M.FORMAT = "claudelua/1"
 M.REDACTED = "[redacted]"
 
--- Environment variables whose values are secrets: by a word in the name.
-local SECRET_NAME = { "KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH",
-  "COOKIE", "PRIVATE" }
-
+-- Environment variables and headers whose values are secrets: the env guard's own test
+-- (a secret-like word as a part of the name: GITHUB_PERSONAL_ACCESS_TOKEN, MYSQL_PWD,
+-- X-API-Key), so the two never disagree.
 local function secret_name(name)
-  local up = name:upper()
-  for _, w in ipairs(SECRET_NAME) do
-    if up:find(w, 1, true) then return true end
-  end
-  return false
+  return env_guard.secret_name((name:gsub("%-", "_"))) ~= nil
 end
 M.secret_name = secret_name
+
+-- The password of every URL in `s` (postgres://user:pass@host -> user:[redacted]@host), and
+-- a userinfo that is itself a token (https://ghp_...@github.com).
+local function scrub_urls(s)
+  if not s:find("://", 1, true) then return s end
+  return (s:gsub("(://)([^/?#%s]*)", function(sep, authority)
+    local userinfo, host = authority:match("^(.*)@(.*)$")
+    if not userinfo then return nil end
+    local user = userinfo:match("^([^:]*):")
+    if user then return sep .. user .. ":" .. M.REDACTED .. "@" .. host end
+    if env_guard.secret_value(userinfo) then return sep .. M.REDACTED .. "@" .. host end
+  end))
+end
 
 -- Fields of messages whose values are credentials (exact names; `input_tokens` and
 -- `apiKeySource` are not secrets, so no guessing by words here).
@@ -66,6 +77,8 @@ function M.redactor(opts)
     if type(v) == "string" and #v >= 4 and secret_name(k) then values[#values + 1] = v end
   end
   table.sort(values, function(a, b) return #a > #b end) -- the longest first
+  local learned = {}
+  for _, v in ipairs(values) do learned[v] = true end
   local function scrub(s)
     for _, v in ipairs(values) do
       if s:find(v, 1, true) then
@@ -90,7 +103,30 @@ function M.redactor(opts)
         end)
       end
     end
-    return s
+    return scrub_urls(s)
+  end
+  -- A value of an environment or of headers is a secret when its name or its shape says so.
+  local function secret_member(name, v)
+    return type(v) == "string" and ((type(name) == "string" and secret_name(name))
+      or (not v:find("://", 1, true) and env_guard.secret_value(v) ~= nil))
+  end
+  -- Every secret value of an `env` or `headers` object in `v`, learned before `v` is
+  -- walked, so that it is hidden wherever else it is (an argument; a config the CLI echoes).
+  local function learn(v, key)
+    if type(v) ~= "table" or v == json.null then return end
+    local vars = (key == "env" or key == "headers") and not json.is_array(v)
+    for k, x in pairs(v) do
+      if vars and secret_member(k, x) and #x >= 4 and not learned[x] then
+        learned[x] = true
+        values[#values + 1] = x
+        table.sort(values, function(a, b) return #a > #b end)
+      end
+      learn(x, k)
+    end
+  end
+  local function member(name, v)
+    if secret_member(name, v) then return M.REDACTED end
+    return type(v) == "string" and scrub(v) or v
   end
   local function walk(v, key)
     if type(v) == "string" then
@@ -99,6 +135,10 @@ function M.redactor(opts)
     end
     if type(v) ~= "table" or v == json.null then return v end
     local out = setmetatable({}, getmetatable(v))
+    if (key == "env" or key == "headers") and not json.is_array(v) then
+      for k, x in pairs(v) do out[k] = type(x) == "table" and walk(x, k) or member(k, x) end
+      return out
+    end
     for k, x in pairs(v) do out[k] = walk(x, k) end
     -- new values of the CLI's environment: tokens, every one
     if v.type == "update_environment_variables" and type(out.variables) == "table" then
@@ -106,14 +146,17 @@ function M.redactor(opts)
     end
     return out
   end
-  local redact = function(v) return walk(v) end
+  local redact = function(v)
+    learn(v)
+    return walk(v)
+  end
   --- The environment with its secret-named values hidden.
   local function env_of(env)
+    learn(env, "env")
     local out = {}
     for k, v in pairs(env or {}) do
       if v == false then out[k] = false
-      elseif secret_name(k) then out[k] = M.REDACTED
-      else out[k] = scrub(tostring(v)) end
+      else out[k] = member(k, tostring(v)) end
     end
     return out
   end
@@ -122,7 +165,7 @@ function M.redactor(opts)
     local out = json.array()
     for i, a in ipairs(argv) do
       local decoded = type(a) == "string" and a:match("^%s*{") and json.decode(a)
-      out[i] = type(decoded) == "table" and json.encode(walk(decoded)) or scrub(a)
+      out[i] = type(decoded) == "table" and json.encode(redact(decoded)) or scrub(a)
     end
     return out
   end
@@ -197,6 +240,9 @@ end
 -- @return the recorder | nil, err, kind (`io`)
 function M.open(record, argv, env, changes, cwd)
   if type(record) == "string" then record = { path = record } end
+  -- made 0600 before anything is in it (what is redacted is not all that is private)
+  local made, merr = core.write_private(record.path, "")
+  if not made then return errors.fail("io", "cannot open the recording: " .. tostring(merr)) end
   local f, err = io.open(record.path, "wb")
   if not f then return errors.fail("io", "cannot open the recording: " .. tostring(err)) end
   local redact, env_of, argv_of = M.redactor { secrets = record.secrets, fields = record.fields,

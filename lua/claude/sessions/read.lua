@@ -6,6 +6,7 @@ local json = require "claude.json"
 local errors = require "claude.errors"
 local files = require "claude.sessions.files"
 local stores = require "claude.sessions.store"
+local tree = require "claude.fs.tree"
 
 local HEAD, is_uuid, misuse, check_opts, set = files.HEAD, files.is_uuid, files.misuse,
   files.check_opts, files.set
@@ -292,18 +293,12 @@ local function subagent_files(session_id, opts)
   local path = find_file(session_id, opts)
   if not path then return nil end
   local out = {}
-  local function scan(dir)
-    for _, name in ipairs(core.scandir(dir) or {}) do
-      local full = dir .. "/" .. name
-      local agent = name:match("^agent%-(.+)%.jsonl$")
-      if agent then
-        out[agent] = out[agent] or full
-      elseif core.stat(full) and core.stat(full).type == "directory" then
-        scan(full)
-      end
-    end
+  -- nested folders too, each once and none through a link out of the folder (claude.fs.tree)
+  local dir = path:match("^(.*)%.jsonl$") .. "/subagents"
+  for rel, st in tree.walk(dir) do
+    local agent = st.type == "file" and rel:match("agent%-([^/]+)%.jsonl$")
+    if agent then out[agent] = out[agent] or dir .. "/" .. rel end
   end
-  scan(path:match("^(.*)%.jsonl$") .. "/subagents")
   return out
 end
 

@@ -10,6 +10,7 @@ local core = require "claude.core"
 local json = require "claude.json"
 local errors = require "claude.errors"
 local files = require "claude.sessions.files"
+local tree = require "claude.fs.tree"
 
 local M = {}
 
@@ -272,21 +273,11 @@ M.import_to_store = errors.public(function(session_id, store, opts)
   -- every transcript under <session>/subagents, nested folders too; the subpath is the
   -- file's path under the session's folder, without .jsonl (as the TypeScript SDK keys it)
   local base = dir .. "/" .. session_id
+  -- each folder once, none through a link out of the session's folder (claude.fs.tree)
   local found = {}
-  local function scan(rel)
-    local names = core.scandir(base .. "/" .. rel) or {}
-    table.sort(names)
-    for _, name in ipairs(names) do
-      local sub = rel .. "/" .. name
-      local st = core.stat(base .. "/" .. sub)
-      if st and st.type == "directory" then
-        scan(sub)
-      elseif name:match("%.jsonl$") then
-        found[#found + 1] = sub
-      end
-    end
+  for rel, st in tree.walk(base .. "/subagents") do
+    if st.type == "file" and rel:match("%.jsonl$") then found[#found + 1] = "subagents/" .. rel end
   end
-  scan("subagents")
   for _, sub in ipairs(found) do
     local sub_key = { project_key = key.project_key, session_id = session_id,
       subpath = (sub:gsub("%.jsonl$", "")) }

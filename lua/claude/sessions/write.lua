@@ -17,6 +17,10 @@ local M = {}
 local function append(fname, session_id, line, opts)
   local path = find_file(session_id, opts)
   if not path then return not_found(session_id, opts) end
+  -- the CLI never links a transcript: a link there would have us append to its target
+  if core.is_symlink(path) then
+    return errors.fail("io", fname .. ": " .. path .. " is a link: not written through")
+  end
   local f, err = io.open(path, "ab")
   if not f then return errors.fail("io", "cannot write " .. path .. ": " .. tostring(err)) end
   local ok, werr = f:write(line, "\n")
@@ -103,8 +107,10 @@ M.tag = errors.public(function(session_id, tag, opts)
     .. ',"sessionId":"' .. session_id .. '"}', opts)
 end)
 
+-- Removes `path` and what is under it. A link is removed itself, never followed: a link
+-- in a session's folder to a folder elsewhere must not empty that folder.
 local function remove_tree(path)
-  local st = core.stat(path)
+  local st = core.lstat(path)
   if not st then return end
   if st.type == "directory" then
     for _, name in ipairs(core.scandir(path) or {}) do remove_tree(path .. "/" .. name) end
@@ -145,14 +151,18 @@ local function set_archived(fname, session_id, archived, opts)
   local path = find_file(session_id, opts)
   if not path then return not_found(session_id, opts) end
   local dir = path:match("^(.*)%.jsonl$")
+  -- the mark goes in the session's own folder, never through a link out of it
+  if core.is_symlink(dir) then
+    return errors.fail("io", fname .. ": " .. dir .. " is a link: not written through")
+  end
   core.mkdir(dir)
   local file = dir .. "/archived.json"
   local function write_mark(at)
-    local f, err = io.open(file, "wb")
-    if not f then return errors.fail("io", fname .. ": cannot write " .. file .. ": "
+    -- replaced whole (a link there is replaced, not followed), readable as the CLI's is
+    local ok, err = core.write_atomic(file, '{"archived":' .. tostring(archived) .. ',"at":'
+      .. json.encode(at) .. ',"by":"sdk"}', 420)
+    if not ok then return errors.fail("io", fname .. ": cannot write " .. file .. ": "
       .. tostring(err)) end
-    f:write('{"archived":', tostring(archived), ',"at":', json.encode(at), ',"by":"sdk"}')
-    f:close()
     return true
   end
   -- the time to the millisecond, as the transcript's timestamps have it: the clock of the

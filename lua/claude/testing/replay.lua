@@ -255,8 +255,12 @@ function M.play(cli, path, opts)
   if opts.check_argv ~= false then
     local recorded = header.argv or {}
     local sent = argv_of(cli.argv)
+    -- a JSON flag (--mcp-config, --settings) compares as JSON: its members in any order
+    local function json_of(a) return type(a) == "string" and a:match("^%s*{") and json.decode(a) end
     for i = 1, math.max(#recorded, #sent) do
-      if recorded[i] ~= sent[i] then
+      local r, s = json_of(recorded[i]), json_of(sent[i])
+      local same = recorded[i] == sent[i] or (r and s and M.diff(r, s) == nil)
+      if not same then
         local prev = recorded[i - 1]
         local flag = type(prev) == "string" and prev:match("^%-%-") and (" (" .. prev .. ")")
           or ""

@@ -210,10 +210,24 @@ local function edit_file(o, name, node, cwd)
   return path, old, config_file.encode(root)
 end
 
+-- Writes the new text. A config that is a link (a dotfiles setup) is written through: the
+-- file it leads to gets the text, atomically (a new file beside it, renamed over it) and
+-- with its own mode; the link stays. A new file is 0600, as a token may be in its env.
 local function write(path, text)
-  mkdirs(path:match("^(.*)/[^/]*$"))
-  local ok, err = core.write_private(path, text)
-  if not ok then failure("cannot write %s: %s", path, tostring(err)) end
+  local target, mode = path, 384 -- 0600
+  if core.is_symlink(path) then
+    target = core.realpath(path)
+    if not target then
+      failure("%s is a link to a file that does not exist: create that file (or remove the "
+        .. "link) and run this again", path)
+    end
+  end
+  local st = core.stat(target)
+  if st and st.type ~= "file" then failure("%s is not a regular file", target) end
+  if st then mode = st.mode end
+  mkdirs(target:match("^(.*)/[^/]*$"))
+  local ok, err = core.write_atomic(target, text, mode)
+  if not ok then failure("cannot write %s: %s", target, tostring(err)) end
 end
 
 -- Claude Code through its own CLI: `claude mcp add-json` (after `claude mcp remove` with
