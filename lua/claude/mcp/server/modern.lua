@@ -131,9 +131,12 @@ function M.is_modern(msg, header)
 end
 
 ---------------------------------------------------------------------------------------------
--- A request's context (ctx._req): its params themselves, which hold its envelope (`_meta`),
--- given the `_out` its messages go to (and, but for tools/call, its `_method`), read through
--- this metatable. (No table of its own: a call of this era costs what one of the other does.)
+-- A request's record (ctx._req): ours, made beside the client's params and never inside them
+-- (a field the client sent is data, not our state): its envelope (`_meta`, the client's), the
+-- `_out` its messages go to, its `_method`, the `name` or `uri` its requestState is bound to,
+-- and what the server keeps while it runs (`may_task`, `tasks`, `task`, `answers`, `used`,
+-- `asked`). The usual calls (Modern:call, Modern:caller) make no other table: their record is
+-- the one they build from the values a reader took apart.
 ---------------------------------------------------------------------------------------------
 
 local Req = { era = "modern", _method = "tools/call" }
@@ -164,9 +167,9 @@ Modern.__tostring = function(m)
   return fmt("claude.mcp.ModernServer (%s)", m._server.name)
 end
 
-local function bind_of(method, params)
-  local name = type(params) == "table" and (rawget(params, "name") or rawget(params, "uri"))
-    or ""
+-- What a requestState is bound to: the method and the name (or uri) of a request's record.
+local function bind_of(method, req)
+  local name = rawget(req, "name") or rawget(req, "uri") or ""
   return method .. "\0" .. tostring(name)
 end
 
@@ -468,14 +471,12 @@ function Modern:handle(msg, out, auth)
     return nil
   end
   local params = msg.params
-  params._out = out
-  setmetatable(params, Req)
-  if method ~= "tools/call" then
-    params._method = method
-  else
-    local t = self._server.tools[params.name]
+  local req = setmetatable({ _meta = params._meta, _out = out, _method = method,
+    name = rawget(params, "name"), uri = rawget(params, "uri") }, Req)
+  if method == "tools/call" then
+    local t = self._server.tools[req.name]
     if t and t.task then
-      local refusal = self._tasks:check_call(t, params, id)
+      local refusal = self._tasks:check_call(t, req, id)
       if refusal then
         out:send(refusal)
         return nil
@@ -487,7 +488,7 @@ function Modern:handle(msg, out, auth)
     local answers
     if state ~= nil then
       local why
-      answers, why = self._state:open(state, bind_of(method, params))
+      answers, why = self._state:open(state, bind_of(method, req))
       if answers == nil or type(answers) ~= "table" then
         out:send(rpc_error(id, -32602, "Invalid or expired requestState ("
           .. tostring(why or "not an object") .. ")", { reason = "invalid_request_state" }))
@@ -498,12 +499,12 @@ function Modern:handle(msg, out, auth)
       answers = answers or {}
       for k, v in pairs(responses) do answers[k] = v end
     end
-    params.answers = answers
+    req.answers = answers
   end
-  local ctx = self._router:handle_async(self._key, msg, self._reply, params, auth, params)
+  local ctx = self._router:handle_async(self._key, msg, self._reply, req, auth, req)
   -- a call that may be a task and waits becomes one (claude.mcp.server.tasks)
-  if ctx and rawget(params, "may_task") and not rawget(params, "task") then
-    self._tasks:start(params, ctx, auth)
+  if ctx and rawget(req, "may_task") and not rawget(req, "task") then
+    self._tasks:start(req, ctx, auth)
   end
   return ctx
 end
