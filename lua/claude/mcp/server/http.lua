@@ -37,6 +37,7 @@ local json = require "claude.json"
 local errors = require "claude.errors"
 local connection = require "claude.mcp.server.connection"
 local modern = require "claude.mcp.server.modern"
+local limits = require "claude.mcp.server.limits"
 local http_modern = require "claude.mcp.server.http_modern"
 local state = require "claude.mcp.server.state"
 local era = require "claude.mcp.era"
@@ -71,6 +72,8 @@ M.DEFAULTS = { host = "127.0.0.1", port = 0, path = "/mcp", max_body = 16 * 1024
 local BOUNDS = { "max_sessions", "max_calls", "max_session_calls", "max_post_calls",
   "max_batch", "history_bytes", "high_water", "max_queued", "write_timeout",
   "max_connections" }
+-- (and what a client asks the server to remember: tasks, subscriptions; both eras)
+for k, v in pairs(limits.DEFAULTS) do M.DEFAULTS[k], BOUNDS[#BOUNDS + 1] = v, k end
 
 -- Every option listen knows: a name it does not know is a misuse (a typo would otherwise
 -- leave a bound at its default without a word).
@@ -444,7 +447,7 @@ local function new_session(self, ep, path, stateless, who)
     ["mcp-session-id"] = session.id }
   session.conn = connection.new {
     server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
-    send = function(msg, related) return route(session, msg, related) end,
+    limits = self.opts, send = function(msg, related) return route(session, msg, related) end,
     send_result = function(id, result, related, suffix, text)
       return send_result(session, id, result, related, suffix, text)
     end,
@@ -525,7 +528,7 @@ end
 local function modern_of(self, ep)
   local m = ep.modern
   if not m then
-    m = modern.new(ep.server, { state = self.state, node = self.opts.node })
+    m = modern.new(ep.server, { state = self.state, node = self.opts.node, limits = self.opts })
     ep.modern = m
   end
   return m

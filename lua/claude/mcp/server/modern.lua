@@ -38,6 +38,7 @@ local input = require "claude.mcp.input"
 local router_mod = require "claude.mcp.router"
 local state_mod = require "claude.mcp.server.state"
 local tasks_mod = require "claude.mcp.server.tasks"
+local limits_mod = require "claude.mcp.server.limits"
 local skills_mod = require "claude.mcp.server.skills"
 local apps = require "claude.mcp.apps"
 
@@ -313,6 +314,21 @@ local function tagged(id, method, params)
   return { jsonrpc = "2.0", method = method, params = params }
 end
 
+-- The strings of a listen's list, once each: the set and the list kept; or nil, nil and why
+-- it is past a bound.
+local function distinct(list, limits, what)
+  local why, bound, max = limits_mod.check_list(list, limits, what)
+  if why then return nil, nil, why, bound, max end
+  local set, kept = {}, jarray()
+  for _, u in ipairs(list) do
+    if type(u) == "string" and not set[u] then
+      set[u] = true
+      kept[#kept + 1] = u
+    end
+  end
+  return set, kept
+end
+
 local function listen(self, msg, out, auth)
   local params = msg.params
   local want = type(params) == "table" and params.notifications
@@ -327,20 +343,23 @@ local function listen(self, msg, out, auth)
       if want[k] == true then honoured[k] = true end
     end
   end
-  local list = want.resourceSubscriptions
+  -- what the listen asks us to remember is bounded (claude.mcp.server.limits)
+  local list, ids = want.resourceSubscriptions, nil
   if type(list) == "table" and server.subscribe then
-    local kept = jarray()
-    uris = {}
-    for _, u in ipairs(list) do
-      if type(u) == "string" and not uris[u] then
-        uris[u] = true
-        kept[#kept + 1] = u
-      end
-    end
+    local kept, why, bound, max
+    uris, kept, why, bound, max = distinct(list, self._limits, "resourceSubscriptions")
+    if why then return out:send(limits_mod.refused(msg.id, why, bound, max)) end
     honoured.resourceSubscriptions = kept
   end
-  local sub = { id = msg.id, filter = honoured, uris = uris, out = out,
-    tasks = tasks_mod.declared(params._meta[CAPS]), principal = tasks_mod.owner(auth) }
+  -- the tasks extension's filter: only the tasks named, only for a client that declared it
+  if type(want.taskIds) == "table" and tasks_mod.declared(params._meta[CAPS]) then
+    local kept, why, bound, max
+    ids, kept, why, bound, max = distinct(want.taskIds, self._limits, "taskIds")
+    if why then return out:send(limits_mod.refused(msg.id, why, bound, max)) end
+    honoured.taskIds = kept
+  end
+  local sub = { id = msg.id, filter = honoured, uris = uris, out = out, task_ids = ids,
+    principal = tasks_mod.owner(auth) }
   self._listens[sub] = true
   out.listening = sub
   out:send(tagged(msg.id, "notifications/subscriptions/acknowledged",
@@ -398,16 +417,16 @@ end
 -- @tparam claude.Server server
 -- @tparam[opt] table opts `state` (a `claude.mcp.server.state`; default: one with this
 --   process's key), `node` (this process's name behind a load balancer: the prefix of its
---   task ids)
+--   task ids), `limits` (the bounds of claude.mcp.server.limits; default: its defaults)
 -- @treturn claude.mcp.ModernServer
 function M.new(server, opts)
   opts = opts or {}
   -- (closed is there from the start: every answer reads it, a miss would reach Modern)
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
     _state = opts.state or state_mod.new(), node = opts.node, closed = false,
-    _usual = {} }, Modern)
+    _usual = {}, _limits = limits_mod.of(opts.limits) }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
-  self._tasks = tasks_mod.new(self)
+  self._tasks = tasks_mod.new(self, self._limits)
   self._extensions = { self._tasks, skills_mod.new(self), apps.extension(self) }
   -- the methods served here and not by the router, in one table
   local special = { ["server/discover"] = function(m, msg, out) out:send(discover(m, msg)) end,
@@ -476,7 +495,7 @@ function Modern:handle(msg, out, auth)
   if method == "tools/call" then
     local t = self._server.tools[req.name]
     if t and t.task then
-      local refusal = self._tasks:check_call(t, req, id)
+      local refusal = self._tasks:check_call(t, req, id, auth)
       if refusal then
         out:send(refusal)
         return nil
