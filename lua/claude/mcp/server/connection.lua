@@ -131,7 +131,7 @@ local function client_request(self, ctx, method, params, timeout)
 end
 
 local NEW_OPTIONS = { server = 1, send = 1, send_result = 1, stateless = 1, on_close = 1,
-  request_timeout = 1, close_stream = 1, state = 1, limits = 1 }
+  request_timeout = 1, close_stream = 1, state = 1, limits = 1, flush = 1 }
 
 --- Make a connection (see the top of this file).
 -- @tparam table opts `server`, `send`, `send_result`, `stateless`, `on_close`, `state` (the
@@ -139,7 +139,9 @@ local NEW_OPTIONS = { server = 1, send = 1, send_result = 1, stateless = 1, on_c
 --   `request_timeout` (seconds a request to the client may take; default 60, false: none),
 --   `close_stream` (`function(request_id)`: the transport ends that request's stream, for
 --   `ctx.close_stream()`; returns true when it did), `limits` (what a client may ask us to
---   remember, claude.mcp.server.limits; default: its defaults)
+--   remember, claude.mcp.server.limits; default: its defaults), `flush` (`function()`: a
+--   transport that coalesces its writes sends them now; called after the `initialize`
+--   answer, so that it leaves before a request of the same read can stall the loop)
 -- @treturn claude.mcp.Connection
 -- @function new
 M.new = errors.public(function(opts)
@@ -162,6 +164,7 @@ M.new = errors.public(function(opts)
     _server = opts.server, _key = opts.server.name, _send = opts.send,
     _send_result = opts.send_result, _on_close = opts.on_close, _related = nil,
     _state = opts.state, _modern = false, _limits = limits_mod.of(opts.limits), nsubs = 0,
+    _flush = opts.flush,
     -- what the tools' ctx reads of the client (claude.mcp.router), filled by initialize
     _req = { era = "legacy" },
   }, Conn)
@@ -238,7 +241,10 @@ local function initialize(self, msg, id)
     req.protocol_version, req.client_info, req.client_capabilities = self.protocol_version,
       self.client_info, self.client_capabilities
   end
-  return out(self, response, id)
+  local ok, err = out(self, response, id)
+  -- (the client waits for this answer alone: it goes now, whatever the next line does)
+  if self._flush then self._flush() end
+  return ok, err
 end
 
 local function set_level(self, msg, id)
