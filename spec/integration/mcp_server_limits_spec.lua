@@ -2,7 +2,8 @@
 -- 1-4): a listen gets `notifications/tasks` only for the `taskIds` it names; tasks are
 -- bounded per client and in the server, a task waiting for input expires, finished results
 -- are bounded in bytes; a listen's `resourceSubscriptions` and the legacy era's
--- `resources/subscribe` are bounded in count and URI length.
+-- `resources/subscribe` are bounded in count and URI length (items 1-4); the memory that
+-- abandoned event streams left behind comes back while the session lives on (item 5).
 local claude = require "claude"
 local core = require "claude.core"
 local async = require "claude.async"
@@ -35,6 +36,14 @@ srv = claude.server("limits", {
     srv:add(claude.tool("extra" .. math.random(1e9), function() return "" end))
     return "grown"
   end),
+  claude.tool("chatty", { n = "number" }, function(a, ctx)
+    local chunk = ("y"):rep(32 * 1024)
+    for i = 1, a.n do
+      ctx.log("info", chunk .. i)
+      claude.sleep(0.001)
+    end
+    return "done"
+  end),
   claude.resource { uri = "mem://a", name = "a", text = "A" },
 }, { subscribe = true })
 return srv
@@ -46,7 +55,7 @@ local function serve(flags)
   for _, f in ipairs(flags or {}) do args[#args + 1] = f end
   args[#args + 1] = file
   local server, url = mcp_http.start(args)
-  return setmetatable({ url = url }, { __close = function()
+  return setmetatable({ url = url, pid = server.pid }, { __close = function()
     server:signal("term")
     server:wait(20)
     server:close()
@@ -126,6 +135,16 @@ local function poll(url, id, pred)
     claude.sleep(0.05)
   end
 end
+
+-- The resident memory of a process, in bytes.
+local function rss(pid)
+  local f = assert(io.open("/proc/" .. pid .. "/status"))
+  local text = f:read("a")
+  f:close()
+  return tonumber(text:match("VmRSS:%s*(%d+) kB")) * 1024
+end
+
+local MiB = 1024 * 1024
 
 local function a_task(url, tool, args)
   local m = modern(url, "tools/call", { name = tool, arguments = args or {} })
@@ -248,4 +267,55 @@ describe("claudelua mcp --http: what a client can make the server remember", fun
     m = subscribe(1004, "mem://" .. ("u"):rep(3000))
     assert.equal("max_uri", m.error and m.error.data.bound, json.encode(m))
   end, 120))
+
+  it("gives back what abandoned event streams left while the session lives on (item 5)",
+    harness.task(function()
+      local s <close> = serve()
+      local h = { ["content-type"] = "application/json",
+        accept = "application/json, text/event-stream" }
+      local _, resp = post(s.url, { jsonrpc = "2.0", id = 0, method = "initialize", params = {
+        protocolVersion = LEGACY, capabilities = {},
+        clientInfo = { name = "spec", version = "1" } } }, h)
+      h["mcp-session-id"], h["mcp-protocol-version"] = resp.headers["mcp-session-id"], LEGACY
+      local function call(id, n)
+        return json.encode { jsonrpc = "2.0", id = id, method = "tools/call",
+          params = { name = "chatty", arguments = { n = n } } }
+      end
+      post(s.url, json.decode(call(1, 2)), h)
+      local base = rss(s.pid)
+      -- 60 calls whose streams the client leaves after their first event
+      local peak, streams = base, {}
+      for i = 1, 60 do
+        streams[i] = assert(http.stream { method = "POST", url = s.url, headers = h,
+          body = call(100 + i, 200), timeout = 60 })
+      end
+      for i = 1, 60 do
+        local next_event, st, v = streams[i]:events()
+        next_event(st, v) -- its first event: the call runs
+        local r = rss(s.pid)
+        if r > peak then peak = r end
+      end
+      for i = 1, 60 do streams[i]:close() end
+      -- the session stays alive and busy: a ping every 0.2 s
+      local talking = true
+      local trickle = claude.spawn(function()
+        local n = 1000
+        while talking do
+          n = n + 1
+          post(s.url, { jsonrpc = "2.0", id = n, method = "ping" }, h)
+          claude.sleep(0.2)
+        end
+      end)
+      local deadline, now = core.now() + 60, rss(s.pid)
+      while now > base + 6 * MiB and core.now() < deadline do
+        if now > peak then peak = now end
+        claude.sleep(0.2)
+        now = rss(s.pid)
+      end
+      talking = false
+      trickle:join(30)
+      assert(peak - base >= 12 * MiB, ("the load held only %.1f MiB"):format((peak - base) / MiB))
+      assert(now <= base + 6 * MiB, ("%.1f MiB of the %.1f MiB the load took are still held")
+        :format((now - base) / MiB, (peak - base) / MiB))
+    end, 120))
 end)
