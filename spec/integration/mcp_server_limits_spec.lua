@@ -146,6 +146,17 @@ end
 
 local MiB = 1024 * 1024
 
+-- Waits (60 s at most) until the server's RSS is within 8 MiB of `base` again: what a
+-- refused request took while it was read is given back (claude.mcp.server.trim).
+local function settles(pid, base)
+  local deadline, now = core.now() + 60, rss(pid)
+  while now > base + 8 * MiB and core.now() < deadline do
+    claude.sleep(0.2)
+    now = rss(pid)
+  end
+  assert(now <= base + 8 * MiB, ("%.1f MiB more than before"):format((now - base) / MiB))
+end
+
 local function a_task(url, tool, args)
   local m = modern(url, "tools/call", { name = tool, arguments = args or {} })
   assert(m.result and m.result.resultType == "task", json.encode(m))
@@ -198,6 +209,14 @@ describe("claudelua mcp --http: what a client can make the server remember", fun
       return r.result.status == "input_required" end).result.status)
   end, 120))
 
+  it("bounds the tasks of the server (item 2)", harness.task(function()
+    local s <close> = serve { "--max-tasks", "3" }
+    for _ = 1, 3 do a_task(s.url, "confirm") end
+    local m = modern(s.url, "tools/call", { name = "confirm", arguments = {} })
+    assert.equal("max_tasks", m.error and m.error.data.bound, json.encode(m))
+    assert.equal(3, m.error.data.max)
+  end, 120))
+
   it("ends a task whose input never comes (item 2)", harness.task(function()
     local s <close> = serve { "--task-input-timeout", "1" }
     local id = a_task(s.url, "confirm")
@@ -235,6 +254,18 @@ describe("claudelua mcp --http: what a client can make the server remember", fun
       { notifications = { resourceSubscriptions = { "mem://" .. ("u"):rep(3000) } } })
     m = post(s.url, body, h)
     assert.equal("max_uri", m.error and m.error.data.bound, json.encode(m))
+    -- three listens of 400,000 URIs each (+202 MiB while they stayed open): refused, and the
+    -- memory their bodies took comes back
+    local base = rss(s.pid)
+    local many = {}
+    for i = 1, 400000 do many[i] = "mem://" .. i end
+    for _ = 1, 3 do
+      body, h = modern_msg("subscriptions/listen",
+        { notifications = { resourceSubscriptions = many } })
+      m = post(s.url, body, h)
+      assert.equal("max_subscriptions", m.error and m.error.data.bound)
+    end
+    settles(s.pid, base)
     -- within the bounds: acknowledged
     local l = listen(s.url, { resourceSubscriptions = { uris[1], uris[2] } })
     local ack = l.until_(function(x)
@@ -266,6 +297,14 @@ describe("claudelua mcp --http: what a client can make the server remember", fun
     assert(subscribe(1003, "mem://r257").result)
     m = subscribe(1004, "mem://" .. ("u"):rep(3000))
     assert.equal("max_uri", m.error and m.error.data.bound, json.encode(m))
+    -- 200 URIs of 256 KB (+169 MiB for 512 of them): refused, the memory comes back
+    local base = rss(s.pid)
+    local long = "mem://" .. ("u"):rep(256 * 1024)
+    for i = 1, 200 do
+      m = subscribe(2000 + i, long .. i)
+      assert.equal("max_uri", m.error and m.error.data.bound)
+    end
+    settles(s.pid, base)
   end, 120))
 
   it("gives back what abandoned event streams left while the session lives on (item 5)",
