@@ -49,6 +49,14 @@ srv = claude.server("limits", {
 return srv
 ]]
 
+-- The same tools behind OAuth: a verify function over two fixed tokens.
+local OWNED = TOOLS:gsub('}, { subscribe = true }%)', [[}, { subscribe = true, auth = {
+  verify = function(token)
+    local sub = ({ ["alice-token"] = "alice", ["bob-token"] = "bob" })[token]
+    return sub and { sub = sub, iss = "https://as.example" } or nil
+  end,
+  authorization_servers = { "https://as.example" } } })]])
+
 local file
 local function serve(flags)
   local args = {}
@@ -63,7 +71,7 @@ local function serve(flags)
 end
 
 local ids = 0
-local function modern_msg(method, params, caps)
+local function modern_msg(method, params, caps, token)
   ids = ids + 1
   params = params or {}
   params._meta = { [PV] = MODERN, [CAPS] = caps or DECLARED }
@@ -72,6 +80,7 @@ local function modern_msg(method, params, caps)
     ["mcp-method"] = method }
   if method == "tools/call" then h["mcp-name"] = params.name end
   if method:match("^tasks/") then h["mcp-name"] = params.taskId end
+  if token then h.authorization = "Bearer " .. token end
   return { jsonrpc = "2.0", id = ids, method = method, params = params }, h
 end
 
@@ -92,13 +101,14 @@ local function post(url, body, headers)
   return resp.body ~= "" and json.decode(resp.body) or nil, resp
 end
 
-local function modern(url, method, params, caps)
-  return (post(url, modern_msg(method, params, caps)))
+local function modern(url, method, params, caps, token)
+  return (post(url, modern_msg(method, params, caps, token)))
 end
 
 -- A listen's stream: its messages as they come (`got`), `until_(pred)` waits for one.
-local function listen(url, notifications, caps)
-  local body, h = modern_msg("subscriptions/listen", { notifications = notifications }, caps)
+local function listen(url, notifications, caps, token)
+  local body, h = modern_msg("subscriptions/listen", { notifications = notifications }, caps,
+    token)
   local stream = assert(http.stream { method = "POST", url = url, headers = h,
     body = json.encode(body), timeout = 60 })
   local l = { got = {}, arrived = async.event() }
@@ -126,10 +136,10 @@ local function listen(url, notifications, caps)
 end
 
 -- tasks/get until `pred(answer)`, with a generous deadline (a poll, as a client does).
-local function poll(url, id, pred)
+local function poll(url, id, pred, token)
   local deadline = core.now() + 30
   while true do
-    local m = modern(url, "tasks/get", { taskId = id })
+    local m = modern(url, "tasks/get", { taskId = id }, nil, token)
     if pred(m) then return m end
     assert(core.now() < deadline, "the task never got there: " .. json.encode(m))
     claude.sleep(0.05)
@@ -157,8 +167,8 @@ local function settles(pid, base)
   assert(now <= base + 8 * MiB, ("%.1f MiB more than before"):format((now - base) / MiB))
 end
 
-local function a_task(url, tool, args)
-  local m = modern(url, "tools/call", { name = tool, arguments = args or {} })
+local function a_task(url, tool, args, token)
+  local m = modern(url, "tools/call", { name = tool, arguments = args or {} }, nil, token)
   assert(m.result and m.result.resultType == "task", json.encode(m))
   return m.result.taskId
 end
@@ -191,6 +201,39 @@ describe("claudelua mcp --http: what a client can make the server remember", fun
     end
     blind.close()
     named.close()
+  end, 120))
+
+  it("keeps a task from another OAuth principal, even one that names it (item 1)",
+      harness.task(function()
+    local owned = harness.tempfile(OWNED, ".lua")
+    local server, url = mcp_http.start { owned }
+    local id = a_task(url, "confirm", nil, "alice-token")
+    local acked = function(m) return m.method == "notifications/subscriptions/acknowledged" end
+    local bob = listen(url, { toolsListChanged = true, taskIds = { id } }, nil, "bob-token")
+    local alice = listen(url, { taskIds = { id } }, nil, "alice-token")
+    bob.until_(acked)
+    alice.until_(acked)
+    for _, method in ipairs { "tasks/get", "tasks/update", "tasks/cancel" } do
+      local m = modern(url, method, { taskId = id, inputResponses = {} }, nil, "bob-token")
+      assert.equal(-32602, m.error and m.error.code, method .. ": " .. json.encode(m))
+    end
+    poll(url, id, function(m) return m.result.status == "input_required" end, "alice-token")
+    modern(url, "tasks/update", { taskId = id,
+      inputResponses = { ["elicit-1"] = { action = "accept", content = {} } } }, nil,
+      "alice-token")
+    alice.until_(function(m)
+      return m.method == "notifications/tasks" and m.params.status == "completed" end)
+    modern(url, "tools/call", { name = "grow", arguments = {} }, nil, "bob-token")
+    bob.until_(function(m) return m.method == "notifications/tools/list_changed" end)
+    for _, m in ipairs(bob.got) do
+      assert.is_not.equal("notifications/tasks", m.method, json.encode(m))
+    end
+    bob.close()
+    alice.close()
+    server:signal("term")
+    server:wait(20)
+    server:close()
+    os.remove(owned)
   end, 120))
 
   it("bounds the tasks of a client (item 2)", harness.task(function()
