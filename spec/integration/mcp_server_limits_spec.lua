@@ -9,6 +9,7 @@ local core = require "claude.core"
 local async = require "claude.async"
 local json = require "claude.json"
 local http = require "claude.http.client"
+local process = require "claude.process"
 local harness = require "support.harness"
 local mcp_http = require "support.mcp_http"
 
@@ -315,6 +316,29 @@ describe("claudelua mcp --http: what a client can make the server remember", fun
       return x.method == "notifications/subscriptions/acknowledged" end)
     assert.same({ uris[1], uris[2] }, ack.params.notifications.resourceSubscriptions)
     l.close()
+  end, 120))
+
+  it("bounds the listens of one stdio connection (item 3)", harness.task(function()
+    local p <close> = assert(process.spawn { harness.claudelua, args = { "mcp", file },
+      stdout = "json", stderr = "collect" })
+    local function open(id)
+      local m = modern_msg("subscriptions/listen", { notifications = { toolsListChanged = true } })
+      m.id = id
+      p:write_json(m)
+      local got = assert(p:read_line(30), "no answer: " .. p:stderr())
+      return got
+    end
+    for i = 1, 16 do
+      assert.equal("notifications/subscriptions/acknowledged", open("L" .. i).method)
+    end
+    local m = open("L17")
+    assert.equal("max_listens", m.error and m.error.data.bound, json.encode(m))
+    -- one ends: room for another
+    p:write_json { jsonrpc = "2.0", method = "notifications/cancelled",
+      params = { requestId = "L1" } }
+    assert.equal("notifications/subscriptions/acknowledged", open("L18").method)
+    p:close_stdin()
+    p:wait(20)
   end, 120))
 
   it("bounds resources/subscribe of a session, in count and length (item 4)",

@@ -1,9 +1,9 @@
 --- What a client can ask a server to remember, bounded (issue 34; docs/mcp-server.md, "Bounds"):
 -- its tasks (per client and in the server, how long one waits for input, the bytes of the
--- results kept), its subscriptions (URIs per listen or per session, the length of one) and
--- the task ids a listen names. One table of defaults for every transport: HTTP takes each as
--- an option of `claude.mcp.http.listen` (a flag of `claudelua mcp`), stdio and in-process
--- connections the defaults.
+-- results kept), its subscriptions (URIs per listen or per session, the length of one, the
+-- listens of one connection) and the task ids a listen names. One table of defaults for
+-- every transport: HTTP takes each as an option of `claude.mcp.http.listen` (most as a flag
+-- of `claudelua mcp`), stdio and in-process connections the defaults.
 -- @module claude.mcp.server.limits
 local core = require "claude.core"
 
@@ -18,6 +18,7 @@ M.DEFAULTS = {
   task_ttl = 3600,             -- seconds a task is kept after its creation
   task_result_bytes = 32 * 1024 * 1024, -- bytes of finished results kept in the server
   max_subscriptions = 256,     -- URIs (or task ids) per listen, per legacy session
+  max_listens = 16,            -- listens open at once on one stdio or in-process connection
   max_uri = 2048,              -- bytes of one subscribed URI
 }
 
@@ -48,6 +49,7 @@ end
 -- of them (`bound` names the count's bound), each at most `limits.max_uri` bytes.
 -- @tparam table list
 -- @tparam table limits
+-- @tparam string what the list's name, for the message
 -- @treturn nil|string the message when one is past a bound
 -- @treturn[opt] string the bound
 -- @treturn[opt] number its value

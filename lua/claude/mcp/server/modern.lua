@@ -343,7 +343,18 @@ local function listen(self, msg, out, auth)
       if want[k] == true then honoured[k] = true end
     end
   end
-  -- what the listen asks us to remember is bounded (claude.mcp.server.limits)
+  -- what the listen asks us to remember is bounded (claude.mcp.server.limits); so are the
+  -- listens of one client's connection (over HTTP each is a connection: max_connections)
+  if out.own_ids then
+    local n, most = 0, self._limits.max_listens
+    for s in pairs(self._listens) do
+      if s.out == out then n = n + 1 end
+    end
+    if n >= most then
+      return out:send(limits_mod.refused(msg.id, fmt("Too many listens open (%d)", n),
+        "max_listens", most))
+    end
+  end
   local list, ids = want.resourceSubscriptions, nil
   if type(list) == "table" and server.subscribe then
     local kept, why, bound, max

@@ -276,7 +276,8 @@ function Tasks:finish(rec, msg)
   if TERMINAL[rec.status] then return true end
   rec.ctx, rec.pending = nil, nil
   local l, ended = self._limits, msg.error or msg.result
-  local bytes = #json.encode(ended)
+  local ok, text = pcall(json.encode, ended) -- (what cannot be encoded is answered as such)
+  local bytes = ok and #text or 0
   if bytes > l.task_result_bytes then -- kept, it would push every other result out
     msg = { error = { code = -32603, message = fmt("The task's result (%d bytes) is larger "
       .. "than the server keeps (task_result_bytes %d)", bytes, l.task_result_bytes) } }
