@@ -88,7 +88,9 @@ Tasks.__index = Tasks
 local function fields(rec, t)
   t.taskId, t.status, t.createdAt, t.lastUpdatedAt = rec.id, rec.status, rec.created_at,
     rec.updated_at
-  t.ttlMs, t.pollIntervalMs = rec.ttl_ms, M.POLL_MS
+  -- (task_ttl = none: kept while the process lives, and no ttlMs to tell)
+  if rec.ttl_ms ~= math.huge then t.ttlMs = rec.ttl_ms end
+  t.pollIntervalMs = M.POLL_MS
   if rec.message then t.statusMessage = rec.message end
   return t
 end
