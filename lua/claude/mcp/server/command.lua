@@ -77,7 +77,8 @@ Bounds per client (HTTP only; each a positive number, 'none' for no bound; docs/
                              503 past it
   --max-tasks N              tasks kept in the server (1024); past it the oldest finished
                              one is forgotten, or the call gets an error
-  --max-client-tasks N       tasks kept per client (64): the same, for one client
+  --max-client-tasks N       tasks kept per client (64; its OAuth principal, else its
+                             address): the same, for one client
   --task-input-timeout SECONDS  a task waiting for tasks/update this long fails (600)
   --task-ttl SECONDS         a task is kept this long after its creation (3600)
   --task-result-bytes BYTES  bytes of finished tasks' results kept (33554432); the oldest

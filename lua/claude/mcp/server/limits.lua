@@ -13,7 +13,7 @@ local M = {}
 -- and all of them a few hundred MiB.
 M.DEFAULTS = {
   max_tasks = 1024,            -- tasks kept in the server (running or finished)
-  max_client_tasks = 64,       -- tasks kept per client (its OAuth principal, else anyone's)
+  max_client_tasks = 64,       -- tasks kept per client (its OAuth principal, else its address)
   task_input_timeout = 600,    -- seconds a task waits for its input before it fails
   task_ttl = 3600,             -- seconds a task is kept after its creation
   task_result_bytes = 32 * 1024 * 1024, -- bytes of finished results kept in the server

@@ -20,9 +20,10 @@
 -- HTTP without OAuth the task id, 144 random bits, is the only key). `tasks/*` of another
 -- principal get "unknown task"; a listen gets `notifications/tasks` only for the `taskIds`
 -- it names, of its own principal. What tasks hold is bounded (claude.mcp.server.limits):
--- tasks kept per client and in the server (past either, the oldest finished one is
--- forgotten, else the call is refused), how long a task waits for input (then it fails),
--- and the bytes of finished results in the server (the oldest are forgotten first).
+-- tasks kept per client (its principal, else its address) and in the server (past either,
+-- the oldest finished one is forgotten, else the call is refused), how long a task waits
+-- for input (then it fails), and the bytes of finished results in the server (the oldest
+-- are forgotten first).
 --
 -- Behind a load balancer, a task's id starts with the process's `node` name and a dot
 -- (`a.3kx...`), so that `tasks/*` requests, whose `Mcp-Name` header is the id, can be routed
@@ -73,6 +74,15 @@ function M.owner(auth)
   local who = auth.subject and "sub:" .. auth.subject
     or auth.client_id and "client:" .. auth.client_id
   return who and (auth.issuer or "") .. "\n" .. who or nil
+end
+
+-- Whose share of the bounds a task counts in: its principal, else the address of the
+-- client that made it (`out.client`, HTTP), else the connection's (stdio: one client).
+local function key_of(auth, out)
+  local who = M.owner(auth)
+  if who then return who end
+  local addr = out and out.client
+  return addr and "addr:" .. addr or ""
 end
 
 local function missing(id)
@@ -128,7 +138,7 @@ local function forget(self, rec)
   if self._store[rec.id] ~= rec then return end
   self._store[rec.id] = nil
   self._count = self._count - 1
-  local key = rec.principal or ""
+  local key = rec.key
   local n = self._by_client[key] - 1
   self._by_client[key] = n > 0 and n or nil
   self._bytes = self._bytes - (rec.bytes or 0)
@@ -142,11 +152,11 @@ local function sweep(self)
   end
 end
 
--- The finished task that ended first (of `principal` when `mine`), or nil.
-local function oldest_finished(self, mine, principal)
+-- The finished task that ended first (of the client `key` when `mine`), or nil.
+local function oldest_finished(self, mine, key)
   local best
   for _, rec in pairs(self._store) do
-    if rec.ended and (not mine or rec.principal == principal)
+    if rec.ended and (not mine or rec.key == key)
         and (not best or rec.ended < best.ended) then
       best = rec
     end
@@ -154,14 +164,13 @@ local function oldest_finished(self, mine, principal)
   return best
 end
 
--- Room for one more task of `principal`: the oldest finished task goes when a bound is
--- reached; nil, or the refusal's message and bound when every task held is still running.
-local function make_room(self, principal)
+-- Room for one more task of the client `key`: the oldest finished task goes when a bound
+-- is reached; nil, or the refusal's message and bound when every task held still runs.
+local function make_room(self, key)
   sweep(self)
   local l = self._limits
-  local key = principal or ""
   while (self._by_client[key] or 0) >= l.max_client_tasks do
-    local old = oldest_finished(self, true, principal)
+    local old = oldest_finished(self, true, key)
     if not old then
       return fmt("Too many tasks running for this client (%d)", self._by_client[key]),
         "max_client_tasks", l.max_client_tasks
@@ -230,7 +239,7 @@ end
 -- @tparam[opt] table auth the request's verified token
 function Tasks:check_call(t, req, id, auth)
   if M.declared(req._meta[CAPS]) then
-    local message, bound, max = make_room(self, M.owner(auth))
+    local message, bound, max = make_room(self, key_of(auth, req._out))
     if message then return limits_mod.refused(id, message, bound, max) end
     req.may_task, req.tasks = true, self
     return nil
@@ -245,19 +254,19 @@ function Tasks:start(req, ctx, auth)
   if req.task then return req.task end
   -- (room was made when the call was let in: check_call; a bound is checked again here, as
   -- calls let in together may start their tasks after it)
-  make_room(self, M.owner(auth))
+  local out = req._out
+  local key = key_of(auth, out)
+  make_room(self, key)
   local t = now()
   local node = self._modern.node
   local rec = { id = (node and node .. "." or "") .. core.base64url_encode(assert(
     core.random_bytes(18))), status = "working",
     created = t, created_at = iso(t), ttl_ms = self._limits.task_ttl * 1000, ctx = ctx,
-    principal = M.owner(auth) }
+    principal = M.owner(auth), key = key }
   rec.updated_at = rec.created_at
   self._store[rec.id] = rec
   self._count = self._count + 1
-  local key = rec.principal or ""
   self._by_client[key] = (self._by_client[key] or 0) + 1
-  local out = req._out
   req.task = rec
   req._out = { own_ids = false, send = function(_, msg) return self:finish(rec, msg) end }
   out:send({ jsonrpc = "2.0", id = ctx.request_id, result = fields(rec, { resultType = "task",
