@@ -605,6 +605,23 @@ describe("tools that hold the loop where Lua turns hooks off", function()
       os.remove(path)
     end)
 
+  it("over stdio: initialize and a call whose __gc spins in one write: the initialize "
+    .. "answer leaves before the stuck exit (issue 34, item 6)", function()
+      local path = harness.tempfile(TOOLS, ".lua")
+      local p <close> = assert(process.spawn { harness.claudelua, stdout = "json",
+        args = { "mcp", "--stuck-exit", "0.5", path }, stderr = "lines" })
+      p:write(json.encode { jsonrpc = "2.0", id = 0, method = "initialize", params = {
+        protocolVersion = "2025-06-18", capabilities = {},
+        clientInfo = { name = "spec", version = "1" } } } .. "\n"
+        .. json.encode(call(1, "gcspin")) .. "\n")
+      assert.same({ 70, 0 }, { p:wait(T) })
+      local first = p:read_line(T)
+      assert(first, "no initialize answer before the stuck exit")
+      assert.equal(0, first.id)
+      assert.is_table(first.result.serverInfo)
+      os.remove(path)
+    end)
+
   it("over HTTP: the handler is stopped, the server goes on; the first SIGTERM ends it "
     .. "while a __gc spins", function()
     local mcp_http = require "support.mcp_http"

@@ -422,7 +422,7 @@ describe("the bounds of the Streamable HTTP transport", function()
   it("drops a GET stream and a listen past max_queued when notifications flood them",
     case(function()
       -- 400,000 list_changed on a GET stream: +41 MiB
-      local t <close> = listen { high_water = 16 * 1024, max_queued = 64 * 1024 }
+      local t <close> = listen { high_water = 16 * 1024, max_queued = 64 * 1024, max_uri = 8192 }
       local server = t.endpoints["/mcp"].server
       local uri = "big://" .. string.rep("u", 4000)
       local h = session(t:url())

@@ -291,6 +291,28 @@ describe("claude.mcp.server.modern", function()
     m:close()
   end))
 
+  it("bounds the tasks of each client: its principal, else its address", harness.task(function()
+    local m = modern.new(server(), { limits = { max_client_tasks = 1, max_tasks = 3 } })
+    local caps = { extensions = { [TASKS] = {} }, elicitation = {} }
+    local function call(id, client, auth)
+      local out = recorder()
+      out.client = client
+      m:handle(request(id, "tools/call", { name = "confirm" }, caps), out, auth)
+      return out.sent[1]
+    end
+    assert.equal("task", call(1, "10.0.0.1").result.resultType)
+    local refused = call(2, "10.0.0.1")
+    assert.same({ -32602, "max_client_tasks", 1 }, { refused.error.code,
+      refused.error.data.bound, refused.error.data.max })
+    assert.equal("task", call(3, "10.0.0.2").result.resultType)
+    -- a principal is one client from any address; the server's bound is all of them
+    local alice = { subject = "alice", issuer = "https://as.example" }
+    assert.equal("task", call(4, "10.0.0.1", alice).result.resultType)
+    assert.equal("max_client_tasks", call(5, "10.0.0.9", alice).error.data.bound)
+    assert.equal("max_tasks", call(6, "10.0.0.3").error.data.bound)
+    m:close()
+  end))
+
   it("parks a task on its input until tasks/update brings it", harness.task(function()
     local m = modern.new(server())
     local caps = { extensions = { [TASKS] = {} }, elicitation = {} }

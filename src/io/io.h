@@ -133,6 +133,7 @@ size_t claude_stream_queue_size(claude_stream *s);
 /* The writing methods' bodies: each returns its Lua results (true, or the
  * fail triple). */
 int claude_stream_write(lua_State *L, claude_stream *s, int idx);
+int claude_stream_flush(claude_stream *s);
 int claude_stream_write_json(lua_State *L, claude_stream *s, int idx);
 int claude_stream_write_pieces(lua_State *L, claude_stream *s, int first);
 /* write_pieces' body for the n pieces at the indices at[0..n-1] (stack slots or upvalues:

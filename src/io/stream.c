@@ -604,6 +604,14 @@ void claude_stream_close_write(claude_stream *s) {
   }
 }
 
+/* Sends what waits in the coalescing buffer now, not before the loop next
+ * waits: for an answer that must leave even if the next callback of this turn
+ * never returns (the initialize answer before a tool that spins). */
+int claude_stream_flush(claude_stream *s) {
+  if (!s->writable || s->wlen == 0) return 0;
+  return flush_out(s);
+}
+
 size_t claude_stream_queue_size(claude_stream *s) {
   if (s->wdone) return 0;
   return (s->wh != NULL ? uv_stream_get_write_queue_size(s->wh) : 0) + s->wlen;

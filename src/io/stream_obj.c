@@ -174,6 +174,15 @@ static int sobj_write_pieces(lua_State *L) {
   return claude_stream_write_pieces(L, check_io(L), 2);
 }
 
+/* s:flush() -> true | nil, err, code: what was written goes now, not when
+ * the loop next waits */
+static int sobj_flush(lua_State *L) {
+  int err = claude_stream_flush(check_io(L));
+  if (err != 0) return claude_push_uv_error(L, err);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
 /* s:read_with(reader): see claude_stream_read_with */
 static int sobj_read_with(lua_State *L) { return claude_stream_read_with(L, check_io(L), 2); }
 
@@ -214,6 +223,7 @@ static int sobj_tostring(lua_State *L) {
 static const luaL_Reg stream_methods[] = {
   {"write", sobj_write}, {"write_json", sobj_write_json}, {"write_pieces", sobj_write_pieces},
   {"close_write", sobj_close_write}, {"write_queue_size", sobj_write_queue_size},
+  {"flush", sobj_flush},
   {"read_with", sobj_read_with}, {"close", sobj_close}, {NULL, NULL}};
 static const luaL_Reg stream_metamethods[] = {
   {"__gc", sobj_close}, {"__close", sobj_close}, {"__tostring", sobj_tostring},

@@ -75,6 +75,16 @@ Bounds per client (HTTP only; each a positive number, 'none' for no bound; docs/
   --write-timeout SECONDS    a client that takes nothing for this long is dropped (60)
   --max-connections N        connections at once (1024, fewer under a low ulimit -n);
                              503 past it
+  --max-tasks N              tasks kept in the server (1024); past it the oldest finished
+                             one is forgotten, or the call gets an error
+  --max-client-tasks N       tasks kept per client (64; its OAuth principal, else its
+                             address): the same, for one client
+  --task-input-timeout SECONDS  a task waiting for tasks/update this long fails (600)
+  --task-ttl SECONDS         a task is kept this long after its creation (3600)
+  --task-result-bytes BYTES  bytes of finished tasks' results kept (33554432); the oldest
+                             are forgotten first
+  --max-subscriptions N      URIs (or task ids) per listen or per session (256)
+  --max-uri BYTES            the longest URI subscribed to (2048)
 
 OAuth (HTTP only; for the servers without an auth option of their own, see docs/oauth.md):
   --introspection-url URL    accept the bearer tokens this RFC 7662 endpoint says are
@@ -99,7 +109,10 @@ local BOUND_FLAGS = { ["--max-sessions"] = "max_sessions", ["--max-calls"] = "ma
   ["--max-session-calls"] = "max_session_calls", ["--max-post-calls"] = "max_post_calls",
   ["--max-batch"] = "max_batch", ["--history-bytes"] = "history_bytes",
   ["--max-queued"] = "max_queued", ["--write-timeout"] = "write_timeout",
-  ["--max-connections"] = "max_connections" }
+  ["--max-connections"] = "max_connections", ["--max-tasks"] = "max_tasks",
+  ["--max-client-tasks"] = "max_client_tasks", ["--task-input-timeout"] = "task_input_timeout",
+  ["--task-ttl"] = "task_ttl", ["--task-result-bytes"] = "task_result_bytes",
+  ["--max-subscriptions"] = "max_subscriptions", ["--max-uri"] = "max_uri" }
 
 -- Errors of the command line and of the tools file end the command with their message
 -- alone (traceback = false: a traceback of the command itself would say nothing).

@@ -59,6 +59,7 @@ local tool = require "claude.mcp.tool"
 local era = require "claude.mcp.era"
 local modern = require "claude.mcp.server.modern"
 local apps = require "claude.mcp.apps"
+local limits_mod = require "claude.mcp.server.limits"
 local check = modern.check
 local PV, CAPS, LEVEL = era.META.protocol_version, era.META.client_capabilities,
   era.META.log_level
@@ -130,14 +131,17 @@ local function client_request(self, ctx, method, params, timeout)
 end
 
 local NEW_OPTIONS = { server = 1, send = 1, send_result = 1, stateless = 1, on_close = 1,
-  request_timeout = 1, close_stream = 1, state = 1 }
+  request_timeout = 1, close_stream = 1, state = 1, limits = 1, flush = 1 }
 
 --- Make a connection (see the top of this file).
 -- @tparam table opts `server`, `send`, `send_result`, `stateless`, `on_close`, `state` (the
 --   `claude.mcp.server.state` sealing the modern era's `requestState`),
 --   `request_timeout` (seconds a request to the client may take; default 60, false: none),
 --   `close_stream` (`function(request_id)`: the transport ends that request's stream, for
---   `ctx.close_stream()`; returns true when it did)
+--   `ctx.close_stream()`; returns true when it did), `limits` (what a client may ask us to
+--   remember, claude.mcp.server.limits; default: its defaults), `flush` (`function()`: a
+--   transport that coalesces its writes sends them now; called after the `initialize`
+--   answer, so that it leaves before a request of the same read can stall the loop)
 -- @treturn claude.mcp.Connection
 -- @function new
 M.new = errors.public(function(opts)
@@ -159,7 +163,8 @@ M.new = errors.public(function(opts)
     closed = false, subscriptions = {},
     _server = opts.server, _key = opts.server.name, _send = opts.send,
     _send_result = opts.send_result, _on_close = opts.on_close, _related = nil,
-    _state = opts.state, _modern = false,
+    _state = opts.state, _modern = false, _limits = limits_mod.of(opts.limits), nsubs = 0,
+    _flush = opts.flush,
     -- what the tools' ctx reads of the client (claude.mcp.router), filled by initialize
     _req = { era = "legacy" },
   }, Conn)
@@ -236,7 +241,10 @@ local function initialize(self, msg, id)
     req.protocol_version, req.client_info, req.client_capabilities = self.protocol_version,
       self.client_info, self.client_capabilities
   end
-  return out(self, response, id)
+  local ok, err = out(self, response, id)
+  -- (the client waits for this answer alone: it goes now, whatever the next line does)
+  if self._flush then self._flush() end
+  return ok, err
 end
 
 local function set_level(self, msg, id)
@@ -252,7 +260,20 @@ local function subscribe(self, msg, id, on)
   if type(uri) ~= "string" then
     return out(self, rpc_error(id, -32602, "Invalid params: 'uri' must be a string"), id)
   end
-  self.subscriptions[uri] = on or nil
+  -- what a session asks us to remember is bounded (claude.mcp.server.limits)
+  local l, subs = self._limits, self.subscriptions
+  if on and not subs[uri] then
+    local why, bound, max = limits_mod.check_list({ uri }, l, "uri")
+    if not why and self.nsubs >= l.max_subscriptions then
+      why, bound, max = "Invalid params: too many subscriptions", "max_subscriptions",
+        l.max_subscriptions
+    end
+    if why then return out(self, limits_mod.refused(id, why, bound, max), id) end
+    self.nsubs = self.nsubs + 1
+  elseif not on and subs[uri] then
+    self.nsubs = self.nsubs - 1
+  end
+  subs[uri] = on or nil
   return out(self, { jsonrpc = "2.0", id = id, result = jobject() }, id)
 end
 
@@ -261,7 +282,7 @@ end
 local function modern_of(self)
   local m = self._modern
   if m then return m end
-  m = modern.new(self._server, { state = self._state })
+  m = modern.new(self._server, { state = self._state, limits = self._limits })
   local send_result = self._send_result
   self._mout = { own_ids = true,
     send = function(_, msg) return out(self, msg, msg.id) end,

@@ -37,6 +37,8 @@ local json = require "claude.json"
 local errors = require "claude.errors"
 local connection = require "claude.mcp.server.connection"
 local modern = require "claude.mcp.server.modern"
+local limits = require "claude.mcp.server.limits"
+local trim = require "claude.mcp.server.trim"
 local http_modern = require "claude.mcp.server.http_modern"
 local state = require "claude.mcp.server.state"
 local era = require "claude.mcp.era"
@@ -71,6 +73,8 @@ M.DEFAULTS = { host = "127.0.0.1", port = 0, path = "/mcp", max_body = 16 * 1024
 local BOUNDS = { "max_sessions", "max_calls", "max_session_calls", "max_post_calls",
   "max_batch", "history_bytes", "high_water", "max_queued", "write_timeout",
   "max_connections" }
+-- (and what a client asks the server to remember: tasks, subscriptions; both eras)
+for k, v in pairs(limits.DEFAULTS) do M.DEFAULTS[k], BOUNDS[#BOUNDS + 1] = v, k end
 
 -- Every option listen knows: a name it does not know is a misuse (a typo would otherwise
 -- leave a bound at its default without a word).
@@ -85,7 +89,6 @@ local MAX_KEPT = 64
 local ALLOW_STATEFUL, ALLOW_STATELESS = "GET, POST, DELETE", "POST"
 
 local check_exposure, uses_auth -- (o, servers)
-local trim -- (self)
 
 local Transport = { __name = "claude.mcp.HttpTransport" }
 Transport.__index = Transport
@@ -444,7 +447,7 @@ local function new_session(self, ep, path, stateless, who)
     ["mcp-session-id"] = session.id }
   session.conn = connection.new {
     server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
-    send = function(msg, related) return route(session, msg, related) end,
+    limits = self.opts, send = function(msg, related) return route(session, msg, related) end,
     send_result = function(id, result, related, suffix, text)
       return send_result(session, id, result, related, suffix, text)
     end,
@@ -525,7 +528,7 @@ end
 local function modern_of(self, ep)
   local m = ep.modern
   if not m then
-    m = modern.new(ep.server, { state = self.state, node = self.opts.node })
+    m = modern.new(ep.server, { state = self.state, node = self.opts.node, limits = self.opts })
     ep.modern = m
   end
   return m
@@ -953,21 +956,6 @@ uses_auth = function(o, servers)
   return false
 end
 
--- After a load went (requests since the last trim, and none since the last look; or at
--- least every 10 looks under a trickle): a full collection and the allocators' free memory
--- back to the system (`core.memory_trim`; docs/performance.md, "Memory after a load").
-trim = function(self)
-  local requests = self.http:stats().requests
-  local quiet = requests == self.requests_seen
-  self.requests_seen = requests
-  self.looks = self.looks + 1
-  if not self.opts.trim or requests == self.trimmed_at or not (quiet or self.looks >= 10) then
-    return
-  end
-  self.trimmed_at, self.looks = requests, 0
-  core.memory_trim()
-end
-
 -- Closes sessions idle for longer than session_timeout: nothing in flight, no stream open;
 -- ends the streams whose token expired.
 local function sweep(self)
@@ -1050,7 +1038,7 @@ M.listen = errors.public(function(servers, opts)
   check_exposure(o, servers)
   local self = setmetatable({ opts = o, sessions = {}, endpoints = {}, stateless = o.stateless
     and true or false, closed = false, auth = {}, nsessions = 0, calls = 0,
-    evicted = 0, requests_seen = 0, looks = 0,
+    evicted = 0,
     state = state.new { key = o.state_key, ttl = o.state_ttl } }, Transport)
   local base = o.path
   for i, e in ipairs(servers) do
@@ -1070,15 +1058,21 @@ M.listen = errors.public(function(servers, opts)
     on_request = function(req, res) return handle(self, req, res) end }
   if not srv then return nil, err, kind end
   self.http = srv
-  -- idle sessions, streams whose token expired (within 10 s when auth is on), and the
-  -- memory a load that went left behind
+  -- the memory a load that went left behind (claude.mcp.server.trim)
+  if o.trim then
+    local looks = trim.new()
+    self.trim_timer = core.timer()
+    self.trim_timer:start(trim.EVERY, function()
+      trim.look(looks, srv:stats().requests, self.calls)
+    end, trim.EVERY)
+  end
+  -- idle sessions, streams whose token expired (within 10 s when auth is on)
   self.timer = core.timer()
   local every = self.stateless and 30 or math.min(o.session_timeout and o.session_timeout / 4
     or 30, 30, uses_auth(o, servers) and 10 or 30)
   if o.sweep_every then every = o.sweep_every end -- (specs)
   local function tick()
     if not self.stateless then sweep(self) end
-    trim(self)
     self.timer:start(every, tick)
   end
   self.timer:start(every, tick)
@@ -1138,6 +1132,7 @@ function Transport:close(reason)
   if self.closed then return end
   self.closed = true
   if self.timer then self.timer:close() end
+  if self.trim_timer then self.trim_timer:close() end
   local list = {}
   for _, s in pairs(self.sessions) do list[#list + 1] = s end
   for _, s in ipairs(list) do s.conn:close(reason or "server closed") end

@@ -281,8 +281,9 @@ function M.post(m, req, res, msg, auth, t)
     end
     t.calls = t.calls + 1
   end
-  local ex = setmetatable({ res = res, id = id, done = false, stream = false, transport = t },
-    Exchange)
+  -- (client: whose share of the task bounds a task of this request counts in, without OAuth)
+  local ex = setmetatable({ res = res, id = id, done = false, stream = false, transport = t,
+    client = req.remote_address }, Exchange)
   local ctx = m:handle(msg, ex, auth)
   if not ex.done then watch_close(m, res, ex, ctx) end
 end
@@ -304,6 +305,7 @@ function M.post_call(m, req, res, id, name, args, meta, token, tool_use_id, auth
   if t then t.calls = t.calls + 1 end
   local ex = setmetatable({ res = res, id = id, done = false, stream = false, transport = t },
     Exchange)
+  if tl.task then ex.client = req.remote_address end -- (as post's)
   local ctx = m:call(id, name, args, meta, token, tool_use_id, ex, auth, true)
   if not ex.done then watch_close(m, res, ex, ctx) end
   return true

@@ -38,6 +38,7 @@ local input = require "claude.mcp.input"
 local router_mod = require "claude.mcp.router"
 local state_mod = require "claude.mcp.server.state"
 local tasks_mod = require "claude.mcp.server.tasks"
+local limits_mod = require "claude.mcp.server.limits"
 local skills_mod = require "claude.mcp.server.skills"
 local apps = require "claude.mcp.apps"
 
@@ -131,9 +132,12 @@ function M.is_modern(msg, header)
 end
 
 ---------------------------------------------------------------------------------------------
--- A request's context (ctx._req): its params themselves, which hold its envelope (`_meta`),
--- given the `_out` its messages go to (and, but for tools/call, its `_method`), read through
--- this metatable. (No table of its own: a call of this era costs what one of the other does.)
+-- A request's record (ctx._req): ours, made beside the client's params and never inside them
+-- (a field the client sent is data, not our state): its envelope (`_meta`, the client's), the
+-- `_out` its messages go to, its `_method`, the `name` or `uri` its requestState is bound to,
+-- and what the server keeps while it runs (`may_task`, `tasks`, `task`, `answers`, `used`,
+-- `asked`). The usual calls (Modern:call, Modern:caller) make no other table: their record is
+-- the one they build from the values a reader took apart.
 ---------------------------------------------------------------------------------------------
 
 local Req = { era = "modern", _method = "tools/call" }
@@ -164,9 +168,9 @@ Modern.__tostring = function(m)
   return fmt("claude.mcp.ModernServer (%s)", m._server.name)
 end
 
-local function bind_of(method, params)
-  local name = type(params) == "table" and (rawget(params, "name") or rawget(params, "uri"))
-    or ""
+-- What a requestState is bound to: the method and the name (or uri) of a request's record.
+local function bind_of(method, req)
+  local name = rawget(req, "name") or rawget(req, "uri") or ""
   return method .. "\0" .. tostring(name)
 end
 
@@ -310,6 +314,21 @@ local function tagged(id, method, params)
   return { jsonrpc = "2.0", method = method, params = params }
 end
 
+-- The strings of a listen's list, once each: the set and the list kept; or nil, nil and why
+-- it is past a bound.
+local function distinct(list, limits, what)
+  local why, bound, max = limits_mod.check_list(list, limits, what)
+  if why then return nil, nil, why, bound, max end
+  local set, kept = {}, jarray()
+  for _, u in ipairs(list) do
+    if type(u) == "string" and not set[u] then
+      set[u] = true
+      kept[#kept + 1] = u
+    end
+  end
+  return set, kept
+end
+
 local function listen(self, msg, out, auth)
   local params = msg.params
   local want = type(params) == "table" and params.notifications
@@ -324,20 +343,34 @@ local function listen(self, msg, out, auth)
       if want[k] == true then honoured[k] = true end
     end
   end
-  local list = want.resourceSubscriptions
-  if type(list) == "table" and server.subscribe then
-    local kept = jarray()
-    uris = {}
-    for _, u in ipairs(list) do
-      if type(u) == "string" and not uris[u] then
-        uris[u] = true
-        kept[#kept + 1] = u
-      end
+  -- what the listen asks us to remember is bounded (claude.mcp.server.limits); so are the
+  -- listens of one client's connection (over HTTP each is a connection: max_connections)
+  if out.own_ids then
+    local n, most = 0, self._limits.max_listens
+    for s in pairs(self._listens) do
+      if s.out == out then n = n + 1 end
     end
+    if n >= most then
+      return out:send(limits_mod.refused(msg.id, fmt("Too many listens open (%d)", n),
+        "max_listens", most))
+    end
+  end
+  local list, ids = want.resourceSubscriptions, nil
+  if type(list) == "table" and server.subscribe then
+    local kept, why, bound, max
+    uris, kept, why, bound, max = distinct(list, self._limits, "resourceSubscriptions")
+    if why then return out:send(limits_mod.refused(msg.id, why, bound, max)) end
     honoured.resourceSubscriptions = kept
   end
-  local sub = { id = msg.id, filter = honoured, uris = uris, out = out,
-    tasks = tasks_mod.declared(params._meta[CAPS]), principal = tasks_mod.owner(auth) }
+  -- the tasks extension's filter: only the tasks named, only for a client that declared it
+  if type(want.taskIds) == "table" and tasks_mod.declared(params._meta[CAPS]) then
+    local kept, why, bound, max
+    ids, kept, why, bound, max = distinct(want.taskIds, self._limits, "taskIds")
+    if why then return out:send(limits_mod.refused(msg.id, why, bound, max)) end
+    honoured.taskIds = kept
+  end
+  local sub = { id = msg.id, filter = honoured, uris = uris, out = out, task_ids = ids,
+    principal = tasks_mod.owner(auth) }
   self._listens[sub] = true
   out.listening = sub
   out:send(tagged(msg.id, "notifications/subscriptions/acknowledged",
@@ -395,16 +428,16 @@ end
 -- @tparam claude.Server server
 -- @tparam[opt] table opts `state` (a `claude.mcp.server.state`; default: one with this
 --   process's key), `node` (this process's name behind a load balancer: the prefix of its
---   task ids)
+--   task ids), `limits` (the bounds of claude.mcp.server.limits; default: its defaults)
 -- @treturn claude.mcp.ModernServer
 function M.new(server, opts)
   opts = opts or {}
   -- (closed is there from the start: every answer reads it, a miss would reach Modern)
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
     _state = opts.state or state_mod.new(), node = opts.node, closed = false,
-    _usual = {} }, Modern)
+    _usual = {}, _limits = limits_mod.of(opts.limits) }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
-  self._tasks = tasks_mod.new(self)
+  self._tasks = tasks_mod.new(self, self._limits)
   self._extensions = { self._tasks, skills_mod.new(self), apps.extension(self) }
   -- the methods served here and not by the router, in one table
   local special = { ["server/discover"] = function(m, msg, out) out:send(discover(m, msg)) end,
@@ -468,14 +501,12 @@ function Modern:handle(msg, out, auth)
     return nil
   end
   local params = msg.params
-  params._out = out
-  setmetatable(params, Req)
-  if method ~= "tools/call" then
-    params._method = method
-  else
-    local t = self._server.tools[params.name]
+  local req = setmetatable({ _meta = params._meta, _out = out, _method = method,
+    name = rawget(params, "name"), uri = rawget(params, "uri") }, Req)
+  if method == "tools/call" then
+    local t = self._server.tools[req.name]
     if t and t.task then
-      local refusal = self._tasks:check_call(t, params, id)
+      local refusal = self._tasks:check_call(t, req, id, auth)
       if refusal then
         out:send(refusal)
         return nil
@@ -487,7 +518,7 @@ function Modern:handle(msg, out, auth)
     local answers
     if state ~= nil then
       local why
-      answers, why = self._state:open(state, bind_of(method, params))
+      answers, why = self._state:open(state, bind_of(method, req))
       if answers == nil or type(answers) ~= "table" then
         out:send(rpc_error(id, -32602, "Invalid or expired requestState ("
           .. tostring(why or "not an object") .. ")", { reason = "invalid_request_state" }))
@@ -498,12 +529,12 @@ function Modern:handle(msg, out, auth)
       answers = answers or {}
       for k, v in pairs(responses) do answers[k] = v end
     end
-    params.answers = answers
+    req.answers = answers
   end
-  local ctx = self._router:handle_async(self._key, msg, self._reply, params, auth, params)
+  local ctx = self._router:handle_async(self._key, msg, self._reply, req, auth, req)
   -- a call that may be a task and waits becomes one (claude.mcp.server.tasks)
-  if ctx and rawget(params, "may_task") and not rawget(params, "task") then
-    self._tasks:start(params, ctx, auth)
+  if ctx and rawget(req, "may_task") and not rawget(req, "task") then
+    self._tasks:start(req, ctx, auth)
   end
   return ctx
 end

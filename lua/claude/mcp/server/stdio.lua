@@ -120,6 +120,7 @@ function Transport:serve(server)
   end
   self.conn = connection.new {
     server = server, send = send, request_timeout = self.request_timeout, state = self.state,
+    flush = function() return stream:flush() end,
     -- `suffix`: the end of a text result of the modern era (its resultType and _meta)
     send_result = function(id, result, _, suffix, text)
       local ok, err, kind

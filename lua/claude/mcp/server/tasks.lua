@@ -12,17 +12,29 @@
 -- stays one (multi round-trip, then task). In a task, `ctx.elicit`, `ctx.sample`, `ctx.roots`
 -- and `ctx.input` wait for the answers `tasks/update` brings (the task's status is then
 -- `input_required`, its `inputRequests` the questions not answered yet). A task runs in the
--- process that created it, under the tool's budgets; its record is kept `ttl_ms` after it
--- was created (default one hour), then forgotten. Behind a load balancer, a task's id starts
--- with the process's `node` name and a dot (`a.3kx...`), so that `tasks/*` requests, whose
--- `Mcp-Name` header is the id, can be routed to the process that has the task. Listens of
--- clients that declared the extension get `notifications/tasks` when a task's status changes.
+-- process that created it, under the tool's budgets; its record is kept `task_ttl` after it
+-- was created (default one hour), then forgotten.
+--
+-- A task belongs to its creator: the OAuth principal of its request, else the connection
+-- (each stdio or in-process connection has its own modern server, hence its own tasks; over
+-- HTTP without OAuth the task id, 144 random bits, is the only key). `tasks/*` of another
+-- principal get "unknown task"; a listen gets `notifications/tasks` only for the `taskIds`
+-- it names, of its own principal. What tasks hold is bounded (claude.mcp.server.limits):
+-- tasks kept per client (its principal, else its address) and in the server (past either,
+-- the oldest finished one is forgotten, else the call is refused), how long a task waits
+-- for input (then it fails), and the bytes of finished results in the server (the oldest
+-- are forgotten first).
+--
+-- Behind a load balancer, a task's id starts with the process's `node` name and a dot
+-- (`a.3kx...`), so that `tasks/*` requests, whose `Mcp-Name` header is the id, can be routed
+-- to the process that has the task.
 -- @module claude.mcp.server.tasks
 local core = require "claude.core"
 local async = require "claude.async"
 local json = require "claude.json"
 local era = require "claude.mcp.era"
 local input = require "claude.mcp.input"
+local limits_mod = require "claude.mcp.server.limits"
 
 local M = {}
 
@@ -33,8 +45,8 @@ local CAPS, SUB = era.META.client_capabilities, era.META.subscription_id
 --- The extension's id.
 M.ID = "io.modelcontextprotocol/tasks"
 
---- How long a task is kept after it was created (ms), and how often a client should poll.
-M.TTL_MS, M.POLL_MS = 3600 * 1000, 500
+--- How often a client should poll (ms).
+M.POLL_MS = 500
 
 local TERMINAL = { completed = true, failed = true, cancelled = true }
 
@@ -64,6 +76,15 @@ function M.owner(auth)
   return who and (auth.issuer or "") .. "\n" .. who or nil
 end
 
+-- Whose share of the bounds a task counts in: its principal, else the address of the
+-- client that made it (`out.client`, HTTP), else the connection's (stdio: one client).
+local function key_of(auth, out)
+  local who = M.owner(auth)
+  if who then return who end
+  local addr = out and out.client
+  return addr and "addr:" .. addr or ""
+end
+
 local function missing(id)
   return rpc_error(id, era.ERRORS.missing_capability, "Missing required client capability: "
     .. "the " .. M.ID .. " extension", { requiredCapabilities = { extensions = {
@@ -77,7 +98,9 @@ Tasks.__index = Tasks
 local function fields(rec, t)
   t.taskId, t.status, t.createdAt, t.lastUpdatedAt = rec.id, rec.status, rec.created_at,
     rec.updated_at
-  t.ttlMs, t.pollIntervalMs = rec.ttl_ms, M.POLL_MS
+  -- (task_ttl = none: kept while the process lives, and no ttlMs to tell)
+  if rec.ttl_ms ~= math.huge then t.ttlMs = rec.ttl_ms end
+  t.pollIntervalMs = M.POLL_MS
   if rec.message then t.statusMessage = rec.message end
   return t
 end
@@ -91,11 +114,12 @@ local function detailed(rec, t)
   return t
 end
 
--- Tells the listens of clients that declared the extension (and, on an OAuth server, of the
--- task's subject) that the task's status changed.
+-- Tells the listens that named the task (in `taskIds`, which only a client that declared the
+-- extension may give) and are of the task's principal that its status changed.
 local function announce(self, rec)
   for _, sub in ipairs(self._modern:listens()) do
-    if sub.tasks and sub.principal == rec.principal then
+    local ids = sub.task_ids
+    if ids and ids[rec.id] and sub.principal == rec.principal then
       local params = detailed(rec, {})
       params._meta = { [SUB] = sub.id }
       sub.out:send({ jsonrpc = "2.0", method = "notifications/tasks", params = params })
@@ -109,19 +133,68 @@ local function set_status(self, rec, status)
   announce(self, rec)
 end
 
+-- Forgets a task: its place in the counts and the bytes of its result go with it.
+local function forget(self, rec)
+  if self._store[rec.id] ~= rec then return end
+  self._store[rec.id] = nil
+  self._count = self._count - 1
+  local key = rec.key
+  local n = self._by_client[key] - 1
+  self._by_client[key] = n > 0 and n or nil
+  self._bytes = self._bytes - (rec.bytes or 0)
+end
+
 -- Forgets the tasks whose time is up (those still running stay).
 local function sweep(self)
   local t = now()
-  for id, rec in pairs(self._store) do
-    if TERMINAL[rec.status] and t - rec.created > rec.ttl_ms / 1000 then self._store[id] = nil end
+  for _, rec in pairs(self._store) do
+    if TERMINAL[rec.status] and t - rec.created > rec.ttl_ms / 1000 then forget(self, rec) end
   end
+end
+
+-- The finished task that ended first (of the client `key` when `mine`), or nil.
+local function oldest_finished(self, mine, key)
+  local best
+  for _, rec in pairs(self._store) do
+    if rec.ended and (not mine or rec.key == key)
+        and (not best or rec.ended < best.ended) then
+      best = rec
+    end
+  end
+  return best
+end
+
+-- Room for one more task of the client `key`: the oldest finished task goes when a bound
+-- is reached; nil, or the refusal's message and bound when every task held still runs.
+local function make_room(self, key)
+  sweep(self)
+  local l = self._limits
+  while (self._by_client[key] or 0) >= l.max_client_tasks do
+    local old = oldest_finished(self, true, key)
+    if not old then
+      return fmt("Too many tasks running for this client (%d)", self._by_client[key]),
+        "max_client_tasks", l.max_client_tasks
+    end
+    forget(self, old)
+  end
+  while self._count >= l.max_tasks do
+    local old = oldest_finished(self, false)
+    if not old then
+      return fmt("Too many tasks running in the server (%d)", self._count), "max_tasks",
+        l.max_tasks
+    end
+    forget(self, old)
+  end
+  return nil
 end
 
 --- The extension of one modern server.
 -- @param modern its `claude.mcp.server.modern`
+-- @tparam[opt] table limits `claude.mcp.server.limits.of(...)` (default: the defaults)
 -- @treturn claude.mcp.Tasks
-function M.new(modern)
-  local self = setmetatable({ id = M.ID, _modern = modern, _store = {} }, Tasks)
+function M.new(modern, limits)
+  local self = setmetatable({ id = M.ID, _modern = modern, _store = {}, _count = 0,
+    _by_client = {}, _bytes = 0, _limits = limits or limits_mod.of() }, Tasks)
   local function gate(fn)
     return function(_, msg, out, auth)
       if not M.declared(msg.params._meta[CAPS]) then return out:send(missing(msg.id)) end
@@ -162,9 +235,12 @@ end
 
 --- For a `tools/call` of tool `t`: nil when the call may go on (`req.may_task` set when it may
 -- become a task), else the error response (-32021: the tool requires tasks, the client does
--- not declare them).
-function Tasks:check_call(t, req, id)
+-- not declare them; -32602: past `max_client_tasks` or `max_tasks`, every task held running).
+-- @tparam[opt] table auth the request's verified token
+function Tasks:check_call(t, req, id, auth)
   if M.declared(req._meta[CAPS]) then
+    local message, bound, max = make_room(self, key_of(auth, req._out))
+    if message then return limits_mod.refused(id, message, bound, max) end
     req.may_task, req.tasks = true, self
     return nil
   end
@@ -176,16 +252,21 @@ end
 -- the call's answer completes the task.
 function Tasks:start(req, ctx, auth)
   if req.task then return req.task end
-  sweep(self)
+  -- (room was made when the call was let in: check_call; a bound is checked again here, as
+  -- calls let in together may start their tasks after it)
+  local out = req._out
+  local key = key_of(auth, out)
+  make_room(self, key)
   local t = now()
   local node = self._modern.node
   local rec = { id = (node and node .. "." or "") .. core.base64url_encode(assert(
     core.random_bytes(18))), status = "working",
-    created = t, created_at = iso(t), ttl_ms = M.TTL_MS, ctx = ctx,
-    principal = M.owner(auth) }
+    created = t, created_at = iso(t), ttl_ms = self._limits.task_ttl * 1000, ctx = ctx,
+    principal = M.owner(auth), key = key }
   rec.updated_at = rec.created_at
   self._store[rec.id] = rec
-  local out = req._out
+  self._count = self._count + 1
+  self._by_client[key] = (self._by_client[key] or 0) + 1
   req.task = rec
   req._out = { own_ids = false, send = function(_, msg) return self:finish(rec, msg) end }
   out:send({ jsonrpc = "2.0", id = ctx.request_id, result = fields(rec, { resultType = "task",
@@ -205,6 +286,21 @@ function Tasks:finish(rec, msg)
   end
   if TERMINAL[rec.status] then return true end
   rec.ctx, rec.pending = nil, nil
+  local l, ended = self._limits, msg.error or msg.result
+  local ok, text = pcall(json.encode, ended) -- (what cannot be encoded is answered as such)
+  local bytes = ok and #text or 0
+  if bytes > l.task_result_bytes then -- kept, it would push every other result out
+    msg = { error = { code = -32603, message = fmt("The task's result (%d bytes) is larger "
+      .. "than the server keeps (task_result_bytes %d)", bytes, l.task_result_bytes) } }
+    bytes = #msg.error.message + 64
+  end
+  rec.bytes, rec.ended = bytes, core.now()
+  self._bytes = self._bytes + bytes
+  while self._bytes > l.task_result_bytes do
+    local old = oldest_finished(self, false)
+    if not old then break end
+    forget(self, old)
+  end
   if msg.error then
     rec.error = msg.error
     set_status(self, rec, "failed")
@@ -215,10 +311,16 @@ function Tasks:finish(rec, msg)
   return true
 end
 
+-- A task's end without its call's answer (cancelled): it ended now, holding no result.
+local function ended(rec)
+  rec.ended, rec.bytes = core.now(), 0
+end
+
 --- Cancel a task (idempotent on a task that ended).
 function Tasks:cancel(rec)
   if TERMINAL[rec.status] then return end
   local ctx = rec.ctx
+  ended(rec)
   set_status(self, rec, "cancelled")
   rec.ctx, rec.pending = nil, nil
   local w = rec.waiter
@@ -268,10 +370,20 @@ function Tasks:ask(req, requests, got)
   end
   if asked then
     set_status(self, rec, "input_required")
+    -- a question nobody answers ends the task: it would hold its coroutine and its record
+    local limit = self._limits.task_input_timeout
+    local deadline = core.now() + limit
     while rec.pending and not TERMINAL[rec.status] do
       local w = async.event()
       rec.waiter = w
-      w:wait()
+      local left = deadline - core.now()
+      if left == math.huge then left = nil end -- (none: no timer)
+      if left and left <= 0 or not w:wait(left) and rec.pending and not TERMINAL[rec.status] then
+        rec.waiter = nil
+        local message = fmt("No input within %g s (task_input_timeout)", limit)
+        self:finish(rec, { error = { code = -32603, message = message } })
+        error(message, 0) -- the tool's call ends; its answer finds the task ended
+      end
     end
   end
   for key in pairs(requests) do
