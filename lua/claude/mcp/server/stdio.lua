@@ -95,7 +95,8 @@ function M.open(opts)
   }
   if not stream then return errors.fail("io", "cannot open stdio: " .. tostring(serr),
     { code = code }) end
-  stream:read_with(core.envelope_reader("request")) -- a tools/call reaches the connection as its values, no tables
+  -- a tools/call reaches the connection as its values, no tables
+  stream:read_with(core.envelope_reader("request"))
   self.stream = stream
   return self
 end
