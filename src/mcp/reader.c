@@ -24,17 +24,20 @@ static int reader_read(claude_line_reader *lr, lua_State *L, const char *line, s
                        void *frame) {
   envelope_reader *r = (envelope_reader *)lr;
   claude_call_ids *ids = (claude_call_ids *)frame;
-  int bound = 0, n;
+  int bound, n;
   if (ids != NULL) ids->rid_len = ids->tuid_len = (size_t)-1;
-  if (r->bound_ref != LUA_NOREF) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, r->bound_ref);
-    bound = lua_gettop(L);
-  }
   r->state.ids = ids;
+  if (r->bound_ref == LUA_NOREF) { /* (the readers of requests: nothing bound) */
+    n = r->read(L, line, len, 0, &r->state);
+    r->state.ids = NULL;
+    return n == CLAUDE_ENVELOPE_DONE ? CLAUDE_READER_DONE : n;
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, r->bound_ref);
+  bound = lua_gettop(L);
   n = r->read(L, line, len, bound, &r->state);
   r->state.ids = NULL;
   if (n == CLAUDE_ENVELOPE_DONE) return CLAUDE_READER_DONE; /* (the bound value goes too) */
-  if (bound) lua_remove(L, bound);
+  lua_remove(L, bound);
   return n;
 }
 
