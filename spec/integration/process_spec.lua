@@ -370,7 +370,8 @@ describe("a child's descriptors", function()
   end)
 
   it("are its stdio alone (stock lua5.4 with the module)", function()
-    local code, out, err = run("env " .. harness.lua_preload .. "LUA_PATH='lua/?.lua;lua/?/init.lua;;' "
+    local code, out, err = run("env " .. harness.lua_preload
+      .. "LUA_PATH='lua/?.lua;lua/?/init.lua;;' "
       .. "LUA_CPATH=" .. harness.quote(harness.build .. "/?.so;;") .. " timeout 60 lua5.4")
     assert.equal(0, code, err)
     assert.equal("0 1 2 3\tkept\n", out)

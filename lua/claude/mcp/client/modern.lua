@@ -239,6 +239,9 @@ request = function(self, send, method, params, extensions, name, owned, timeout,
           .. "the client stops at %d rounds (max_input_rounds)", rounds, max))
       end
       local requests, responses = r.inputRequests, nil
+      if requests ~= nil and requests ~= json.null and type(requests) ~= "table" then
+        return protocol(self, method, "with inputRequests that is not an object")
+      end
       if requests ~= nil and requests ~= json.null and next(requests) ~= nil then
         responses, err, kind = input.answer(self, requests, { method = method,
           name = name })
