@@ -589,7 +589,8 @@ end
 --   `max_retry_delay` (30), `max_message_size` (bytes), `auth` (OAuth for
 --   an HTTP server, see claude.oauth), `protocol` (`"auto"`, `"legacy"` or a
 --   revision), `protocol_version`, `probe_timeout`, `client_info`, `log_level`,
---   `cache`, `tasks`, `max_input_rounds`, `on_notification`, `on_sampling`,
+--   `cache`, `tasks`, `max_input_rounds`, `max_pages` (1000), `max_list_bytes` (32 MiB),
+--   `max_schema_bytes` (4 MiB), `on_notification`, `on_sampling`,
 --   `on_elicitation`, `roots`, `on_roots`, `on_state`, `on_error`. See
 --   docs/mcp-client.md.
 -- @return the client | nil, err, kind
