@@ -337,7 +337,7 @@ local function initialize(self, conn, offered)
   local r, err, kind = peer_request(self, conn.peer, "initialize", {
     protocolVersion = offered, capabilities = self.offered, clientInfo = self.client_info,
   }, o.connect_timeout)
-  if not r then return nil, err, kind end
+  if r == nil then return nil, err, kind end
   local version = type(r) == "table" and r.protocolVersion
   if not SUPPORTED[version] then
     return errors.fail("protocol", string.format("the MCP server '%s' answered initialize "
@@ -683,7 +683,7 @@ local function cached(self, method, key, params, timeout, use_cache)
     if hit then return hit end
   end
   local r, err, kind = request(self, method, params, timeout)
-  if not r then return nil, err, kind end
+  if r == nil then return nil, err, kind end
   if self.era == "modern" then self.cache:put(method, key, r) end
   return r
 end
@@ -1136,7 +1136,7 @@ Client.complete = public(function(self, ref, argument, opts)
   check_opts(opts, 3, "complete")
   local r, err, kind = request(self, "completion/complete", { ref = ref, argument = argument },
     timeout_of(self, opts, "complete"))
-  if not r then return nil, err, kind end
+  if r == nil then return nil, err, kind end
   return type(r) == "table" and r.completion or r
 end)
 

@@ -193,7 +193,7 @@ request = function(self, send, method, params, extensions, name, owned, timeout,
       r, err, kind = send(method, p, timeout, plain)
     end
     plain = false
-    if not r then
+    if r == nil then -- (false is an answer: not an object, below)
       local data = kind == "remote" and err.code == era.ERRORS.unsupported_version
         and type(err.data) == "table" and err.data
       if data and not corrected and type(data.supported) == "table" then

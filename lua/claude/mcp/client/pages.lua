@@ -43,7 +43,7 @@ function M.collect(client, fetch, method, field, timeout, opts)
       end
     end
     local r, err, kind = fetch(cursor, left)
-    if not r then return nil, err, kind end
+    if r == nil then return nil, err, kind end
     local items = type(r) == "table" and r[field]
     if type(items) ~= "table" then
       return protocol(client, method, "without '" .. field .. "'")

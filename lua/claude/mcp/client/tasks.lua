@@ -151,7 +151,7 @@ end
 function Task:get(opts)
   if not self.id then return { status = self.status, result = self.result } end
   local r, err, kind = self:call("tasks/get", { taskId = self.id }, opts and opts.timeout)
-  if not r then return nil, err, kind end
+  if r == nil then return nil, err, kind end
   local why = malformed(r, false, true)
   if why then return protocol(self.client, "tasks/get", why) end
   fields_from(self, r)
@@ -172,7 +172,7 @@ function Task:update(responses, opts)
   end
   local r, err, kind = self:call("tasks/update", { taskId = self.id,
     inputResponses = responses }, opts and opts.timeout)
-  if not r then return nil, err, kind end
+  if r == nil then return nil, err, kind end
   return true
 end
 
@@ -181,7 +181,7 @@ end
 function Task:cancel(opts)
   if not self.id or TERMINAL[self.status] then return true end
   local r, err, kind = self:call("tasks/cancel", { taskId = self.id }, opts and opts.timeout)
-  if not r then return nil, err, kind end
+  if r == nil then return nil, err, kind end
   if self.era ~= "modern" then
     local why = malformed(r, false, false)
     if why then return protocol(self.client, "tasks/cancel", why) end
