@@ -1002,10 +1002,14 @@ function Client.call_tool(self, name, args, opts)
       local schemas = self.output_schemas
       local start = schemas and schemas[name] and now()
       if self.era ~= "modern" then
+        -- ("object": the reader tells a result that is an object; any other answer comes
+        -- with rpc.UNCHECKED, or an error)
         result, err, kind = request_written(conn.peer, "tools/call", write_call,
-          self.opts.timeout, name, args or jobject())
-        if result == nil then return nil, err, kind end
-        if type(result) ~= "table" then return not_object(self) end
+          self.opts.timeout, name, args or jobject(), nil, "object")
+        if err then
+          if result == nil then return nil, err, kind end
+          if type(result) ~= "table" then return not_object(self) end
+        end
       else
         local tail = self.envelope_tail -- (false once the envelope changes: modern.changed)
         if not tail then return call_plain(self, name, args) end
