@@ -2,10 +2,10 @@
 # Runs one libFuzzer target from build-fuzz/ (CC=clang cmake -S . -B build-fuzz
 # -DCLAUDELUA_FUZZ=ON; docs/fuzzing.md) over its seed corpus in fuzz/corpus/<target>,
 # with new inputs going to a scratch directory (fuzz/corpus is not changed).
-# Usage: bash tools/fuzz.sh json|lines|router|sse|jwt|http [runs (default: until stopped)] [libFuzzer flags...]
+# Usage: bash tools/fuzz.sh json|lines|router|sse|jwt|http|client [runs (default: until stopped)] [libFuzzer flags...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${1:?usage: tools/fuzz.sh json|lines|router|sse|jwt|http [runs] [flags...]}
+target=${1:?usage: tools/fuzz.sh json|lines|router|sse|jwt|http|client [runs] [flags...]}
 runs=${2:--1}
 shift $(( $# >= 2 ? 2 : 1 ))
 bin=build-fuzz/fuzz_$target

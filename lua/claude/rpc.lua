@@ -394,7 +394,8 @@ end
 -- `"resultType":"complete"`, read by core.pending's reader, comes as the result without
 -- that member (the caller's check made there); any other result comes with
 -- `rpc.UNCHECKED` after it (an error answer as without `usual`), so that the usual one
--- costs its caller one test.
+-- costs its caller one test. `usual = "object"` (a legacy tools/call's): a result the reader
+-- saw is an object comes alone, any other with `rpc.UNCHECKED`.
 -- @tparam string method for messages (timeouts, cancellations)
 -- @tparam function write
 -- @param timeout as for `request`

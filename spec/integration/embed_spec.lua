@@ -84,4 +84,35 @@ describe("embedding", function()
     assert.equal(0, code, err)
     assert.equal("hi\ttrue\ttrue\n", out)
   end)
+
+  -- issue 34, item 17: the demo's scripted API listens unreferenced, so an application's own
+  -- loop ends when its work does (CLAUDELUA_CLI: any executable will do, nothing runs it)
+  local DEMO = [[
+    local claude = require "claude"
+    assert(require("claude.testing.demo").start { quiet = true })
+    claude.spawn(function() claude.sleep(0.01); print("task done") end)
+  ]]
+
+  it("lets an application's uv_run return with the demo started (claude_set_loop)", function()
+    local script = harness.tempfile(DEMO, ".lua")
+    local code, out, err = harness.sh("CLAUDELUA_CLI=/bin/true timeout 30 "
+      .. harness.quote(harness.build .. "/embed_host") .. " " .. script)
+    os.remove(script)
+    assert.equal(0, code, err)
+    assert.equal("task done\nuv_run returned\nloop close: ok\n", out)
+  end)
+
+  it("lets claude.step say the loop is done with the demo started (stock lua5.4)", function()
+    local script = harness.tempfile(DEMO .. [[
+      local steps = 0
+      while claude.step(0.05) and steps < 200 do steps = steps + 1 end
+      print(steps < 200 and "ended" or "still alive")
+    ]], ".lua")
+    local code, out, err = harness.sh(harness.lua_preload
+      .. "CLAUDELUA_CLI=/bin/true LUA_PATH='lua/?.lua;lua/?/init.lua;;' LUA_CPATH="
+      .. harness.quote(harness.build .. "/?.so;;") .. " timeout 60 lua5.4 " .. script)
+    os.remove(script)
+    assert.equal(0, code, err)
+    assert.equal("task done\nended\n", out)
+  end)
 end)

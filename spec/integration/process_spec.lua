@@ -339,3 +339,41 @@ describe("the EOF grace after exit", function()
     assert.is_false(alive(grandchild))
   end)
 end)
+
+-- A host's descriptors that are not close-on-exec (issue 34, item 16: HAProxy's listening
+-- socket held by an MCP server): the child gets its stdio only, and the host keeps its own.
+describe("a child's descriptors", function()
+  local SCRIPT = [[
+    local claude = require "claude"
+    local fds = {}
+    local p = assert(claude.process.spawn { "ls", args = { "/proc/self/fd" } })
+    for line in p:lines() do fds[#fds + 1] = line end
+    p:wait(20)
+    -- the host's fd 7 is still open and still not close-on-exec
+    local info = assert(io.open("/proc/self/fdinfo/7")):read("a")
+    local flags = tonumber(info:match("flags:%s*(%d+)"), 8)
+    print(table.concat(fds, " "), flags & 0x80000 == 0 and "kept" or "changed")
+  ]]
+
+  local function run(host)
+    local script = harness.tempfile(SCRIPT, ".lua")
+    -- fd 7 and 9 opened by the shell, inherited by the host, not close-on-exec
+    return harness.sh("sh -c " .. harness.quote("exec 7</etc/hostname 9>/dev/null; exec "
+      .. host .. " " .. harness.quote(script)))
+  end
+
+  it("are its stdio alone (claudelua), the host's own left as they were", function()
+    local code, out, err = run("timeout 60 " .. harness.quote(harness.claudelua))
+    assert.equal(0, code, err)
+    -- 0, 1, 2 and the one ls opens for the folder
+    assert.equal("0 1 2 3\tkept\n", out)
+  end)
+
+  it("are its stdio alone (stock lua5.4 with the module)", function()
+    local code, out, err = run("env " .. harness.lua_preload
+      .. "LUA_PATH='lua/?.lua;lua/?/init.lua;;' "
+      .. "LUA_CPATH=" .. harness.quote(harness.build .. "/?.so;;") .. " timeout 60 lua5.4")
+    assert.equal(0, code, err)
+    assert.equal("0 1 2 3\tkept\n", out)
+  end)
+end)

@@ -80,6 +80,25 @@ describe("x-mcp-header declarations", function()
     assert.same({}, assert(param_headers.scan(nil)))
   end)
 
+  it("are found, and refused with their path, in a server's schema nested 5,000 deep", function()
+    local function deep(leaf)
+      local root = schema {}
+      local node = root
+      for i = 1, 5000 do
+        local child = i == 5000 and leaf or schema {}
+        node.properties["p" .. i] = child
+        node = child
+      end
+      return root
+    end
+    local d = assert(param_headers.scan(deep(prop("string", "Deep"))))
+    assert.equal(5000, #d[1].path)
+    assert.same({ "p1", "p2" }, { d[1].path[1], d[1].path[2] })
+    assert.equal("p5000", d[1].path[5000])
+    local _, why = param_headers.scan(deep(prop("object", "Deep")))
+    assert.matches("^p1%.p2%.p3%..*%.p5000: x%-mcp%-header is only allowed", why)
+  end)
+
   local invalid = {
     empty = schema { a = prop("string", "") },
     object = schema { a = prop("object", "A") },

@@ -506,16 +506,23 @@ static lua_Integer default_max_connections(void) {
   return n;
 }
 
+/* uv_walk's: unreferences the async handle of h2o's message queue (`arg`), the
+ * first member of h2o's libuv queue; any other handle is left as it is. */
+static void unref_queue(uv_handle_t *h, void *arg) {
+  if (h == (uv_handle_t *)arg && h->type == UV_ASYNC) uv_unref(h);
+}
+
 /* core.http_listen{ on_request = fn, host = "127.0.0.1", port = 0,
  * max_body = 4 MiB, max_header = 64 KiB, high_water = 1 MiB,
  * max_queued = 16 MiB, write_timeout = 60, max_connections = 1024,
- * idle_timeout = 10, close_grace = 5, backlog = 128 } -> server | nil, err, code */
+ * idle_timeout = 10, close_grace = 5, backlog = 128, lean = false, ref = true }
+ * -> server | nil, err, code */
 static int l_http_listen(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
   const char *host;
   lua_Integer port, max_body, max_header, high_water, backlog, max_queued, max_conns;
   double idle_timeout, grace, write_timeout;
-  int lean;
+  int lean, ref;
   struct sockaddr_storage addr;
   int addrlen = sizeof addr, err;
   http_server **box, *srv;
@@ -551,7 +558,11 @@ static int l_http_listen(lua_State *L) {
   if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
     luaL_error(L, "bad field 'lean' (boolean expected, got %s)", luaL_typename(L, -1));
   lean = lua_toboolean(L, -1);
-  lua_pop(L, 1);
+  lua_getfield(L, 1, "ref");
+  if (!lua_isnil(L, -1) && !lua_isboolean(L, -1))
+    luaL_error(L, "bad field 'ref' (boolean expected, got %s)", luaL_typename(L, -1));
+  ref = lua_isnil(L, -1) || lua_toboolean(L, -1);
+  lua_pop(L, 2);
   if (uv_ip4_addr(host, (int)port, (struct sockaddr_in *)&addr) != 0 &&
       uv_ip6_addr(host, (int)port, (struct sockaddr_in6 *)&addr) != 0)
     luaL_error(L, "bad field 'host' (an IPv4 or IPv6 address expected, got '%s')", host);
@@ -588,6 +599,8 @@ static int l_http_listen(lua_State *L) {
   handler->super.on_req = on_req;
   handler->srv = srv;
   h2o_context_init(&srv->h2o, ctx->loop, &srv->config);
+  /* h2o's queue of messages from other threads (none are sent) keeps no loop running */
+  uv_walk(ctx->loop, unref_queue, srv->h2o.queue);
   srv->accept.ctx = &srv->h2o;
   srv->accept.hosts = srv->config.hosts;
   srv->h2o_open = 1;
@@ -627,6 +640,9 @@ static int l_http_listen(lua_State *L) {
     srv_teardown(&srv->hdr);
     return claude_push_uv_error(L, err);
   }
+  /* ref = false: the listener keeps no loop running, as Node's server.unref() (an
+   * application's own uv_run returns with the demo's API still listening) */
+  if (!ref) uv_unref((uv_handle_t *)&srv->listener);
   if (addr.ss_family == AF_INET6) {
     uv_ip6_name((struct sockaddr_in6 *)&addr, srv->address, sizeof srv->address);
     srv->port = ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);

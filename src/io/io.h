@@ -148,6 +148,10 @@ int claude_stream_write_raw_at(lua_State *L, claude_stream *s, int first, const 
  * nil or none: every line decoded whole. Returns 0 Lua results. */
 int claude_stream_read_with(lua_State *L, claude_stream *s, int idx);
 
+/* uv_spawn, with every descriptor of the host but the child's stdio closed
+ * in the child at its exec (inherit.c). */
+int claude_spawn(uv_loop_t *loop, uv_process_t *handle, const uv_process_options_t *opts);
+
 /* Each adds its functions and class to the module table on top of the
  * stack: core.stream_open, core.stdio, claude.core.Stream and the
  * claude.core.LineReader class its readers share (stream_obj.c);

@@ -7,7 +7,8 @@
  * child has exited *and* every output stream has reached EOF, so no output is
  * ever lost to the exit race. Children run in their own process group and,
  * where util-linux's setpriv exists, get a parent-death signal, so they never
- * outlive the host; kill signals the group.
+ * outlive the host; kill signals the group. A child gets no descriptor of the
+ * host but its stdio (inherit.c).
  */
 #include <pwd.h>
 #include <signal.h>
@@ -368,7 +369,7 @@ static int l_spawn_process(lua_State *L) {
   p->handle.data = p;
   if (err == 0) {
     spawned = 1; /* the process handle is initialized, even when the spawn fails */
-    err = uv_spawn(ctx->loop, &p->handle, &opts);
+    err = claude_spawn(ctx->loop, &p->handle, &opts); /* only its stdio: inherit.c */
   }
   /* (cannot fail for a pipe(2) just made) a child that cannot be talked to goes */
   if (child_pipe_finish(&in_pipe, &p->in, err == 0) != 0) uv_process_kill(&p->handle, SIGKILL);

@@ -68,6 +68,7 @@ typedef struct reader {
   /* the answer's request takes its usual complete result without "resultType"
    * (claude_pending_usual); and whether the result was built so */
   int drop_complete, dropped;
+  int object; /* the answer's request is told whether its result is an object */
 } reader;
 
 /* The id [s, s + n) held back in `ids` (the request id, or the tool use id)
@@ -445,7 +446,11 @@ static inline int id_into(lua_State *L, reader *r, int slot, int bound) {
   size_t n;
   if (integer(r, &v)) {
     lua_pushinteger(L, v);
-    if (bound) r->drop_complete = claude_pending_usual(L, bound, v);
+    if (bound) {
+      int checks = claude_pending_usual(L, bound, v);
+      r->drop_complete = checks == CLAUDE_PENDING_USUAL;
+      r->object = checks == CLAUDE_PENDING_OBJECT;
+    }
   } else if (plain(r, &s, &n)) {
     lua_pushlstring(L, s, n);
   } else {
@@ -775,7 +780,7 @@ static int finish(lua_State *L, reader *r, int base, int ok, int count) {
 
 static int read_request_line(lua_State *L, const char *line, size_t len, int bound,
                              claude_envelope_state *state) {
-  reader r = {line, line + len, state, NULL, 0, 0};
+  reader r = {line, line + len, state, NULL, 0, 0, 0};
   (void)bound;
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
@@ -786,7 +791,7 @@ static int read_request_line(lua_State *L, const char *line, size_t len, int bou
 
 static int read_control_line(lua_State *L, const char *line, size_t len, int bound,
                              claude_envelope_state *state) {
-  reader r = {line, line + len, state, state != NULL ? state->ids : NULL, 0, 0};
+  reader r = {line, line + len, state, state != NULL ? state->ids : NULL, 0, 0, 0};
   (void)bound;
   int base = lua_gettop(L);
   luaL_checkstack(L, S_END + 4, "envelope");
@@ -817,10 +822,11 @@ static const char ANSWER_START[] = "\"jsonrpc\":\"2.0\",\"id\":";
  * tools/call's: claude_pending_usual) whose answer is the usual result with
  * "resultType":"complete" gets it without that member, its wake-up saying so
  * (the client's check done here); any other way it goes, the member is put
- * back first, and the client checks the result whole. */
+ * back first, and the client checks the result whole. One marked "object" (a
+ * legacy tools/call's) is woken saying whether its result is an object. */
 static int read_response_line(lua_State *L, const char *line, size_t len, int bound,
                               claude_envelope_state *state) {
-  reader r = {line, line + len, state, NULL, 0, 0};
+  reader r = {line, line + len, state, NULL, 0, 0, 0};
   int base = lua_gettop(L), done = 0, which, ok;
   unsigned seen = 0;
   luaL_checkstack(L, 8, "envelope");
@@ -849,7 +855,8 @@ static int read_response_line(lua_State *L, const char *line, size_t len, int bo
   if (bound) {
     lua_State *co;
     if (claude_pending_take(L, bound, base + 2, &co)) { /* mark, id, result, cb */
-      if (co != NULL && claude_pending_wake(L, bound, co, base + 4, base + 3, r.dropped)) {
+      int checked = r.dropped || (r.object && lua_type(L, base + 3) == LUA_TTABLE);
+      if (co != NULL && claude_pending_wake(L, bound, co, base + 4, base + 3, checked)) {
         lua_settop(L, base);
         return CLAUDE_ENVELOPE_DONE;
       }

@@ -43,7 +43,7 @@
 
 #define MT_PENDING "claude.core.Pending"
 #define INITIAL_SIZE 64
-enum { USED = 1, USED_USUAL };
+enum { USED = 1, USED_USUAL = CLAUDE_PENDING_USUAL, USED_OBJECT = CLAUDE_PENDING_OBJECT };
 
 enum { UV_CALLBACKS = 1, UV_METHODS, UV_OLD_CALLBACKS, UV_OLD_METHODS, UV_OLD_DUE, UV_SUSPEND,
        UV_COUNT };
@@ -59,7 +59,8 @@ typedef struct deadline_timer {
 struct claude_pending {
   lua_Integer *ids;     /* the ring: the id at each slot */
   unsigned char *used;  /* whether the slot holds one: USED, or USED_USUAL (a modern call's,
-                         * whose usual complete answer the reader delivers marked) */
+                         * whose usual complete answer the reader delivers marked), or
+                         * USED_OBJECT (a legacy call's, whose object result is marked) */
   lua_State **cos;      /* the coroutine a slot's request wakes, or NULL (anchored by its task) */
   uint64_t *due;        /* a slot's deadline (uv_hrtime), 0: none */
   lua_Integer size;
@@ -211,7 +212,7 @@ static lua_State *free_slot(claude_pending *p, lua_Integer s) {
 
 /* Adds request `id` (number n) with the callback and method at stack slots cb, method; co:
  * the coroutine its answer resumes, or NULL; due: its deadline, or 0; used: USED or
- * USED_USUAL. */
+ * USED_USUAL or USED_OBJECT. */
 static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_Integer n,
                 int cb, int method, lua_State *co, uint64_t due, unsigned char used) {
   lua_Integer s = slot_of(p, n);
@@ -250,8 +251,9 @@ static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_In
 
 /* set:add(id, n, callback, method[, wake[, timeout[, usual]]]) -> true: the deadline is the
  * set's. wake: the callback is the running task (async.caller), which its answer resumes in
- * this coroutine. usual: a modern tools/call's, whose usual complete answer the reader
- * resumes it with marked (claude_pending_usual). */
+ * this coroutine. usual: a modern tools/call's (true), whose usual complete answer the
+ * reader resumes it with marked, or a legacy one's ("object"), whose result the reader marks
+ * when it is an object (claude_pending_usual). */
 /* luaL_checkinteger, with one look at the value when it is one (the error path only else) */
 static lua_Integer check_integer(lua_State *L, int i) {
   int isnum;
@@ -271,7 +273,8 @@ static int pending_add(lua_State *L) {
     if (secs > 1e9) secs = 1e9;  /* (31 years: no overflow) */
     due = uv_hrtime() + (uint64_t)(secs * 1e9) + 1; /* (never 0) */
   }
-  used = co != NULL && lua_toboolean(L, 8) ? USED_USUAL : USED;
+  used = co == NULL || !lua_toboolean(L, 8) ? USED
+         : lua_type(L, 8) == LUA_TSTRING ? USED_OBJECT : USED_USUAL;
   lua_settop(L, 5);
   add(L, 1, p, id, n, 4, 5, co, due, used);
   lua_pushboolean(L, 1);
@@ -345,7 +348,7 @@ static int find(lua_State *L, int idx, claude_pending *p, int idx_id, int take, 
 int claude_pending_usual(lua_State *L, int idx, lua_Integer id) {
   claude_pending *p = (claude_pending *)lua_touserdata(L, idx);
   lua_Integer s = slot_of(p, id);
-  return p->used[s] == USED_USUAL && p->ids[s] == id;
+  return p->ids[s] == id && p->used[s] > USED ? p->used[s] : 0;
 }
 
 int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co) {

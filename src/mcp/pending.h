@@ -15,10 +15,13 @@ int claude_is_pending(lua_State *L, int idx);
  * callback and returns 1 (*co: the coroutine the request wakes, or NULL), or
  * pushes nothing and returns 0. */
 int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co);
-/* Whether request `id` (an integer) of the set at idx is a modern tools/call's
- * whose usual complete answer its reader checks (set:add's `usual`): the
- * reader builds that answer without "resultType" and wakes it with
- * claude_pending_wake's `usual`. */
+/* What the reader checks of the answer to request `id` (an integer) of the
+ * set at idx (set:add's `usual`): CLAUDE_PENDING_USUAL, a modern tools/call's,
+ * whose usual complete answer the reader builds without "resultType";
+ * CLAUDE_PENDING_OBJECT, a legacy tools/call's, whose result must be an
+ * object. Either way it wakes the request with claude_pending_wake's `usual`
+ * when the check held; 0: nothing to check. */
+enum { CLAUDE_PENDING_USUAL = 2, CLAUDE_PENDING_OBJECT = 3 };
 int claude_pending_usual(lua_State *L, int idx, lua_Integer id);
 /* Wakes the task at stack slot `task` waiting in coroutine co with `true` and
  * the value at `result` (its wait_call returns them), and nil and `true` after

@@ -78,7 +78,8 @@ local KNOWN = { on_request = true, host = true, port = true, max_body = true, ma
 --   close_grace = 5 (seconds close waits for open connections), backlog = 128,
 --   tasks = true (false: on_request runs in the loop's callback and must not wait),
 --   internal_error = function(res) (answers a request whose handler raised; a plain 500),
---   ref = true (false: the server does not keep the claudelua host running),
+--   ref = true (false: the server keeps no loop running: not the claudelua host, nor an
+--   application's own uv_run or claude.step),
 --   lean = false (true: requests without `target`, `version`, `raw_headers`) }`
 -- @return the server (`:port()`, `:address()`, `:close()`), or nil, an error
 --   of kind `connection` (with `code`, e.g. "EADDRINUSE") and `"connection"`
@@ -93,7 +94,7 @@ M.listen = errors.public(function(opts)
   end
   local o = {}
   for k, v in pairs(opts) do o[k] = v end
-  o.tasks, o.internal_error, o.ref = nil, nil, nil
+  o.tasks, o.internal_error = nil, nil
   if opts.ref ~= nil and type(opts.ref) ~= "boolean" then
     errors.misuse("bad field 'ref' to 'listen' (boolean expected, got %s)",
       errors.typename(opts.ref))

@@ -33,6 +33,7 @@ local rpc = require "claude.rpc"
 local request_written = rpc.Peer.request_written -- (call_tool's: no look-up through Peer)
 local UNCHECKED = rpc.UNCHECKED
 local usual_call = core.usual_call
+local now = core.now
 local json = require "claude.json"
 local errors = require "claude.errors"
 local era = require "claude.mcp.era"
@@ -44,6 +45,9 @@ local cache_mod = require "claude.mcp.client.cache"
 local param_headers = require "claude.mcp.client.param_headers"
 local listen = require "claude.mcp.client.listen"
 local tasks = require "claude.mcp.client.tasks"
+local pages = require "claude.mcp.client.pages"
+local output = require "claude.mcp.client.output"
+local check_output = output.check
 
 local M = {}
 
@@ -333,7 +337,7 @@ local function initialize(self, conn, offered)
   local r, err, kind = peer_request(self, conn.peer, "initialize", {
     protocolVersion = offered, capabilities = self.offered, clientInfo = self.client_info,
   }, o.connect_timeout)
-  if not r then return nil, err, kind end
+  if r == nil then return nil, err, kind end
   local version = type(r) == "table" and r.protocolVersion
   if not SUPPORTED[version] then
     return errors.fail("protocol", string.format("the MCP server '%s' answered initialize "
@@ -585,7 +589,8 @@ end
 --   `max_retry_delay` (30), `max_message_size` (bytes), `auth` (OAuth for
 --   an HTTP server, see claude.oauth), `protocol` (`"auto"`, `"legacy"` or a
 --   revision), `protocol_version`, `probe_timeout`, `client_info`, `log_level`,
---   `cache`, `tasks`, `max_input_rounds`, `on_notification`, `on_sampling`,
+--   `cache`, `tasks`, `max_input_rounds`, `max_pages` (1000), `max_list_bytes` (32 MiB),
+--   `max_schema_bytes` (4 MiB), `on_notification`, `on_sampling`,
 --   `on_elicitation`, `roots`, `on_roots`, `on_state`, `on_error`. See
 --   docs/mcp-client.md.
 -- @return the client | nil, err, kind
@@ -668,7 +673,7 @@ local function check_opts(opts, n, fname)
   end
 end
 
-local LIST_OPTIONS = { timeout = true, cache = true }
+local LIST_OPTIONS = { timeout = true, cache = true, max_pages = true, max_bytes = true }
 
 -- A cacheable request (modern era: claude.mcp.client.cache): the kept result while it is
 -- valid, else the server's, kept for as long as it says.
@@ -678,7 +683,7 @@ local function cached(self, method, key, params, timeout, use_cache)
     if hit then return hit end
   end
   local r, err, kind = request(self, method, params, timeout)
-  if not r then return nil, err, kind end
+  if r == nil then return nil, err, kind end
   if self.era == "modern" then self.cache:put(method, key, r) end
   return r
 end
@@ -706,25 +711,26 @@ local function scan_tools(self, tools)
   return kept
 end
 
--- A list method: every page, followed by its cursor.
+-- A list method: every page, followed by its cursor, within the bounds (claude.mcp.client.
+-- pages; the timeout is the whole walk's).
 local function list_all(self, method, field, opts, fname)
   check_self(self, fname)
   check_opts(opts, 1, fname)
-  if opts then errors.check_fields(opts, LIST_OPTIONS, fname) end
-  local timeout = timeout_of(self, opts, fname)
-  local out, cursor = json.array(), nil
-  repeat
-    local r, err, kind = cached(self, method, cursor, cursor and { cursor = cursor } or nil,
-      timeout, opts and opts.cache)
-    if not r then return nil, err, kind end
-    if type(r) ~= "table" or type(r[field]) ~= "table" then
-      return errors.fail("protocol", string.format("the MCP server '%s' answered %s without "
-        .. "'%s'", self.name, method, field))
+  if opts then
+    errors.check_fields(opts, LIST_OPTIONS, fname)
+    for _, k in ipairs { "max_pages", "max_bytes" } do
+      local v = opts[k]
+      if v ~= nil and (math.type(v) ~= "integer" or v < 1) then
+        errors.bad_field(k, fname, "positive integer expected, got %s", tostring(v))
+      end
     end
-    for _, item in ipairs(r[field]) do out[#out + 1] = item end
-    cursor = r.nextCursor
-    if cursor == json.null then cursor = nil end
-  until cursor == nil
+  end
+  local timeout = timeout_of(self, opts, fname)
+  local use_cache = opts and opts.cache
+  local out, err, kind = pages.collect(self, function(cursor, left)
+    return cached(self, method, cursor, cursor and { cursor = cursor } or nil, left, use_cache)
+  end, method, field, timeout, opts)
+  if not out then return nil, err, kind end
   if method == "tools/list" and self.era == "modern" then out = scan_tools(self, out) end
   return out
 end
@@ -735,7 +741,7 @@ end
 -- @function list_tools
 Client.list_tools = public(function(self, opts)
   local tools, err, kind = list_all(self, "tools/list", "tools", opts, "list_tools")
-  if tools then self.output_schemas = M.output_schemas(tools) end
+  if tools then self.output_schemas = output.schemas(tools) end
   return tools, err, kind
 end)
 
@@ -782,6 +788,12 @@ local function meta_of(opts, fname)
   return m
 end
 
+-- A tools/call answered with a result that is not an object.
+local function not_object(self)
+  return errors.fail("protocol", "the MCP server '" .. self.name .. "' answered tools/call "
+    .. "with a result that is not an object")
+end
+
 -- The request of a task handle: `request` with this client.
 local function task_request(self)
   return function(method, params, timeout, ropts)
@@ -800,6 +812,7 @@ local function call_tool(self, name, args, opts)
   check_opts(opts, 3, "call_tool")
   if opts then errors.check_fields(opts, CALL_OPTIONS, "call_tool") end
   local timeout = timeout_of(self, opts, "call_tool")
+  local deadline = timeout and now() + timeout -- (checking the output counts too)
   local params = { name = name, arguments = args or jobject() }
   local on_progress = opts and opts.on_progress
   if on_progress ~= nil and type(on_progress) ~= "function" then
@@ -849,61 +862,28 @@ local function call_tool(self, name, args, opts)
   if not r[1] then error(r[2], 0) end
   local result, how = r[2], r[3]
   if result == nil then return nil, r[3], r[4] end
+  if type(result) ~= "table" then return not_object(self) end
   local info = how == "task" and result
-    or (self.era == "legacy" and type(result.task) == "table" and result.task.taskId ~= nil
-      and result.content == nil and result.task)
+    or (self.era == "legacy" and result.task ~= nil and result.content == nil and result.task)
   if info then
-    local t = tasks.new(self, task_request(self), info, { name = name, timeout = timeout,
-      on_status = on_status, report = function(e) report(self, e) end })
+    local t, terr, tkind = tasks.new(self, task_request(self), info, { name = name,
+      timeout = timeout, on_status = on_status, report = function(e) report(self, e) end })
+    if not t then return nil, terr, tkind end
     if want_task then return t end
     -- a task the server chose to make: the call waits for its end
-    return M.check_output(self, name, t:wait { timeout = timeout or nil })
+    return check_output(self, name, deadline, t:wait { timeout = timeout or nil })
   end
   if want_task then return tasks.done(self, result, { name = name }) end
-  return M.check_output(self, name, result)
+  return check_output(self, name, deadline, result)
 end
 
--- Output validation. The `outputSchema`s the last `list_tools` saw (the tool descriptions
--- themselves go to the caller untouched), each compiled when a result first needs it: a
--- result of such a tool whose `structuredContent` is missing or does not match is a
--- `validation` failure, as the server side refuses to send it (claude.mcp.content). A schema
--- that cannot be compiled fails the call too: unchecked is not valid.
-local schema_mod -- claude.schema, loaded on the first check
-
---- The output schemas of a tools/list answer, by tool name (the tables as listed).
-function M.output_schemas(tools)
-  local out = {}
-  for _, t in ipairs(tools) do
-    if type(t) == "table" and type(t.name) == "string" and type(t.outputSchema) == "table" then
-      out[t.name] = { schema = t.outputSchema }
-    end
-  end
-  return out
-end
+-- Output validation: claude.mcp.client.output (bounded: a hostile server's schema is
+-- compiled and checked within the time the call has left).
+M.output_schemas = output.schemas
 
 --- A call's results, or a `validation` failure when its structured result breaks the tool's
--- output schema.
-function M.check_output(self, name, r, ...)
-  local known = type(r) == "table" and self.output_schemas and self.output_schemas[name]
-  if not known or r.isError == true then return r, ... end
-  if not known.validate then
-    schema_mod = schema_mod or require "claude.schema"
-    local v, err = schema_mod.compile(known.schema)
-    known.validate = v or function()
-      return nil, errors.new("validation", "its outputSchema cannot be checked: " .. err.message)
-    end
-  end
-  local sc = r.structuredContent
-  local ok, err
-  if sc == nil or sc == json.null then
-    err = errors.new("validation", "the result has no structuredContent")
-  else
-    ok, err = known.validate(sc)
-  end
-  if ok then return r end
-  return errors.fail("validation", string.format("the MCP server '%s' returned a result for "
-    .. "tool '%s' that does not match its outputSchema: %s", self.name, name, err.message))
-end
+-- output schema (`timeout` when checking it would outlast `deadline`, a `core.now()` or nil).
+M.check_output = output.check
 
 --- Calls a tool. A result with `isError` is a result (the tool failed, the
 -- call did not). When `list_tools` has listed the tool with an `outputSchema`, a result
@@ -917,25 +897,30 @@ end
 local public_call_tool = public(call_tool)
 
 -- A plain call's result (call_plain's, Client.call_tool's): a task the server chose to make
--- waited for, the tool's output schema checked.
-local function plain_answered(self, name, result)
+-- waited for, the tool's output schema checked. `start`: the call's `core.now()` when the
+-- tool has an output schema (else nil: now).
+local function plain_answered(self, name, result, start)
+  if type(result) ~= "table" then return not_object(self) end
   local task = result.task
-  if task ~= nil and type(task) == "table" and task.taskId ~= nil and result.content == nil then
+  if task ~= nil and result.content == nil then
     -- a task the server chose to make: the call waits for its end (call_tool's way)
     local timeout = self.opts.timeout
-    local t = tasks.new(self, task_request(self), task, { name = name, timeout = timeout,
-      report = function(e) report(self, e) end })
-    return M.check_output(self, name, t:wait { timeout = timeout or nil })
+    local t, err, kind = tasks.new(self, task_request(self), task, { name = name,
+      timeout = timeout, report = function(e) report(self, e) end })
+    if not t then return nil, err, kind end
+    return check_output(self, name, timeout and (start or now()) + timeout,
+      t:wait { timeout = timeout or nil })
   end
   local schemas = self.output_schemas
   if not schemas or schemas[name] == nil then return result end
-  return M.check_output(self, name, result)
+  local timeout = self.opts.timeout
+  return check_output(self, name, timeout and (start or now()) + timeout, result)
 end
 
 -- A modern call's answer, after its first round (modern_first: written by call_plain) or all
 -- its rounds (modern.call): an x-mcp-header tool the client had not listed called once more,
 -- a task waited for.
-local function modern_rest(self, name, args, result, err, kind)
+local function modern_rest(self, name, args, result, err, kind, start)
   if result == nil and type(err) == "table" and err.code == era.ERRORS.header_mismatch
     and not (self.tool_headers and self.tool_headers[name]) then
     -- call_tool's way: an x-mcp-header tool not listed yet, listed now, called once more
@@ -948,17 +933,19 @@ local function modern_rest(self, name, args, result, err, kind)
   if result == nil then return nil, err, kind end
   if err == "task" then
     local timeout = self.opts.timeout
-    local t = tasks.new(self, task_request(self), result, { name = name, timeout = timeout,
-      report = function(e) report(self, e) end })
-    return M.check_output(self, name, t:wait { timeout = timeout or nil })
+    local t, terr, tkind = tasks.new(self, task_request(self), result, { name = name,
+      timeout = timeout, report = function(e) report(self, e) end })
+    if not t then return nil, terr, tkind end
+    return check_output(self, name, timeout and (start or now()) + timeout,
+      t:wait { timeout = timeout or nil })
   end
-  return plain_answered(self, name, result)
+  return plain_answered(self, name, result, start)
 end
 
 -- The answer to a modern call's first round, written with the envelope's JSON: a complete
 -- result is the call's, anything else goes on through its rounds (modern.call_answered).
 -- (err rpc.UNCHECKED: a result request_written's `usual` did not check)
-local function modern_first(self, name, args, timeout, result, err, kind)
+local function modern_first(self, name, args, timeout, result, err, kind, start)
   if err == UNCHECKED then err = nil end
   if err ~= nil or type(result) ~= "table" or result.resultType ~= "complete" then
     result, err, kind = modern.call_answered(self, self.send_one, { name = name,
@@ -966,7 +953,7 @@ local function modern_first(self, name, args, timeout, result, err, kind)
   else
     result.resultType = nil
   end
-  return modern_rest(self, name, args, result, err, kind)
+  return modern_rest(self, name, args, result, err, kind, start)
 end
 
 -- The usual call (no options, connected, no OAuth): call_tool's way with nothing it does
@@ -975,6 +962,8 @@ local function call_plain(self, name, args)
   local conn = self.conn
   local write_call = conn.transport.write_call
   local result, err, kind
+  local schemas = self.output_schemas
+  local start = schemas and schemas[name] and now() -- (a deadline for checking the output)
   if self.era == "modern" then -- its rounds (claude.mcp.client.modern), written by send_one
     local tail = write_call and modern.plain_tail(self)
     if tail then -- the first round written here, send_one's way (the envelope's JSON made)
@@ -982,11 +971,11 @@ local function call_plain(self, name, args)
       args = args or jobject()
       result, err, kind = conn.peer:request_written("tools/call", write_call, timeout, name,
         args, tail, true)
-      return modern_first(self, name, args, timeout, result, err, kind)
+      return modern_first(self, name, args, timeout, result, err, kind, start)
     end
     result, err, kind = modern.call(self, self.send_one, { name = name,
       arguments = args or jobject(), _meta = nil }, name, self.opts.timeout) -- (room: _meta)
-    return modern_rest(self, name, args, result, err, kind)
+    return modern_rest(self, name, args, result, err, kind, start)
   elseif write_call then -- the transport writes it around name and arguments
     result, err, kind = conn.peer:request_written("tools/call", write_call, self.opts.timeout,
       name, args or jobject())
@@ -995,7 +984,7 @@ local function call_plain(self, name, args)
       arguments = args or jobject() }, self.opts.timeout)
   end
   if result == nil then return nil, err, kind end
-  return plain_answered(self, name, result)
+  return plain_answered(self, name, result, start)
 end
 
 function Client.call_tool(self, name, args, opts)
@@ -1009,10 +998,18 @@ function Client.call_tool(self, name, args, opts)
     local write_call = conn.transport.write_call
     if write_call then
       local result, err, kind
+      -- (a tool with an output schema: the call's start, its check's deadline)
+      local schemas = self.output_schemas
+      local start = schemas and schemas[name] and now()
       if self.era ~= "modern" then
+        -- ("object": the reader tells a result that is an object; any other answer comes
+        -- with rpc.UNCHECKED, or an error)
         result, err, kind = request_written(conn.peer, "tools/call", write_call,
-          self.opts.timeout, name, args or jobject())
-        if result == nil then return nil, err, kind end
+          self.opts.timeout, name, args or jobject(), nil, "object")
+        if err then
+          if result == nil then return nil, err, kind end
+          if type(result) ~= "table" then return not_object(self) end
+        end
       else
         local tail = self.envelope_tail -- (false once the envelope changes: modern.changed)
         if not tail then return call_plain(self, name, args) end
@@ -1022,11 +1019,10 @@ function Client.call_tool(self, name, args, opts)
         -- other with an error or rpc.UNCHECKED, checked whole by modern_first)
         result, err, kind = request_written(conn.peer, "tools/call", write_call, timeout, name,
           args, tail, true)
-        if err then return modern_first(self, name, args, timeout, result, err, kind) end
+        if err then return modern_first(self, name, args, timeout, result, err, kind, start) end
       end
-      local schemas = self.output_schemas
-      if result.task == nil and (not schemas or schemas[name] == nil) then return result end
-      return plain_answered(self, name, result)
+      if result.task == nil and not start then return result end
+      return plain_answered(self, name, result, start)
     end
     return call_plain(self, name, args)
   end
@@ -1144,7 +1140,7 @@ Client.complete = public(function(self, ref, argument, opts)
   check_opts(opts, 3, "complete")
   local r, err, kind = request(self, "completion/complete", { ref = ref, argument = argument },
     timeout_of(self, opts, "complete"))
-  if not r then return nil, err, kind end
+  if r == nil then return nil, err, kind end
   return type(r) == "table" and r.completion or r
 end)
 

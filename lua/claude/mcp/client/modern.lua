@@ -193,7 +193,7 @@ request = function(self, send, method, params, extensions, name, owned, timeout,
       r, err, kind = send(method, p, timeout, plain)
     end
     plain = false
-    if not r then
+    if r == nil then -- (false is an answer: not an object, below)
       local data = kind == "remote" and err.code == era.ERRORS.unsupported_version
         and type(err.data) == "table" and err.data
       if data and not corrected and type(data.supported) == "table" then
@@ -239,6 +239,9 @@ request = function(self, send, method, params, extensions, name, owned, timeout,
           .. "the client stops at %d rounds (max_input_rounds)", rounds, max))
       end
       local requests, responses = r.inputRequests, nil
+      if requests ~= nil and requests ~= json.null and type(requests) ~= "table" then
+        return protocol(self, method, "with inputRequests that is not an object")
+      end
       if requests ~= nil and requests ~= json.null and next(requests) ~= nil then
         responses, err, kind = input.answer(self, requests, { method = method,
           name = name })

@@ -19,7 +19,8 @@ local TYPES = {
   retry_delay = "number", max_retry_delay = "number", max_message_size = "number",
   protocol = "string", protocol_version = "string", probe_timeout = "number",
   client_info = "table", cache = "boolean", log_level = "string", tasks = "boolean",
-  max_input_rounds = "number",
+  max_input_rounds = "number", max_pages = "number", max_list_bytes = "number",
+  max_schema_bytes = "number",
   on_notification = "function", on_sampling = "function", on_elicitation = "function",
   roots = "table", on_roots = "function", on_state = "function", on_error = "function",
 }
@@ -149,6 +150,11 @@ function M.check(opts, fname)
   if o.max_input_rounds ~= nil and (math.type(o.max_input_rounds) ~= "integer"
       or o.max_input_rounds < 1) then
     errors.bad_field("max_input_rounds", fname, "positive integer expected")
+  end
+  for _, k in ipairs { "max_pages", "max_list_bytes", "max_schema_bytes" } do
+    if o[k] ~= nil and (math.type(o[k]) ~= "integer" or o[k] < 1) then
+      errors.bad_field(k, fname, "positive integer expected")
+    end
   end
   if o.log_level ~= nil and not LOG_LEVELS[o.log_level] then
     errors.bad_field("log_level", fname, "one of debug, info, notice, warning, error, "

@@ -25,6 +25,42 @@ M.MAX_POLL = 30     -- the longest pause between two polls a server may ask for
 
 local TERMINAL = { completed = true, failed = true, cancelled = true }
 M.TERMINAL = TERMINAL
+local STATUSES = { working = true, input_required = true, completed = true, failed = true,
+  cancelled = true }
+
+local null = json.null
+
+-- Why a task as the server describes it is malformed, or nil. `need_status`: an answer about
+-- the task (tasks/get, tasks/cancel) must say its status; `need_id`: a new task its id.
+-- The optional fields a handle reads are checked for their type only when present.
+local function malformed(info, need_id, need_status)
+  if type(info) ~= "table" then return "a task that is not an object" end
+  local id = info.taskId
+  if need_id and type(id) ~= "string" then
+    return id == nil and "a task without taskId" or "a task whose taskId is not a string"
+  end
+  local status = info.status
+  if status == nil then
+    if need_status then return "a task without status" end
+  elseif not STATUSES[status] then
+    return "a task whose status is " .. (type(status) == "string"
+      and ("'" .. status:sub(1, 40) .. "', which is none of the protocol's") or "not a string")
+  end
+  local result = info.result
+  if result ~= nil and result ~= null and type(result) ~= "table" then
+    return "a task whose result is not an object"
+  end
+  local reqs = info.inputRequests
+  if reqs ~= nil and reqs ~= null and type(reqs) ~= "table" then
+    return "a task whose inputRequests is not an object"
+  end
+  return nil
+end
+
+local function protocol(client, method, why)
+  return errors.fail("protocol", string.format("the MCP server '%s' answered %s with %s",
+    tostring(client.name), method, why))
+end
 
 local Task = {}
 Task.__index = Task
@@ -68,7 +104,10 @@ end
 -- @tparam function request `request(method, params, timeout)` of the client (its era)
 -- @tparam table info the task as the server described it (flat, or legacy `result.task`)
 -- @tparam table opts `name` (the tool), `timeout`, `on_status`, `report`
+-- @return the handle | nil, err, "protocol" (a malformed task: no string taskId, ...)
 function M.new(client, request, info, opts)
+  local why = malformed(info, true, false)
+  if why then return protocol(client, "tools/call", why) end
   local t = setmetatable({ id = info.taskId, client = client, request = request,
     tool = opts.name, timeout = opts.timeout, on_status = opts.on_status,
     report = opts.report or function() end, era = client.era, status = nil,
@@ -97,7 +136,13 @@ end
 
 --- A status notification of this task (`notifications/tasks/status`, or the modern
 -- `notifications/tasks`).
-function Task:notified(_, params)
+function Task:notified(method, params)
+  local why = malformed(params, false, true)
+  if why then
+    return self.report(errors.new("protocol", string.format("the MCP server '%s' sent %s "
+      .. "about task %s with %s; it was dropped", tostring(self.client.name), method,
+      self.id, why)))
+  end
   fields_from(self, params)
 end
 
@@ -106,7 +151,9 @@ end
 function Task:get(opts)
   if not self.id then return { status = self.status, result = self.result } end
   local r, err, kind = self:call("tasks/get", { taskId = self.id }, opts and opts.timeout)
-  if not r then return nil, err, kind end
+  if r == nil then return nil, err, kind end
+  local why = malformed(r, false, true)
+  if why then return protocol(self.client, "tasks/get", why) end
   fields_from(self, r)
   return r
 end
@@ -125,7 +172,7 @@ function Task:update(responses, opts)
   end
   local r, err, kind = self:call("tasks/update", { taskId = self.id,
     inputResponses = responses }, opts and opts.timeout)
-  if not r then return nil, err, kind end
+  if r == nil then return nil, err, kind end
   return true
 end
 
@@ -134,9 +181,22 @@ end
 function Task:cancel(opts)
   if not self.id or TERMINAL[self.status] then return true end
   local r, err, kind = self:call("tasks/cancel", { taskId = self.id }, opts and opts.timeout)
-  if not r then return nil, err, kind end
-  if self.era ~= "modern" then fields_from(self, r) end
+  if r == nil then return nil, err, kind end
+  if self.era ~= "modern" then
+    local why = malformed(r, false, false)
+    if why then return protocol(self.client, "tasks/cancel", why) end
+    fields_from(self, r)
+  end
   return true
+end
+
+-- A legacy task's CallToolResult (tasks/result): an object, else `protocol`.
+local function legacy_result(self, timeout)
+  local r, err, kind = self:call("tasks/result", { taskId = self.id }, timeout)
+  if r ~= nil and type(r) ~= "table" then
+    return protocol(self.client, "tasks/result", "a result that is not an object")
+  end
+  return r, err, kind
 end
 
 -- The outcome of a task that has ended.
@@ -170,7 +230,7 @@ function Task:wait(opts)
       if r ~= nil or err then return r, err, kind end
       if self.era ~= "modern" then
         -- a legacy task's result comes from tasks/result
-        return self:call("tasks/result", { taskId = self.id }, left())
+        return legacy_result(self, left())
       end
       local g, gerr, gkind = self:get()
       if not g then return nil, gerr, gkind end
@@ -192,7 +252,7 @@ function Task:wait(opts)
         if not g then return nil, gerr, gkind end
       else
         -- the server's requests for input come on the stream of tasks/result
-        local r, err, kind = self:call("tasks/result", { taskId = self.id }, left())
+        local r, err, kind = legacy_result(self, left())
         if r then fields_from(self, { status = "completed" }) end
         return r, err, kind
       end
