@@ -75,7 +75,9 @@ local EXT = { [era.TASKS] = json.object() }
 local function fields_from(t, info)
   if type(info) ~= "table" then return end
   local changed = false
-  if type(info.status) == "string" and info.status ~= t.status then
+  -- a status that ended is final: a notification or a poll answer sent before the end and
+  -- read after it is stale, not a task that went back to work
+  if type(info.status) == "string" and info.status ~= t.status and not TERMINAL[t.status] then
     t.status, changed = info.status, true
   end
   if type(info.statusMessage) == "string" then t.status_message = info.statusMessage end
