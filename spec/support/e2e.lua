@@ -21,10 +21,14 @@ local function find_root()
 end
 M.root = find_root()
 
---- The CLI version pinned in package.json (what the specs expect the CLI to say).
+--- The CLI version pinned in package.json (what the specs expect the CLI to say):
+-- `claudelua.cli`, the CLI inside the pinned Agent SDK platform package. With
+-- CLAUDELUA_CLI_VERSION set (a run against another CLI, docs/sessions.md), that one.
 function M.pinned_version()
+  local other = os.getenv("CLAUDELUA_CLI_VERSION")
+  if other and other ~= "" then return other end
   local f = assert(io.open(M.root .. "/package.json", "rb"))
-  local pin = json.decode(f:read("a")).dependencies["@anthropic-ai/claude-code"]
+  local pin = json.decode(f:read("a")).claudelua.cli
   f:close()
   return pin
 end
