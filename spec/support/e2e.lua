@@ -37,7 +37,12 @@ end
 function M.cli()
   local path = os.getenv("CLAUDELUA_CLI")
   if path and path ~= "" then return path end
-  local local_bin = M.root .. "/node_modules/.bin/claude"
+  -- the pin's install (tools/install-cli.sh): the Agent SDK's platform package
+  local machine = ({ x86_64 = "x64", aarch64 = "arm64", arm64 = "arm64" })[
+    (io.popen("uname -m"):read("l") or "")] or "x64"
+  local os_name = (io.popen("uname -s"):read("l") or "") == "Darwin" and "darwin" or "linux"
+  local local_bin = M.root .. "/node_modules/@anthropic-ai/claude-agent-sdk-" .. os_name .. "-"
+    .. machine .. "/claude"
   if claude.core.is_executable(local_bin) then return local_bin end
   error("the real claude CLI is not installed: run tools/install-cli.sh "
     .. "(or set CLAUDELUA_CLI)", 0)

@@ -68,6 +68,15 @@ describe("a newer CLI's name or a typo", function()
     end)
   end
 
+  it("an agent's auto_compact_window under 100000: refused (the CLI drops every agent)",
+    function()
+    local ok, err = pcall(check, { agents = { a = { prompt = "p", auto_compact_window = 5e4 } } })
+    assert.is_false(ok)
+    assert.matches("bad field 'agents.a.auto_compact_window' to 'connect' (an integer of at "
+      .. "least 100000", err, 1, true)
+    check { agents = { a = { prompt = "p", auto_compact_window = 100000 } } }
+  end)
+
   it("a value no JSON carries is refused, not passed on", function()
     local ok, err = pcall(check, { nebula_callback = print })
     assert.is_false(ok)

@@ -396,6 +396,12 @@ function CHECKS.agents(v, level)
           "'" .. compat.camel(tostring(k)) .. "'")
       end
     end
+    -- CLI 2.1.337 drops every agent, without a word, for a window under 100000 tokens
+    local window = def.auto_compact_window or def.autoCompactWindow
+    if window ~= nil and (math.type(window) ~= "integer" or window < 100000) then
+      fail("agents." .. tostring(name) .. ".auto_compact_window",
+        "an integer of at least 100000 tokens expected, got " .. tostring(window))
+    end
   end
 end
 
