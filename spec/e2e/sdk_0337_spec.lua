@@ -43,7 +43,11 @@ local function calc(opts)
     { search_hint = "arithmetic sum plus" }) }, opts)
 end
 
-describe("the Agent SDK 0.3.337's names on CLI " .. e2e.pinned_version(), function()
+describe("the Agent SDK 0.3.337's names on CLI " .. e2e.cli_version(), function()
+  if not e2e.cli_at_least("2.1.337") then -- a run against an older CLI: not its names
+    pending("needs CLI 2.1.337 or newer")
+    return
+  end
   local warnings
   local sink = compat.sink
   before_each(function()

@@ -21,12 +21,9 @@ local function find_root()
 end
 M.root = find_root()
 
---- The CLI version pinned in package.json (what the specs expect the CLI to say):
--- `claudelua.cli`, the CLI inside the pinned Agent SDK platform package. With
--- CLAUDELUA_CLI_VERSION set (a run against another CLI, docs/sessions.md), that one.
+--- The CLI version pinned in package.json: `claudelua.cli`, the CLI inside the pinned
+-- Agent SDK platform package.
 function M.pinned_version()
-  local other = os.getenv("CLAUDELUA_CLI_VERSION")
-  if other and other ~= "" then return other end
   local f = assert(io.open(M.root .. "/package.json", "rb"))
   local pin = json.decode(f:read("a")).claudelua.cli
   f:close()
@@ -46,6 +43,31 @@ function M.cli()
   if claude.core.is_executable(local_bin) then return local_bin end
   error("the real claude CLI is not installed: run tools/install-cli.sh "
     .. "(or set CLAUDELUA_CLI)", 0)
+end
+
+local cli_version
+--- The version of the CLI under test, as it says (`claude --version`): the pin's, or
+-- another's with CLAUDELUA_CLI (the oldest supported, tools/cli-drift's newest).
+function M.cli_version()
+  if not cli_version then
+    local p = assert(io.popen(require("support.harness").quote(M.cli()) .. " --version"))
+    cli_version = assert((p:read("a") or ""):match("^(%d+%.%d+%.%d+)"), "no CLI version")
+    p:close()
+  end
+  return cli_version
+end
+
+--- True when the CLI under test is `v` or newer (numeric, field by field).
+function M.cli_at_least(v)
+  local have = {}
+  for n in M.cli_version():gmatch("%d+") do have[#have + 1] = tonumber(n) end
+  local i = 0
+  for n in v:gmatch("%d+") do
+    i = i + 1
+    n = tonumber(n)
+    if have[i] ~= n then return (have[i] or 0) > n end
+  end
+  return true
 end
 
 local mkdtemp = require("support.harness").tempdir
