@@ -77,7 +77,7 @@ local function names(text)
   local decls = declarations(text)
   local out = {}
   local function add(cat, name) out[cat .. " " .. name] = true end
-  for f in text:gmatch("\nexport declare function ([%w_]+)") do add("function", f) end
+  for f in ("\n" .. text):gmatch("\nexport declare function ([%w_]+)") do add("function", f) end
   for _, f in ipairs((decls.Query or { fields = {} }).fields) do add("method", f) end
   for _, f in ipairs((decls.Options or { fields = {} }).fields) do add("option", f) end
   for _, f in ipairs((decls.AgentDefinition or { fields = {} }).fields) do
