@@ -214,6 +214,25 @@ function M.suggestion(key, names)
   return best and (" (did you mean '" .. best .. "'?)") or ""
 end
 
+--- True when the unknown name `key` reads as a typo of one of `names`: a few edits away
+-- (as `suggestion` counts), cut short ('max_tur'), or run on by at most two characters
+-- ('models'). A longer run-on ('max_turns_per_agent') is a name of its own, so a newer
+-- CLI's field is not mistaken for a typo (claude.session.compat).
+-- @tparam string key
+-- @tparam table names a set (name -> anything)
+-- @treturn boolean
+function M.is_typo(key, names)
+  local limit = math.min(4, #key // 2 + 1)
+  for name in pairs(names) do
+    if type(name) == "string" then
+      if distance(key, name) < limit then return true end
+      if #key >= 3 and name:sub(1, #key) == key then return true end
+      if key:sub(1, #name) == name and #key - #name <= 2 then return true end
+    end
+  end
+  return false
+end
+
 --- Raises `bad field 'name' to 'fname' (why)`: the one wording of a field (an option, a
 -- definition's key) that is wrong. `why` is a format, with `...`.
 -- @tparam string name the field, dotted when nested (`auth.client_id`)

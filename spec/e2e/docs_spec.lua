@@ -7,6 +7,7 @@ local harness = require "support.harness"
 local e2e = require "support.e2e"
 local doc_blocks = require "support.doc_blocks"
 local claude = require "claude"
+local json = require "claude.json"
 
 local q = harness.quote
 local root = harness.root
@@ -50,6 +51,10 @@ local function sandbox(name)
   os.execute("ln -s " .. q(build) .. " " .. q(dir .. "/build"))
   os.execute("ln -s " .. q(host) .. " " .. q(dir .. "/bin/claudelua"))
   os.execute("ln -s " .. q(e2e.cli()) .. " " .. q(dir .. "/bin/claude"))
+  -- a folder the reader trusts, as a first `claude` there makes it: CLI 2.1.337 checks the
+  -- health of MCP servers (`claude mcp list`) only there
+  write(dir .. "/home/.claude.json", json.encode { projects = {
+    [claude.core.realpath(dir)] = { hasTrustDialogAccepted = true } } })
   return dir
 end
 

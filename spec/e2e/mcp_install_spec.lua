@@ -161,7 +161,15 @@ describe("claudelua mcp install", function()
     local code, out, err = install("tools.lua", path)
     assert.equal(0, code, err)
     assert.truthy(out:find("with claude mcp add-json", 1, true), out)
-    assert.same({ "mcp", tools }, json.decode(read(home .. "/.claude.json")).mcpServers.calc.args)
+    local config = json.decode(read(home .. "/.claude.json"))
+    assert.same({ "mcp", tools }, config.mcpServers.calc.args)
+    -- CLI 2.1.337 checks a server's health only in a folder the user trusts (it says "Not
+    -- checked (folder not trusted; run `claude` here)"): trusted, as a first `claude` there
+    -- would make it
+    config.projects = { [claude.core.realpath(proj)] = { hasTrustDialogAccepted = true } }
+    local f = assert(io.open(home .. "/.claude.json", "wb"))
+    f:write(json.encode(config))
+    f:close()
     local list
     code, list = harness.sh("cd " .. q(proj) .. " && env -u CLAUDE_CONFIG_DIR HOME=" .. q(home)
       .. " PATH=" .. q(path) .. " timeout 60 claude mcp list")

@@ -68,7 +68,7 @@ describe("messages a session delivers, on the real CLI", function()
     assert.equal("init", init.subtype)
     local sid = init.session_id
     assert.is_true(is_uuid(sid))
-    assert.equal(e2e.pinned_version(), init.claude_code_version)
+    assert.equal(e2e.cli_version(), init.claude_code_version)
     assert.equal("claude-sonnet-4-5", init.model)
     assert.equal("default", init.permissionMode)
     assert.equal("ANTHROPIC_API_KEY", init.apiKeySource)

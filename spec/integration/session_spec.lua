@@ -374,8 +374,8 @@ describe("session against the fake CLI", function()
     local ROWS = {
       { "an unknown key, with a did-you-mean", { modle = "x" },
         "unknown field 'modle' to '%s' (did you mean 'model'?)" },
-      { "an unknown key close to nothing", { zzzzzzzzzzzz = 1 },
-        "unknown field 'zzzzzzzzzzzz' to '%s'" },
+      { "an unknown key close to nothing, with strict = true",
+        { zzzzzzzzzzzz = 1, strict = true }, "unknown field 'zzzzzzzzzzzz' to '%s'" },
       { "a snake_case typo", { allowedTools = { "Read" } },
         "unknown field 'allowedTools' to '%s' (did you mean 'allowed_tools'?)" },
       { "a wrong type", { max_turns = "3" },
@@ -412,12 +412,12 @@ describe("session against the fake CLI", function()
     it("blames the caller's line", function()
       local opts = testing.fake_cli(IDLE)
       local err = raises(function()
-        local iter = claude.query("hi", testing.merge(opts, { x = 1 })) -- not a tail call
+        local iter = claude.query("hi", testing.merge(opts, { x = 1, strict = true }))
         return iter
       end)
       assert.matches("session_spec%.lua:%d+: unknown field 'x' to 'query'", err)
       err = raises(function()
-        local s = claude.connect(testing.merge(opts, { x = 1 }))
+        local s = claude.connect(testing.merge(opts, { x = 1, strict = true }))
         return s
       end)
       assert.matches("session_spec%.lua:%d+: unknown field 'x' to 'connect'", err)
@@ -811,7 +811,7 @@ describe("session against the fake CLI", function()
           .. "deny, ask or defer, got 'maybe'" } },
       { "an unknown field is an error answer", function() return { sytem_message = "x" } end,
         { subtype = "error", error = "hook for PreToolUse returned an unknown field "
-          .. "'sytem_message'" } },
+          .. "'sytem_message' (did you mean 'systemMessage'?)" } },
       { "a wrong hookEventName is an error answer",
         function() return { hookSpecificOutput = { hookEventName = "Stop" } } end,
         { subtype = "error", error = "hook for PreToolUse: hookEventName is 'Stop', it must be "

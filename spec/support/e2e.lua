@@ -21,10 +21,11 @@ local function find_root()
 end
 M.root = find_root()
 
---- The CLI version pinned in package.json (what the specs expect the CLI to say).
+--- The CLI version pinned in package.json: `claudelua.cli`, the CLI inside the pinned
+-- Agent SDK platform package.
 function M.pinned_version()
   local f = assert(io.open(M.root .. "/package.json", "rb"))
-  local pin = json.decode(f:read("a")).dependencies["@anthropic-ai/claude-code"]
+  local pin = json.decode(f:read("a")).claudelua.cli
   f:close()
   return pin
 end
@@ -33,10 +34,40 @@ end
 function M.cli()
   local path = os.getenv("CLAUDELUA_CLI")
   if path and path ~= "" then return path end
-  local local_bin = M.root .. "/node_modules/.bin/claude"
+  -- the pin's install (tools/install-cli.sh): the Agent SDK's platform package
+  local machine = ({ x86_64 = "x64", aarch64 = "arm64", arm64 = "arm64" })[
+    (io.popen("uname -m"):read("l") or "")] or "x64"
+  local os_name = (io.popen("uname -s"):read("l") or "") == "Darwin" and "darwin" or "linux"
+  local local_bin = M.root .. "/node_modules/@anthropic-ai/claude-agent-sdk-" .. os_name .. "-"
+    .. machine .. "/claude"
   if claude.core.is_executable(local_bin) then return local_bin end
   error("the real claude CLI is not installed: run tools/install-cli.sh "
     .. "(or set CLAUDELUA_CLI)", 0)
+end
+
+local cli_version
+--- The version of the CLI under test, as it says (`claude --version`): the pin's, or
+-- another's with CLAUDELUA_CLI (the oldest supported, tools/cli-drift's newest).
+function M.cli_version()
+  if not cli_version then
+    local p = assert(io.popen(require("support.harness").quote(M.cli()) .. " --version"))
+    cli_version = assert((p:read("a") or ""):match("^(%d+%.%d+%.%d+)"), "no CLI version")
+    p:close()
+  end
+  return cli_version
+end
+
+--- True when the CLI under test is `v` or newer (numeric, field by field).
+function M.cli_at_least(v)
+  local have = {}
+  for n in M.cli_version():gmatch("%d+") do have[#have + 1] = tonumber(n) end
+  local i = 0
+  for n in v:gmatch("%d+") do
+    i = i + 1
+    n = tonumber(n)
+    if have[i] ~= n then return (have[i] or 0) > n end
+  end
+  return true
 end
 
 local mkdtemp = require("support.harness").tempdir

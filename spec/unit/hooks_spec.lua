@@ -44,10 +44,14 @@ describe("hook outputs", function()
   end)
 
   local BAD = {
+    -- (strict: a name close to none is a newer CLI's otherwise, and passes)
     { "Stop", { hook_specific_output = { retry = true } },
-      "unknown hook_specific_output field 'retry'" },
+      "unknown hook_specific_output field 'retry'", true },
     { "PreToolUse", { hook_specific_output = { display_content = "x" } },
-      "unknown hook_specific_output field 'displayContent'" },
+      "unknown hook_specific_output field 'displayContent'", true },
+    { "Stop", { hook_specific_output = { additional_contxt = "x" } },
+      "unknown hook_specific_output field 'additional_contxt' (did you mean "
+      .. "'additionalContext'?)" },
     { "PermissionRequest", { hook_specific_output = { decision = { behavior = "maybe" } } },
       "behavior must be \"allow\" or \"deny\"" },
     { "PermissionRequest", { hook_specific_output = { decision = { behavior = "deny",
@@ -56,7 +60,7 @@ describe("hook outputs", function()
   }
   for _, row in ipairs(BAD) do
     it("refuses: " .. row[3], function()
-      local ok, err = pcall(hooks.output, row[1], row[2])
+      local ok, err = pcall(hooks.output, row[1], row[2], row[4])
       assert.is_false(ok)
       assert.matches(row[3], err, 1, true)
     end)

@@ -91,10 +91,10 @@ end
 ---------------------------------------------------------------------------------------------
 
 local TOOL_FIELDS = set { "name", "title", "description", "input_schema", "output_schema",
-  "annotations", "execute", "max_result_size_chars", "always_load", "meta", "budget", "task",
-  "view", "visibility" }
+  "annotations", "execute", "max_result_size_chars", "always_load", "search_hint", "meta",
+  "budget", "task", "view", "visibility" }
 local OPTION_FIELDS = set { "title", "output_schema", "annotations", "max_result_size_chars",
-  "always_load", "meta", "budget", "task", "view", "visibility" }
+  "always_load", "search_hint", "meta", "budget", "task", "view", "visibility" }
 local TASK_SUPPORT = { [true] = "optional", optional = "optional", required = "required" }
 
 local ANNOTATIONS = {
@@ -164,6 +164,11 @@ local function build_tool(spec, labels)
   if want(F, labels, spec, "always_load", "boolean", true) then
     meta = meta or {}
     meta["anthropic/alwaysLoad"] = true
+  end
+  local hint = want(F, labels, spec, "search_hint", "string", true) -- for the CLI's tool search
+  if hint then
+    meta = meta or {}
+    meta["anthropic/searchHint"] = hint
   end
   local extra = want(F, labels, spec, "meta", "table", true)
   if extra then
@@ -604,7 +609,7 @@ local function remove(s, what, key)
 end
 
 local SERVER_OPTIONS = set { "version", "state", "instructions", "subscribe", "list_changed",
-  "page_size", "budget", "auth", "cache", "skills" }
+  "page_size", "budget", "auth", "cache", "skills", "timeout", "always_load" }
 
 local function server(name, items, opts)
   if type(name) ~= "string" or not name:find(NAME) then
@@ -623,6 +628,9 @@ local function server(name, items, opts)
   no_unknown("server", opts, SERVER_OPTIONS)
   local version = want("server", nil, opts, "version", "string", true) or "1.0.0"
   local list_changed = want("server", nil, opts, "list_changed", "boolean", true)
+  -- the CLI's per-call timeout of its tools (ms; initialize's sdkMcpServerConfigs)
+  local timeout = want("server", nil, opts, "timeout", "number", true)
+  local always_load = want("server", nil, opts, "always_load", "boolean", true)
   local page_size = opts.page_size
   if page_size ~= nil and not positive_int(page_size) then
     bad("server", nil, "page_size", "positive integer expected, got %s",
@@ -632,7 +640,8 @@ local function server(name, items, opts)
     kind = "server", type = "sdk", name = name, version = version, state = opts.state,
     instructions = want("server", nil, opts, "instructions", "string", true),
     subscribe = want("server", nil, opts, "subscribe", "boolean", true) or false,
-    list_changed = list_changed, page_size = page_size,
+    list_changed = list_changed, page_size = page_size, timeout = timeout,
+    always_load = always_load,
     -- caching hints of its lists and reads in the modern era (claude.mcp.wire)
     cache = opts.cache ~= nil and require("claude.mcp.wire").check_cache(opts.cache, "server")
       or nil,
@@ -803,6 +812,15 @@ methods.list = public(function(s, what)
   if cached and cached.revision == s.revision then return cached.list end
   local out = jarray()
   for i, item in ipairs(s[field]) do out[i] = item.listing end
+  if what == "tools" and s.always_load then -- on each tool (copied: it may be in other servers)
+    for i, l in ipairs(out) do
+      local copy, meta = {}, { ["anthropic/alwaysLoad"] = true }
+      for k, v in pairs(l) do copy[k] = v end
+      for k, v in pairs(l._meta or {}) do meta[k] = v end
+      copy._meta = meta
+      out[i] = copy
+    end
+  end
   s._lists[what] = { revision = s.revision, list = out }
   return out
 end)

@@ -7,6 +7,7 @@ local json = require "claude.json"
 local errors = require "claude.errors"
 local process = require "claude.process"
 local shapes = require "claude.session.options"
+local compat = require "claude.session.compat"
 
 local M = {}
 
@@ -46,6 +47,9 @@ local OPTION_TYPES = {
   permission_prompts = "string", project_config_root = "string",
   spawn = "function", record = "string|table",
   mcp_servers_delivery = "string", plugin_delivery = "string",
+  -- forward compatibility (claude.session.compat): refuse every name claudelua does not
+  -- know; answer the CLI's control requests of subtypes it does not know
+  strict = "boolean", on_control_request = "function",
 }
 M.OPTION_TYPES = OPTION_TYPES
 
@@ -64,10 +68,15 @@ function M.check_options(options, fname)
     misuse("bad argument #%d to '%s' (table expected, got %s)", fname == "query" and 2 or 1,
       fname, type(options))
   end
+  local strict = options.strict == true
   for key, value in pairs(options) do
     local want = type(key) == "string" and OPTION_TYPES[key]
-    if not want then errors.unknown_field(key, OPTION_TYPES, fname) end
-    errors.check_field(value, key, fname, want)
+    if want then
+      errors.check_field(value, key, fname, want)
+    else -- a newer CLI's option: sent in initialize (M.initialize_fields)
+      compat.unknown(key, value, OPTION_TYPES, fname, nil, strict,
+        "'" .. compat.camel(tostring(key)) .. "' in initialize")
+    end
   end
   shapes.check(options, 1, fname)
   if options.supported_dialog_kinds and #options.supported_dialog_kinds > 0
@@ -398,7 +407,8 @@ function M.agents_wire(agents)
         tostring(name))
     end
     local wire = {}
-    for k, v in pairs(def) do wire[AGENT_KEYS[k] or k] = v end
+    -- a field of a newer CLI (options.lua warned about it) in its camelCase
+    for k, v in pairs(def) do wire[AGENT_KEYS[k] or compat.camel(k)] = v end
     out[name] = wire
   end
   return out
@@ -451,6 +461,10 @@ function M.initialize_fields(options, delivery)
     out.skills = json.array { table.unpack(options.skills) }
   end
   if options.forward_subagent_text then out.forwardSubagentText = true end
+  -- the options of a newer CLI (check_options warned about each), in its camelCase
+  for k, v in pairs(options) do
+    if type(k) == "string" and not OPTION_TYPES[k] then out[compat.camel(k)] = v end
+  end
   return out
 end
 

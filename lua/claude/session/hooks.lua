@@ -11,6 +11,7 @@
 -- @module claude.session.hooks
 local json = require "claude.json"
 local errors = require "claude.errors"
+local compat = require "claude.session.compat"
 
 local M = {}
 
@@ -18,11 +19,11 @@ M.EVENTS = {}
 for _, e in ipairs {
   "PreToolUse", "PostToolUse", "PostToolUseFailure", "PostToolBatch", "UserPromptSubmit",
   "UserPromptExpansion", "Stop", "StopFailure", "SubagentStart", "SubagentStop", "PreCompact",
-  "PostCompact", "Notification", "PermissionRequest", "PermissionDenied", "SessionStart",
-  "SessionEnd", "Setup", "PreModelSwitch", "PostModelSwitch", "TeammateIdle", "TaskCreated",
-  "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange", "WorktreeCreate",
-  "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged", "DirectoryAdded",
-  "MessageDisplay", "PreSkillShellCommand",
+  "PostCompact", "Interrupt", "Notification", "PermissionRequest", "PermissionDenied",
+  "SessionStart", "SessionEnd", "Setup", "PreModelSwitch", "PostModelSwitch", "TeammateIdle",
+  "TaskCreated", "TaskCompleted", "Elicitation", "ElicitationResult", "ConfigChange",
+  "WorktreeCreate", "WorktreeRemove", "InstructionsLoaded", "CwdChanged", "FileChanged",
+  "DirectoryAdded", "MessageDisplay", "PreSkillShellCommand",
 } do M.EVENTS[e] = true end
 
 -- The fields of a matcher table.
@@ -37,14 +38,15 @@ local function bad(msg) errors.bad_field("hooks", fname, "%s", msg) end
 -- registration order) and keeps the table initialize sends.
 -- @tparam table? spec the `hooks` option
 -- @tparam[opt] string public_name the function given it, for messages ("query")
-function M.register(spec, public_name)
+-- @tparam[opt] boolean strict the session's `strict`: no event or output field of a newer CLI
+function M.register(spec, public_name, strict)
   fname = public_name or "query"
-  local reg = { count = 0, by_id = {}, wire = nil }
+  local reg = { count = 0, by_id = {}, wire = nil, strict = strict == true }
   if spec == nil then return reg end
   local events = {}
   for event in pairs(spec) do
-    if type(event) ~= "string" or not M.EVENTS[event] then
-      errors.unknown_field(event, M.EVENTS, fname, "hooks")
+    if type(event) ~= "string" or not M.EVENTS[event] then -- a newer CLI's event?
+      compat.unknown(event, nil, M.EVENTS, fname, "hooks", strict, "a hook event")
     end
     events[#events + 1] = event
   end
@@ -162,17 +164,29 @@ local function camel(t)
   return out
 end
 
+-- An output field claudelua does not know: a typo raises, a newer CLI's passes on
+-- (claude.session.compat), with a warning once.
+local function unknown_output(event, where, k, known, strict)
+  if strict or type(k) ~= "string" or errors.is_typo(k, known) then
+    error("hook for " .. event .. " returned an unknown "
+      .. (where == "" and "" or "hook_specific_output ") .. "field '" .. tostring(k) .. "'"
+      .. errors.suggestion(tostring(k), known), 0)
+  end
+  compat.warn("output." .. where .. k, "hooks." .. event, "it is")
+end
+
 --- Checks a hook's output and puts it in wire form; raises on mistakes.
-function M.output(event, out)
+-- @tparam string event
+-- @param out what the hook returned
+-- @tparam[opt] boolean strict no field of a newer CLI
+function M.output(event, out, strict)
   if out == nil then return json.object() end
   if type(out) ~= "table" then
     error("hook for " .. event .. " returned a " .. type(out) .. "; a table (or nil) expected", 0)
   end
   out = camel(out)
   for k in pairs(out) do
-    if not TOP_KEYS[k] then
-      error("hook for " .. event .. " returned an unknown field '" .. tostring(k) .. "'", 0)
-    end
+    if not TOP_KEYS[k] then unknown_output(event, "", k, TOP_KEYS, strict) end
   end
   if out.decision ~= nil and out.decision ~= "approve" and out.decision ~= "block" then
     error("hook for " .. event .. ": 'decision' must be \"approve\" or \"block\", got "
@@ -193,11 +207,11 @@ function M.output(event, out)
       error("hook for " .. event .. ": permissionDecision must be allow, deny, ask or defer, "
         .. "got '" .. tostring(hso.permissionDecision) .. "'", 0)
     end
-    local allowed = SPECIFIC[event] or NO_SPECIFIC
-    for k in pairs(hso) do
+    -- (an event of a newer CLI: its fields are not known here, so all pass)
+    local allowed = SPECIFIC[event] or (M.EVENTS[event] and NO_SPECIFIC)
+    for k in pairs(allowed and hso or {}) do
       if not allowed[k] then
-        error("hook for " .. event .. " returned an unknown hook_specific_output field '"
-          .. tostring(k) .. "'", 0)
+        unknown_output(event, "hookSpecificOutput.", k, allowed, strict)
       end
     end
     if event == "PermissionRequest" and hso.decision ~= nil then
@@ -228,7 +242,7 @@ function M.run(reg, req, ctx)
   if not entry then error("unknown hook callback id '" .. tostring(req.callback_id) .. "'", 0) end
   local tool_use_id = req.tool_use_id
   if tool_use_id == json.null then tool_use_id = nil end
-  return M.output(entry.event, entry.fn(req.input, tool_use_id, ctx))
+  return M.output(entry.event, entry.fn(req.input, tool_use_id, ctx), reg.strict)
 end
 
 return M

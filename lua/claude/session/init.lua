@@ -143,7 +143,8 @@ local CONTROL = setmetatable({
 local handlers = {}
 
 function handlers.can_use_tool(req, ctx)
-  return permissions.decide(ctx.session.options.can_use_tool, req, ctx)
+  local o = ctx.session.options
+  return permissions.decide(o.can_use_tool, req, ctx, o.strict)
 end
 
 function handlers.hook_callback(req, ctx)
@@ -178,6 +179,18 @@ end
 function handlers.host_auth_token_refresh()
   return { authToken = json.null }
 end
+
+-- A request of a subtype claudelua does not know (a newer CLI's): the script's
+-- on_control_request answers it, whole; without one, the error answer as before.
+setmetatable(handlers, { __index = function(_, subtype)
+  return function(req, ctx)
+    local fn = ctx.session.options.on_control_request
+    if not fn then -- (an error value: answered without a report on stderr)
+      error(errors.new("control", "Unsupported control request subtype: " .. tostring(subtype)))
+    end
+    return fn(subtype, req, ctx)
+  end
+end })
 
 -- Agent tasks keep a one-shot run alive past a result (the CLI delivers
 -- their notifications later), as the Python SDK tracks them.
@@ -392,6 +405,7 @@ local function initialize_request(self)
   if self.sdk_names[1] then
     request.sdkMcpServers = json.array(self.sdk_names)
     request.sdkMcpServerManifests = servers.manifests(self.router, self.sdk_names)
+    request.sdkMcpServerConfigs = servers.configs(self.router, self.sdk_names)
   end
   if self.options.agents then request.agents = cli.agents_wire(self.options.agents) end
   for k, v in pairs(cli.initialize_fields(self.options, self.servers_delivery)) do
@@ -408,7 +422,8 @@ end
 function M.open(options, fname)
   fname = fname or "connect"
   options = cli.check_options(options, fname)
-  local hook_registry = hooks.register(options.hooks, fname) -- its misuse before any CLI
+  -- its misuse before any CLI
+  local hook_registry = hooks.register(options.hooks, fname, options.strict)
   local env = cli.build_env(options)
   local custom = options.spawn
   local prefix, ferr
@@ -531,7 +546,7 @@ end
 function Session:bidirectional()
   local o = self.options
   return self.router ~= nil or o.can_use_tool ~= nil or self.hooks.count > 0
-    or o.on_elicitation ~= nil or o.on_user_dialog ~= nil
+    or o.on_elicitation ~= nil or o.on_user_dialog ~= nil or o.on_control_request ~= nil
 end
 
 --- Waits for the CLI's answer to initialize (the sign it is ready).

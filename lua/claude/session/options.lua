@@ -6,12 +6,14 @@
 -- @module claude.session.options
 local json = require "claude.json"
 local errors = require "claude.errors"
+local compat = require "claude.session.compat"
 
 local M = {}
 
 -- Misuse: the public entry point (claude.query, claude.connect) reports it
 -- at its caller's line. (The `level` arguments below only count nesting.)
 local fname = "query" -- the public function whose options are checked (M.check sets it)
+local strict = false  -- the options' `strict` (M.check sets it)
 
 local function fail(option, msg)
   errors.bad_field(option, fname, "%s", msg)
@@ -25,13 +27,19 @@ local function is_list(t)
 end
 
 -- Checks `t` against `fields` (name -> checker(value, where) returning an
--- error message or nil); `where` names the table in messages.
-local function check_fields(where, t, fields)
+-- error message or nil); `where` names the table in messages. With `pass` (a table that
+-- goes to the CLI as JSON), an unknown name may be a newer CLI's (claude.session.compat).
+local function check_fields(where, t, fields, pass)
   for k, v in pairs(t) do
     local check = type(k) == "string" and fields[k]
-    if not check then errors.unknown_field(k, fields, fname, where) end
-    local msg = check(v)
-    if msg then fail(where .. "." .. k, msg) end
+    if check then
+      local msg = check(v)
+      if msg then fail(where .. "." .. k, msg) end
+    elseif pass then
+      compat.unknown(k, v, fields, fname, where, strict)
+    else
+      errors.unknown_field(k, fields, fname, where)
+    end
   end
 end
 
@@ -96,8 +104,22 @@ local THINKING = { type = one_of("adaptive", "enabled", "disabled"), budget_toke
 local OAUTH = function(v)
   if type(v) ~= "table" then return "table expected, got " .. type(v) end
 end
+-- `tools` of http and sse servers: the permission policy of each tool
+local POLICY = { name = is_string,
+  permission_policy = one_of("always_allow", "always_ask", "always_deny"),
+  org_max_permission = one_of("allow", "ask", "blocked") }
+local function tool_policies(v)
+  if not is_list(v) then return "a list of {name=, permission_policy=} expected" end
+  for i, p in ipairs(v) do
+    if type(p) ~= "table" or type(p.name) ~= "string" then
+      return "item " .. i .. ": {name=, permission_policy=} expected"
+    end
+    check_fields("tools[" .. i .. "]", p, POLICY, true)
+  end
+end
 local REMOTE = { type = is_string, url = is_string, headers = string_map, headersHelper = is_string,
-  oauth = OAUTH, timeout = is_number, alwaysLoad = is_boolean, displayName = is_string }
+  oauth = OAUTH, timeout = is_number, alwaysLoad = is_boolean, displayName = is_string,
+  tools = tool_policies }
 local SERVER_FIELDS = {
   stdio = { type = one_of("stdio"), command = is_string, args = string_list, env = string_map,
     timeout = is_number, alwaysLoad = is_boolean },
@@ -121,7 +143,7 @@ function M.server_config(name, config, level)
     fail("mcp_servers", "entry '" .. name .. "': type 'stdio', 'http', 'sse' or 'ws' expected"
       .. (kind == nil and " (or a 'command')" or ", got '" .. tostring(kind) .. "'"), level + 1)
   end
-  check_fields("mcp_servers." .. name, config, fields, level + 1)
+  check_fields("mcp_servers." .. name, config, fields, true)
   local required = kind == "stdio" and "command" or "url"
   if config[required] == nil or config[required] == "" then
     fail("mcp_servers", name .. ": '" .. required .. "' is required", level + 1)
@@ -129,6 +151,7 @@ function M.server_config(name, config, level)
   local wire = {}
   for k, v in pairs(config) do wire[k] = v end
   if wire.args then wire.args = json.array { table.unpack(wire.args) } end
+  if wire.tools then wire.tools = json.array { table.unpack(wire.tools) } end
   for _, k in ipairs { "env", "headers" } do
     if wire[k] then
       local copy = json.object()
@@ -202,7 +225,7 @@ function CHECKS.system_prompt(v, level)
     fail("system_prompt", "a string, a list of strings, {type='preset', append=...}, "
       .. "{type='custom', prompt=...} or {type='file', path=...} expected", level + 1)
   end
-  check_fields("system_prompt", v, fields, level + 1)
+  check_fields("system_prompt", v, fields)
   if v.type == "file" and type(v.path) ~= "string" then
     fail("system_prompt", "'path' is required with type 'file'", level + 1)
   elseif v.type == "custom" and v.prompt == nil then
@@ -218,11 +241,10 @@ end }
 local ASK_USER_QUESTION = { preview_format = one_of("markdown", "html"),
   extended_questions = is_boolean, optional_descriptions = is_boolean }
 
-function CHECKS.tool_config(v, level)
-  check_fields("tool_config", v, TOOL_CONFIG, level + 1)
+function CHECKS.tool_config(v)
+  check_fields("tool_config", v, TOOL_CONFIG)
   if v.ask_user_question then
-    check_fields("tool_config.ask_user_question", v.ask_user_question, ASK_USER_QUESTION,
-      level + 1)
+    check_fields("tool_config.ask_user_question", v.ask_user_question, ASK_USER_QUESTION)
   end
 end
 
@@ -254,8 +276,7 @@ end
 
 function CHECKS.tools(v, level)
   if v.type ~= nil or v.preset ~= nil then
-    check_fields("tools", v, { type = one_of("preset"), preset = one_of("claude_code") },
-      level + 1)
+    check_fields("tools", v, { type = one_of("preset"), preset = one_of("claude_code") })
     return
   end
   local msg = string_list(v)
@@ -274,15 +295,14 @@ function CHECKS.thinking(v, level)
   if THINKING.type(v.type) then
     fail("thinking", "type 'adaptive', 'enabled' or 'disabled' expected", level + 1)
   end
-  check_fields("thinking", v, THINKING, level + 1)
+  check_fields("thinking", v, THINKING)
 end
 
 function CHECKS.output_format(v, level)
   if v.type ~= "json_schema" or type(v.schema) ~= "table" then
     fail("output_format", "{type='json_schema', schema={...}} expected", level + 1)
   end
-  check_fields("output_format", v, { type = is_string, schema = is_table },
-    level + 1)
+  check_fields("output_format", v, { type = is_string, schema = is_table })
 end
 
 function CHECKS.plugins(v, level)
@@ -291,14 +311,13 @@ function CHECKS.plugins(v, level)
     if type(p) ~= "table" or p.type ~= "local" or type(p.path) ~= "string" then
       fail("plugins", "item " .. i .. ": {type='local', path=...} expected", level + 1)
     end
-    check_fields("plugins[" .. i .. "]", p, { type = is_string, path = is_string },
-      level + 1)
+    check_fields("plugins[" .. i .. "]", p, { type = is_string, path = is_string })
   end
 end
 
 function CHECKS.task_budget(v, level)
   if type(v) == "number" then return end
-  check_fields("task_budget", v, { total = is_number }, level + 1)
+  check_fields("task_budget", v, { total = is_number })
   if type(v.total) ~= "number" then fail("task_budget", "'total' is required", level + 1) end
 end
 
@@ -358,6 +377,10 @@ M.AGENT_KEYS = {
   disallowed_tools = "disallowedTools", model = "model", skills = "skills", memory = "memory",
   mcp_servers = "mcpServers", initial_prompt = "initialPrompt", max_turns = "maxTurns",
   background = "background", effort = "effort", permission_mode = "permissionMode",
+  -- the TypeScript Agent SDK 0.3.337's
+  omit_claude_md = "omitClaudeMd", auto_compact_window = "autoCompactWindow",
+  observer = "observer", observer_message = "observerMessage",
+  critical_system_reminder_experimental = "criticalSystemReminder_EXPERIMENTAL",
 }
 local AGENT_WIRE = {}
 for _, wire in pairs(M.AGENT_KEYS) do AGENT_WIRE[wire] = wire end
@@ -367,10 +390,17 @@ function CHECKS.agents(v, level)
     if type(def) ~= "table" then
       fail("agents", "entry '" .. tostring(name) .. "' must be a table", level + 1)
     end
-    for k in pairs(def) do
-      if not (M.AGENT_KEYS[k] or AGENT_WIRE[k]) then
-        errors.unknown_field(k, M.AGENT_KEYS, fname, "agents." .. tostring(name))
+    for k, fv in pairs(def) do
+      if not (M.AGENT_KEYS[k] or AGENT_WIRE[k]) then -- a newer CLI's: camelCase on the wire
+        compat.unknown(k, fv, M.AGENT_KEYS, fname, "agents." .. tostring(name), strict,
+          "'" .. compat.camel(tostring(k)) .. "'")
       end
+    end
+    -- CLI 2.1.337 drops every agent, without a word, for a window under 100000 tokens
+    local window = def.auto_compact_window or def.autoCompactWindow
+    if window ~= nil and (math.type(window) ~= "integer" or window < 100000) then
+      fail("agents." .. tostring(name) .. ".auto_compact_window",
+        "an integer of at least 100000 tokens expected, got " .. tostring(window))
     end
   end
 end
@@ -379,6 +409,7 @@ end
 -- `level` naming the first bad one.
 function M.check(options, level, public_name)
   fname = public_name or "query"
+  strict = options.strict == true
   for name, check in pairs(CHECKS) do
     local v = options[name]
     if v ~= nil then check(v, level + 1) end

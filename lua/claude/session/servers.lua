@@ -132,4 +132,18 @@ function M.manifests(router, names)
   return out
 end
 
+--- `initialize.sdkMcpServerConfigs`, by server name, or nil when no in-process server has
+-- settings: a server's `timeout` (milliseconds), as the TypeScript SDK sends it.
+function M.configs(router, names)
+  local out
+  for _, name in ipairs(names) do
+    local server = router:servers()[name]
+    if type(server) == "table" and server.kind == "server" and server.timeout then
+      out = out or {}
+      out[name] = { timeout = server.timeout }
+    end
+  end
+  return out
+end
+
 return M

@@ -31,14 +31,24 @@ function M.find_cli()
   local on_path = process.which("claude")
   if on_path then return on_path end
   local places = {}
+  -- a node_modules: the claude-code package's .bin, or the Agent SDK's platform package
+  -- (the newest CLIs ship only there; tools/install-cli.sh installs one)
+  local function add(root)
+    places[#places + 1] = root .. "/node_modules/.bin/claude"
+    for _, name in ipairs(core.scandir(root .. "/node_modules/@anthropic-ai") or {}) do
+      if name:match("^claude%-agent%-sdk%-") then
+        places[#places + 1] = root .. "/node_modules/@anthropic-ai/" .. name .. "/claude"
+      end
+    end
+  end
   local exe = core.exepath()
   if exe then
     exe = core.realpath(exe) or exe
     local bin = dirname(exe)
-    places[#places + 1] = bin .. "/../node_modules/.bin/claude" -- build/claudelua in a checkout
-    places[#places + 1] = bin .. "/node_modules/.bin/claude"
+    add(bin .. "/..") -- build/claudelua in a checkout
+    add(bin)
   end
-  places[#places + 1] = (core.cwd() or ".") .. "/node_modules/.bin/claude"
+  add(core.cwd() or ".")
   for _, p in ipairs(places) do
     if executable(p) then return core.realpath(p) or p end
   end

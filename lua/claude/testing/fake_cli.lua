@@ -37,7 +37,7 @@ local fmt = string.format
 local M = {}
 
 --- The CLI version the fake claims to be.
-M.version = "2.1.332"
+M.version = "2.1.337"
 M.build_time = "2026-08-28T00:00:00Z"
 M.default_model = "claude-sonnet-4-5"
 
