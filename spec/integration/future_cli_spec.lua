@@ -156,8 +156,10 @@ describe("a future CLI", function()
     local init = log:find("control_request", "initialize").request
     assert.same({ lanes = 3 }, init.hyperlaneRouting)
     assert.equal("w", init.agents.scout.warpSignature)
-    local config = json.decode(log:flag("--mcp-config"))
-    assert.equal("beam", config.mcpServers.far.quasar_transport)
+    -- (the servers go in initialize by default, or on the command line with "argv")
+    local flag = log:flag("--mcp-config")
+    local servers = flag and json.decode(flag).mcpServers or init.mcpServers
+    assert.equal("beam", servers.far.quasar_transport)
     local d
     for _, m in ipairs(got) do if m.subtype == "decision" then d = m.decision end end
     assert.equal("config", d.decisionClassification)
