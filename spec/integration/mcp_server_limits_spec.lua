@@ -418,9 +418,11 @@ describe("claudelua mcp --http: what a client can make the server remember", fun
         end
       end)
       -- the calls go on after their streams were left (on a loaded machine most of their
-      -- events come after the close): first what they leave is held, then it comes back
+      -- events come after the close): first what they leave is held (past the 8 MiB of
+      -- growth the trim looks for; about 18 MiB on a quiet machine, 10 to 11 under load),
+      -- then it comes back
       local deadline, now = core.now() + 60, rss(s.pid)
-      while peak - base < 12 * MiB and core.now() < deadline do
+      while peak - base < 9 * MiB and core.now() < deadline do
         claude.sleep(0.2)
         now = rss(s.pid)
         if now > peak then peak = now end
@@ -433,7 +435,7 @@ describe("claudelua mcp --http: what a client can make the server remember", fun
       end
       talking = false
       trickle:join(30)
-      assert(peak - base >= 12 * MiB, ("the load held only %.1f MiB"):format((peak - base) / MiB))
+      assert(peak - base >= 9 * MiB, ("the load held only %.1f MiB"):format((peak - base) / MiB))
       assert(now <= base + 6 * MiB, ("%.1f MiB of the %.1f MiB the load took are still held")
         :format((now - base) / MiB, (peak - base) / MiB))
     end, 120))
