@@ -49,15 +49,15 @@ describe("the Agent SDK 0.3.337's names on CLI " .. e2e.cli_version(), function(
     return
   end
   local warnings
-  local sink = compat.sink
+  local sink
   before_each(function()
     harness.before()
     compat.reset()
     warnings = {}
-    compat.sink = function(msg) warnings[#warnings + 1] = msg end
+    sink = compat.set_sink(function(msg) warnings[#warnings + 1] = msg end)
   end)
   after_each(function()
-    compat.sink = sink
+    compat.set_sink(sink)
     assert.same({}, warnings) -- each name here is one claudelua knows
     harness.after()
   end)

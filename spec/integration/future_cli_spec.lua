@@ -12,15 +12,15 @@ local harness = require "support.harness"
 
 describe("a future CLI", function()
   local warnings
-  local sink = compat.sink
+  local sink
   before_each(function()
     harness.before()
     compat.reset()
     warnings = {}
-    compat.sink = function(msg) warnings[#warnings + 1] = msg end
+    sink = compat.set_sink(function(msg) warnings[#warnings + 1] = msg end)
   end)
   after_each(function()
-    compat.sink = sink
+    compat.set_sink(sink)
     testing.cleanup()
     harness.after()
   end)

@@ -32,13 +32,13 @@ local ROWS = {
 
 describe("a newer CLI's name or a typo", function()
   local warnings
-  local sink = compat.sink
+  local sink
   before_each(function()
     compat.reset()
     warnings = {}
-    compat.sink = function(msg) warnings[#warnings + 1] = msg end
+    sink = compat.set_sink(function(msg) warnings[#warnings + 1] = msg end)
   end)
-  after_each(function() compat.sink = sink end)
+  after_each(function() compat.set_sink(sink) end)
 
   for _, row in ipairs(ROWS) do
     local what, new, typo, typo_err, full = row[1], row[2], row[3], row[4], row[5]

@@ -30,4 +30,22 @@ describe("a task handle", function()
     end
     assert.same({ "working", "input_required", "working", "completed" }, seen)
   end)
+
+  -- a notification says `failed` alone; the reason is the task's, from tasks/get (on a
+  -- loaded machine the notification often comes before the client's next poll)
+  it("asks the server why a task failed when a notification told only that it did", function()
+    local asked = {}
+    local client = { name = "s", era = "modern" }
+    local t = assert(tasks.new(client, function(method, params)
+      asked[#asked + 1] = method
+      return { taskId = params.taskId, status = "failed",
+        error = { code = -32603, message = "the job broke" } }
+    end, { taskId = "task-1", status = "working" }, { name = "failing" }))
+    t:notified("notifications/tasks", { taskId = "task-1", status = "failed" })
+    local r, err, kind = t:wait()
+    assert.is_nil(r)
+    assert.equal("remote", kind)
+    assert.matches("the job broke", err.message, 1, true)
+    assert.same({ "tasks/get" }, asked)
+  end)
 end)

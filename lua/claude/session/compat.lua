@@ -17,6 +17,7 @@
 -- registrations and in server configs without an error (checked against 2.1.337), so
 -- passing them on cannot stop a session.
 -- @module claude.session.compat
+local core = require "claude.core"
 local errors = require "claude.errors"
 
 local M = {}
@@ -25,24 +26,34 @@ local M = {}
 -- the two equal).
 M.CLI_VERSION = "2.1.337"
 
--- Names already warned about, so that a loop opening sessions warns once.
-local warned = {}
+-- The names already warned about (so that a loop opening sessions warns once) and where
+-- the warnings go: one of each per Lua state, kept in the core module's table, so that a
+-- second copy of this module (a test runner that reloads Lua modules between files, while
+-- the loaded `claude` keeps the first copy) shares them.
+local state = core.session_compat
+if not state then
+  state = { warned = {}, sink = function(msg) io.stderr:write("claude: ", msg, "\n") end }
+  core.session_compat = state
+end
 
---- Where the warnings go (a spec replaces it to count them).
-function M.sink(msg)
-  io.stderr:write("claude: ", msg, "\n")
+--- Sets where the warnings go (a spec counts them); returns the function before.
+-- @tparam function fn called with each warning's text
+function M.set_sink(fn)
+  local before = state.sink
+  state.sink = fn
+  return before
 end
 
 --- Forgets the names already warned about (for specs).
 function M.reset()
-  warned = {}
+  state.warned = {}
 end
 
 --- Warns once about the name `full` (e.g. "agents.a.fooBar").
 function M.warn(full, fname, passed_as)
-  if warned[full] then return end
-  warned[full] = true
-  M.sink(string.format("unknown field '%s' to '%s': not a name of CLI %s (the newest "
+  if state.warned[full] then return end
+  state.warned[full] = true
+  state.sink(string.format("unknown field '%s' to '%s': not a name of CLI %s (the newest "
     .. "claudelua knows), so passed to the CLI as %s (strict = true refuses it)", full, fname,
     M.CLI_VERSION, passed_as))
 end

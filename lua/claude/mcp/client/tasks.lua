@@ -228,6 +228,13 @@ function Task:wait(opts)
   end
   while true do
     if TERMINAL[self.status] then
+      -- a notification tells the status alone: a failure's reason comes with tasks/get
+      if self.status == "failed" and self.error == nil and self.status_message == nil
+          and self.era == "modern" and not self.asked_end then
+        self.asked_end = true
+        local g, gerr, gkind = self:get()
+        if not g then return nil, gerr, gkind end
+      end
       local r, err, kind = outcome(self)
       if r ~= nil or err then return r, err, kind end
       if self.era ~= "modern" then
