@@ -85,22 +85,7 @@ local function modern_msg(method, params, caps, token)
   return { jsonrpc = "2.0", id = ids, method = method, params = params }, h
 end
 
--- The answer to one POST (JSON, or the answer among an event stream's data lines).
-local function post(url, body, headers)
-  local resp, err = http.request { method = "POST", url = url, headers = headers,
-    body = json.encode(body), timeout = 30 }
-  if not resp then
-    assert(err.kind == "http", tostring(err))
-    resp = { status = err.status, headers = err.headers, body = err.body }
-  end
-  if (resp.headers["content-type"] or ""):match("^text/event%-stream") then
-    for data in resp.body:gmatch("data: ([^\n]*)") do
-      local m = data ~= "" and json.decode(data)
-      if type(m) == "table" and m.id == body.id then return m, resp end
-    end
-  end
-  return resp.body ~= "" and json.decode(resp.body) or nil, resp
-end
+local post = mcp_http.post
 
 local function modern(url, method, params, caps, token)
   return (post(url, modern_msg(method, params, caps, token)))

@@ -5,7 +5,6 @@
 -- 2026-07-28, and the answers must be those of the same requests without it (or a refusal).
 local process = require "claude.process"
 local json = require "claude.json"
-local http = require "claude.http.client"
 local harness = require "support.harness"
 local mcp_http = require "support.mcp_http"
 
@@ -71,39 +70,20 @@ local function stdio_peer(file)
   return peer
 end
 
--- The JSON-RPC answer to `id` in a body: JSON, or an event stream's data lines.
-local function body_answer(resp, id)
-  local body = resp.body
-  if (resp.headers["content-type"] or ""):match("^text/event%-stream") then
-    for data in body:gmatch("data: ([^\n]*)") do
-      local m = data ~= "" and json.decode(data)
-      if type(m) == "table" and m.id == id and m.method == nil then return m end
-    end
-    error("no answer in the event stream: " .. body)
-  end
-  return json.decode(body)
-end
-
 local function http_peer(url, era)
   local session
   local peer = { close = function() end }
   function peer.request(msg)
-    local h = { ["content-type"] = "application/json",
-      accept = "application/json, text/event-stream" }
+    local h = {}
     if era == MODERN then
       h["mcp-protocol-version"], h["mcp-method"] = MODERN, msg.method
       if msg.method == "tools/call" then h["mcp-name"] = msg.params.name end
     elseif session then
       h["mcp-protocol-version"], h["mcp-session-id"] = LEGACY, session
     end
-    local resp, err = http.request { method = "POST", url = url, headers = h,
-      body = json.encode(msg), timeout = 30 }
-    if not resp then
-      assert(err.kind == "http", tostring(err))
-      resp = { status = err.status, headers = err.headers, body = err.body }
-    end
+    local m, resp = mcp_http.post(url, msg, h)
     if msg.method == "initialize" then session = resp.headers["mcp-session-id"] end
-    return body_answer(resp, msg.id)
+    return assert(m, "no answer: " .. resp.body)
   end
   return peer
 end
