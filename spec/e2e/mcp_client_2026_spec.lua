@@ -268,7 +268,8 @@ describe("claude.mcp tasks", function()
     assert.matches("^task%-", t.id)
     assert.equal("working", t.status)
     -- (the tool may have ended by now on a loaded machine: either, never another)
-    assert.matches("^working$", (assert(t:get()).status:gsub("^completed$", "working")))
+    local now = assert(t:get()).status
+    assert.is_true(now == "working" or now == "completed", now)
     assert.equal("slow done", text(assert(t:wait())))
     assert.equal("completed", t.status)
     assert.same({ "working", "completed" }, seen) -- a status that ended never comes back
