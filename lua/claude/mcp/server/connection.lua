@@ -60,15 +60,17 @@ local era = require "claude.mcp.era"
 local modern = require "claude.mcp.server.modern"
 local apps = require "claude.mcp.apps"
 local limits_mod = require "claude.mcp.server.limits"
+local call = require "claude.mcp.call"
+-- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
+-- spec/unit/call_record_spec.lua holds them to the module's)
+local ID <const>, TAG <const>, SERVER <const>, REPLY <const> = 1, 8, 9, 10
+local AUTH <const>, REQ <const> = 11, 12
 local check = modern.check
-local PV, CAPS, LEVEL = era.META.protocol_version, era.META.client_capabilities,
-  era.META.log_level
-local LATEST = era.LATEST_MODERN
 
 local M = {}
 
 local rpc_error, null, jobject = core.jsonrpc_error, json.null, json.object
-local call_message = router_mod.call_message
+local usual_envelope, usual_call = modern.usual_envelope, modern.usual_call
 local type, fmt = type, string.format
 local misuse, typename = errors.misuse, content.typename
 
@@ -302,11 +304,8 @@ local function receive_modern(self, msg, auth)
   if id ~= nil then
     -- the usual request (the version we speak, capabilities, no log level) without a call
     local params = msg.params
-    local meta = type(params) == "table" and params._meta
-    local caps = type(meta) == "table" and meta[CAPS]
     local code, message, data
-    if not (caps and meta[PV] == LATEST and type(caps) == "table" and caps[1] == nil
-        and getmetatable(caps) ~= json.array_mt and meta[LEVEL] == nil) then
+    if not usual_envelope(type(params) == "table" and params._meta) then
       code, message, data = check(msg, false)
     end
     if code then
@@ -387,43 +386,22 @@ function Conn:receive(msg, auth)
   receive_one(self, msg, auth)
 end
 
---- A `tools/call` a stream's envelope reader took apart (`core.envelope_reader("request")`,
--- core.MCP_CALL): `receive` of the message it was (`claude.mcp.router.call_message`), which
--- a connection of the legacy era hands the router without making it. (A connection pinned
--- to the modern era has a `call` of its own: `claude.mcp.server.modern`'s `caller`, which
--- comes here for what it does not serve.)
--- @param id
--- @tparam string name the tool's name
--- @param args the arguments as decoded (a table, json.null or nil)
--- @param meta `_meta` as decoded, nil, core.MCP_CALL (`token` and `tool_use_id` are its
---   values) or the text of a modern envelope (`version` is its protocol version)
--- @param[opt] token
--- @param[opt] tool_use_id
--- @param[opt] version
--- @tparam[opt] table auth
-function Conn:call(id, name, args, meta, token, tool_use_id, version, auth)
+--- A `tools/call` a reader took apart into a call record (`claude.mcp.call`: a stream's
+-- envelope reader, the HTTP transport's): the connection's answer to the message it was. A
+-- connection of the legacy era hands the record to the router; one pinned to the modern era,
+-- with the usual envelope, to its modern server; any other call is the message it was
+-- (`receive`). (A connection of the modern era has a `call` of its own:
+-- `claude.mcp.server.modern`'s `caller`, which comes here for what it does not serve.)
+-- @tparam table rec the call record; `auth` is the request's verified token
+-- @return the call's context while it runs, else nil
+function Conn:call(rec)
   local pinned = not self.closed and self.era
   if pinned == "legacy" then
-    return self._router:call(self._key, name, args, meta, id, self._reply, id, auth, self._req,
-      token, tool_use_id)
+    rec[SERVER], rec[REPLY], rec[TAG], rec[REQ] = self._key, self._reply, rec[ID], self._req
+    return self._router:call(rec)
   end
-  if pinned == "modern" then
-    -- the usual envelope (receive_modern's check, inline): as text (the version given), the
-    -- reader checked it but for the version
-    if version ~= nil then
-      if version == LATEST then
-        return self._modern:call(id, name, args, meta, token, tool_use_id, self._mout, auth,
-          true)
-      end
-    else
-      local caps = type(meta) == "table" and meta[CAPS]
-      if caps and meta[PV] == LATEST and type(caps) == "table" and caps[1] == nil
-          and getmetatable(caps) ~= json.array_mt and meta[LEVEL] == nil then
-        return self._modern:call(id, name, args, meta, token, tool_use_id, self._mout, auth)
-      end
-    end
-  end
-  return self:receive(call_message(id, name, args, meta, token, tool_use_id), auth)
+  if pinned == "modern" and usual_call(rec) then return self._modern:call(rec, self._mout) end
+  return self:receive(call.message(rec), rec[AUTH])
 end
 
 --- A line or body that is not JSON: answered with -32700 (id null); the connection goes on.
