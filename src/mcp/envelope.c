@@ -887,7 +887,7 @@ static int l_envelope_read(lua_State *L) {
   luaL_argcheck(L, record || lua_isnoneornil(L, 3), 3, "a call record (table) expected");
   lua_settop(L, 3);
   n = fn(L, line, len, 0, (claude_envelope_state *)lua_touserdata(L, lua_upvalueindex(1)));
-  if (n > 0 && record && fn != read_response_line) return claude_call_record_fill(L, 3, n);
+  if (n > 0 && record && fn != read_response_line) return claude_call_record_fill(L, 3, n, NULL);
   return n;
 }
 

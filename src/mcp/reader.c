@@ -22,7 +22,8 @@ typedef struct envelope_reader {
   /* the value bound to the reader, or LUA_NOREF: a core.pending set (the reader
    * of answers), or the call record a reader of tool calls fills */
   int bound_ref;
-  int fills; /* the bound value is a call record */
+  int fills;       /* the bound value is a call record */
+  unsigned filled; /* its slots that hold a value (claude_call_record_fill) */
   claude_envelope_state state;
 } envelope_reader;
 
@@ -43,7 +44,7 @@ static int reader_read(claude_line_reader *lr, lua_State *L, const char *line, s
   n = r->read(L, line, len, bound, &r->state);
   r->state.ids = NULL;
   if (n == CLAUDE_ENVELOPE_DONE) return CLAUDE_READER_DONE; /* (the bound value goes too) */
-  if (n > 0 && r->fills) n = claude_call_record_fill(L, bound, n);
+  if (n > 0 && r->fills) n = claude_call_record_fill(L, bound, n, &r->filled);
   lua_remove(L, bound);
   return n;
 }
@@ -83,6 +84,7 @@ static int l_envelope_reader(lua_State *L) {
   r->read = fn;
   r->bound_ref = LUA_NOREF;
   r->fills = !answers && !lua_isnoneornil(L, 2);
+  r->filled = ~0u; /* (what the record held: unknown) */
   claude_envelope_state_init(&r->state);
   luaL_setmetatable(L, CLAUDE_LINE_READER);
   if (!lua_isnoneornil(L, 2)) {

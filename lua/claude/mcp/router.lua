@@ -511,7 +511,6 @@ local call_worker = async.worker(function(task, t, ctx, rec)
   local function serve()
     while true do
       args, id, reply, tag = rec[ARGS], rec[ID], rec[REPLY], rec[TAG]
-      rec = nil -- (an idle worker holds nothing of its last call)
       if args == nil or args == null then args = jobject() end
       local valid, verr = t.validate(args)
       if not valid then

@@ -63,7 +63,7 @@ local limits_mod = require "claude.mcp.server.limits"
 local call = require "claude.mcp.call"
 -- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
 -- spec/unit/call_record_spec.lua holds them to the module's)
-local ID <const>, TAG <const>, SERVER <const>, REPLY <const> = 1, 8, 9, 10
+local TAG <const>, SERVER <const>, REPLY <const> = 8, 9, 10
 local AUTH <const>, REQ <const> = 11, 12
 local check = modern.check
 
@@ -397,7 +397,12 @@ end
 function Conn:call(rec)
   local pinned = not self.closed and self.era
   if pinned == "legacy" then
-    rec[SERVER], rec[REPLY], rec[TAG], rec[REQ] = self._key, self._reply, rec[ID], self._req
+    -- (the answer needs no tag: its id says which request it ends; a record that served
+    -- this connection last holds its values still)
+    local reply = self._reply
+    if rec[REPLY] ~= reply then
+      rec[SERVER], rec[REPLY], rec[TAG], rec[REQ] = self._key, reply, nil, self._req
+    end
     return self._router:call(rec)
   end
   if pinned == "modern" and usual_call(rec) then return self._modern:call(rec, self._mout) end

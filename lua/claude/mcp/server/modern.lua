@@ -609,7 +609,9 @@ function Modern:caller(out, fallback, write)
       local u = usual[name]
       if u == nil then u = usual_of(self, name) end
       if u then
-        rec[SERVER], rec[REPLY], rec[TAG], rec[REQ] = self._key, answer, name, req
+        -- (a record that served this connection last holds its values still)
+        if rec[REPLY] ~= answer then rec[SERVER], rec[REPLY], rec[REQ] = self._key, answer, req end
+        rec[TAG] = name
         return router:call(rec)
       end
     end
