@@ -57,15 +57,21 @@ local router_mod = require "claude.mcp.router"
 local content = require "claude.mcp.content"
 local tool = require "claude.mcp.tool"
 local era = require "claude.mcp.era"
-local modern = require "claude.mcp.server.modern"
 local apps = require "claude.mcp.apps"
 local limits_mod = require "claude.mcp.server.limits"
-local check = modern.check
 local PV, CAPS, LEVEL = era.META.protocol_version, era.META.client_capabilities,
   era.META.log_level
 local LATEST = era.LATEST_MODERN
 
 local M = {}
+
+-- The modern era's server (with its tasks, skills and requestState), loaded by the first
+-- message of that era: a legacy client's start-up does not wait for it.
+local modern_mod
+local function modern()
+  modern_mod = modern_mod or require "claude.mcp.server.modern"
+  return modern_mod
+end
 
 local rpc_error, null, jobject = core.jsonrpc_error, json.null, json.object
 local call_message = router_mod.call_message
@@ -282,7 +288,7 @@ end
 local function modern_of(self)
   local m = self._modern
   if m then return m end
-  m = modern.new(self._server, { state = self._state, limits = self._limits })
+  m = modern().new(self._server, { state = self._state, limits = self._limits })
   local send_result = self._send_result
   self._mout = { own_ids = true,
     send = function(_, msg) return out(self, msg, msg.id) end,
@@ -307,7 +313,7 @@ local function receive_modern(self, msg, auth)
     local code, message, data
     if not (caps and meta[PV] == LATEST and type(caps) == "table" and caps[1] == nil
         and getmetatable(caps) ~= json.array_mt and meta[LEVEL] == nil) then
-      code, message, data = check(msg, false)
+      code, message, data = modern().check(msg, false)
     end
     if code then
       if method == "initialize" and era.claimed(msg) == nil then
@@ -342,7 +348,7 @@ local function receive_one(self, msg, auth)
     end
   elseif id ~= nil and valid_id(id) then
     if method == "initialize" then return initialize(self, msg, id) end
-    if not self.initialized and modern.is_modern(msg) then
+    if not self.initialized and modern().is_modern(msg) then
       return receive_modern(self, msg, auth)
     end
     if not self.initialized and method ~= "ping" then
