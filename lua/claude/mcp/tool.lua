@@ -203,7 +203,7 @@ local function build_tool(spec, labels)
     listing = listing, budget = budget.check(spec.budget, "tool '" .. name .. "'"),
     task = task, view = view,
   }, Tool)
-  if not validate then t.validate = schema.on_first_call(input_schema, t, "validate") end
+  if not validate then t.validate = schema._on_first_call(input_schema, t, "validate") end
   return t
 end
 

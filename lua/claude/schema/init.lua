@@ -259,14 +259,11 @@ M.validator = errors.public(function(json_schema, opts)
   return f
 end)
 
---- A validator of a schema known to compile (what `parse` says always compiles), compiled
--- by its first call, which also stores the compiled one in `holder[field]` (so that later
--- calls go to it directly): the validator is loaded when a value is first checked.
--- @tparam table json_schema
--- @tparam table holder
--- @param field
--- @treturn function `(value) -> true | nil, err, "validation"`
-function M.on_first_call(json_schema, holder, field)
+-- Internal (claude.mcp.tool): a validator of a schema known to compile (one `parse` says
+-- always compiles), compiled by its first call, which also stores the compiled one in
+-- `holder[field]` so that later calls go to it directly: the validator's modules load when
+-- a value is first checked, not when a tool is defined.
+function M._on_first_call(json_schema, holder, field)
   local compiled
   return function(value)
     if not compiled then
