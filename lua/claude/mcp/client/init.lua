@@ -801,7 +801,11 @@ local function task_request(self)
   end
 end
 
-local function call_tool(self, name, args, opts)
+-- A call of a tool: every way of calling one, the usual one's first round aside (below).
+-- `first`: the answer of the first round when Client.call_tool wrote that round itself
+-- (`{ result, err, kind, modern }`: request_written's values, and whether the round carried
+-- the modern envelope); the call goes on from it.
+local function call_tool(self, name, args, opts, first)
   check_self(self, "call_tool")
   if type(name) ~= "string" then
     misuse("bad argument #1 to 'call_tool' (string expected, got %s)", errors.typename(name))
@@ -847,7 +851,17 @@ local function call_tool(self, name, args, opts)
     local ttl = type(want_task) == "table" and tonumber(want_task.ttl)
     params.task = ttl and { ttl = math.floor(ttl * 1000) } or jobject()
   end
-  local r = pack(pcall(request, self, "tools/call", params, timeout, ropts))
+  local r
+  if not first then
+    r = pack(pcall(request, self, "tools/call", params, timeout, ropts))
+  elseif first.modern then -- its rounds, from the first one's answer on
+    ropts.first = first
+    r = pack(pcall(modern.request, self, self.send_one, "tools/call", params, ropts, timeout))
+    ropts.first = nil
+  else -- (UNCHECKED: a result the reader did not check; it is, below)
+    local err = first.err
+    r = { true, first.result, err ~= UNCHECKED and err or nil, first.kind }
+  end
   if r[1] and r[2] == nil and self.era == "modern" and type(r[3]) == "table"
     and r[3].code == era.ERRORS.header_mismatch
     and not (self.tool_headers and self.tool_headers[name]) then
@@ -885,6 +899,8 @@ M.output_schemas = output.schemas
 -- output schema (`timeout` when checking it would outlast `deadline`, a `core.now()` or nil).
 M.check_output = output.check
 
+local public_call_tool = public(call_tool)
+
 --- Calls a tool. A result with `isError` is a result (the tool failed, the
 -- call did not). When `list_tools` has listed the tool with an `outputSchema`, a result
 -- whose `structuredContent` is missing or does not match it is `nil, err, "validation"`.
@@ -894,137 +910,36 @@ M.check_output = output.check
 --   message), meta = { ... } }`
 -- @return the CallToolResult | nil, err, kind
 -- @function call_tool
-local public_call_tool = public(call_tool)
-
--- A plain call's result (call_plain's, Client.call_tool's): a task the server chose to make
--- waited for, the tool's output schema checked. `start`: the call's `core.now()` when the
--- tool has an output schema (else nil: now).
-local function plain_answered(self, name, result, start)
-  if type(result) ~= "table" then return not_object(self) end
-  local task = result.task
-  if task ~= nil and result.content == nil then
-    -- a task the server chose to make: the call waits for its end (call_tool's way)
-    local timeout = self.opts.timeout
-    local t, err, kind = tasks.new(self, task_request(self), task, { name = name,
-      timeout = timeout, report = function(e) report(self, e) end })
-    if not t then return nil, err, kind end
-    return check_output(self, name, timeout and (start or now()) + timeout,
-      t:wait { timeout = timeout or nil })
-  end
-  local schemas = self.output_schemas
-  if not schemas or schemas[name] == nil then return result end
-  local timeout = self.opts.timeout
-  return check_output(self, name, timeout and (start or now()) + timeout, result)
-end
-
--- A modern call's answer, after its first round (modern_first: written by call_plain) or all
--- its rounds (modern.call): an x-mcp-header tool the client had not listed called once more,
--- a task waited for.
-local function modern_rest(self, name, args, result, err, kind, start)
-  if result == nil and type(err) == "table" and err.code == era.ERRORS.header_mismatch
-    and not (self.tool_headers and self.tool_headers[name]) then
-    -- call_tool's way: an x-mcp-header tool not listed yet, listed now, called once more
-    local listed = list_all(self, "tools/list", "tools", { cache = false }, "call_tool")
-    if listed and self.tool_headers and self.tool_headers[name] then
-      result, err, kind = modern.call(self, self.send_one, { name = name,
-        arguments = args or jobject() }, name, self.opts.timeout)
-    end
-  end
-  if result == nil then return nil, err, kind end
-  if err == "task" then
-    local timeout = self.opts.timeout
-    local t, terr, tkind = tasks.new(self, task_request(self), result, { name = name,
-      timeout = timeout, report = function(e) report(self, e) end })
-    if not t then return nil, terr, tkind end
-    return check_output(self, name, timeout and (start or now()) + timeout,
-      t:wait { timeout = timeout or nil })
-  end
-  return plain_answered(self, name, result, start)
-end
-
--- The answer to a modern call's first round, written with the envelope's JSON: a complete
--- result is the call's, anything else goes on through its rounds (modern.call_answered).
--- (err rpc.UNCHECKED: a result request_written's `usual` did not check)
-local function modern_first(self, name, args, timeout, result, err, kind, start)
-  if err == UNCHECKED then err = nil end
-  if err ~= nil or type(result) ~= "table" or result.resultType ~= "complete" then
-    result, err, kind = modern.call_answered(self, self.send_one, { name = name,
-      arguments = args, _meta = nil }, name, timeout, result, err, kind)
-  else
-    result.resultType = nil
-  end
-  return modern_rest(self, name, args, result, err, kind, start)
-end
-
--- The usual call (no options, connected, no OAuth): call_tool's way with nothing it does
--- not need (no protected call: nothing here is a misuse).
-local function call_plain(self, name, args)
-  local conn = self.conn
-  local write_call = conn.transport.write_call
-  local result, err, kind
-  local schemas = self.output_schemas
-  local start = schemas and schemas[name] and now() -- (a deadline for checking the output)
-  if self.era == "modern" then -- its rounds (claude.mcp.client.modern), written by send_one
-    local tail = write_call and modern.plain_tail(self)
-    if tail then -- the first round written here, send_one's way (the envelope's JSON made)
-      local timeout = self.opts.timeout
-      args = args or jobject()
-      result, err, kind = conn.peer:request_written("tools/call", write_call, timeout, name,
-        args, tail, true)
-      return modern_first(self, name, args, timeout, result, err, kind, start)
-    end
-    result, err, kind = modern.call(self, self.send_one, { name = name,
-      arguments = args or jobject(), _meta = nil }, name, self.opts.timeout) -- (room: _meta)
-    return modern_rest(self, name, args, result, err, kind, start)
-  elseif write_call then -- the transport writes it around name and arguments
-    result, err, kind = conn.peer:request_written("tools/call", write_call, self.opts.timeout,
-      name, args or jobject())
-  else
-    result, err, kind = conn.peer:request("tools/call", { name = name,
-      arguments = args or jobject() }, self.opts.timeout)
-  end
-  if result == nil then return nil, err, kind end
-  return plain_answered(self, name, result, start)
-end
-
+--
+-- The usual call (no options, connected, no OAuth, a transport that writes a call around its
+-- name and arguments, no output schema to check, in the modern era the envelope's JSON made:
+-- modern.call_tail) has its first round written here; its usual answer (checked by the
+-- reader: request_written's `usual`) is the call's. Anything else is call_tool's, which goes
+-- on from that round's answer.
 function Client.call_tool(self, name, args, opts)
   -- (_class: a client's own field, for getmetatable's call with its __metatable look-up)
   -- (usual_call: the three types told in one C call, not three of type())
   if opts == nil and usual_call(self, name, args) and self._class == Client
     and self.state == "connected" and not self.closed and not self.provider then
-    -- call_plain's most usual ways, here without a call of it: written by the transport
-    -- around name and arguments (and, modern, the envelope's JSON: modern.plain_tail's, inline)
     local conn = self.conn
     local write_call = conn.transport.write_call
-    if write_call then
-      local result, err, kind
-      -- (a tool with an output schema: the call's start, its check's deadline)
-      local schemas = self.output_schemas
-      local start = schemas and schemas[name] and now()
-      if self.era ~= "modern" then
-        -- ("object": the reader tells a result that is an object; any other answer comes
-        -- with rpc.UNCHECKED, or an error)
-        result, err, kind = request_written(conn.peer, "tools/call", write_call,
-          self.opts.timeout, name, args or jobject(), nil, "object")
-        if err then
-          if result == nil then return nil, err, kind end
-          if type(result) ~= "table" then return not_object(self) end
-        end
-      else
-        local tail = self.envelope_tail -- (false once the envelope changes: modern.changed)
-        if not tail then return call_plain(self, name, args) end
-        local timeout = self.opts.timeout
-        args = args or jobject()
-        -- (usual: the usual complete answer comes checked, its resultType left out; any
-        -- other with an error or rpc.UNCHECKED, checked whole by modern_first)
-        result, err, kind = request_written(conn.peer, "tools/call", write_call, timeout, name,
-          args, tail, true)
-        if err then return modern_first(self, name, args, timeout, result, err, kind, start) end
+    local schemas = self.output_schemas
+    if write_call and not (schemas and schemas[name]) then
+      -- legacy: "object", a result the reader saw is an object comes alone; modern: true,
+      -- the usual complete answer comes alone, its resultType left out (the envelope's
+      -- JSON: false once the envelope changes, modern.changed)
+      local tail, usual = nil, "object"
+      if self.era == "modern" then
+        tail, usual = self.envelope_tail, true
+        if not tail then return public_call_tool(self, name, args) end
       end
-      if result.task == nil and not start then return result end
-      return plain_answered(self, name, result, start)
+      local result, err, kind = request_written(conn.peer, "tools/call", write_call,
+        self.opts.timeout, name, args or jobject(), tail, usual)
+      -- (a legacy result with `task` may be a task; a modern one's tasks have a resultType)
+      if err == nil and (tail or result.task == nil) then return result end
+      return public_call_tool(self, name, args, nil, { result = result, err = err,
+        kind = kind, modern = tail ~= nil })
     end
-    return call_plain(self, name, args)
   end
   return public_call_tool(self, name, args, opts)
 end
