@@ -132,35 +132,44 @@ end
 
 local public_call_tool = public(call_tool)
 
+-- The way the usual call's first round is written (Peer:request_written's `way`): by the
+-- transport, around the name and arguments (write_call), ended in the modern era by the
+-- envelope's JSON (modern.usual_tail), its answer checked by the reader as `usual` says.
+-- Made once for a connection in its era and envelope (modern.changed, which every
+-- handshake calls, forgets it: false); nil where there is none (a transport that does not
+-- write calls, OAuth).
+local function usual_way(self)
+  local write = not self.provider and self.conn.transport.write_call
+  local way = nil
+  if write and self.era == "modern" then
+    way = { method = "tools/call", write = write, tail = modern.usual_tail(self), usual = true,
+      modern = true }
+  elseif write then
+    way = { method = "tools/call", write = write, tail = nil, usual = "object", modern = false }
+  end
+  self.usual_way = way
+  return way
+end
+
 --- `Client:call_tool(name, args, opts)` (claude.mcp.client). The usual call (no options,
--- connected, no OAuth, a transport that writes a call around its name and arguments, no
--- output schema to check, in the modern era the envelope's JSON made: modern.call_tail) has
--- its first round written here; its usual answer (checked by the reader: request_written's
--- `usual`) is the call's. Anything else is call_tool's, which goes on from that round's
--- answer.
+-- connected, a way of writing it: usual_way, no output schema to check) has its first
+-- round written here; its usual answer (checked by the reader: request_written's `usual`)
+-- is the call's. Anything else is call_tool's, which goes on from that round's answer.
 function M.call_tool(self, name, args, opts)
   -- (_class: a client's own field, for getmetatable's call with its __metatable look-up)
   -- (usual_call: the three types told in one C call, not three of type())
   if opts == nil and usual_call(self, name, args) and self._class == Client
-    and self.state == "connected" and not self.closed and not self.provider then
-    local conn = self.conn
-    local write_call = conn.transport.write_call
+    and self.state == "connected" and not self.closed then
+    local way = self.usual_way
+    if way == false then way = usual_way(self) end
     local schemas = self.output_schemas
-    if write_call and not (schemas and schemas[name]) then
-      -- legacy: "object", a result the reader saw is an object comes alone; modern: true,
-      -- the usual complete answer comes alone, its resultType left out (the envelope's
-      -- JSON: false once the envelope changes, modern.changed)
-      local tail, usual = nil, "object"
-      if self.era == "modern" then
-        tail, usual = self.envelope_tail, true
-        if not tail then return public_call_tool(self, name, args) end
-      end
-      local result, err, kind = request_written(conn.peer, "tools/call", write_call,
-        self.opts.timeout, name, args or jobject(), tail, usual)
+    if way and not (schemas and schemas[name]) then
+      local result, err, kind = request_written(self.conn.peer, way, self.opts.timeout, name,
+        args or jobject())
       -- (a legacy result with `task` may be a task; a modern one's tasks have a resultType)
-      if err == nil and (tail or result.task == nil) then return result end
+      if err == nil and (way.modern or result.task == nil) then return result end
       return public_call_tool(self, name, args, nil, { result = result, err = err,
-        kind = kind, modern = tail ~= nil })
+        kind = kind, modern = way.modern })
     end
   end
   return public_call_tool(self, name, args, opts)

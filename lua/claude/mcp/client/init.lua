@@ -76,9 +76,9 @@ local function connect(opts)
     extensions = o.tasks and { [era.TASKS] = jobject() } or nil,
     -- read by every call_tool: present (a field that is absent costs a miss each time)
     provider = false, output_schemas = false, _class = Client,
-    -- the modern envelope, made once (claude.mcp.client.modern: forgotten by modern.changed
-    -- at each change of protocol_version or log_level)
-    envelope_now = false, envelope_tail = false,
+    -- the modern envelope, and the way of the usual call, made once (forgotten by
+    -- modern.changed at each change of protocol_version or log_level, and each handshake)
+    envelope_now = false, usual_way = false,
   }, Client)
   self.handlers = handlers_for(self)
   self.send_one = request_mod.send_one(self)

@@ -202,6 +202,7 @@ on_lost = function(self, conn, err)
   -- the client's state first: a call failed below may look at it at once
   if self.conn == conn and not self.closed then
     self.conn = nil
+    modern.changed(self) -- (the usual call's way wrote on this connection)
     if self.state == "connected" and self.opts.max_retries > 0 then
       reconnect(self, err)
     elseif self.state == "connected" then

@@ -53,10 +53,11 @@ function M.envelope(self, version, extensions)
   return meta
 end
 
---- Forgets the envelope made for the client's protocol version and log level: every place
--- that changes either calls it (call_tool reads `envelope_tail` with no check of its own).
+--- Forgets the envelope made for the client's protocol version and log level, and the way
+-- of the usual call made with it: every place that changes either calls it, and every new
+-- connection's handshake (call_tool reads `usual_way` with no check of its own).
 function M.changed(self)
-  self.envelope_now, self.envelope_tail = false, false
+  self.envelope_now, self.usual_way = false, false
 end
 
 -- The client's envelope as it stands, made once for as long as it does not change (every
@@ -68,7 +69,7 @@ local function current_envelope(self)
   end
   e = { version = self.protocol_version, log_level = self.log_level,
     meta = M.envelope(self), tail = false }
-  self.envelope_now, self.envelope_tail = e, false
+  self.envelope_now, self.usual_way = e, false
   return e.meta
 end
 
@@ -84,9 +85,14 @@ function M.call_tail(self, meta)
   local tail = e.tail
   if not tail then
     tail = ',"_meta":' .. json.encode(meta) .. "}}\n"
-    e.tail, self.envelope_tail = tail, tail
+    e.tail = tail
   end
   return tail
+end
+
+--- `call_tail` of the envelope as it stands (made now if need be).
+function M.usual_tail(self)
+  return M.call_tail(self, current_envelope(self))
 end
 
 --- `params` with the envelope in its `_meta`, over what `_meta` held: a new table, unless

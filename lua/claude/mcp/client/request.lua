@@ -101,7 +101,8 @@ function M.send_one(self)
     if write then
       local tail = modern.call_tail(self, params._meta)
       if tail then
-        return peer:request_written(method, write, timeout, params.name, params.arguments, tail)
+        return peer:request_written({ method = method, write = write, tail = tail }, timeout,
+          params.name, params.arguments)
       end
     end
     return peer_request(self, peer, method, params, timeout)
