@@ -53,7 +53,7 @@ local INVALID_REQUEST, METHOD_NOT_FOUND, INTERNAL_ERROR = -32600, -32601, -32603
 M.INVALID_REQUEST, M.METHOD_NOT_FOUND, M.INTERNAL_ERROR =
   INVALID_REQUEST, METHOD_NOT_FOUND, INTERNAL_ERROR
 
-local pack, unpack = table.pack, table.unpack
+local pack = table.pack
 
 --- What `Peer:request_written` with `usual` returns after a result it did not check.
 local UNCHECKED = setmetatable({}, { __name = "claude.rpc.UNCHECKED",
@@ -307,7 +307,7 @@ function Peer:start(method, params, callback)
   return start(self, method, params, callback)
 end
 
-start = function(self, method, params, callback, write, wargs)
+start = function(self, method, params, callback, written)
   if self.error then return nil, self.error, self.error.kind end
   if self.closed then
     local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")
@@ -321,8 +321,8 @@ start = function(self, method, params, callback, write, wargs)
   self.pending:add(id, n, callback, method)
   local send_request = self.send_request
   local ok, err
-  if write then
-    ok, err = write(id, unpack(wargs, 1, wargs.n))
+  if written then -- (Peer:request_written's, outside a task: its way and values)
+    ok, err = written.way.write(id, written.a, written.b, written.way.tail)
   elseif send_request then
     ok, err = send_request(id, method, params)
   else
@@ -350,11 +350,11 @@ local function abandon(self, id, method, err)
 end
 
 -- A request waited for with async.await (outside a task, where wait_call cannot): a closure
--- per request. `write`, `wargs`: Peer:request_written's.
-local function await_request(self, method, params, timeout, write, wargs)
+-- per request. `written`: Peer:request_written's way and values (`way`, `a`, `b`).
+local function await_request(self, method, params, timeout, written)
   local id, serr
   local r = pack(pcall(async.await, function(done)
-    id, serr = start(self, method, params, done, write, wargs)
+    id, serr = start(self, method, params, done, written)
     if not id then return done(nil, serr) end
     return function() self.pending:take(id) end
   end, timeout))
@@ -386,25 +386,28 @@ local function request_abort(task, err)
   end
 end
 
---- `request(method, ...)` for an owner that writes the request itself: `write(id, a, b, c)`
--- writes the request with id `id` (the message the codec's `request` would make, however
--- made; the MCP client writes a tools/call around its name and arguments in C) and returns
--- true, or nil and an error. (Three values at most: no varargs on the call's path.)
--- `usual` (a modern tools/call's, claude.mcp's): an answer that is the usual result with
+--- `request(method, ...)` for an owner that writes the request itself, the way told by
+-- `way`, a table made once for many requests: `way.write(id, a, b, way.tail)` writes the
+-- request with id `id` (the message the codec's `request` would make, however made; the MCP
+-- client writes a tools/call around its name and arguments in C) and returns true, or nil
+-- and an error; `way.method` names it (for messages: timeouts, cancellations). (No varargs
+-- on the call's path.)
+-- `way.usual` (a modern tools/call's, claude.mcp's): an answer that is the usual result with
 -- `"resultType":"complete"`, read by core.pending's reader, comes as the result without
 -- that member (the caller's check made there); any other result comes with
 -- `rpc.UNCHECKED` after it (an error answer as without `usual`), so that the usual one
 -- costs its caller one test. `usual = "object"` (a legacy tools/call's): a result the reader
 -- saw is an object comes alone, any other with `rpc.UNCHECKED`.
--- @tparam string method for messages (timeouts, cancellations)
--- @tparam function write
+-- @tparam table way `method`, `write`, `tail`, `usual`
 -- @param timeout as for `request`
 -- @return the result[, rpc.UNCHECKED] | nil, err, kind
-function Peer:request_written(method, write, timeout, a, b, c, usual)
+function Peer:request_written(way, timeout, a, b)
+  local method, usual = way.method, way.usual
   local task = tasks[running()] -- caller(), inline
   if not task then -- outside a task: `request`'s way, with a closure
     if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
-    local result, err, kind = await_request(self, method, nil, timeout, write, pack(a, b, c))
+    local result, err, kind = await_request(self, method, nil, timeout, { way = way, a = a,
+      b = b })
     if usual and result ~= nil then return result, UNCHECKED end
     return result, err, kind
   end
@@ -428,7 +431,7 @@ function Peer:request_written(method, write, timeout, a, b, c, usual)
   -- the answer itself, and the deadline is the set's (core.pending: true; claude.pending
   -- keeps neither)
   local timed = self.pending:add(id, n, task, method, not task.budget, timeout, usual)
-  local ok, err = write(id, a, b, c)
+  local ok, err = way.write(id, a, b, way.tail)
   if not ok then
     self.pending:take(id)
     if not errors.is(err) then err = errors.new("connection", tostring(err)) end
