@@ -249,6 +249,7 @@ function M.new(opts)
       .. tostring(timeout) .. ")", 2)
   end
   if timeout == nil then timeout = DEFAULT_TIMEOUT end
+  local waiting = new_pending(codec)
   return setmetatable({
     codec = codec,
     send = opts.send,
@@ -260,7 +261,8 @@ function M.new(opts)
     timeout = timeout or nil,
     name = opts.name or "peer",
     counter = 0,
-    pending = new_pending(codec), -- outbound requests: callback(result) | (nil, err)
+    pending = waiting, -- outbound requests: callback(result) | (nil, err)
+    pending_add = waiting.add, -- (its add, looked up once: every later set is of its kind)
     count_ids = codec.new_id == count_id, -- (JSON-RPC's ids are the counts)
     inbound = {},  -- id -> ctx of a request being handled
     error = false, -- set once the other side is gone
@@ -423,7 +425,8 @@ function Peer:request_written(method, write, timeout, a, b, c, usual)
   -- a task with no budget is resumed in its coroutine (the running one) by the reader of
   -- the answer itself, and the deadline is the set's (core.pending: true; claude.pending
   -- keeps neither)
-  local timed = self.pending:add(id, n, task, method, not task.budget, timeout, usual)
+  local timed = self.pending_add(self.pending, id, n, task, method, not task.budget, timeout,
+    usual)
   local ok, err = write(id, a, b, c)
   if not ok then
     self.pending:take(id)
