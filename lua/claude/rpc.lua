@@ -38,11 +38,9 @@ local json = require "claude.json"
 local core = require "claude.core"
 local pending = require "claude.pending"
 
-local caller, wait_call = async.caller, async.wait_call
--- (request_written's inline wait: async.wait_call's, without its timeout)
-local tasks, SUSPEND, call_abort = async.inline_wait.tasks, async.inline_wait.SUSPEND,
-  async.inline_wait.call_abort
-local running, yield = coroutine.running, coroutine.yield
+-- (wait_call: the one wait of a task, async's; the running task found with no call)
+local wait_call, tasks = async.wait_call, async.by_coroutine
+local running = coroutine.running
 
 local M = {}
 
@@ -251,6 +249,7 @@ function M.new(opts)
       .. tostring(timeout) .. ")", 2)
   end
   if timeout == nil then timeout = DEFAULT_TIMEOUT end
+  local waiting = new_pending(codec)
   return setmetatable({
     codec = codec,
     send = opts.send,
@@ -262,7 +261,8 @@ function M.new(opts)
     timeout = timeout or nil,
     name = opts.name or "peer",
     counter = 0,
-    pending = new_pending(codec), -- outbound requests: callback(result) | (nil, err)
+    pending = waiting, -- outbound requests: callback(result) | (nil, err)
+    pending_add = waiting.add, -- (its add, looked up once: every later set is of its kind)
     count_ids = codec.new_id == count_id, -- (JSON-RPC's ids are the counts)
     inbound = {},  -- id -> ctx of a request being handled
     error = false, -- set once the other side is gone
@@ -349,6 +349,14 @@ local function abandon(self, id, method, err)
   end
 end
 
+-- A request's wait that timed out: the other side is told, and the caller gets the error.
+local function timed_out(self, id, method, timeout)
+  local err = errors.new("timeout", string.format("%s '%s' timed out after %g s",
+    self.codec.noun or "request", tostring(method), timeout))
+  abandon(self, id, method, err)
+  return nil, err, "timeout"
+end
+
 -- A request waited for with async.await (outside a task, where wait_call cannot): a closure
 -- per request. `written`: Peer:request_written's way and values (`way`, `a`, `b`).
 local function await_request(self, method, params, timeout, written)
@@ -363,12 +371,7 @@ local function await_request(self, method, params, timeout, written)
     if id and errors.is(err, "cancelled") then abandon(self, id, method, err) end
     error(err, 0)
   end
-  if not r[2] then
-    local err = errors.new("timeout", string.format("%s '%s' timed out after %g s",
-      self.codec.noun or "request", tostring(method), timeout))
-    abandon(self, id, method, err)
-    return nil, err, "timeout"
-  end
+  if not r[2] then return timed_out(self, id, method, timeout) end
   local result, err = r[3], r[4]
   if err then return nil, err, err.kind end
   return result
@@ -376,11 +379,12 @@ end
 
 -- The end of a request's wait (async.wait_call) without its answer: the request is
 -- forgotten, and the other side told when the waiting task was cancelled (a timeout is told
--- by Peer:request, with its own message).
+-- by timed_out, with its own message).
 local function request_abort(task, err)
   local self, id = task.rpc_peer, task.rpc_id
   if errors.is(err, "cancelled") then
-    abandon(self, id, task.rpc_method, err)
+    local _, method = self.pending:get(id)
+    abandon(self, id, method, err)
   else
     self.pending:take(id)
   end
@@ -403,7 +407,7 @@ end
 -- @return the result[, rpc.UNCHECKED] | nil, err, kind
 function Peer:request_written(way, timeout, a, b)
   local method, usual = way.method, way.usual
-  local task = tasks[running()] -- caller(), inline
+  local task = tasks[running()]
   if not task then -- outside a task: `request`'s way, with a closure
     if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
     local result, err, kind = await_request(self, method, nil, timeout, { way = way, a = a,
@@ -411,12 +415,6 @@ function Peer:request_written(way, timeout, a, b)
     if usual and result ~= nil then return result, UNCHECKED end
     return result, err, kind
   end
-  local cancelled = task.cancel_pending
-  if cancelled then
-    task.cancel_pending = false
-    error(cancelled, 0)
-  end
-  task.early = false
   if self.error then return nil, self.error, self.error.kind end
   if self.closed then
     local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")
@@ -430,42 +428,21 @@ function Peer:request_written(way, timeout, a, b)
   -- a task with no budget is resumed in its coroutine (the running one) by the reader of
   -- the answer itself, and the deadline is the set's (core.pending: true; claude.pending
   -- keeps neither)
-  local timed = self.pending:add(id, n, task, method, not task.budget, timeout, usual)
+  local timed = self.pending_add(self.pending, id, n, task, method, not task.budget, timeout,
+    usual)
   local ok, err = way.write(id, a, b, way.tail)
   if not ok then
     self.pending:take(id)
+    task.early = false -- (what a failure told the task before its wait is not its answer)
     if not errors.is(err) then err = errors.new("connection", tostring(err)) end
     return nil, err, err.kind
   end
-  task.rpc_peer, task.rpc_id, task.rpc_method = self, id, method
-  local done, result, rerr, checked
-  if not timed then
-    done, result, rerr = wait_call(task, timeout, request_abort)
-  else -- wait_call(task, nil, request_abort), inline
-    local early = task.early
-    if early then
-      task.early = false
-      done, result, rerr = early[1], early[2], early[3]
-    else
-      task.on_abort = request_abort
-      task.abort = call_abort
-      task.status = "waiting"
-      -- (checked: core.pending's reader read the `usual` answer: claude_pending_wake)
-      done, result, rerr, checked = yield(SUSPEND)
-      if task.abort == call_abort then -- resumed by core.pending's reader: Task.__call's part
-        task.abort = nil
-        task.on_abort = false
-        task.status = "running"
-      end
-      if done == false and errors.is(result, "cancelled") then error(result, 0) end
-    end
-  end
-  if not done then -- timed out (a cancellation raised, after request_abort told the other side)
-    rerr = errors.new("timeout", string.format("%s '%s' timed out after %g s",
-      self.codec.noun or "request", tostring(method), timeout))
-    abandon(self, id, method, rerr)
-    return nil, rerr, "timeout"
-  end
+  task.rpc_peer, task.rpc_id = self, id
+  -- (checked: core.pending's reader read the `usual` answer: claude_pending_wake)
+  local done, result, rerr, checked = wait_call(task, not timed and timeout or nil,
+    request_abort)
+  -- not done: timed out (a cancellation raised, after request_abort told the other side)
+  if not done then return timed_out(self, id, method, timeout) end
   if rerr then return nil, rerr, rerr.kind end
   if usual and not checked then return result, UNCHECKED end
   return result
@@ -486,18 +463,17 @@ function Peer:request(method, params, timeout)
   if self.error then return nil, self.error, self.error.kind end
   if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
   -- in a task: the task itself is the request's callback, and waits with no closure
-  local task = caller()
+  local task = tasks[running()]
   if task then
     local id, serr = start(self, method, params, task)
-    if not id then return nil, serr, serr.kind end
-    task.rpc_peer, task.rpc_id, task.rpc_method = self, id, method
-    local ok, result, err = wait_call(task, timeout, request_abort)
-    if not ok then -- timed out (a cancellation raised, after request_abort told the other side)
-      err = errors.new("timeout", string.format("%s '%s' timed out after %g s",
-        self.codec.noun or "request", tostring(method), timeout))
-      abandon(self, id, method, err)
-      return nil, err, "timeout"
+    if not id then
+      task.early = false -- (what a failure told the task before its wait is not its answer)
+      return nil, serr, serr.kind
     end
+    task.rpc_peer, task.rpc_id = self, id
+    local ok, result, err = wait_call(task, timeout, request_abort)
+    -- not ok: timed out (a cancellation raised, after request_abort told the other side)
+    if not ok then return timed_out(self, id, method, timeout) end
     if err then return nil, err, err.kind end
     return result
   end
