@@ -1,6 +1,6 @@
 -- fuzz/router.lua -- the Lua half of the router target (fuzz/router.c): a server with a tool
 -- of each kind, and a check that every answer to a message encodes; and the envelope readers
--- (src/mcp/envelope.c) against the decoder: a line a reader takes must be one the decoder
+-- (src/mcp/envelope.c, answer.c) against the decoder: a line a reader takes must be one the decoder
 -- takes, into the very message the reader's values rebuild.
 local core = require "claude.core"
 local router = require "claude.mcp.router"

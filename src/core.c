@@ -18,6 +18,7 @@
 #include "mcp/router.h"
 #include "schema/flat.h"
 #include "schema/regex.h"
+#include "task.h"
 
 /* A write to a child that died must be an EPIPE error, not a dead host. */
 static void ignore_sigpipe(void) {
@@ -42,6 +43,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_envelope(L);
   claude_open_reader(L);
   claude_open_pending(L);
+  claude_open_task(L);
   claude_open_http(L);
   claude_open_guard(L);
   claude_open_sse(L);

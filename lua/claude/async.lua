@@ -22,8 +22,8 @@ local resume = core.resume
 local budget_methods = getmetatable(core.budget {}).__index
 local budget_start, budget_resume = budget_methods.start, budget_methods.resume
 
-local SUSPEND = setmetatable({}, { __name = "claude.suspend",
-  __tostring = function() return "claude.suspend" end })
+-- what a waiting task yields (the one wait's: suspend); core's, so that C knows it too
+local SUSPEND = core.task_suspend
 local tasks = setmetatable({}, { __mode = "k" }) -- coroutine -> task
 local npending = 0 -- tasks started and not finished
 local pack, unpack = table.pack, table.unpack
@@ -86,10 +86,12 @@ Task.__index = Task
 Task.__name = "claude.Task"
 
 function Task.__tostring(t)
-  return string.format("claude.Task (%s%s)", t.name and (t.name .. ", ") or "", t.status)
+  return string.format("claude.Task (%s%s)", t.name and (t.name .. ", ") or "",
+    t.waits and "waiting" or t.status)
 end
 
 local function wake_waiters(task)
+  task.waits = false -- (a wait its end cut short wakes nothing any more)
   if task.deadline then
     task.deadline:close()
     task.deadline = false
@@ -276,14 +278,13 @@ local function settle_step(task, co, ok, yielded, reason)
   end
 end
 
+local abort -- (task, err): ends the task's wait without what it waited for (the one wait)
+
 -- The answer to a task's request read in C resumes the task there (claude.rpc, core.pending:
 -- a request added with the task's coroutine), and hands what does not end in its next wait
--- to settle_step.
--- A request's deadline kept by its pending set in C ends the task's wait with `expire`.
-core.task_waker(SUSPEND, settle_step, function(task)
-  local abort = task.abort
-  if abort then abort(errors.new("timeout", "timed out"), task) end
-end)
+-- to settle_step. A request's deadline kept by its pending set in C ends the task's wait
+-- with abort.
+core.task_waker(settle_step, function(task) abort(task, errors.new("timeout", "timed out")) end)
 
 local function step(task, ...)
   local co = task.co
@@ -295,8 +296,8 @@ end
 local function new_task(observed)
   -- every field a task gets, made at once (no rehash while it runs)
   return setmetatable({ status = "running", observed = observed, co = false,
-    result = false, values = false, finished = false, timer = false, abort = false,
-    budget = false, deadline = false, on_budget = false, on_budget_data = false,
+    result = false, values = false, finished = false, timer = false, waits = false,
+    on_abort = false, budget = false, deadline = false, on_budget = false, on_budget_data = false,
     pool = false, cancel_pending = false }, Task)
 end
 
@@ -393,8 +394,7 @@ function M.limit(task, on_budget, seconds)
     task.deadline = t
     t:start(seconds, function()
       task.budget:stop("seconds")
-      local abort = task.abort
-      if abort then abort(errors.new("budget", "budget exceeded: seconds"), task) end
+      abort(task, errors.new("budget", "budget exceeded: seconds"))
     end)
   end
 end
@@ -429,16 +429,176 @@ local function timeout_error(timeout)
   return errors.new("timeout", string.format("timed out after %g s", timeout))
 end
 
--- What a task's wait returns when it is resumed; a cancellation raises.
-local own_timer -- (task): another wait of the task takes its timer over from wait_call
+---------------------------------------------------------------------------------------------
+-- The one wait
+--
+-- Every wait of a task is `suspend` (await, wait_call, and through them sleep, events,
+-- queues and claude.rpc's requests): it marks the task waiting, yields, and clears the marks
+-- when the task goes on, whatever resumed it. A waiting task (still "running" in its status,
+-- which says how it ended once it did; tostring says "waiting") has:
+--   waits     what may wake it (`wake`): the task itself for a call of it (Task.__call: a
+--             request's answer, claude.rpc), or an await's completion function;
+--   on_abort  `on_abort(task, err)`, called when the wait ends without that (`abort`: it was
+--             cancelled, its deadline passed, its budget's time ran out), before it goes on;
+--   wait_deadline  when its deadline passes, if it has one (the task's timer, below).
+-- A wait ends once: `wake` and `abort` claim it (waits = false) before they resume the
+-- task, and whatever comes later for it is dropped. C resumes a waiting task from the entry
+-- of a request it took from its pending set (core.pending's reader, src/task.c): the entry
+-- is the claim, and C changes nothing of the task; its coroutine does, here.
 
-local function resumed(ok, ...)
-  if ok == false then
-    local err = ...
-    if errors.is(err, "cancelled") then error(err, 0) end
-  end
-  return ok, ...
+-- The deadline of a wait costs nothing until it bites: the task's timer (task.timer) is not
+-- started and stopped around every wait (two registry refs and two timer-heap changes per
+-- request) but stays armed from one wait to the next; when it fires it times out the wait
+-- of that moment if its deadline passed, re-arms for it if not, and lapses if none. It keeps
+-- the loop alive only while a wait is on (timer:ref). `call_due`: when it fires for a wait
+-- (false: not armed for one; nil: never was). sleep uses the timer its own way (own_timer).
+local now = core.now
+
+-- The end of a wait's deadline: the timer no longer holds the loop.
+local function no_deadline(task)
+  task.wait_deadline = false
+  task.timer:ref(false)
 end
+
+-- sleep takes the task's timer over: it holds the loop again, and the next deadline arms it
+-- anew.
+local function own_timer(task)
+  task.call_due = false
+  task.timer:ref(true)
+end
+
+-- The task's timer callback for its waits' deadlines, made once.
+local function deadline_timer(task)
+  local f = function()
+    task.call_due = false
+    local deadline = task.wait_deadline
+    if not deadline then return task.timer:stop() end -- no wait now: it lapses
+    local left = deadline - now()
+    if left > 0 then -- armed for an earlier wait: now for this one
+      task.call_due = deadline
+      return task.timer:start(left, task.on_call_timer)
+    end
+    abort(task, timeout_error(task.wait_timeout))
+  end
+  task.on_call_timer = f
+  return f
+end
+
+local function arm_deadline(task, timeout)
+  local deadline = now() + timeout
+  task.wait_deadline, task.wait_timeout = deadline, timeout
+  local timer = task.timer
+  if not timer then
+    timer = core.timer()
+    task.timer = timer
+  end
+  local due = task.call_due
+  if not due or due > deadline then
+    timer:start(timeout, task.on_call_timer or deadline_timer(task))
+    task.call_due = deadline
+  end
+  timer:ref(true)
+end
+
+abort = function(task, err)
+  if not task.waits then return end
+  task.waits = false
+  local undo = task.on_abort
+  if undo then undo(task, err) end
+  return step(task, false, err)
+end
+
+--- The one wait of the running task `task`: it waits until `token` wakes it (nil: a call of
+-- the task itself, `task(a, b)`, whose values it returns after `true`; a call made before the
+-- wait, such as an answer written at once, ends it at once), at most `timeout` seconds (nil:
+-- no limit; then it returns `false` and a timeout error). `on_abort(task, err)` is called
+-- when the wait ends without its wake (timed out or cancelled), before the task goes on. A
+-- cancellation raises (after on_abort), also one that came while the task did not wait.
+-- Returns `true` and three values at most. (No varargs: every answer a client waits for
+-- comes this way.)
+-- @param task
+-- @tparam[opt] number timeout
+-- @tparam[opt] function on_abort
+-- @param[opt] token
+local function suspend(task, timeout, on_abort, token)
+  if token == nil then
+    token = task
+    local early = task.early
+    if early then
+      task.early = false
+      return true, early[1], early[2]
+    end
+  end
+  local cancelled = task.cancel_pending
+  if cancelled then
+    task.cancel_pending = false
+    if on_abort then on_abort(task, cancelled) end
+    error(cancelled, 0)
+  end
+  task.waits, task.on_abort = token, on_abort -- (on_abort is read only while it waits)
+  if timeout then arm_deadline(task, timeout) end
+  local ok, a, b, c = yield(SUSPEND)
+  task.waits = false
+  if task.wait_deadline then no_deadline(task) end
+  if ok == false and errors.is(a, "cancelled") then error(a, 0) end
+  return ok, a, b, c
+end
+M.wait_call = suspend
+
+--- A task called as a function wakes its `wait_call` with `true, a, b` (two values at most:
+-- a request's answer, or nil and an error); called before the wait began (by what the task
+-- did just before, such as an answer written at once), it hands those values to the wait to
+-- come. (step inline, with no varargs.)
+function Task.__call(task, a, b)
+  if task.waits == task then
+    task.waits = false
+    local co, budget = task.co, task.budget
+    if budget then return settle_step(task, co, budget_resume(budget, co, true, a, b)) end
+    return settle_step(task, co, resume(co, true, a, b))
+  end
+  task.early = { a, b }
+end
+
+--- The tasks by their coroutine, for claude.rpc's requests, which find the running task
+-- (the one that will `wait_call`) with no call.
+M.by_coroutine = tasks
+
+-- What a wait outside any task does: run the loop until the wait completes.
+local function await_outside(arm, timeout)
+  if core.running() then
+    error(errors.new("misuse", "cannot wait here: this code runs inside a callback of the "
+      .. "claude loop (the loop is already running); wait inside a task (claude.spawn) "
+      .. "instead"), 0)
+  end
+  local ended, values, timer = false, nil, nil
+  local function finish(...)
+    if ended then return end
+    ended, values = true, pack(...)
+    core.stop() -- the loop's run below ends with this turn
+  end
+  local disarm = arm(function(...) finish(true, ...) end)
+  if ended then return unpack(values, 1, values.n) end
+  if timeout then
+    timer = core.timer()
+    timer:start(timeout, function()
+      if disarm then disarm() end
+      finish(false, timeout_error(timeout))
+    end)
+  end
+  -- (in C until the wait ends, not a turn at a time: finish stops the run)
+  while not ended do
+    if not core.run("default") and not ended then
+      if disarm then disarm() end
+      if timer then timer:close() end
+      error(errors.new("deadlock", "nothing left that could end this wait "
+        .. "(no timer, process or task is pending)"), 0)
+    end
+  end
+  if timer then timer:close() end
+  return unpack(values, 1, values.n)
+end
+
+local MANY = {} -- an await's wake with more values than suspend carries: packed
 
 --- Waits for an event. `arm(done)` registers the completion: `done(...)`
 -- ends the wait with those values and may be called at once. `arm` may
@@ -449,213 +609,26 @@ end
 -- @raise a `cancelled` error when the task is cancelled
 function M.await(arm, timeout)
   local task = tasks[coroutine.running()]
-  if task and task.cancel_pending then
-    local err = task.cancel_pending
-    task.cancel_pending = false
-    error(err, 0)
-  end
-  if not task and core.running() then
-    error(errors.new("misuse", "cannot wait here: this code runs inside a callback of the "
-      .. "claude loop (the loop is already running); wait inside a task (claude.spawn) "
-      .. "instead"), 0)
-  end
-  local state = 0 -- 0 arming, 1 waiting, 2 finished
-  local early, disarm, timer
-  local function finish(...)
-    if state == 2 then return end
-    local was = state
-    state = 2
-    if was == 0 then
-      early = pack(...)
-    elseif task then
-      task.abort = nil
-      if timer then timer:stop() end
-      task.status = "running"
-      step(task, ...)
-    else
-      early = pack(...)
-      core.stop() -- the loop's run below ends with this turn
+  if not task then return await_outside(arm, timeout) end
+  local arming, early = true, nil
+  local function done(...)
+    if task.waits == done then -- the wait's wake: suspend returns true, n, and the values
+      task.waits = false
+      local n = select("#", ...)
+      if n > 2 then return step(task, true, MANY, pack(...)) end
+      return step(task, true, n, ...)
     end
+    if arming and not early then early = pack(true, ...) end -- called at once
   end
-  disarm = arm(function(...) finish(true, ...) end)
-  if state == 2 then return unpack(early, 1, early.n) end
-  state = 1
-  if task then
-    task.abort = function(err)
-      if disarm then disarm() end
-      finish(false, err)
-    end
-    if timeout then
-      timer = task.timer
-      if not timer then
-        timer = core.timer()
-        task.timer = timer
-      end
-      timer:start(timeout, function() task.abort(timeout_error(timeout), task) end)
-      if task.call_due ~= nil then own_timer(task) end
-    end
-    task.status = "waiting"
-    return resumed(coroutine.yield(SUSPEND))
-  end
-  -- Outside any task: run the loop until the wait completes.
-  if timeout then
-    timer = core.timer()
-    timer:start(timeout, function()
-      if disarm then disarm() end
-      finish(false, timeout_error(timeout))
-    end)
-  end
-  -- (in C until the wait ends, not a turn at a time: finish stops the run)
-  while state ~= 2 do
-    if not core.run("default") and state ~= 2 then
-      if disarm then disarm() end
-      if timer then timer:close() end
-      error(errors.new("deadlock", "nothing left that could end this wait "
-        .. "(no timer, process or task is pending)"), 0)
-    end
-  end
-  if timer then timer:close() end
-  return unpack(early, 1, early.n)
-end
-
--- A wait with no closure (wait_call): the running task is itself the function that ends it
--- (Task.__call), and what it keeps of the wait are fields of its own. The request peer's
--- calls wait so (claude.rpc): a callback, a wait, an abort and a timer per request would be
--- four closures and a table each time.
-
--- The deadline of a wait_call costs nothing until it bites: the task's timer (task.timer,
--- the one its other waits use) is not started and stopped around every wait (two registry
--- refs and two timer-heap changes per request) but stays armed from one wait to the next;
--- when it fires it times out the wait of that moment if its deadline passed, re-arms for it
--- if not, and lapses if none. It keeps the loop alive only while a wait is on (timer:ref).
--- `call_due`: when it fires for wait_call (false: not armed for it; nil: never was).
-local now = core.now
-
--- The end of a wait_call's deadline: the timer no longer holds the loop.
-local function no_deadline(task)
-  task.wait_deadline = false
-  task.timer:ref(false)
-end
-
--- Another wait of the task takes its timer over: it holds the loop again, and wait_call
--- arms it anew.
-own_timer = function(task)
-  task.call_due = false
-  task.timer:ref(true)
-end
-
--- task.abort of such a wait (cancelled, timed out, or its budget stopped it).
-local function call_abort(err, task)
-  task.abort = nil
-  local undo = task.on_abort
-  if undo then
-    task.on_abort = false
-    undo(task, err)
-  end
-  if task.wait_deadline then no_deadline(task) end
-  task.status = "running"
-  step(task, false, err)
-end
-
--- The task's timer callback for wait_call, made once.
-local function call_timer(task)
-  local f = function()
-    task.call_due = false
-    local deadline = task.wait_deadline
-    if not deadline then return task.timer:stop() end -- no wait now: it lapses
-    local left = deadline - now()
-    if left > 0 then -- armed for an earlier wait: now for this one
-      task.call_due = deadline
-      return task.timer:start(left, task.on_call_timer)
-    end
-    local abort = task.abort
-    if abort then abort(timeout_error(task.wait_timeout), task) end
-  end
-  task.on_call_timer = f
-  return f
-end
-
---- A task called as a function ends its `wait_call` with `true, a, b` (two values at most:
--- a request's answer, or nil and an error); called before the wait began (by what the task
--- did just before, such as an answer written at once), it hands those values to the wait to
--- come. (step inline, with no varargs: every answer a client waits for comes this way.)
-function Task.__call(task, a, b)
-  if task.abort == call_abort then
-    task.abort = nil
-    task.on_abort = false
-    if task.wait_deadline then no_deadline(task) end
-    task.status = "running"
-    local co, budget = task.co, task.budget
-    if budget then return settle_step(task, co, budget_resume(budget, co, true, a, b)) end
-    return settle_step(task, co, resume(co, true, a, b))
-  end
-  task.early = pack(true, a, b)
-end
-
---- The running task's wait for a call of itself (`task(...)`, Task.__call): returns `true`
--- and the values of the call, or `false` and a timeout error after `timeout` seconds (nil:
--- none); raises a `cancelled` error when the task is cancelled. `on_abort(task, err)` is
--- called when the wait ends without the call (timed out or cancelled), before the task goes
--- on. `task` must be the running task; its `early` values (a call made before the wait)
--- end the wait at once.
--- @param task
--- @tparam[opt] number timeout
--- @tparam[opt] function on_abort
-function M.wait_call(task, timeout, on_abort)
-  local early = task.early
-  if early then
-    task.early = false
-    return unpack(early, 1, early.n)
-  end
-  task.on_abort = on_abort or false
-  task.abort = call_abort
-  if timeout then
-    local deadline = now() + timeout
-    task.wait_deadline, task.wait_timeout = deadline, timeout
-    local timer = task.timer
-    if not timer then
-      timer = core.timer()
-      task.timer = timer
-    end
-    local due = task.call_due
-    if not due or due > deadline then
-      timer:start(timeout, task.on_call_timer or call_timer(task))
-      task.call_due = deadline
-    end
-    timer:ref(true)
-  end
-  task.status = "waiting"
-  -- resumed's check, with no varargs: three values at most (Task.__call's, call_abort's)
-  local ok, a, b = yield(SUSPEND)
-  if task.abort == call_abort then -- resumed by core.pending's reader: Task.__call's part
-    task.abort = nil
-    task.on_abort = false
-    if task.wait_deadline then no_deadline(task) end
-    task.status = "running"
-  end
-  if ok == false and errors.is(a, "cancelled") then error(a, 0) end
-  return ok, a, b
-end
-
--- For claude.rpc's written requests, which take the running task and wait for their answer
--- inline (caller's and wait_call's way, without a timeout: the pending set keeps it), two
--- calls fewer on every request: the tasks by coroutine, what a wait yields, a wait_call's
--- abort.
-M.inline_wait = { tasks = tasks, SUSPEND = SUSPEND, call_abort = call_abort }
-
---- The running task, ready for `wait_call`: nil outside a task; raises the cancellation a
--- task got while it did not wait, as a wait would.
-function M.caller()
-  local task = tasks[coroutine.running()]
-  if task then
-    local err = task.cancel_pending
-    if err then
-      task.cancel_pending = false
-      error(err, 0)
-    end
-    task.early = false
-  end
-  return task
+  local disarm = arm(done)
+  arming = false
+  if early then return unpack(early, 1, early.n) end
+  local ok, n, a, b = suspend(task, timeout, disarm and function() disarm() end, done)
+  if not ok then return false, n end
+  if n == MANY then return true, unpack(a, 1, a.n) end
+  if n == 2 then return true, a, b end
+  if n == 1 then return true, a end
+  return true
 end
 
 local Event = {}
@@ -666,31 +639,16 @@ function Event:__tostring()
   return "claude.Event (" .. (self.is_set and "set" or "not set") .. ")"
 end
 
---- A one-shot event: waits on it end when it is set (at once once it is).
-function M.event()
-  return setmetatable({ is_set = false, waiters = {} }, Event)
-end
-
---- Sets the event and wakes everything waiting on it.
-function Event:set()
-  if self.is_set then return end
-  self.is_set = true
-  local w = self.waiters
-  self.waiters = nil
-  for i = 1, #w do w[i]() end
-end
-
---- True while something waits on the event.
-function Event:waiting()
-  return self.waiters ~= nil and #self.waiters > 0
-end
-
---- Waits until the event is set.
+--- Waits until `async.wake_all(holder)`, at most `timeout` seconds: `holder.waiters` is the
+-- list of what waits (made by the first wait). An event's waits, a stream's back pressure.
 -- @treturn boolean true, or false and a timeout error
-function Event:wait(timeout)
-  if self.is_set then return true end
+function M.wait_woken(holder, timeout)
   return M.await(function(done)
-    local w = self.waiters
+    local w = holder.waiters
+    if not w then
+      w = {}
+      holder.waiters = w
+    end
     w[#w + 1] = done
     return function()
       for i = #w, 1, -1 do
@@ -698,6 +656,40 @@ function Event:wait(timeout)
       end
     end
   end, timeout)
+end
+
+--- Wakes everything waiting on `holder` (wait_woken).
+function M.wake_all(holder)
+  local w = holder.waiters
+  if w then
+    holder.waiters = false
+    for i = 1, #w do w[i]() end
+  end
+end
+
+--- A one-shot event: waits on it end when it is set (at once once it is).
+function M.event()
+  return setmetatable({ is_set = false, waiters = false }, Event)
+end
+
+--- Sets the event and wakes everything waiting on it.
+function Event:set()
+  if self.is_set then return end
+  self.is_set = true
+  M.wake_all(self)
+end
+
+--- True while something waits on the event.
+function Event:waiting()
+  local w = self.waiters
+  return w and #w > 0 or false
+end
+
+--- Waits until the event is set.
+-- @treturn boolean true, or false and a timeout error
+function Event:wait(timeout)
+  if self.is_set then return true end
+  return M.wait_woken(self, timeout)
 end
 
 --- Sleeps `seconds`; inside a task, other tasks run meanwhile.
@@ -757,8 +749,8 @@ function Task:cancel(reason)
   if self.status == "done" or self.status == "failed" then return false end
   local err = errors.new("cancelled", reason or "task cancelled")
   self.cancel_requested = true
-  if self.abort then
-    self.abort(err, self)
+  if self.waits then
+    abort(self, err)
   elseif tasks[coroutine.running()] == self then
     error(err, 0)
   else

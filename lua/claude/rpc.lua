@@ -38,11 +38,9 @@ local json = require "claude.json"
 local core = require "claude.core"
 local pending = require "claude.pending"
 
-local caller, wait_call = async.caller, async.wait_call
--- (request_written's inline wait: async.wait_call's, without its timeout)
-local tasks, SUSPEND, call_abort = async.inline_wait.tasks, async.inline_wait.SUSPEND,
-  async.inline_wait.call_abort
-local running, yield = coroutine.running, coroutine.yield
+-- (wait_call: the one wait of a task, async's; the running task found with no call)
+local wait_call, tasks = async.wait_call, async.by_coroutine
+local running = coroutine.running
 
 local M = {}
 
@@ -53,7 +51,7 @@ local INVALID_REQUEST, METHOD_NOT_FOUND, INTERNAL_ERROR = -32600, -32601, -32603
 M.INVALID_REQUEST, M.METHOD_NOT_FOUND, M.INTERNAL_ERROR =
   INVALID_REQUEST, METHOD_NOT_FOUND, INTERNAL_ERROR
 
-local pack, unpack = table.pack, table.unpack
+local pack = table.pack
 
 --- What `Peer:request_written` with `usual` returns after a result it did not check.
 local UNCHECKED = setmetatable({}, { __name = "claude.rpc.UNCHECKED",
@@ -251,6 +249,7 @@ function M.new(opts)
       .. tostring(timeout) .. ")", 2)
   end
   if timeout == nil then timeout = DEFAULT_TIMEOUT end
+  local waiting = new_pending(codec)
   return setmetatable({
     codec = codec,
     send = opts.send,
@@ -262,7 +261,8 @@ function M.new(opts)
     timeout = timeout or nil,
     name = opts.name or "peer",
     counter = 0,
-    pending = new_pending(codec), -- outbound requests: callback(result) | (nil, err)
+    pending = waiting, -- outbound requests: callback(result) | (nil, err)
+    pending_add = waiting.add, -- (its add, looked up once: every later set is of its kind)
     count_ids = codec.new_id == count_id, -- (JSON-RPC's ids are the counts)
     inbound = {},  -- id -> ctx of a request being handled
     error = false, -- set once the other side is gone
@@ -307,7 +307,7 @@ function Peer:start(method, params, callback)
   return start(self, method, params, callback)
 end
 
-start = function(self, method, params, callback, write, wargs)
+start = function(self, method, params, callback, written)
   if self.error then return nil, self.error, self.error.kind end
   if self.closed then
     local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")
@@ -321,8 +321,8 @@ start = function(self, method, params, callback, write, wargs)
   self.pending:add(id, n, callback, method)
   local send_request = self.send_request
   local ok, err
-  if write then
-    ok, err = write(id, unpack(wargs, 1, wargs.n))
+  if written then -- (Peer:request_written's, outside a task: its way and values)
+    ok, err = written.way.write(id, written.a, written.b, written.way.tail)
   elseif send_request then
     ok, err = send_request(id, method, params)
   else
@@ -349,12 +349,20 @@ local function abandon(self, id, method, err)
   end
 end
 
+-- A request's wait that timed out: the other side is told, and the caller gets the error.
+local function timed_out(self, id, method, timeout)
+  local err = errors.new("timeout", string.format("%s '%s' timed out after %g s",
+    self.codec.noun or "request", tostring(method), timeout))
+  abandon(self, id, method, err)
+  return nil, err, "timeout"
+end
+
 -- A request waited for with async.await (outside a task, where wait_call cannot): a closure
--- per request. `write`, `wargs`: Peer:request_written's.
-local function await_request(self, method, params, timeout, write, wargs)
+-- per request. `written`: Peer:request_written's way and values (`way`, `a`, `b`).
+local function await_request(self, method, params, timeout, written)
   local id, serr
   local r = pack(pcall(async.await, function(done)
-    id, serr = start(self, method, params, done, write, wargs)
+    id, serr = start(self, method, params, done, written)
     if not id then return done(nil, serr) end
     return function() self.pending:take(id) end
   end, timeout))
@@ -363,12 +371,7 @@ local function await_request(self, method, params, timeout, write, wargs)
     if id and errors.is(err, "cancelled") then abandon(self, id, method, err) end
     error(err, 0)
   end
-  if not r[2] then
-    local err = errors.new("timeout", string.format("%s '%s' timed out after %g s",
-      self.codec.noun or "request", tostring(method), timeout))
-    abandon(self, id, method, err)
-    return nil, err, "timeout"
-  end
+  if not r[2] then return timed_out(self, id, method, timeout) end
   local result, err = r[3], r[4]
   if err then return nil, err, err.kind end
   return result
@@ -376,44 +379,42 @@ end
 
 -- The end of a request's wait (async.wait_call) without its answer: the request is
 -- forgotten, and the other side told when the waiting task was cancelled (a timeout is told
--- by Peer:request, with its own message).
+-- by timed_out, with its own message).
 local function request_abort(task, err)
   local self, id = task.rpc_peer, task.rpc_id
   if errors.is(err, "cancelled") then
-    abandon(self, id, task.rpc_method, err)
+    local _, method = self.pending:get(id)
+    abandon(self, id, method, err)
   else
     self.pending:take(id)
   end
 end
 
---- `request(method, ...)` for an owner that writes the request itself: `write(id, a, b, c)`
--- writes the request with id `id` (the message the codec's `request` would make, however
--- made; the MCP client writes a tools/call around its name and arguments in C) and returns
--- true, or nil and an error. (Three values at most: no varargs on the call's path.)
--- `usual` (a modern tools/call's, claude.mcp's): an answer that is the usual result with
+--- `request(method, ...)` for an owner that writes the request itself, the way told by
+-- `way`, a table made once for many requests: `way.write(id, a, b, way.tail)` writes the
+-- request with id `id` (the message the codec's `request` would make, however made; the MCP
+-- client writes a tools/call around its name and arguments in C) and returns true, or nil
+-- and an error; `way.method` names it (for messages: timeouts, cancellations). (No varargs
+-- on the call's path.)
+-- `way.usual` (a modern tools/call's, claude.mcp's): an answer that is the usual result with
 -- `"resultType":"complete"`, read by core.pending's reader, comes as the result without
 -- that member (the caller's check made there); any other result comes with
 -- `rpc.UNCHECKED` after it (an error answer as without `usual`), so that the usual one
 -- costs its caller one test. `usual = "object"` (a legacy tools/call's): a result the reader
 -- saw is an object comes alone, any other with `rpc.UNCHECKED`.
--- @tparam string method for messages (timeouts, cancellations)
--- @tparam function write
+-- @tparam table way `method`, `write`, `tail`, `usual`
 -- @param timeout as for `request`
 -- @return the result[, rpc.UNCHECKED] | nil, err, kind
-function Peer:request_written(method, write, timeout, a, b, c, usual)
-  local task = tasks[running()] -- caller(), inline
+function Peer:request_written(way, timeout, a, b)
+  local method, usual = way.method, way.usual
+  local task = tasks[running()]
   if not task then -- outside a task: `request`'s way, with a closure
     if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
-    local result, err, kind = await_request(self, method, nil, timeout, write, pack(a, b, c))
+    local result, err, kind = await_request(self, method, nil, timeout, { way = way, a = a,
+      b = b })
     if usual and result ~= nil then return result, UNCHECKED end
     return result, err, kind
   end
-  local cancelled = task.cancel_pending
-  if cancelled then
-    task.cancel_pending = false
-    error(cancelled, 0)
-  end
-  task.early = false
   if self.error then return nil, self.error, self.error.kind end
   if self.closed then
     local err = errors.new("closed", "the connection to the " .. self.name .. " is closed")
@@ -427,42 +428,21 @@ function Peer:request_written(method, write, timeout, a, b, c, usual)
   -- a task with no budget is resumed in its coroutine (the running one) by the reader of
   -- the answer itself, and the deadline is the set's (core.pending: true; claude.pending
   -- keeps neither)
-  local timed = self.pending:add(id, n, task, method, not task.budget, timeout, usual)
-  local ok, err = write(id, a, b, c)
+  local timed = self.pending_add(self.pending, id, n, task, method, not task.budget, timeout,
+    usual)
+  local ok, err = way.write(id, a, b, way.tail)
   if not ok then
     self.pending:take(id)
+    task.early = false -- (what a failure told the task before its wait is not its answer)
     if not errors.is(err) then err = errors.new("connection", tostring(err)) end
     return nil, err, err.kind
   end
-  task.rpc_peer, task.rpc_id, task.rpc_method = self, id, method
-  local done, result, rerr, checked
-  if not timed then
-    done, result, rerr = wait_call(task, timeout, request_abort)
-  else -- wait_call(task, nil, request_abort), inline
-    local early = task.early
-    if early then
-      task.early = false
-      done, result, rerr = early[1], early[2], early[3]
-    else
-      task.on_abort = request_abort
-      task.abort = call_abort
-      task.status = "waiting"
-      -- (checked: core.pending's reader read the `usual` answer: claude_pending_wake)
-      done, result, rerr, checked = yield(SUSPEND)
-      if task.abort == call_abort then -- resumed by core.pending's reader: Task.__call's part
-        task.abort = nil
-        task.on_abort = false
-        task.status = "running"
-      end
-      if done == false and errors.is(result, "cancelled") then error(result, 0) end
-    end
-  end
-  if not done then -- timed out (a cancellation raised, after request_abort told the other side)
-    rerr = errors.new("timeout", string.format("%s '%s' timed out after %g s",
-      self.codec.noun or "request", tostring(method), timeout))
-    abandon(self, id, method, rerr)
-    return nil, rerr, "timeout"
-  end
+  task.rpc_peer, task.rpc_id = self, id
+  -- (checked: core.pending's reader read the `usual` answer: claude_pending_wake)
+  local done, result, rerr, checked = wait_call(task, not timed and timeout or nil,
+    request_abort)
+  -- not done: timed out (a cancellation raised, after request_abort told the other side)
+  if not done then return timed_out(self, id, method, timeout) end
   if rerr then return nil, rerr, rerr.kind end
   if usual and not checked then return result, UNCHECKED end
   return result
@@ -483,18 +463,17 @@ function Peer:request(method, params, timeout)
   if self.error then return nil, self.error, self.error.kind end
   if timeout == nil then timeout = self.timeout elseif timeout == false then timeout = nil end
   -- in a task: the task itself is the request's callback, and waits with no closure
-  local task = caller()
+  local task = tasks[running()]
   if task then
     local id, serr = start(self, method, params, task)
-    if not id then return nil, serr, serr.kind end
-    task.rpc_peer, task.rpc_id, task.rpc_method = self, id, method
-    local ok, result, err = wait_call(task, timeout, request_abort)
-    if not ok then -- timed out (a cancellation raised, after request_abort told the other side)
-      err = errors.new("timeout", string.format("%s '%s' timed out after %g s",
-        self.codec.noun or "request", tostring(method), timeout))
-      abandon(self, id, method, err)
-      return nil, err, "timeout"
+    if not id then
+      task.early = false -- (what a failure told the task before its wait is not its answer)
+      return nil, serr, serr.kind
     end
+    task.rpc_peer, task.rpc_id = self, id
+    local ok, result, err = wait_call(task, timeout, request_abort)
+    -- not ok: timed out (a cancellation raised, after request_abort told the other side)
+    if not ok then return timed_out(self, id, method, timeout) end
     if err then return nil, err, err.kind end
     return result
   end

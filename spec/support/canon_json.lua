@@ -3,6 +3,8 @@
 local json = require "claude.json"
 
 local function canon(v)
+  -- 1e400 decodes to infinity, which no JSON spells: compared as the text that decodes to it
+  if v == math.huge or v == -math.huge then return v > 0 and "1e999" or "-1e999" end
   if type(v) ~= "table" then return json.encode(v) end
   local mt, n, parts = getmetatable(v), #v, {}
   if mt == json.array_mt or (mt ~= json.object_mt and n > 0) then

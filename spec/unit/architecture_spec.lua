@@ -2,6 +2,7 @@
 -- point one way, and long files that say why they are long.
 local MAX_TOP = 12        -- files at the top of lua/claude/ and src/
 local LONG = 600          -- lines; a longer file says why in its first lines
+local MAX_C_LINES = 900   -- lines; no file of src/ is longer
 
 local function lines_of(cmd)
   local out = {}
@@ -120,6 +121,15 @@ describe("the tree", function()
       end
     end
     assert.same({}, silent)
+  end)
+
+  it("has no file of src/ over 900 lines", function()
+    local long = {}
+    for _, path in ipairs(lines_of("find src -name '*.c' -o -name '*.h' | sort")) do
+      local _, n = slurp(path):gsub("\n", "")
+      if n > MAX_C_LINES then long[#long + 1] = path end
+    end
+    assert.same({}, long)
   end)
 
   it("has no module requiring one that is not there", function()

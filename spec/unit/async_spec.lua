@@ -1,6 +1,7 @@
 local claude = require "claude"
 local core = require "claude.core"
 local queue = require "claude.queue"
+local async = require "claude.async"
 local errors = require "claude.errors"
 local harness = require "support.harness"
 
@@ -107,6 +108,75 @@ describe("tasks", function()
     assert.is_true(errors.is(err, "cancelled"))
     assert.is_true(closed)
     assert.is_false(t:cancel())
+  end)
+
+  -- The one wait (async's suspend): every wait ends once, and what comes for it after is
+  -- dropped, not handed to the task's next wait.
+  it("drop a completion that comes after the wait timed out", function()
+    local late
+    local t = claude.spawn(function()
+      local ok, err = claude.await(function(done) late = done end, 0.01)
+      local ev = async.event()
+      claude.spawn(function()
+        late("stale") -- the first wait's completion, while the task waits on ev
+        ev:set()
+      end)
+      return ok, errors.is(err, "timeout"), ev:wait(5)
+    end)
+    assert.same({ false, true, true }, { t:wait(5) })
+  end)
+
+  it("wake a cancelled wait once: its completion and a second cancel change nothing", function()
+    local finish, undone = nil, 0
+    local t = claude.spawn(function()
+      claude.await(function(done)
+        finish = done
+        return function() undone = undone + 1 end
+      end)
+    end)
+    assert.equal("waiting", tostring(t):match("waiting"))
+    assert.is_true(t:cancel("stop"))
+    finish("too late")
+    assert.is_false(t:cancel("again"))
+    local ok, err = t:join()
+    assert.is_false(ok)
+    assert.is_true(errors.is(err, "cancelled"))
+    assert.equal("stop", err.message)
+    assert.equal(1, undone) -- the wait's registration undone once
+  end)
+
+  it("raise a cancellation that came while the task ran at its next wait, undone", function()
+    local undone, ev, victim = 0, async.event(), nil
+    claude.spawn(function()
+      ev:wait()
+      victim:cancel("meanwhile")
+    end)
+    local t = claude.spawn(function()
+      victim = async.current()
+      ev:set() -- the task above runs now and cancels this one, which runs but does not wait
+      claude.await(function() return function() undone = undone + 1 end end)
+    end)
+    local ok, err = t:join(5)
+    assert.is_false(ok)
+    assert.is_true(errors.is(err, "cancelled"))
+    assert.equal(1, undone)
+  end)
+
+  it("keep an await's values, however many", function()
+    local t = claude.spawn(function()
+      local function pass(...)
+        local args = table.pack(...)
+        return table.pack(claude.await(function(done)
+          claude.spawn(function() done(table.unpack(args, 1, args.n)) end)
+        end))
+      end
+      return pass(), pass("a"), pass("a", nil), pass(1, 2, 3, nil)
+    end)
+    local none, one, two, four = t:wait(5)
+    assert.same({ true, n = 1 }, none)
+    assert.same({ true, "a", n = 2 }, one)
+    assert.same({ true, "a", nil, n = 3 }, two)
+    assert.same({ true, 1, 2, 3, nil, n = 5 }, four)
   end)
 
   it("sleep outside any task by running the loop", function()

@@ -1,6 +1,6 @@
--- The envelope readers of the hot paths (src/mcp/envelope.c, core.envelope_read): a line of
--- the usual shape comes apart into the values its receiver reads, and those values make
--- the very message the decoder makes of the line; any other line is left to the decoder.
+-- The envelope readers of the hot paths (src/mcp/envelope.c and answer.c, core.envelope_read):
+-- a line of the usual shape comes apart into the values its receiver reads, and those values
+-- make the very message the decoder makes of the line; any other line is left to the decoder.
 local core = require "claude.core"
 local json = require "claude.json"
 local router = require "claude.mcp.router"

@@ -287,11 +287,15 @@ describe("an rpc peer", function()
   it("times out written requests at their own deadlines, and only the unanswered", function()
     local a, sent = lone(rpc.jsonrpc)
     local function write(id, m) return a.send { jsonrpc = "2.0", id = id, method = m } end
-    local slow = go(function() return a:request_written("slow", write, 0.3, "slow") end)
+    local slow = go(function()
+      return a:request_written({ method = "slow", write = write }, 0.3, "slow")
+    end)
     local tasks = {}
     for i = 1, 150 do -- the ring comes round: "slow" goes to the hash
       local timeout = i % 2 == 0 and 0.05 or 5
-      tasks[i] = go(function() return a:request_written("m", write, timeout, "m") end)
+      tasks[i] = go(function()
+        return a:request_written({ method = "m", write = write }, timeout, "m")
+      end)
     end
     for i = 1, 150, 2 do -- the odd ones (5 s) answered at once
       assert.is_true(a:receive { jsonrpc = "2.0", id = sent[i + 1].id, result = i })
@@ -320,7 +324,7 @@ describe("an rpc peer", function()
     local a, sent = lone(rpc.jsonrpc)
     local function write(id, m) return a.send { jsonrpc = "2.0", id = id, method = m } end
     local before = claude.core.alive() -- (the host's own handles may hold it: then true)
-    local t = go(function() return a:request_written("m", write, 5, "m") end)
+    local t = go(function() return a:request_written({ method = "m", write = write }, 5, "m") end)
     assert.is_true(claude.core.alive()) -- the deadline holds the loop while it waits
     assert.is_true(a:receive { jsonrpc = "2.0", id = sent[1].id, result = 1 })
     assert.same({ true, 1 }, { t:join(T) })

@@ -95,6 +95,12 @@ describe("claude.schema", function()
       end)
     end
 
+    it("says whether the spec is shorthand alone (a schema that always compiles)", function()
+      assert.same({ true }, { select(2, schema.parse { a = "number", t = { { x = "string?" } } }) })
+      assert.same({ false }, { select(2, schema.parse { type = "object" }) })
+      assert.same({ false }, { select(2, schema.parse { a = { type = "string" } }) })
+    end)
+
     it("does not modify its argument", function()
       local spec = { a = "number?", t = { type = "string", optional = true } }
       schema.parse(spec)

@@ -101,6 +101,23 @@ describe("claude.tool", function()
       assert.equal("validation", kind)
     end)
 
+    it("compiles a shorthand input schema at its first call, then calls that", function()
+      local t = tool.tool("add", { a = "number", b = "number" }, fn)
+      local first = t.validate
+      assert.is_nil(t.validate { a = 1 }) -- the first call compiles it, and answers
+      assert.not_equal(first, t.validate)
+      local compiled = t.validate
+      assert.is_true(first { a = 1, b = 2 }) -- a copy of the first one goes on working
+      assert.equal(compiled, t.validate)
+      local bare = tool.tool { name = "ping", execute = fn }
+      assert.is_true(bare.validate {})
+      -- a JSON Schema is compiled at once: its mistakes are the definition's
+      assert.has_error(function()
+        tool.tool { name = "x", input_schema = { type = "object", minProperties = "2" },
+          execute = fn }
+      end)
+    end)
+
     local long = ("x"):rep(65)
     local misuse = {
       { "bad argument #1 to 'tool' (string or table expected, got nil)",

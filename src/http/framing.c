@@ -416,86 +416,32 @@ void claude_http_framing_wrap(http_conn *conn) {
   }
 }
 
-/* h2o stops reading the socket while it answers a request and starts again
- * once the answer is written. On libuv's epoll backend the stop forgets the
- * descriptor's registration and the start makes it again, two epoll_ctl
- * calls per request (one of them failing). So a stop h2o makes inside
- * framing_read, the usual case, does not reach libuv: the socket stays
- * registered, parked. While parked a readable socket reads nothing (the
- * buffer offered is empty, so no byte moves under the request h2o is
- * answering, whose head and body live in h2o's input buffer) and reading
- * stops for real, as h2o asked: a client that sends before its answer
- * costs the pair, as before. When h2o starts again libuv finds the stream
- * still reading: nothing to do but take h2o's buffer back (park_alloc).
- *
- * The stop is kept from libuv by clearing its reading flag for the time of
- * h2o's callback (uv_read_stop returns at once when it is clear). The flag
- * is libuv's own, the same bit from 1.30 to 1.52; server.c checks it is set
- * on a connection h2o reads before relying on it (can_park). */
-#define UV_READING_FLAG 0x00001000u
-
-int claude_http_framing_can_park(const http_conn *conn) {
-  return (conn->tcp.flags & UV_READING_FLAG) != 0 && conn->tcp.read_cb != NULL;
-}
-
-static int h2o_reading(const http_conn *conn) {
-  return h2o_socket_is_reading((h2o_socket_t *)conn->tcp.data);
-}
-
-static void park_alloc(uv_handle_t *h, size_t size, uv_buf_t *buf) {
-  http_conn *conn = (http_conn *)h;
-  if (h2o_reading(conn)) { /* h2o started again: its buffer */
-    conn->tcp.alloc_cb = conn->h2o_alloc;
-    conn->h2o_alloc(h, size, buf);
-    return;
-  }
-  *buf = uv_buf_init(NULL, 0); /* libuv reads nothing and says UV_ENOBUFS */
-}
-
 /* A refused connection: once h2o reads again (now, or after answering the
  * requests before the refused one), it gets the end of the stream and
  * closes the connection, with the refused request incomplete. */
 static void refused_eof(http_conn *conn) {
   uv_buf_t none = uv_buf_init(NULL, 0);
   if (conn->framing.status == 0 || uv_is_closing((uv_handle_t *)&conn->tcp) ||
-      conn->tcp.read_cb == NULL || !h2o_reading(conn))
+      conn->tcp.read_cb == NULL)
     return;
   claude_http_framing_wrap(conn);
-  if (conn->tcp.alloc_cb == park_alloc) conn->tcp.alloc_cb = conn->h2o_alloc;
   conn->h2o_read((uv_stream_t *)&conn->tcp, UV_EOF, &none);
-}
-
-/* h2o's callback, with a stop it makes kept from libuv (see above). */
-static void h2o_read_parking(http_conn *conn, ssize_t nread, const uv_buf_t *buf) {
-  uv_stream_t *stream = (uv_stream_t *)&conn->tcp;
-  unsigned reading = conn->can_park ? conn->tcp.flags & UV_READING_FLAG : 0;
-  if (conn->tcp.alloc_cb == park_alloc) conn->tcp.alloc_cb = conn->h2o_alloc;
-  conn->tcp.flags &= ~reading;
-  conn->h2o_read(stream, nread, buf);
-  if (reading == 0 || uv_is_closing((uv_handle_t *)stream)) return;
-  conn->tcp.flags |= reading; /* libuv's state is as it was: still reading */
-  if (!h2o_reading(conn) && conn->tcp.alloc_cb != park_alloc) {
-    conn->h2o_alloc = conn->tcp.alloc_cb;
-    conn->tcp.alloc_cb = park_alloc;
-  }
 }
 
 /* libuv's read callback on every connection (in place of h2o's): the bytes
  * h2o just got into its buffer go through the framing, and h2o is told of
- * as many as may go on. */
+ * as many as may go on. h2o stops reading while it answers a request and
+ * starts again once the answer is written; on libuv's epoll backend that
+ * costs an epoll_ctl pair a request. Keeping the stop from libuv would mean
+ * writing libuv's private flags, so the pair stays (docs/performance.md,
+ * "libuv's private reading flag"). */
 static void framing_read(uv_stream_t *stream, ssize_t nread, const uv_buf_t *buf) {
   http_conn *conn = (http_conn *)stream;
-  if (nread <= 0 && !h2o_reading(conn)) {
-    /* parked: nothing was read (or the end, or an error, which h2o reads
-     * again when it starts): stop for real until h2o starts */
-    uv_read_stop(stream);
-    return;
-  }
   if (nread > 0) {
     size_t pass = conn->framing.status != 0
                     ? 0
                     : claude_http_framing_feed(&conn->framing, buf->base, (size_t)nread);
-    if (pass > 0) h2o_read_parking(conn, (ssize_t)pass, buf);
+    if (pass > 0) conn->h2o_read(stream, (ssize_t)pass, buf);
     if (conn->framing.status != 0) refused_eof(conn);
   } else {
     conn->h2o_read(stream, nread, buf);

@@ -295,7 +295,6 @@ static void on_accept(uv_stream_t *listener, int status) {
   if (uv_fileno((uv_handle_t *)&conn->tcp, &fd) == 0)
     conn->linger_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
   h2o_accept(&srv->accept, sock);
-  conn->can_park = claude_http_framing_can_park(conn);
   claude_http_framing_wrap(conn);
 }
 

@@ -121,9 +121,6 @@ void claude_http_linger_refused(claude_ctx *ctx, int fd);
 struct http_conn;
 void claude_http_framing_wrap(struct http_conn *conn);
 void claude_http_framing_rewrap_all(uv_prepare_t *p);
-/* True when h2o's stops of reading on conn (now reading) can be kept from
- * libuv (framing.c says how and why). */
-int claude_http_framing_can_park(const struct http_conn *conn);
 void claude_http_framing_init(http_framing *f, size_t max_header);
 void claude_http_framing_free(http_framing *f);
 /* Follows n more bytes of what the client sent. Returns how many may go on
@@ -140,8 +137,6 @@ typedef struct http_conn {
   http_server *srv;
   struct http_conn *prev, *next;
   uv_read_cb h2o_read;    /* h2o's read callback on `tcp` */
-  uv_alloc_cb h2o_alloc;  /* h2o's buffer for a read on `tcp`, while parked */
-  int can_park;           /* libuv's reading flag is where framing.c expects it */
   http_framing framing;
   int linger_fd;          /* a dup of the socket, for the lingering close, or -1 */
 } http_conn;

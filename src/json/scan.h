@@ -1,6 +1,6 @@
 /*
  * json/scan.h -- finding the end of a JSON string fast, for the decoder and
- * the envelope reader (mcp/envelope.c) (private).
+ * the envelope readers (mcp/envelope_scan.h) (private).
  */
 #ifndef CLAUDE_JSON_SCAN_H
 #define CLAUDE_JSON_SCAN_H

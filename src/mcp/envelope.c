@@ -1,9 +1,9 @@
 /*
  * envelope.c -- the JSON-RPC envelope of a tool call, read in C: the lines of
- * the hot paths decoded only as far as routing needs. (Over 600 lines: the
- * three readers share one scanner and a tool call's parts, a control request
- * wraps the request, and the modern envelope's cache is part of reading its
- * _meta.)
+ * the hot paths decoded only as far as routing needs. This file reads a
+ * tools/call ("request", "control"), its _meta and the modern envelope's cache;
+ * mcp/answer.c reads the answer to a request ("response"); both read with the
+ * scanner of mcp/envelope_scan.h.
  *
  * A `tools/call` costs little to run and much to decode: its envelope is
  * four tables (the message, params, arguments, _meta) and, on the claude
@@ -51,26 +51,13 @@
  */
 #include <string.h>
 
-#include "json/json.h"
-#include "json/scan.h"
-#include "json/utf8.h"
 #include "mcp/envelope.h"
-#include "mcp/pending.h"
+#include "mcp/envelope_scan.h"
 #include "mcp/record.h"
 
 /* The first value of a line read here (light userdata: no JSON value); the
- * ids the control reader held back (claude_call_ids). */
-static const char CALL_MARK = 'c', RESULT_MARK = 'r', REQUEST_ID_MARK = 'i', TOOL_USE_MARK = 't';
-
-typedef struct reader {
-  const char *p, *end;
-  claude_envelope_state *state; /* the stream's, or NULL */
-  claude_call_ids *ids;         /* where the ids are held back, or NULL */
-  /* the answer's request takes its usual complete result without "resultType"
-   * (claude_pending_usual); and whether the result was built so */
-  int drop_complete, dropped;
-  int object; /* the answer's request is told whether its result is an object */
-} reader;
+ * ids the control reader held back (claude_call_ids). The answer's is answer.c's. */
+static const char CALL_MARK = 'c', REQUEST_ID_MARK = 'i', TOOL_USE_MARK = 't';
 
 /* The id [s, s + n) held back in `ids` (the request id, or the tool use id)
  * and its mark pushed; 0 when there is nowhere to hold it. */
@@ -104,361 +91,6 @@ int claude_call_id(claude_ctx *ctx, lua_State *L, int idx, const char **s, size_
     return 1;
   }
   return 0;
-}
-
-static inline void blanks(reader *r) {
-  if (r->p < r->end && (unsigned char)*r->p > ' ') return; /* compact JSON: no blanks */
-  while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t'))
-    r->p++;
-}
-
-/* The character c, after blanks. */
-static inline int eat(reader *r, char c) {
-  blanks(r);
-  if (r->p < r->end && *r->p == c) {
-    r->p++;
-    return 1;
-  }
-  return 0;
-}
-
-/* A string without escapes or control characters, well-formed UTF-8 (the
- * decoder refuses the rest): its bytes are [*s, *s + *n). */
-static int plain(reader *r, const char **s, size_t *n) {
-  const char *q, *e;
-  unsigned high = 0;
-  blanks(r);
-  if (r->p >= r->end || *r->p != '"') return 0;
-  q = r->p + 1;
-  e = find_special(q, r->end, &high);
-  if (e >= r->end || *e != '"') return 0;
-  if (high && claude_utf8_invalid(q, e) != NULL) return 0;
-  *s = q;
-  *n = (size_t)(e - q);
-  r->p = e + 1;
-  return 1;
-}
-
-/* The string `want` (plain ASCII without quotes), compared as a key is. */
-#ifdef __GNUC__
-__attribute__((always_inline))
-#endif
-static inline int plain_is(reader *r, const char *want, size_t len) {
-  const char *k;
-  blanks(r);
-  if (r->p >= r->end || *r->p != '"') return 0;
-  k = r->p + 1;
-  if ((size_t)(r->end - k) <= len || k[len] != '"' || memcmp(k, want, len) != 0) return 0;
-  r->p = k + len + 1;
-  return 1;
-}
-#define PLAIN_IS(r, lit) plain_is(r, lit, sizeof(lit) - 1)
-
-/* The literal `word` (true, false, null) at r->p. */
-static int plain_word(reader *r, const char *word, size_t n) {
-  if ((size_t)(r->end - r->p) < n || memcmp(r->p, word, n) != 0) return 0;
-  r->p += n;
-  return 1;
-}
-#define PLAIN_WORD(r, lit) plain_word(r, lit, sizeof(lit) - 1)
-
-/* An integer as the decoder reads it exactly: an optional minus, no leading
- * zero, up to 18 digits, no fraction or exponent. */
-static int integer(reader *r, lua_Integer *v) {
-  const char *p;
-  lua_Unsigned u = 0;
-  int neg = 0, digits = 0;
-  blanks(r);
-  p = r->p;
-  if (p < r->end && *p == '-') {
-    neg = 1;
-    p++;
-  }
-  if (p >= r->end || *p < '0' || *p > '9') return 0;
-  if (*p == '0') {
-    p++;
-    digits = 1;
-    if (p < r->end && *p >= '0' && *p <= '9') return 0;
-  } else {
-    while (p < r->end && *p >= '0' && *p <= '9') {
-      u = u * 10 + (lua_Unsigned)(*p++ - '0');
-      if (++digits > 18) return 0;
-    }
-  }
-  if (p < r->end && (*p == '.' || *p == 'e' || *p == 'E')) return 0;
-  *v = neg ? -(lua_Integer)u : (lua_Integer)u;
-  r->p = p;
-  return 1;
-}
-
-/* The key `lit` (plain ASCII without quotes) at r->p, the opening quote:
- * its bytes and a closing quote follow. A key is compared, not scanned: with
- * `lit` a literal, the compare is a few loads. Moves past the quote. */
-#ifdef __GNUC__
-__attribute__((always_inline))
-#endif
-static inline int key_is(reader *r, const char *lit, size_t n) {
-  const char *k = r->p + 1;
-  if ((size_t)(r->end - k) <= n || k[n] != '"' || memcmp(k, lit, n) != 0) return 0;
-  r->p = k + n + 1;
-  return 1;
-}
-#define KEY_IS(r, lit) key_is(r, lit, sizeof(lit) - 1)
-
-/* Before a key: its opening quote, after blanks. */
-static inline int key_start(reader *r) {
-  blanks(r);
-  return r->p < r->end && *r->p == '"';
-}
-
-/* The ':' after key number `which`: `which`, or -1. */
-static inline int colon(reader *r, int which) { return which >= 0 && eat(r, ':') ? which : -1; }
-
-/* Which of the keys named is at r->p, then ':': its index, or -1 (a key the
- * reader does not know, or no key: the line is not of the usual shape). */
-#define KEY2(r, a, b) colon(r, !key_start(r) ? -1 : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : -1)
-#define KEY3(r, a, b, c)                                                                    \
-  colon(r, !key_start(r) ? -1 : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : -1)
-#define KEY5(r, a, b, c, d, e)                                                              \
-  colon(r, !key_start(r) ? -1                                                               \
-           : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : KEY_IS(r, d) ? 3      \
-           : KEY_IS(r, e) ? 4 : -1)
-#define KEY4(r, a, b, c, d)                                                                 \
-  colon(r, !key_start(r) ? -1                                                               \
-           : KEY_IS(r, a) ? 0 : KEY_IS(r, b) ? 1 : KEY_IS(r, c) ? 2 : KEY_IS(r, d) ? 3 : -1)
-
-/* After a member: ',' (returns 1, more follow) or '}' (sets *done). */
-#ifdef __GNUC__
-__attribute__((always_inline))
-#endif
-static inline int next_member(reader *r, int *done) {
-  blanks(r);
-  if (r->p < r->end && *r->p == ',') {
-    r->p++;
-    return 1;
-  }
-  if (r->p < r->end && *r->p == '}') {
-    r->p++;
-    *done = 1;
-    return 1;
-  }
-  return 0;
-}
-
-/* Decodes the value at r->p, `outer` containers deep, into stack slot
- * `slot`. */
-static int decode_into(lua_State *L, reader *r, int outer, int slot) {
-  const char *after;
-  if (!claude_json_decode_at(L, r->p, r->end, outer, &after)) return 0;
-  r->p = after;
-  lua_replace(L, slot);
-  return 1;
-}
-
-/* A tool call's usual result, built here without the decoder's steps (its
- * string cache, its frames, an array's elements held until counted): an
- * object of "content" (one to USUAL_ITEMS items, each {"type":S,"text":S}),
- * "isError" (a boolean) and "resultType" (a string), each at most once, in
- * any order, strings without escapes. The tables are the decoder's (sized
- * for what they hold; a non-empty array has no metatable). Pushes the result,
- * or returns 0 with anything pushed left above (the caller decodes). */
-#define USUAL_ITEMS 8
-/* Its keys (and "text", the usual type, and "complete", the modern era's usual
- * resultType), made once per stream: a table the stream's state holds by a
- * registry ref (keys_ref), read by index. */
-static const char *const usual_keys[] = {"content", "isError", "resultType", "type", "text",
-                                         "complete"};
-enum { K_CONTENT = 1, K_IS_ERROR, K_RESULT_TYPE, K_TYPE, K_TEXT, K_COMPLETE,
-       K_COUNT = K_COMPLETE };
-
-/* Pushes the table of keys; returns its slot. */
-static int push_usual_keys(lua_State *L, claude_envelope_state *state) {
-  int i;
-  if (state != NULL && state->keys_ref != LUA_NOREF) {
-    lua_rawgeti(L, LUA_REGISTRYINDEX, state->keys_ref);
-    return lua_gettop(L);
-  }
-  lua_createtable(L, K_COUNT, 0);
-  for (i = 0; i < K_COUNT; i++) {
-    lua_pushstring(L, usual_keys[i]);
-    lua_rawseti(L, -2, i + 1);
-  }
-  if (state != NULL) {
-    lua_pushvalue(L, -1);
-    state->keys_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-  }
-  return lua_gettop(L);
-}
-
-/* An item's text (r->p at its string) and the item's end: pushes the item, its type's string
- * at the top (taken). */
-static int usual_text(lua_State *L, reader *r, int keys) {
-  const char *s;
-  size_t n;
-  if (!plain(r, &s, &n)) return 0;
-  lua_createtable(L, 0, 2);
-  lua_rawgeti(L, keys, K_TYPE);
-  lua_rotate(L, -3, -1); /* item, "type", type */
-  lua_rawset(L, -3);
-  lua_rawgeti(L, keys, K_TEXT);
-  lua_pushlstring(L, s, n);
-  lua_rawset(L, -3);
-  return eat(r, '}');
-}
-
-static int usual_item(lua_State *L, reader *r, int keys) {
-  const char *s;
-  size_t n;
-  if (!eat(r, '{') || !key_start(r) || !KEY_IS(r, "type") || !eat(r, ':') || !plain(r, &s, &n))
-    return 0;
-  if (n == 4 && memcmp(s, "text", 4) == 0) lua_rawgeti(L, keys, K_TEXT);
-  else lua_pushlstring(L, s, n);
-  if (!eat(r, ',') || !key_start(r) || !KEY_IS(r, "text") || !eat(r, ':')) return 0;
-  return usual_text(L, r, keys);
-}
-
-/* The content's items after its '[' (`items` of them pushed already) and its ']': pushes the
- * array in their place. */
-static int usual_items(lua_State *L, reader *r, int keys, int items) {
-  int i;
-  for (;;) {
-    if (items > 0) {
-      if (eat(r, ']')) break;
-      if (!eat(r, ',')) return 0;
-    }
-    if (items == USUAL_ITEMS || !usual_item(L, r, keys)) return 0;
-    items++;
-  }
-  lua_createtable(L, items, 0);
-  lua_rotate(L, -1 - items, 1); /* below its items */
-  for (i = items; i >= 1; i--) lua_rawseti(L, -1 - i, i);
-  return 1;
-}
-
-/* How a usual result begins, compact: compared at once, its text read next. */
-static const char USUAL_START[] = "\"content\":[{\"type\":\"text\",\"text\":";
-#define USUAL_START_LEN (sizeof USUAL_START - 1)
-/* The modern era's usual member after the content, compact: compared at once. */
-static const char USUAL_COMPLETE[] = "\"resultType\":\"complete\"";
-#define USUAL_COMPLETE_LEN (sizeof USUAL_COMPLETE - 1)
-
-/* "resultType":"complete" read: its pair pushed (members one more), or left out when the
- * answer's taker wants it so (r->drop_complete; *dropped set). */
-static void usual_complete(lua_State *L, reader *r, int keys, int *members, int *dropped) {
-  if (r->drop_complete) {
-    *dropped = 1;
-    return;
-  }
-  lua_rawgeti(L, keys, K_RESULT_TYPE);
-  lua_rawgeti(L, keys, K_COMPLETE);
-  (*members)++;
-}
-
-static int usual_result(lua_State *L, reader *r, claude_envelope_state *state) {
-  const char *s;
-  size_t n;
-  unsigned seen = 0;
-  int which, done = 0, i, members = 0, keys, dropped = 0;
-  luaL_checkstack(L, 2 * 3 + USUAL_ITEMS + 6, "envelope");
-  blanks(r);
-  if (r->p >= r->end || *r->p != '{') return 0;
-  r->p++;
-  keys = push_usual_keys(L, state);
-  if ((size_t)(r->end - r->p) > USUAL_START_LEN &&
-      memcmp(r->p, USUAL_START, USUAL_START_LEN) == 0) {
-    r->p += USUAL_START_LEN;
-    lua_rawgeti(L, keys, K_CONTENT);
-    lua_rawgeti(L, keys, K_TEXT); /* its type */
-    if (!usual_text(L, r, keys) || !usual_items(L, r, keys, 1)) return 0;
-    seen = members = 1;
-    if (!next_member(r, &done)) return 0;
-    if (!done && (size_t)(r->end - r->p) > USUAL_COMPLETE_LEN &&
-        memcmp(r->p, USUAL_COMPLETE, USUAL_COMPLETE_LEN) == 0) {
-      r->p += USUAL_COMPLETE_LEN;
-      seen |= 1u << 2;
-      usual_complete(L, r, keys, &members, &dropped);
-      if (!next_member(r, &done)) return 0;
-    }
-  }
-  while (!done) {
-    if ((which = KEY3(r, "content", "isError", "resultType")) < 0 || (seen & (1u << which)))
-      return 0;
-    seen |= 1u << which;
-    switch (which) {
-      case 0:
-        if (!eat(r, '[')) return 0;
-        lua_rawgeti(L, keys, K_CONTENT);
-        if (!usual_items(L, r, keys, 0)) return 0;
-        break;
-      case 1:
-        blanks(r);
-        lua_rawgeti(L, keys, K_IS_ERROR);
-        if (PLAIN_WORD(r, "true")) lua_pushboolean(L, 1);
-        else if (PLAIN_WORD(r, "false")) lua_pushboolean(L, 0);
-        else return 0;
-        break;
-      default:
-        if (!plain(r, &s, &n)) return 0;
-        if (n == 8 && memcmp(s, "complete", 8) == 0) {
-          usual_complete(L, r, keys, &members, &dropped);
-          if (!next_member(r, &done)) return 0;
-          continue;
-        }
-        lua_rawgeti(L, keys, K_RESULT_TYPE);
-        lua_pushlstring(L, s, n);
-    }
-    members++;
-    if (!next_member(r, &done)) return 0;
-  }
-  r->dropped = dropped;
-  /* the members go in in the line's order, as the decoder's do */
-  lua_createtable(L, 0, members);
-  for (i = 2 * members; i >= 2; i -= 2) {
-    lua_pushvalue(L, -1 - i);
-    lua_pushvalue(L, -1 - i);
-    lua_rawset(L, -3);
-  }
-  return 1;
-}
-
-/* The result at r->p into slot: the usual one built here, any other decoded. */
-static int result_into(lua_State *L, reader *r, int slot) {
-  const char *at = r->p;
-  int top = lua_gettop(L);
-  if (usual_result(L, r, r->state)) {
-    lua_replace(L, slot);
-    lua_settop(L, top);
-    return 1;
-  }
-  lua_settop(L, top);
-  r->p = at;
-  return decode_into(L, r, 1, slot);
-}
-
-/* An id (an integer, or a string) into slot. With a set bound at `bound`, an
- * integer's request is looked at: whether it takes its usual complete result
- * checked here (claude_pending_usual). */
-#ifdef __GNUC__
-__attribute__((always_inline)) /* (the request readers' bound is 0: no look) */
-#endif
-static inline int id_into(lua_State *L, reader *r, int slot, int bound) {
-  lua_Integer v;
-  const char *s;
-  size_t n;
-  if (integer(r, &v)) {
-    lua_pushinteger(L, v);
-    if (bound) {
-      int checks = claude_pending_usual(L, bound, v);
-      r->drop_complete = checks == CLAUDE_PENDING_USUAL;
-      r->object = checks == CLAUDE_PENDING_OBJECT;
-    }
-  } else if (plain(r, &s, &n)) {
-    lua_pushlstring(L, s, n);
-  } else {
-    return 0;
-  }
-  lua_replace(L, slot);
-  return 1;
 }
 
 /* The stack slots of a call, above the mark. */
@@ -715,68 +347,68 @@ static int read_call(lua_State *L, reader *r, int outer, int base) {
   return seen == 0xF;
 }
 
-/* The control channel's request: subtype, server_name, message. */
-static int read_request(lua_State *L, reader *r, int outer, int base) {
+/* The control channel's two wrappers around a tools/call, one shape: an
+ * object of three members, each once, in any order: the first a string that
+ * must be `want` (the type), the second a string into `slot` (held back as
+ * the request id when `hold`), the third the message inside, read by
+ * `inner`. */
+typedef struct wrapper {
+  struct {
+    const char *s;
+    size_t n;
+  } key[3], want;
+  int slot, hold;
+  int (*inner)(lua_State *L, reader *r, int outer, int base);
+} wrapper;
+#define LIT(s) {s, sizeof(s) - 1}
+
+#ifdef __GNUC__
+__attribute__((always_inline)) /* (a constant `w`: its keys compared as literals) */
+#endif
+static inline int read_wrapper(lua_State *L, reader *r, int outer, int base, const wrapper *w) {
   unsigned seen = 0;
   int done = 0, which, ok;
   const char *s;
   size_t n;
   if (!eat(r, '{')) return 0;
   while (!done) {
-    if ((which = KEY3(r, "subtype", "server_name", "message")) < 0 || (seen & (1u << which))) return 0;
+    which = !key_start(r)                         ? -1
+            : key_is(r, w->key[0].s, w->key[0].n) ? 0
+            : key_is(r, w->key[1].s, w->key[1].n) ? 1
+            : key_is(r, w->key[2].s, w->key[2].n) ? 2
+                                                  : -1;
+    if ((which = colon(r, which)) < 0 || (seen & (1u << which))) return 0;
     seen |= 1u << which;
     switch (which) {
-      case 0: ok = PLAIN_IS(r, "mcp_message"); break;
+      case 0: ok = plain_is(r, w->want.s, w->want.n); break;
       case 1:
         ok = plain(r, &s, &n);
         if (ok) {
-          lua_pushlstring(L, s, n);
-          lua_replace(L, base + S_SERVER);
+          if (!(w->hold && hold_id(L, r->ids, 0, s, n))) lua_pushlstring(L, s, n);
+          lua_replace(L, base + w->slot);
         }
         break;
-      default: ok = read_call(L, r, outer + 1, base);
+      default: ok = w->inner(L, r, outer + 1, base);
     }
     if (!ok || !next_member(r, &done)) return 0;
   }
   return seen == 0x7;
+}
+
+/* The control channel's request: subtype, server_name, message (a tools/call). */
+static const wrapper MCP_MESSAGE = {{LIT("subtype"), LIT("server_name"), LIT("message")},
+                                    LIT("mcp_message"), S_SERVER, 0, read_call};
+
+static int read_request(lua_State *L, reader *r, int outer, int base) {
+  return read_wrapper(L, r, outer, base, &MCP_MESSAGE);
 }
 
 /* A control_request line: type, request_id, request. */
-static int read_control(lua_State *L, reader *r, int base) {
-  unsigned seen = 0;
-  int done = 0, which, ok;
-  const char *s;
-  size_t n;
-  if (!eat(r, '{')) return 0;
-  while (!done) {
-    if ((which = KEY3(r, "type", "request_id", "request")) < 0 || (seen & (1u << which))) return 0;
-    seen |= 1u << which;
-    switch (which) {
-      case 0: ok = PLAIN_IS(r, "control_request"); break;
-      case 1:
-        ok = plain(r, &s, &n);
-        if (ok) {
-          if (!hold_id(L, r->ids, 0, s, n)) lua_pushlstring(L, s, n);
-          lua_replace(L, base + S_REQUEST_ID);
-        }
-        break;
-      default: ok = read_request(L, r, 1, base);
-    }
-    if (!ok || !next_member(r, &done)) return 0;
-  }
-  return seen == 0x7;
-}
+static const wrapper CONTROL_REQUEST = {{LIT("type"), LIT("request_id"), LIT("request")},
+                                        LIT("control_request"), S_REQUEST_ID, 1, read_request};
 
-/* The end of a line read (ok) into the mark and count - 1 slots above base:
- * only blanks may follow. Returns count, or 0 with the stack back at base. */
-static int finish(lua_State *L, reader *r, int base, int ok, int count) {
-  blanks(r);
-  if (ok && r->p == r->end) {
-    lua_settop(L, base + count);
-    return count;
-  }
-  lua_settop(L, base);
-  return 0;
+static int read_control(lua_State *L, reader *r, int base) {
+  return read_wrapper(L, r, 0, base, &CONTROL_REQUEST);
 }
 
 static int read_request_line(lua_State *L, const char *line, size_t len, int bound,
@@ -801,76 +433,6 @@ static int read_control_line(lua_State *L, const char *line, size_t len, int bou
   return finish(L, &r, base, read_control(L, &r, base + 1), S_SERVER + 1);
 }
 
-/* The result at idx, built without "resultType":"complete" for a taker that
- * does not take it so after all: the member put back. */
-static void restore_complete(lua_State *L, int idx, claude_envelope_state *state) {
-  int keys = push_usual_keys(L, state);
-  lua_rawgeti(L, keys, K_RESULT_TYPE);
-  lua_rawgeti(L, keys, K_COMPLETE);
-  lua_rawset(L, idx);
-  lua_pop(L, 1);
-}
-
-/* How an answer usually begins, compact: compared at once, its id read next. */
-static const char ANSWER_START[] = "\"jsonrpc\":\"2.0\",\"id\":";
-#define ANSWER_START_LEN (sizeof ANSWER_START - 1)
-
-/* The answer to a request: jsonrpc, id, result (any value), each once. With a
- * set bound (core.pending), the answer to a request of it goes straight to
- * the request's callback: the set's callback and the result, -1; or, for a task
- * waiting in the set's coroutine, the task resumed here (claude_pending_wake):
- * nothing, CLAUDE_ENVELOPE_DONE. A request of the set marked usual (a modern
- * tools/call's: claude_pending_usual) whose answer is the usual result with
- * "resultType":"complete" gets it without that member, its wake-up saying so
- * (the client's check done here); any other way it goes, the member is put
- * back first, and the client checks the result whole. One marked "object" (a
- * legacy tools/call's) is woken saying whether its result is an object. */
-static int read_response_line(lua_State *L, const char *line, size_t len, int bound,
-                              claude_envelope_state *state) {
-  reader r = {line, line + len, state, NULL, 0, 0, 0};
-  int base = lua_gettop(L), done = 0, which, ok;
-  unsigned seen = 0;
-  luaL_checkstack(L, 8, "envelope");
-  lua_pushlightuserdata(L, (void *)&RESULT_MARK);
-  lua_settop(L, base + 3);
-  if (!eat(&r, '{')) return finish(L, &r, base, 0, 0);
-  if ((size_t)(r.end - r.p) > ANSWER_START_LEN &&
-      memcmp(r.p, ANSWER_START, ANSWER_START_LEN) == 0) {
-    r.p += ANSWER_START_LEN; /* the usual start, compared at once */
-    seen = 0x3;
-    if (!id_into(L, &r, base + 2, bound) || !next_member(&r, &done))
-      return finish(L, &r, base, 0, 0);
-  }
-  while (!done) {
-    if ((which = KEY3(&r, "jsonrpc", "id", "result")) < 0 || (seen & (1u << which)))
-      return finish(L, &r, base, 0, 0);
-    seen |= 1u << which;
-    switch (which) {
-      case 0: ok = PLAIN_IS(&r, "2.0"); break;
-      case 1: ok = id_into(L, &r, base + 2, bound); break;
-      default: ok = result_into(L, &r, base + 3);
-    }
-    if (!ok || !next_member(&r, &done)) return finish(L, &r, base, 0, 0);
-  }
-  if (finish(L, &r, base, seen == 0x7, 3) == 0) return 0;
-  if (bound) {
-    lua_State *co;
-    if (claude_pending_take(L, bound, base + 2, &co)) { /* mark, id, result, cb */
-      int checked = r.dropped || (r.object && lua_type(L, base + 3) == LUA_TTABLE);
-      if (co != NULL && claude_pending_wake(L, bound, co, base + 4, base + 3, checked)) {
-        lua_settop(L, base);
-        return CLAUDE_ENVELOPE_DONE;
-      }
-      if (r.dropped) restore_complete(L, base + 3, state);
-      lua_replace(L, base + 1);
-      lua_remove(L, base + 2); /* callback, result */
-      return -1;
-    }
-  }
-  if (r.dropped) restore_complete(L, base + 3, state);
-  return 3;
-}
-
 /* core.envelope_read(kind, line [, record]) -> what the reader of `kind` hands a stream's
  * callback for `line` (the mark first), or nothing when the line is not of
  * its usual shape: for the Streamable HTTP transport (a POST's body: one
@@ -887,7 +449,8 @@ static int l_envelope_read(lua_State *L) {
   luaL_argcheck(L, record || lua_isnoneornil(L, 3), 3, "a call record (table) expected");
   lua_settop(L, 3);
   n = fn(L, line, len, 0, (claude_envelope_state *)lua_touserdata(L, lua_upvalueindex(1)));
-  if (n > 0 && record && fn != read_response_line) return claude_call_record_fill(L, 3, n, NULL);
+  if (n > 0 && record && (fn == read_request_line || fn == read_control_line))
+    return claude_call_record_fill(L, 3, n, NULL);
   return n;
 }
 
@@ -905,20 +468,10 @@ static int l_call_id(lua_State *L) {
   return 1;
 }
 
-/* core.usual_call(self, name, args) -> whether a tools/call's arguments have the usual types
- * (claude.mcp's call_tool: self a table, name a string, args nil or a table), told in one C
- * call, where three calls of Lua's type() would each make its answer a string first. */
-static int l_usual_call(lua_State *L) {
-  int args = lua_type(L, 3);
-  lua_pushboolean(L, lua_type(L, 1) == LUA_TTABLE && lua_type(L, 2) == LUA_TSTRING &&
-                         (args == LUA_TTABLE || args == LUA_TNIL));
-  return 1;
-}
-
 claude_envelope_fn claude_envelope_of(const char *kind) {
   if (strcmp(kind, "request") == 0) return read_request_line;
   if (strcmp(kind, "control") == 0) return read_control_line;
-  if (strcmp(kind, "response") == 0) return read_response_line;
+  if (strcmp(kind, "response") == 0) return claude_envelope_read_response;
   return NULL;
 }
 
@@ -931,14 +484,11 @@ void claude_open_envelope(lua_State *L) {
   lua_setfield(L, -2, "envelope_read");
   lua_pushlightuserdata(L, (void *)&CALL_MARK);
   lua_setfield(L, -2, "MCP_CALL");
-  lua_pushlightuserdata(L, (void *)&RESULT_MARK);
-  lua_setfield(L, -2, "RPC_RESULT");
   lua_pushlightuserdata(L, (void *)&REQUEST_ID_MARK);
   lua_setfield(L, -2, "MCP_REQUEST_ID");
   lua_pushlightuserdata(L, (void *)&TOOL_USE_MARK);
   lua_setfield(L, -2, "MCP_TOOL_USE_ID");
   lua_pushcfunction(L, l_call_id);
   lua_setfield(L, -2, "call_id");
-  lua_pushcfunction(L, l_usual_call);
-  lua_setfield(L, -2, "usual_call");
+  claude_open_answer(L);
 }

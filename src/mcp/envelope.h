@@ -64,6 +64,13 @@ typedef int (*claude_envelope_fn)(lua_State *L, const char *line, size_t len, in
 /* The reader of `kind` ("control", "request", "response"), or NULL. */
 claude_envelope_fn claude_envelope_of(const char *kind);
 
+/* mcp/answer.c: the "response" reader (claude_envelope_of("response")). */
+int claude_envelope_read_response(lua_State *L, const char *line, size_t len, int bound,
+                                  claude_envelope_state *state);
+/* mcp/answer.c: adds core.RPC_RESULT and core.usual_call to the module table on
+ * top (claude_open_envelope calls it). */
+void claude_open_answer(lua_State *L);
+
 /* Adds core.MCP_CALL and core.RPC_RESULT (the first value a callback gets
  * for a line read by an envelope reader) to the module table on top. */
 void claude_open_envelope(lua_State *L);

@@ -19,34 +19,31 @@
  *   set:close() (its timer closed; a request added later makes it anew)
  *
  * A request added with `wake` is the running task's, about to wait in async.wait_call in its
- * coroutine (a task with no budget): its answer, read by the reader bound to the set,
- * resumes that coroutine here with `true, result` (claude_pending_wake), with no Lua between
- * the line and the task. The task's side of the wake-up (its abort and status) is done by
- * wait_call when it goes on; a resume that does not end in the next wait goes to async's
- * settle_step
- * (core.task_waker(SUSPEND, settle_step, expire) registers them). A request that moved to
- * the hash is answered the usual way, its callback called.
+ * coroutine (a task with no budget): its answer, read by the reader bound to the set, wakes
+ * that coroutine from C with `true, result` (claude_pending_wake: claude_task_wake, with no
+ * Lua between the line and the task). Taking the request from the set is the wake's claim;
+ * the task's own state is async's wait's to change (src/task.c). A request that moved to the
+ * hash is answered the usual way, its callback called.
  *
  * A request added with a timeout (seconds) has a deadline here, and the set one timer for
  * all of them, which costs nothing until it bites: armed for the earliest deadline when a
  * request's is earlier than the one it is armed for (rarely, since deadlines mostly come in
- * order), it finds the requests whose deadline passed, hands each one's task to async's
- * `expire` (which ends its wait as timed out), and arms itself for the next. It keeps the
- * loop alive only while a request with a deadline waits.
+ * order), it finds the requests whose deadline passed, ends each one's wait as timed out
+ * (claude_task_timed_out), and arms itself for the next. It keeps the loop alive only while
+ * a request with a deadline waits.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget/budget.h"
 #include "mcp/pending.h"
+#include "task.h"
 
 #define MT_PENDING "claude.core.Pending"
 #define INITIAL_SIZE 64
 enum { USED = 1, USED_USUAL = CLAUDE_PENDING_USUAL, USED_OBJECT = CLAUDE_PENDING_OBJECT };
 
-enum { UV_CALLBACKS = 1, UV_METHODS, UV_OLD_CALLBACKS, UV_OLD_METHODS, UV_OLD_DUE, UV_SUSPEND,
-       UV_COUNT };
+enum { UV_CALLBACKS = 1, UV_METHODS, UV_OLD_CALLBACKS, UV_OLD_METHODS, UV_OLD_DUE, UV_COUNT };
 
 /* The set's timer of deadlines: malloc'ed, closed with the set or with the context. */
 typedef struct deadline_timer {
@@ -69,11 +66,7 @@ struct claude_pending {
   lua_Integer timed;     /* requests with a deadline, in the ring and the hash */
   lua_Integer old_timed; /* of them in the hash (UV_OLD_DUE: id -> deadline) */
   deadline_timer *timer; /* made with the first deadline */
-  /* What every wake looked up in the registry, kept from the first that found it: the
-   * state's budgets (claude_resume_state; they last as long as the state) and async's
-   * SUSPEND (anchored at UV_SUSPEND, so the address stays its own) */
-  void *budgets;
-  const void *suspend;
+  void *budgets;         /* the state's budgets, claude_task_wake's cache */
 };
 
 static claude_pending *check_set(lua_State *L, int idx) {
@@ -89,22 +82,24 @@ static lua_Integer slot_of(const claude_pending *p, lua_Integer n) {
 /* Pushes uservalue `which` of the set at idx. */
 static void push_uv(lua_State *L, int idx, int which) { lua_getiuservalue(L, idx, which); }
 
+/* Frees the ring's arrays (the set's, or new ones that could not all be made). */
+static void free_ring(lua_Integer *ids, unsigned char *used, lua_State **cos, uint64_t *due) {
+  free(ids);
+  free(used);
+  free(cos);
+  free(due);
+}
+
 static int alloc_ring(lua_State *L, claude_pending *p, lua_Integer size) {
   lua_Integer *ids = (lua_Integer *)calloc((size_t)size, sizeof *ids);
   unsigned char *used = (unsigned char *)calloc((size_t)size, 1);
   lua_State **cos = (lua_State **)calloc((size_t)size, sizeof *cos);
   uint64_t *due = (uint64_t *)calloc((size_t)size, sizeof *due);
   if (ids == NULL || used == NULL || cos == NULL || due == NULL) {
-    free(ids);
-    free(used);
-    free(cos);
-    free(due);
+    free_ring(ids, used, cos, due);
     return luaL_error(L, "out of memory");
   }
-  free(p->ids);
-  free(p->used);
-  free(p->cos);
-  free(p->due);
+  free_ring(p->ids, p->used, p->cos, p->due);
   p->ids = ids;
   p->used = used;
   p->cos = cos;
@@ -163,10 +158,7 @@ static void grow(lua_State *L, int idx, claude_pending *p) {
         old_due[i], old_used[i]);
     lua_pop(L, 2);
   }
-  free(old_ids);
-  free(old_used);
-  free(old_cos);
-  free(old_due);
+  free_ring(old_ids, old_used, old_cos, old_due);
   lua_pushnil(L);
   while (lua_next(L, ocbs)) { /* id, callback */
     lua_Integer id = lua_tointeger(L, -2);
@@ -372,9 +364,8 @@ int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co) {
   return 1;
 }
 
-/* The registry keys of async's SUSPEND (what a task's wait yields), settle_step and expire,
- * and of the table of sets by their timer (weak values: a timer finds its set). */
-static const char SUSPEND_KEY = 's', SETTLE_KEY = 'S', EXPIRE_KEY = 'e', SETS_KEY = 't';
+/* The registry key of the table of sets by their timer (weak values: a timer finds its set). */
+static const char SETS_KEY = 't';
 
 /* ---- deadlines ------------------------------------------------------------ */
 
@@ -400,8 +391,8 @@ static void close_timer(claude_pending *p) {
 }
 
 /* Protected (claude_pcall), the timer's light userdata as argument: the requests whose
- * deadline passed handed to expire, each in a protected call of its own, and the timer
- * armed for the next deadline. */
+ * deadline passed end their waits as timed out, each in a protected call of its own, and the
+ * timer is armed for the next deadline. */
 static int expire_p(lua_State *L) {
   deadline_timer *t = (deadline_timer *)lua_touserdata(L, 1);
   claude_pending *p = t->set;
@@ -448,11 +439,7 @@ static int expire_p(lua_State *L) {
     lua_pop(L, 2);
   }
   last = lua_gettop(L);
-  for (k = first; k <= last; k++) {
-    lua_rawgetp(L, LUA_REGISTRYINDEX, &EXPIRE_KEY);
-    lua_pushvalue(L, k);
-    claude_pcall(t->hdr.ctx, L, 1);
-  }
+  for (k = first; k <= last; k++) claude_task_timed_out(t->hdr.ctx, L, k);
   /* the next deadline (the requests may have changed meanwhile) */
   if (t->set == NULL || p->timed == 0) return 0;
   for (i = 0; i < p->size; i++)
@@ -514,55 +501,14 @@ static void arm(lua_State *L, int idx, claude_pending *p, uint64_t due) {
 int claude_pending_wake(lua_State *L, int set, lua_State *co, int task, int result,
                         int usual) {
   claude_pending *p = (claude_pending *)lua_touserdata(L, set);
-  int status, nres;
-  if (co == L || lua_status(co) != LUA_YIELD || !lua_checkstack(co, 4)) return 0;
-  if (p->budgets == NULL) p->budgets = claude_resume_state(L);
-  lua_pushboolean(co, 1);
+  int n = usual ? 3 : 1;
   lua_pushvalue(L, result);
-  lua_xmove(L, co, 1);
   if (usual) { /* (no error, checked: Peer:request_written's) */
-    lua_pushnil(co);
-    lua_pushboolean(co, 1);
+    lua_pushnil(L);
+    lua_pushboolean(L, 1);
   }
-  status = claude_resume_in(p->budgets, L, co, usual ? 4 : 2, &nres);
-  if (status == LUA_YIELD && nres == 1) { /* waits again: yielded SUSPEND */
-    if (p->suspend == NULL) {
-      if (lua_rawgetp(L, LUA_REGISTRYINDEX, &SUSPEND_KEY) == LUA_TTABLE) {
-        p->suspend = lua_topointer(L, -1);
-        lua_setiuservalue(L, set, UV_SUSPEND);
-      } else {
-        lua_pop(L, 1);
-      }
-    }
-    if (p->suspend != NULL && lua_type(co, -1) == LUA_TTABLE &&
-        lua_topointer(co, -1) == p->suspend) {
-      lua_pop(co, 1);
-      return 1;
-    }
-  }
-  /* anything else is settle_step's (task, co, ok, ...): as core.resume returns it */
-  if (status != LUA_OK && status != LUA_YIELD) nres = 1; /* the error object */
-  luaL_checkstack(L, nres + 4, "wake");
-  lua_rawgetp(L, LUA_REGISTRYINDEX, &SETTLE_KEY);
-  lua_pushvalue(L, task);
-  lua_pushthread(co);
-  lua_xmove(co, L, 1);
-  lua_pushboolean(L, status == LUA_OK || status == LUA_YIELD);
-  lua_xmove(co, L, nres);
-  lua_call(L, nres + 3, 0);
-  return 1;
-}
-
-/* core.task_waker(suspend, settle_step, expire): async's, for claude_pending_wake and the
- * deadlines (expire(task): the task's wait timed out) */
-static int l_task_waker(lua_State *L) {
-  luaL_checkany(L, 1);
-  luaL_checktype(L, 2, LUA_TFUNCTION);
-  luaL_checktype(L, 3, LUA_TFUNCTION);
-  lua_settop(L, 3);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &EXPIRE_KEY);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &SETTLE_KEY);
-  lua_rawsetp(L, LUA_REGISTRYINDEX, &SUSPEND_KEY);
+  if (claude_task_wake(L, &p->budgets, co, task, n)) return 1;
+  lua_pop(L, n);
   return 0;
 }
 
@@ -617,10 +563,7 @@ static int pending_waiting(lua_State *L) {
 static int pending_gc(lua_State *L) {
   claude_pending *p = check_set(L, 1);
   close_timer(p);
-  free(p->ids);
-  free(p->used);
-  free(p->cos);
-  free(p->due);
+  free_ring(p->ids, p->used, p->cos, p->due);
   p->ids = NULL;
   p->used = NULL;
   p->cos = NULL;
@@ -672,6 +615,4 @@ void claude_open_pending(lua_State *L) {
   lua_pop(L, 1);
   lua_pushcfunction(L, l_pending);
   lua_setfield(L, -2, "pending");
-  lua_pushcfunction(L, l_task_waker);
-  lua_setfield(L, -2, "task_waker");
 }

@@ -23,12 +23,12 @@ int claude_pending_take(lua_State *L, int idx, int idx_id, lua_State **co);
  * when the check held; 0: nothing to check. */
 enum { CLAUDE_PENDING_USUAL = 2, CLAUDE_PENDING_OBJECT = 3 };
 int claude_pending_usual(lua_State *L, int idx, lua_Integer id);
-/* Wakes the task at stack slot `task` waiting in coroutine co with `true` and
- * the value at `result` (its wait_call returns them), and nil and `true` after
- * them when `usual` (the answer was the usual complete result, its
- * "resultType" left out: Peer:request_written's `checked`): returns 1, or 0
- * when co does not wait (the caller calls the task instead). `set`: the set's slot (an absolute index), which keeps what every
- * wake looks up. May raise (settle_step's errors). */
+/* Wakes the task at stack slot `task`, waiting in coroutine co for the
+ * answer just taken from the set at slot `set` (an absolute index), with
+ * `true` and the value at `result`, and nil and `true` after them when
+ * `usual` (the answer was the usual complete result, its "resultType" left
+ * out: Peer:request_written's `checked`): claude_task_wake's, returns 1, or 0
+ * when co does not wait (the caller calls the task instead). May raise. */
 int claude_pending_wake(lua_State *L, int set, lua_State *co, int task, int result,
                         int usual);
 /* Adds core.pending to the module table on top of the stack. */

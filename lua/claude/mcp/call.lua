@@ -42,6 +42,7 @@
 -- @module claude.mcp.call
 local core = require "claude.core"
 local json = require "claude.json"
+local era = require "claude.mcp.era"
 
 local M = {}
 
@@ -107,6 +108,17 @@ function M.meta(rec)
     return M.envelope_meta(meta, rec[TOKEN], call_id(rec[TOOL_USE_ID]))
   end
   return type(meta) == "table" and meta or nil
+end
+
+--- Whether the call in `rec` carries the usual envelope of the modern era
+-- (`claude.mcp.era.usual_envelope`): as its text, which the reader checked but for the
+-- version (`VERSION`), or as a table.
+-- @tparam table rec
+-- @treturn boolean
+function M.usual_modern(rec)
+  local version = rec[VERSION]
+  if version ~= nil then return version == era.LATEST_MODERN end
+  return era.usual_envelope(rec[META])
 end
 
 --- The JSON-RPC message the call in `rec` was (for a receiver that wants it whole).

@@ -113,8 +113,9 @@ local function build_schema(fname, labels, spec, field)
   local s = spec[field]
   if s == nil then return nil end
   if type(s) ~= "table" then bad(fname, labels, field, "table expected, got %s", typename(s)) end
-  local js, err = schema.parse(s)
-  if not js then bad(fname, labels, field, "%s", err.message) end
+  local js, plain = schema.parse(s)
+  if not js then bad(fname, labels, field, "%s", plain.message) end
+  if plain and field == "input_schema" then return js, nil end -- compiled by the 1st call
   local validate, verr = schema.compile(js)
   if not validate then bad(fname, labels, field, "%s", verr.message) end
   return js, validate
@@ -128,10 +129,7 @@ local function build_tool(spec, labels)
   local description = want(F, labels, spec, "description", "string", true)
   local execute = want(F, labels, spec, "execute", "function")
   local input_schema, validate = build_schema(F, labels, spec, "input_schema")
-  if not input_schema then
-    input_schema = { type = "object", properties = jobject() }
-    validate = schema.compile(input_schema)
-  end
+  if not input_schema then input_schema = { type = "object", properties = jobject() } end
   local output_schema, validate_output = build_schema(F, labels, spec, "output_schema")
 
   local annotations, meta
@@ -198,13 +196,15 @@ local function build_tool(spec, labels)
     name = name, title = title, description = description, inputSchema = input_schema,
     outputSchema = output_schema, annotations = annotations, _meta = meta,
   }
-  return setmetatable({
+  local t = setmetatable({
     kind = "tool", name = name, title = title, description = description,
     input_schema = input_schema, output_schema = output_schema, annotations = annotations,
     meta = meta, execute = execute, validate = validate, validate_output = validate_output,
     listing = listing, budget = budget.check(spec.budget, "tool '" .. name .. "'"),
     task = task, view = view,
   }, Tool)
+  if not validate then t.validate = schema._on_first_call(input_schema, t, "validate") end
+  return t
 end
 
 local function tool(first, ...)

@@ -8,6 +8,9 @@ local M = {}
 
 local type, tostring, fmt = type, tostring, string.format
 local is_array = json.is_array
+local null, array_mt, object_mt = json.null, json.array_mt, json.object_mt
+local getmetatable, rawlen, next, floor, math_type = getmetatable, rawlen, next, math.floor,
+  math.type
 
 --- Raises a `schema` failure (`errors.throw`) at `path`: the public functions return it
 -- with `errors.catch`.
@@ -49,6 +52,33 @@ end
 --- A list: marked as a JSON array, or with a first item.
 function M.is_list(t)
   return type(t) == "table" and (is_array(t) or t[1] ~= nil)
+end
+
+--- The JSON kind of a Lua value (see `claude.schema.kind`): here rather than in the
+-- keywords, so that `claude.schema` gives it without loading the validator.
+function M.kind(v)
+  if v == null or v == nil then return "null" end
+  local t = type(v)
+  if t == "number" then
+    if math_type(v) == "integer" then return "integer" end
+    -- NaN and the infinities are no JSON numbers (a decoder may give one for 1e999)
+    if v - v ~= 0 then return "non-finite number" end
+    if v == floor(v) then return "integer" end
+    return "number"
+  elseif t == "table" then
+    local mt = getmetatable(v)
+    if mt == array_mt then return "array" end
+    if mt == object_mt then return "object" end
+    local n = rawlen(v)
+    if n == 0 then return next(v) == nil and "empty" or "object" end
+    local c = 0
+    for _ in next, v do
+      c = c + 1
+      if c > n then return "object" end
+    end
+    return c == n and "array" or "object"
+  end
+  return t
 end
 
 return M

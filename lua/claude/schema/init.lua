@@ -55,19 +55,30 @@ local core = require "claude.core"
 local json = require "claude.json"
 local errors = require "claude.errors"
 local shorthand = require "claude.schema.shorthand"
-local validator = require "claude.schema.validator"
-local regex = require "claude.schema.regex"
-local dialects = require "claude.schema.dialects"
+local common = require "claude.schema.common"
 
 local M = {}
 
 local pcall, catch, new_error = pcall, errors.catch, errors.new
-local located = validator.located
+
+-- The validator (its keywords, registry and dialects), loaded by the first compile: a server
+-- whose tools' schemas are shorthand alone starts without it (claude.mcp.tool).
+local validator, dialects, DEFAULT
+local BOUNDS = { max_depth = true, max_subschemas = true, max_steps = true,
+  max_ref_depth = true }
+local function load_validator()
+  validator = require "claude.schema.validator"
+  dialects = require "claude.schema.dialects"
+  DEFAULT = { dialect = dialects.known["2020-12"] }
+  for k in pairs(BOUNDS) do DEFAULT[k] = validator.defaults[k] end
+end
 
 --- Turn a schema spec (shorthand or full JSON Schema with `type = "object"`) into a JSON
 -- Schema table ready for `json.encode`. The argument is not modified.
 -- @tparam table spec
 -- @treturn[1] table JSON Schema of an object
+-- @treturn[1] boolean true when the spec is shorthand alone (type names, lists of one spec,
+--   tables of properties, no JSON Schema node): its schema always compiles
 -- @return[2] nil, a `schema` error naming the property path, `"schema"`
 function M.parse(spec)
   return catch(pcall(shorthand.parse, spec))
@@ -88,16 +99,11 @@ end)
 -- @treturn[1] function `(s) -> boolean`, or `nil, message` when the match hit a limit
 -- @return[2] nil, an error, its kind: `"schema"` (not a pattern) or `"unsupported"`
 function M.regex(pattern)
-  return catch(pcall(regex.compile, pattern))
+  return catch(pcall(require("claude.schema.regex").compile, pattern))
 end
 
-local defaults = validator.defaults
-local BOUNDS = { max_depth = true, max_subschemas = true, max_steps = true,
-  max_ref_depth = true }
-local DEFAULT = { dialect = dialects.known["2020-12"] }
-for k in pairs(BOUNDS) do DEFAULT[k] = defaults[k] end
-
 local function options(opts)
+  if not validator then load_validator() end
   if opts == nil then return DEFAULT end
   if type(opts) ~= "table" then
     errors.misuse("bad argument #2 to 'compile' (table of options expected, got %s)",
@@ -182,7 +188,7 @@ local function pointer(p)
 end
 
 local function failure(m, p, w)
-  local msg = located(m, p)
+  local msg = validator.located(m, p)
   if w ~= "" then msg = msg .. " (keyword " .. w .. ")" end
   return nil, new_error("validation", msg, { instance_location = pointer(p),
     keyword_location = w }), "validation"
@@ -253,11 +259,26 @@ M.validator = errors.public(function(json_schema, opts)
   return f
 end)
 
+-- Internal (claude.mcp.tool): a validator of a schema known to compile (one `parse` says
+-- always compiles), compiled by its first call, which also stores the compiled one in
+-- `holder[field]` so that later calls go to it directly: the validator's modules load when
+-- a value is first checked, not when a tool is defined.
+function M._on_first_call(json_schema, holder, field)
+  local compiled
+  return function(value)
+    if not compiled then
+      compiled = assert(compile(json_schema))
+      holder[field] = compiled
+    end
+    return compiled(value)
+  end
+end
+
 --- The JSON kind of a Lua value: `"null"`, `"boolean"`, `"integer"`, `"number"`, `"string"`,
 -- `"array"`, `"object"`, `"empty"` (an unmarked `{}`, either array or object), or the Lua type
 -- name for anything else. Integral finite floats are `"integer"`; NaN and the infinities
 -- are `"non-finite number"`.
 -- @function kind
-M.kind = validator.kind
+M.kind = common.kind
 
 return M

@@ -16,8 +16,7 @@ local uri = require "claude.schema.uri"
 
 local M = {}
 
-local null = json.null
-local array_mt, object_mt = json.array_mt, json.object_mt
+local array_mt = json.array_mt
 local type, pairs, next, rawlen, tostring, ipairs = type, pairs, next, rawlen, tostring, ipairs
 local getmetatable, setmetatable = getmetatable, setmetatable
 local floor, huge, math_type, abs, fmod = math.floor, math.huge, math.type, math.abs, math.fmod
@@ -26,31 +25,7 @@ local utf8_len = utf8.len
 local bad, ident, is_list, sub_path = common.bad, common.ident, common.is_list, common.sub_path
 local esc = uri.escape_token
 
---- The JSON kind of a Lua value (see `claude.schema.kind`).
-local function kind(v)
-  if v == null or v == nil then return "null" end
-  local t = type(v)
-  if t == "number" then
-    if math_type(v) == "integer" then return "integer" end
-    -- NaN and the infinities are no JSON numbers (a decoder may give one for 1e999)
-    if v - v ~= 0 then return "non-finite number" end
-    if v == floor(v) then return "integer" end
-    return "number"
-  elseif t == "table" then
-    local mt = getmetatable(v)
-    if mt == array_mt then return "array" end
-    if mt == object_mt then return "object" end
-    local n = rawlen(v)
-    if n == 0 then return next(v) == nil and "empty" or "object" end
-    local c = 0
-    for _ in next, v do
-      c = c + 1
-      if c > n then return "object" end
-    end
-    return c == n and "array" or "object"
-  end
-  return t
-end
+local kind = common.kind
 M.kind = kind
 
 local function show(v)

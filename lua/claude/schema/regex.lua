@@ -2,7 +2,8 @@
 -- point: the whole of the syntax (lookbehind, backreferences, named groups, `\p{...}`), with
 -- ECMA-262's meanings (`\d` and `\w` are ASCII, `\s` is Unicode white space, `$` is the end
 -- of the text). The engine is PCRE2 (`core.regex`, src/schema/regex.c: the pattern is
--- translated to PCRE2's syntax, and every match runs under step limits).
+-- translated to PCRE2's syntax by src/schema/regex_translate.c, and every match runs under
+-- step limits).
 --
 -- `compile(src)` gives `function(str) -> boolean`, or `nil, message` when the match hit a
 -- limit; it throws (`errors.throw`) a `schema` failure for a pattern that is not ECMA-262,

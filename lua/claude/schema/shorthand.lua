@@ -50,6 +50,7 @@ local function type_string(s, path)
 end
 
 local convert_schema, schema_node
+local wrote_node -- set when the spec being parsed writes a JSON Schema node (parse's 2nd result)
 
 -- JSON Schema mode: booleans, sugar strings, or schema tables.
 function convert_schema(v, path)
@@ -74,6 +75,7 @@ end
 
 -- Copy a JSON Schema node, applying JSON markers and the small sugar; -> node, optional.
 function schema_node(t, path)
+  wrote_node = true
   local out, optional, known = {}, false, false
   for k, x in pairs(t) do
     if KNOWN[k] then known = true end
@@ -182,14 +184,18 @@ end
 -- `type = "object"`); throws a `schema` failure naming the property path.
 -- @tparam table spec
 -- @treturn table
+-- @treturn boolean true when it is shorthand alone: built here from known type names, it
+--   always compiles
 function M.parse(spec)
   if type(spec) ~= "table" then bad("", "table expected, got %s", type(spec)) end
   if spec.type == "object" then
     local node, opt = schema_node(spec, "")
     if opt then bad("", "'optional' has no meaning at the top of a schema") end
-    return node
+    return node, false
   end
-  return short_object(spec, "")
+  wrote_node = false
+  local node = short_object(spec, "")
+  return node, not wrote_node
 end
 
 return M

@@ -21,6 +21,7 @@ local errors = require "claude.errors"
 local json = require "claude.json"
 local era = require "claude.mcp.era"
 local input = require "claude.mcp.client.input"
+local UNCHECKED = require("claude.rpc").UNCHECKED
 
 local M = {}
 
@@ -52,10 +53,11 @@ function M.envelope(self, version, extensions)
   return meta
 end
 
---- Forgets the envelope made for the client's protocol version and log level: every place
--- that changes either calls it (call_tool reads `envelope_tail` with no check of its own).
+--- Forgets the envelope made for the client's protocol version and log level, and the way
+-- of the usual call made with it: every place that changes either calls it, and every new
+-- connection's handshake (call_tool reads `usual_way` with no check of its own).
 function M.changed(self)
-  self.envelope_now, self.envelope_tail = false, false
+  self.envelope_now, self.usual_way = false, false
 end
 
 -- The client's envelope as it stands, made once for as long as it does not change (every
@@ -67,7 +69,7 @@ local function current_envelope(self)
   end
   e = { version = self.protocol_version, log_level = self.log_level,
     meta = M.envelope(self), tail = false }
-  self.envelope_now, self.envelope_tail = e, false
+  self.envelope_now, self.usual_way = e, false
   return e.meta
 end
 
@@ -83,9 +85,14 @@ function M.call_tail(self, meta)
   local tail = e.tail
   if not tail then
     tail = ',"_meta":' .. json.encode(meta) .. "}}\n"
-    e.tail, self.envelope_tail = tail, tail
+    e.tail = tail
   end
   return tail
+end
+
+--- `call_tail` of the envelope as it stands (made now if need be).
+function M.usual_tail(self)
+  return M.call_tail(self, current_envelope(self))
 end
 
 --- `params` with the envelope in its `_meta`, over what `_meta` held: a new table, unless
@@ -142,43 +149,22 @@ local function missing(self, method, name, err)
     { code = err.code, data = err.data, remote_message = err.remote_message, cause = err })
 end
 
-local request -- (self, send, method, params, extensions, name, owned, timeout)
+local EMPTY = {}
 
 --- Sends a request of the modern era and follows its answer to the end.
 -- @param self the client
--- @tparam function send `send(method, params, timeout)` -> result | nil, err, kind (one
---   request)
+-- @tparam function send `send(method, params, timeout, plain)` -> result | nil, err, kind
+--   (one request; `plain`: the first round of a tools/call whose params are its own)
 -- @tparam string method
 -- @tparam[opt] table params without the envelope
 -- @tparam[opt] table opts `extensions` (per-request capability extensions), `name` (what
---   the request is about, for messages), `owned` (`params` may be changed)
+--   the request is about, for messages), `owned` (`params` may be changed), `first` (the
+--   answer to the first round, which the caller sent itself: `{ result, err, kind }` as
+--   Peer:request_written gives them, `rpc.UNCHECKED` for an answer its reader did not check)
 -- @return the result (and `"task"` for a task's handle) | nil, err, kind
 function M.request(self, send, method, params, opts, timeout)
-  if not opts then return request(self, send, method, params, nil, nil, nil, timeout) end
-  return request(self, send, method, params, opts.extensions, opts.name, opts.owned, timeout)
-end
-
---- `request` of `tools/call` of tool `name` with `params` (owned, no extensions), with no
--- options table made for it.
-function M.call(self, send, params, name, timeout)
-  return request(self, send, "tools/call", params, nil, name, true, timeout)
-end
-
---- `call` of a plain `tools/call` (name, arguments and the envelope as it stands:
--- `call_tail`'s) whose first round the caller wrote itself, from that round's answer
--- `r, err, kind` on (the result, the rounds, a task, an error).
-function M.call_answered(self, send, params, name, timeout, r, err, kind)
-  return request(self, send, "tools/call", params, nil, name, true, timeout, true, r, err, kind)
-end
-
---- The JSON end of a plain `tools/call` (`call_tail`'s) while the envelope it was made for
--- stands (`changed` forgets it), else nil (the caller goes `call`'s way, which makes it anew).
-function M.plain_tail(self)
-  return self.envelope_tail or nil
-end
-
-request = function(self, send, method, params, extensions, name, owned, timeout, answered, r0,
-                   e0, k0)
+  opts = opts or EMPTY
+  local extensions, name, owned, first = opts.extensions, opts.name, opts.owned, opts.first
   local p = M.params(self, params, extensions, owned)
   local rounds, corrected = 0, false
   local max = self.opts.max_input_rounds or M.MAX_ROUNDS
@@ -187,8 +173,9 @@ request = function(self, send, method, params, extensions, name, owned, timeout,
   local plain = owned and extensions == nil and method == "tools/call"
   while true do
     local r, err, kind
-    if answered then -- the first round's answer, the caller's (call_answered)
-      r, err, kind, answered = r0, e0, k0, false
+    if first then -- the first round's answer, the caller's
+      r, err, kind, first = first.result, first.err, first.kind, nil
+      if err == UNCHECKED then err = nil end
     else
       r, err, kind = send(method, p, timeout, plain)
     end

@@ -10,7 +10,6 @@ local core = require "claude.core"
 local async = require "claude.async"
 local errors = require "claude.errors"
 local tool = require "claude.mcp.tool"
-local origin = require "claude.mcp.server.origin"
 local apps = require "claude.mcp.apps"
 local state = require "claude.mcp.server.state"
 
@@ -506,6 +505,7 @@ local function serve_http(o, list)
     error(errors.new("unsupported", "mcp: --http: the Streamable HTTP transport is not in "
       .. "this build: " .. tostring(http), { traceback = false }), 0)
   end
+  local origin = require "claude.mcp.server.origin"
   local t, err
   local opts = {
     host = o.http.host, port = o.http.port, stateless = o.stateless,

@@ -57,7 +57,6 @@ local router_mod = require "claude.mcp.router"
 local content = require "claude.mcp.content"
 local tool = require "claude.mcp.tool"
 local era = require "claude.mcp.era"
-local modern = require "claude.mcp.server.modern"
 local apps = require "claude.mcp.apps"
 local limits_mod = require "claude.mcp.server.limits"
 local call = require "claude.mcp.call"
@@ -65,12 +64,19 @@ local call = require "claude.mcp.call"
 -- spec/unit/call_record_spec.lua holds them to the module's)
 local TAG <const>, SERVER <const>, REPLY <const> = 8, 9, 10
 local AUTH <const>, REQ <const> = 11, 12
-local check = modern.check
 
 local M = {}
 
+-- The modern era's server (with its tasks, skills and requestState), loaded by the first
+-- message of that era: a legacy client's start-up does not wait for it.
+local modern_mod
+local function modern()
+  modern_mod = modern_mod or require "claude.mcp.server.modern"
+  return modern_mod
+end
+
 local rpc_error, null, jobject = core.jsonrpc_error, json.null, json.object
-local usual_envelope, usual_call = modern.usual_envelope, modern.usual_call
+local usual_envelope, usual_modern = era.usual_envelope, call.usual_modern
 local type, fmt = type, string.format
 local misuse, typename = errors.misuse, content.typename
 
@@ -284,7 +290,7 @@ end
 local function modern_of(self)
   local m = self._modern
   if m then return m end
-  m = modern.new(self._server, { state = self._state, limits = self._limits })
+  m = modern().new(self._server, { state = self._state, limits = self._limits })
   local send_result = self._send_result
   self._mout = { own_ids = true,
     send = function(_, msg) return out(self, msg, msg.id) end,
@@ -306,7 +312,7 @@ local function receive_modern(self, msg, auth)
     local params = msg.params
     local code, message, data
     if not usual_envelope(type(params) == "table" and params._meta) then
-      code, message, data = check(msg, false)
+      code, message, data = modern().check(msg, false)
     end
     if code then
       if method == "initialize" and era.claimed(msg) == nil then
@@ -341,7 +347,7 @@ local function receive_one(self, msg, auth)
     end
   elseif id ~= nil and valid_id(id) then
     if method == "initialize" then return initialize(self, msg, id) end
-    if not self.initialized and modern.is_modern(msg) then
+    if not self.initialized and modern().is_modern(msg) then
       return receive_modern(self, msg, auth)
     end
     if not self.initialized and method ~= "ping" then
@@ -405,7 +411,7 @@ function Conn:call(rec)
     end
     return self._router:call(rec)
   end
-  if pinned == "modern" and usual_call(rec) then return self._modern:call(rec, self._mout) end
+  if pinned == "modern" and usual_modern(rec) then return self._modern:call(rec, self._mout) end
   return self:receive(call.message(rec), rec[AUTH])
 end
 

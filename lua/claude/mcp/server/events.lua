@@ -20,6 +20,7 @@ local M = {}
 
 local encode, fmt, concat = json.encode, string.format, table.concat
 local current, isyieldable = async.current, coroutine.isyieldable
+local wait_woken, wake_all = async.wait_woken, async.wake_all
 
 local Stream = { __name = "claude.mcp.SseStream" }
 Stream.__index = Stream
@@ -58,11 +59,7 @@ end
 -- Wakes what waits for `holder`'s response to drain.
 local function wake(holder)
   holder.full = false
-  local w = holder.waiters
-  if w then
-    holder.waiters = nil
-    for i = 1, #w do w[i]() end
-  end
+  wake_all(holder)
 end
 M.wake = wake
 
@@ -81,19 +78,7 @@ function M.backpressure(holder, res)
     res.on_drain = function() wake(holder) end
   end
   if not (current() and isyieldable()) then return end
-  async.await(function(done)
-    local w = holder.waiters
-    if not w then
-      w = {}
-      holder.waiters = w
-    end
-    w[#w + 1] = done
-    return function()
-      for i = #w, 1, -1 do
-        if w[i] == done then table.remove(w, i) end
-      end
-    end
-  end)
+  wait_woken(holder)
 end
 
 ---------------------------------------------------------------------------------------------

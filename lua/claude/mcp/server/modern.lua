@@ -72,27 +72,7 @@ for i, l in ipairs(core.LOG_LEVELS) do SEVERITY[l] = i end
 -- The envelope
 ---------------------------------------------------------------------------------------------
 
---- Whether `meta` (a request's `_meta`) is the usual envelope: the version we speak, the
--- client's capabilities (an object), no log level. Such a request passes `check` at once (but
--- for the HTTP header, which the transport compares).
--- @param meta
--- @treturn boolean
-local function usual_envelope(meta)
-  local caps = type(meta) == "table" and meta[CAPS]
-  return caps ~= nil and caps ~= false and meta[PV] == LATEST and type(caps) == "table"
-    and caps[1] == nil and getmetatable(caps) ~= array_mt and meta[LEVEL] == nil
-end
-M.usual_envelope = usual_envelope
-
---- Whether the call in record `rec` (claude.mcp.call) has the usual envelope: as its text,
--- which the reader checked but for the version (`rec[VERSION]`), or as a table.
--- @tparam table rec
--- @treturn boolean
-function M.usual_call(rec)
-  local version = rec[VERSION]
-  if version ~= nil then return version == LATEST end
-  return usual_envelope(rec[RMETA])
-end
+local usual_envelope = era.usual_envelope
 
 --- The checks every modern request passes before it is served, in the order of the
 -- specification's ladder: the envelope is there and names a protocol version (-32602), the
@@ -620,8 +600,9 @@ function Modern:caller(out, fallback, write)
 end
 
 --- `handle` of the `tools/call` in call record `rec` (`claude.mcp.call`), whose envelope
--- passed `check` (`M.usual_call`): the same answer, with no message table made for it. The
--- request's record keeps the envelope's text, decoded when something reads it.
+-- passed `check` (`claude.mcp.call.usual_modern`): the same answer, with no message table
+-- made for it. The request's record keeps the envelope's text, decoded when something reads
+-- it.
 -- @tparam table rec
 -- @tparam table out
 -- @return as `handle`

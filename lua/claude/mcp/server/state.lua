@@ -51,18 +51,30 @@ M.new = errors.public(function(opts)
       errors.bad_field("key", "new", "a key of at least %d bytes expected, got %d", M.MIN_KEY,
         #key)
     end
-  else
-    own_key = own_key or assert(core.random_bytes(32))
-    key = own_key
   end
   local ttl = opts.ttl or M.TTL
   if type(ttl) ~= "number" or ttl <= 0 then
     errors.bad_field("ttl", "new", "positive number expected, got %s", tostring(ttl))
   end
-  local k, err = core.key_from_secret(key)
-  if not k then error(err, 0) end
-  return setmetatable({ _key = k, ttl = ttl, shared = opts.key ~= nil }, State)
+  return setmetatable({ _secret = key, ttl = ttl, shared = key ~= nil }, State)
 end)
+
+-- The signing key, made on the first seal or open: libcrypto (and the random key of a
+-- process without a shared one) costs a server's start-up more than its first answer needs.
+local function key_of(self)
+  local k = self._key
+  if k then return k end
+  local secret = self._secret
+  if not secret then
+    own_key = own_key or assert(core.random_bytes(32))
+    secret = own_key
+  end
+  local err
+  k, err = core.key_from_secret(secret)
+  if not k then error(err, 0) end
+  self._key, self._secret = k, nil
+  return k
+end
 
 --- Seal `payload` (a JSON value) for the request `bind` names.
 -- @param payload
@@ -70,7 +82,7 @@ end)
 -- @treturn string
 function State:seal(payload, bind)
   local body = "v1." .. b64e(json.encode { p = payload, exp = os_time() + self.ttl, b = bind })
-  return body .. "." .. b64e(assert(self._key:sign("HS256", body)))
+  return body .. "." .. b64e(assert(key_of(self):sign("HS256", body)))
 end
 
 --- Open a state: its payload, when it is one of ours (a good signature), for the request
@@ -83,7 +95,7 @@ function State:open(token, bind)
   local body, mac = token:match("^(v1%.[%w_%-]+)%.([%w_%-]+)$")
   if not body then return nil, "not a state" end
   local sig = b64d(mac)
-  if not sig or not self._key:verify("HS256", body, sig) then
+  if not sig or not key_of(self):verify("HS256", body, sig) then
     return nil, "bad signature"
   end
   local text = b64d(body:sub(4))
