@@ -358,7 +358,6 @@ function M.spawn_transient(fn, budget, a, b, c)
   end
   local co = task.co
   local ok, yielded, reason
-  npending = npending + 1
   if budget then
     task.budget = budget
     ok, yielded, reason = budget_start(budget, co, task, a, b, c)
@@ -367,8 +366,8 @@ function M.spawn_transient(fn, budget, a, b, c)
     ok, yielded = resume(co, task, a, b, c)
   end
   if yielded == DONE and ok and not task.finished and not task.timer then
-    -- the usual end, settled here: done at once, nobody waiting; back to the pool
-    npending = npending - 1
+    -- the usual end, settled here: done at once, nobody waiting; back to the pool (it never
+    -- counted as pending: nothing could look while it ran without a wait)
     n = pool.n
     if n < MAX_IDLE then
       pool.n = n + 1
@@ -378,6 +377,7 @@ function M.spawn_transient(fn, budget, a, b, c)
     end
     return nil
   end
+  npending = npending + 1 -- (settling it counts it out)
   return transient_end(task, co, budget, ok, yielded, reason)
 end
 

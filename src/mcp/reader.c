@@ -23,6 +23,7 @@ typedef struct envelope_reader {
    * of answers), or the call record a reader of tool calls fills */
   int bound_ref;
   int fills;       /* the bound value is a call record */
+  int target_ref;  /* what a filled record goes to instead of the stream's callback, or LUA_NOREF */
   unsigned filled; /* its slots that hold a value (claude_call_record_fill) */
   claude_envelope_state state;
 } envelope_reader;
@@ -44,7 +45,14 @@ static int reader_read(claude_line_reader *lr, lua_State *L, const char *line, s
   n = r->read(L, line, len, bound, &r->state);
   r->state.ids = NULL;
   if (n == CLAUDE_ENVELOPE_DONE) return CLAUDE_READER_DONE; /* (the bound value goes too) */
-  if (n > 0 && r->fills) n = claude_call_record_fill(L, bound, n, &r->filled);
+  if (n > 0 && r->fills) {
+    n = claude_call_record_fill(L, bound, n, &r->filled); /* bound, mark, record */
+    if (r->target_ref != LUA_NOREF) { /* the target and the record, called instead */
+      lua_rawgeti(L, LUA_REGISTRYINDEX, r->target_ref);
+      lua_replace(L, -3);
+      n = -1;
+    }
+  }
   lua_remove(L, bound);
   return n;
 }
@@ -53,6 +61,8 @@ static void reader_release(claude_line_reader *lr, lua_State *L) {
   envelope_reader *r = (envelope_reader *)lr;
   luaL_unref(L, LUA_REGISTRYINDEX, r->bound_ref);
   r->bound_ref = LUA_NOREF;
+  luaL_unref(L, LUA_REGISTRYINDEX, r->target_ref);
+  r->target_ref = LUA_NOREF;
   claude_envelope_state_release(L, &r->state);
 }
 
@@ -85,6 +95,7 @@ static int l_envelope_reader(lua_State *L) {
   r->bound_ref = LUA_NOREF;
   r->fills = !answers && !lua_isnoneornil(L, 2);
   r->filled = ~0u; /* (what the record held: unknown) */
+  r->target_ref = LUA_NOREF;
   claude_envelope_state_init(&r->state);
   luaL_setmetatable(L, CLAUDE_LINE_READER);
   if (!lua_isnoneornil(L, 2)) {
@@ -94,10 +105,29 @@ static int l_envelope_reader(lua_State *L) {
   return 1;
 }
 
+/* reader:target([fn]): a reader that fills a call record calls fn(record) with each tool
+ * call instead of the stream's callback (the router's entry, the transport's era), or,
+ * without fn, hands the callback core.MCP_CALL and the record again. */
+static int reader_target(lua_State *L) {
+  envelope_reader *r = (envelope_reader *)luaL_checkudata(L, 1, CLAUDE_LINE_READER);
+  luaL_argcheck(L, r->fills, 1, "a reader that fills a call record expected");
+  if (!lua_isnoneornil(L, 2)) luaL_checktype(L, 2, LUA_TFUNCTION);
+  luaL_unref(L, LUA_REGISTRYINDEX, r->target_ref);
+  r->target_ref = LUA_NOREF;
+  if (!lua_isnoneornil(L, 2)) {
+    lua_pushvalue(L, 2);
+    r->target_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  return 0;
+}
+
 void claude_open_reader(lua_State *L) {
   static const luaL_Reg meta[] = {{"__gc", reader_gc}, {NULL, NULL}};
+  static const luaL_Reg methods[] = {{"target", reader_target}, {NULL, NULL}};
   luaL_newmetatable(L, CLAUDE_LINE_READER);
   luaL_setfuncs(L, meta, 0);
+  luaL_newlib(L, methods);
+  lua_setfield(L, -2, "__index");
   lua_pop(L, 1);
   lua_pushcfunction(L, l_envelope_reader);
   lua_setfield(L, -2, "envelope_reader");

@@ -7,18 +7,22 @@
 #include "mcp/record.h"
 
 int claude_call_record_fill(lua_State *L, int record, int count, unsigned *filled) {
-  unsigned was = filled != NULL ? *filled : ~0u, now = 0;
+  unsigned was, now = 0;
   int slot;
   /* the envelope readers' values are in the record's slot order (mcp/envelope.c:
-   * S_ID first; claude.mcp.call: ID first); the top one first, as each store pops it.
-   * A store costs a call about 60 instructions: most calls leave the same slots empty. */
-  for (slot = count - 1; slot >= 1; slot--) {
-    unsigned bit = 1u << slot;
-    if (!lua_isnil(L, -1)) now |= bit;
-    if ((now | was) & bit) lua_rawseti(L, record, slot);
-    else lua_pop(L, 1);
+   * S_ID first; claude.mcp.call: ID first); the top one first, as each store pops it */
+  if (filled == NULL) {
+    for (slot = count - 1; slot >= 1; slot--) lua_rawseti(L, record, slot);
+  } else { /* a store costs a call about 60 instructions: most calls leave the same slots empty */
+    was = *filled;
+    for (slot = count - 1; slot >= 1; slot--) {
+      unsigned bit = 1u << slot;
+      if (!lua_isnil(L, -1)) now |= bit;
+      if ((now | was) & bit) lua_rawseti(L, record, slot);
+      else lua_pop(L, 1);
+    }
+    *filled = now | (was & ~((1u << count) - 1u));
   }
-  if (filled != NULL) *filled = now | (was & ~((1u << count) - 1u));
   lua_pushvalue(L, record);
   return 2;
 }

@@ -125,8 +125,10 @@ end
 -- @tparam table rec
 -- @treturn table
 function M.message(rec)
+  local meta = rec[META] -- (as decoded, json.null too, unless a reader kept it apart)
+  if meta == MCP_CALL or type(meta) == "string" then meta = M.meta(rec) end
   return { jsonrpc = "2.0", id = rec[ID], method = "tools/call",
-    params = { name = rec[TOOL], arguments = rec[ARGS], _meta = M.meta(rec) } }
+    params = { name = rec[TOOL], arguments = rec[ARGS], _meta = meta } }
 end
 
 return M

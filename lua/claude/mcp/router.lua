@@ -400,6 +400,15 @@ function M.unknown_server(name, message)
   return rpc_error(id_of(message), -32601, "Server '" .. tostring(name) .. "' not found")
 end
 
+local entry -- (self): the router's entry, below
+
+-- The router forgets what it kept by name of a server's tools when they change.
+local function watch(self, name, server)
+  server._watchers[self] = function(_, what)
+    if what == "tools" then self._by_name[name] = nil end
+  end
+end
+
 local function check_server(fname, n, name, server, optional)
   if type(name) ~= "string" then
     misuse("bad argument #%d to '%s' (server name expected, got %s)", n, fname, typename(name))
@@ -446,11 +455,13 @@ M.new = public(function(servers, opts)
     check_server("new", 1, name, server)
     map[name] = server
   end
-  return setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
+  local self = setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
     _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
     _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
-    _last_tool = false, _last_server = false, _last_limits = false,
-    _input = opts.input, _task = opts.task }, Router)
+    _by_name = {}, _input = opts.input, _task = opts.task }, Router)
+  self.route = entry(self)
+  for name, server in pairs(map) do watch(self, name, server) end
+  return self
 end)
 
 -- The work of one request, in a task: a tool call answers with its result (the caller writes
@@ -632,9 +643,59 @@ local function waiting(self, l, task, ctx, rec)
   return ctx
 end
 
+-- The limits of tool `tname` of server `name`, worked out and kept by name for the router's
+-- entry (`entry`'s cache, forgotten when the server's tools change: `watch`); nil when there is
+-- no such tool.
+local function limits_by_name(self, name, tname)
+  local server = self._servers[name]
+  local t = server and server.tools[tname]
+  if not t then return nil end
+  local per = self._by_name[name]
+  if not per then
+    per = {}
+    self._by_name[name] = per
+  end
+  local l = limits_of(self, server, t)
+  per[tname] = l
+  return l
+end
+
+-- The router's entry (`Router:call`): one closure per router, which a reader can call
+-- straight (`reader:target(router.route)`). The call of record `rec` runs in a task of its
+-- own, under its budget when it has one.
+entry = function(self)
+  local by_name = self._by_name
+  return function(rec)
+    local per = by_name[rec[SERVER]]
+    local l = per and per[rec[TOOL]] or limits_by_name(self, rec[SERVER], rec[TOOL])
+    if not l then -- no such server or tool: handle_async's error answer
+      return self:handle_async(rec[SERVER], call.message(rec), rec[REPLY], rec[TAG], rec[AUTH],
+        rec[REQ])
+    end
+    local t = l.tool
+    -- the call's ctx, made now only when its tool sees it
+    local ctx = l.ctx and call_ctx(self, l.server, rec) or nil
+    -- the budget of a call that ended at once serves the next call of the tool
+    local b = l.core
+    if b then
+      b = l.spare
+      if b then l.spare = false else b = new_budget(l.core) end
+    end
+    local task, err = spawn_transient(call_worker, b, t, ctx, rec)
+    if task then return waiting(self, l, task, ctx, rec) end
+    if b then l.spare = b end
+    if err then
+      if ctx then ctx.cancelled = true end -- what the tool left running is over
+      rec[REPLY](rec[TAG], stopped_result(t, err), rec[ID])
+    end
+    return nil
+  end
+end
+
 --- Run the tool call of record `rec` (`claude.mcp.call`: every transport's readers fill
--- one), without waiting: the one way a tool call starts. The call runs in a task of its own,
--- under its budget when it has one (the defaults give every call one), and `rec.reply(tag,
+-- one), without waiting: the one way a tool call starts (`router.route`, the same function,
+-- takes the record alone: a reader calls it straight). The call runs in a task of its own,
+-- under its budget when it has one (the defaults give every call one), and `rec[REPLY](tag,
 -- result, id)` is called once with its answer: at once, or when the task ends. `result` is
 -- the CallToolResult, and the caller writes the envelope around it (the session writes it
 -- in C); a result that is one text block (the tool returned a string or a number) comes as
@@ -646,37 +707,7 @@ end
 -- @tparam table rec
 -- @return the call's context while its task runs (to cancel it), else nil
 function Router:call(rec)
-  local server = self._servers[rec[SERVER]]
-  local t = server and server.tools[rec[TOOL]]
-  if not t then
-    return self:handle_async(rec[SERVER], call.message(rec), rec[REPLY], rec[TAG], rec[AUTH],
-      rec[REQ])
-  end
-  -- the limits of the last tool called, kept at hand (limits_of's two look-ups by table)
-  local l
-  if t == self._last_tool and server == self._last_server then
-    l = self._last_limits
-  else
-    local per = self._limits[server]
-    l = per and per[t] or limits_of(self, server, t)
-    self._last_tool, self._last_server, self._last_limits = t, server, l
-  end
-  -- the call's ctx, made now only when its tool sees it
-  local ctx = l.ctx and call_ctx(self, server, rec) or nil
-  -- the budget of a call that ended at once serves the next call of the tool
-  local b = l.core
-  if b then
-    b = l.spare
-    if b then l.spare = false else b = new_budget(l.core) end
-  end
-  local task, err = spawn_transient(call_worker, b, t, ctx, rec)
-  if task then return waiting(self, l, task, ctx, rec) end
-  if b then l.spare = b end
-  if err then
-    if ctx then ctx.cancelled = true end -- what the tool left running is over
-    rec.reply(rec[TAG], stopped_result(t, err), rec[ID])
-  end
-  return nil
+  return self.route(rec)
 end
 
 --- Answer one JSON-RPC message the CLI sent to server `name`, without waiting: `reply(tag,
@@ -818,7 +849,11 @@ end
 -- @function set_server
 Router.set_server = public(function(self, name, server)
   check_server("set_server", 1, name, server, true)
+  local old = self._servers[name]
+  if old then old._watchers[self] = nil end
   self._servers[name] = server
+  self._by_name[name] = nil
+  if server then watch(self, name, server) end
 end)
 
 --- The servers, as a new table `{ name = claude.Server }`.

@@ -27,11 +27,6 @@ local cli = require "claude.session.argv"
 local hooks = require "claude.session.hooks"
 local permissions = require "claude.session.permissions"
 local servers = require "claude.session.servers"
--- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
--- spec/unit/call_record_spec.lua holds them to the module's)
-local TAG <const>, SERVER <const> = 8, 9
-
-local MCP_CALL, call_id = core.MCP_CALL, core.call_id
 
 local M = {}
 
@@ -283,24 +278,10 @@ local function undecodable_request(self, line, err)
   return false
 end
 
--- A tool call the stream's envelope reader took apart (core.MCP_CALL, its call record) when
--- the session has no router (it has one whenever it reads so): the control request, whole,
--- to the peer.
-local function mcp_call(self, rec)
-  self.peer:receive({ type = "control_request", request_id = call_id(rec[TAG]), request = {
-    subtype = "mcp_message", server_name = rec[SERVER],
-    message = require("claude.mcp.call").message(rec) } })
-end
-
 -- The stdout callback of a session: one closure per session, so that each message costs
 -- one call.
 local function dispatcher(self)
   return function(msg, err, line, kind)
-    if msg == MCP_CALL then -- a tool call the control reader filled the call record with
-      local router = self.router
-      if router then return router:call(err) end
-      return mcp_call(self, err)
-    end
     if msg == nil then
       if err == nil then return end -- EOF: the exit callback ends the session
       if kind == "json" then
@@ -512,7 +493,10 @@ function M.open(options, fname)
   -- a tool call's control request reaches the router as its few values, not six tables;
   -- a recording takes whole messages, so a recorded session reads them decoded
   if self.router and not self.recorder then
-    proc.raw:read_with(core.envelope_reader("control", self.call_record))
+    -- the tool calls go to the router straight, as call records; the rest to the dispatcher
+    local reader = core.envelope_reader("control", self.call_record)
+    reader:target(self.router.route)
+    proc.raw:read_with(reader)
   end
   self.pid = proc.pid
   open_sessions[self] = true

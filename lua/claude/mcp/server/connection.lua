@@ -139,7 +139,8 @@ local function client_request(self, ctx, method, params, timeout)
 end
 
 local NEW_OPTIONS = { server = 1, send = 1, send_result = 1, stateless = 1, on_close = 1,
-  request_timeout = 1, close_stream = 1, state = 1, limits = 1, flush = 1 }
+  request_timeout = 1, close_stream = 1, state = 1, limits = 1, flush = 1, record = 1,
+  bind_calls = 1 }
 
 --- Make a connection (see the top of this file).
 -- @tparam table opts `server`, `send`, `send_result`, `stateless`, `on_close`, `state` (the
@@ -149,7 +150,11 @@ local NEW_OPTIONS = { server = 1, send = 1, send_result = 1, stateless = 1, on_c
 --   `ctx.close_stream()`; returns true when it did), `limits` (what a client may ask us to
 --   remember, claude.mcp.server.limits; default: its defaults), `flush` (`function()`: a
 --   transport that coalesces its writes sends them now; called after the `initialize`
---   answer, so that it leaves before a request of the same read can stall the loop)
+--   answer, so that it leaves before a request of the same read can stall the loop),
+--   `record` and `bind_calls` (`function(target)`): the call record the transport's reader
+--   fills (claude.mcp.call) and how the reader is pointed at `target(record)`, the function
+--   that serves this connection's calls once its era is pinned (nil: the reader hands its
+--   calls to `call` again), so that they skip `call`
 -- @treturn claude.mcp.Connection
 -- @function new
 M.new = errors.public(function(opts)
@@ -172,7 +177,7 @@ M.new = errors.public(function(opts)
     _server = opts.server, _key = opts.server.name, _send = opts.send,
     _send_result = opts.send_result, _on_close = opts.on_close, _related = nil,
     _state = opts.state, _modern = false, _limits = limits_mod.of(opts.limits), nsubs = 0,
-    _flush = opts.flush,
+    _flush = opts.flush, _record = opts.record, _bind = opts.bind_calls,
     -- what the tools' ctx reads of the client (claude.mcp.router), filled by initialize
     _req = { era = "legacy" },
   }, Conn)
@@ -248,6 +253,12 @@ local function initialize(self, msg, id)
     local req = self._req
     req.protocol_version, req.client_info, req.client_capabilities = self.protocol_version,
       self.client_info, self.client_capabilities
+    -- the reader's calls go to the router straight (Conn:call's legacy way)
+    local rec, bind = self._record, self._bind
+    if rec and bind then
+      rec[SERVER], rec[REPLY], rec[TAG], rec[REQ] = self._key, self._reply, nil, req
+      bind(self._router.route)
+    end
   end
   local ok, err = out(self, response, id)
   -- (the client waits for this answer alone: it goes now, whatever the next line does)
@@ -326,7 +337,11 @@ local function receive_modern(self, msg, auth)
     if self.era ~= "modern" and method ~= "server/discover" then
       self.era = "modern"
       -- from now on the usual tools/call a reader took apart is the modern server's at once
-      self.call = modern_of(self):caller(self._mout, Conn.call, self._send_result)
+      local target = modern_of(self):caller(self._mout, function(rec)
+        return Conn.call(self, rec)
+      end, self._send_result)
+      self.call = function(_, rec) return target(rec) end
+      if self._record and self._bind then self._bind(target) end
     end
   end
   return (self._modern or modern_of(self)):handle(msg, self._mout, auth)
@@ -409,7 +424,7 @@ function Conn:call(rec)
     if rec[REPLY] ~= reply then
       rec[SERVER], rec[REPLY], rec[TAG], rec[REQ] = self._key, reply, nil, self._req
     end
-    return self._router:call(rec)
+    return self._router.route(rec)
   end
   if pinned == "modern" and usual_modern(rec) then return self._modern:call(rec, self._mout) end
   return self:receive(call.message(rec), rec[AUTH])
@@ -489,6 +504,7 @@ function Conn:close(reason)
   reason = reason or "connection closed"
   self.closed = true
   self.call = nil -- the modern era's own (Modern:caller): Conn.call again, which sees closed
+  if self._bind then self._bind(nil) end -- (and the reader's calls come to it)
   unlisten(self, self._server)
   self._router:cancel_all(reason)
   if self._modern then self._modern:close(reason) end

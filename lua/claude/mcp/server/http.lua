@@ -493,13 +493,11 @@ local function session_of(self, req, who, path)
   return session
 end
 
--- A session in use: the last to go when the sessions are full.
+-- A session in use: the last to go when the sessions are full (`session.last` set, and it
+-- is not the tail already).
 local function touch(self, session)
-  session.last = core.now()
-  if session ~= self.lru_tail then
-    lru_unlink(self, session)
-    lru_push(self, session)
-  end
+  lru_unlink(self, session)
+  lru_push(self, session)
 end
 
 local function find_session(self, req, res, who, path)
@@ -509,24 +507,9 @@ local function find_session(self, req, res, who, path)
     return nil
   end
   if not check_version(res, req.headers) then return nil end
-  touch(self, session)
+  session.last = core.now()
+  if session ~= self.lru_tail then touch(self, session) end
   return session
-end
-
--- The session of a POST of one request `id` that post_message would serve at once, in
--- flight (touched), else nil: a session of this path and principal, a protocol version we
--- speak, no request of that id in flight, and room under every bound.
-local function usual_post(self, req, who, path, id)
-  if self.stateless then return nil end
-  local session = session_of(self, req, who, path)
-  local pv, o = req.headers["mcp-protocol-version"], self.opts
-  if session and (pv == nil or M.PROTOCOL_VERSIONS[pv]) and self.calls + 1 <= o.max_calls
-      and session.posts[id] == nil and session.calls + 1 <= o.max_session_calls
-      and 1 <= o.max_post_calls then
-    touch(self, session)
-    return session
-  end
-  return nil
 end
 
 -- A request of POST `ex` let in: its answer ends the POST (or its part of it), and it counts
@@ -540,10 +523,10 @@ local function admit(ex, id)
   t.calls = t.calls + 1
 end
 
--- After a POST's requests went to the connection: one still waiting is watched, and the
--- client that leaves it cancels them (post_closed).
+-- After a POST's requests went to the connection, one still waiting (not `ex.done`) is
+-- watched: the client that leaves it cancels them (post_closed).
 local function watch_post(ex)
-  if not ex.done then ex.res.on_close = function() post_closed(ex) end end
+  ex.res.on_close = function() post_closed(ex) end
 end
 
 local function valid_message(m)
@@ -599,20 +582,28 @@ local post_message -- (self, ep, req, res, who, path, body)
 
 -- A `tools/call` alone in its POST, its envelope read in C into the transport's call record
 -- (core.envelope_read, claude.mcp.call): the legacy era's usual call in a session goes to the
--- connection as the record (Conn:call) once `usual_post` says post_message would serve it
--- so; any other call is the message it was, served as if decoded.
+-- connection as the record (Conn:call) when post_message would serve it at once (the session
+-- (session_of), the protocol version, no request of its id in flight, room under every
+-- bound: post_message's checks, which it makes for any other); any other call is the
+-- message it was, served as if decoded.
 local function post_call(self, ep, req, res, who, path, rec)
-  local version, info = rec[VERSION], who and who.info
-  local session = version == nil and type(rec[META]) ~= "table"
-    and usual_post(self, req, who, path, rec[ID])
-  if session then
+  local version, info, id = rec[VERSION], who and who.info, rec[ID]
+  local session = not self.stateless and version == nil and type(rec[META]) ~= "table"
+    and session_of(self, req, who, path)
+  local pv, o = req.headers["mcp-protocol-version"], self.opts
+  if session and (pv == nil or M.PROTOCOL_VERSIONS[pv]) and self.calls + 1 <= o.max_calls
+      and session.posts[id] == nil and session.calls + 1 <= o.max_session_calls
+      and 1 <= o.max_post_calls then
+    session.last = core.now()
+    if session ~= self.lru_tail then touch(self, session) end
     local ex = setmetatable({ session = session, res = res, batch = false, answers = {},
       pending = {}, left = 1 }, Exchange)
-    admit(ex, rec[ID])
+    admit(ex, id)
     rec[AUTH] = info
     session.conn:call(rec)
     -- the usual call is answered by now (no I/O ran since the request came)
-    return watch_post(ex)
+    if not ex.done then watch_post(ex) end
+    return
   end
   if version == LATEST_MODERN
       and http_modern.post_call(modern_of(self, ep), req, res, rec, info, self) then
@@ -792,7 +783,7 @@ post_message = function(self, ep, req, res, who, path, body)
   if keep and not conn.initialized then -- initialize failed: no session
     conn:close("initialize failed")
   end
-  watch_post(ex)
+  if not ex.done then watch_post(ex) end
 end
 
 local function get(self, _, req, res, who, path)

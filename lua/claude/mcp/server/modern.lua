@@ -569,11 +569,12 @@ local function usual_of(self, name)
   return usual
 end
 
---- The `call` of a connection pinned to this era (`Conn:call`: a call record, whose answers go
--- to `out`): the usual call (the envelope of the version we speak as its text, a tool that
--- is no task and cannot see its ctx) goes straight to the router with the connection's own
--- request record; any other to `fallback(conn, rec)`. A text result is written by `write`,
--- when given: the transport's `send_result` (`claude.mcp.server.connection`), called as
+--- The `call` of a connection pinned to this era, as a function of the call record alone
+-- (`Conn:call`'s, or a reader's target: claude.mcp.call), whose answers go to `out`: the
+-- usual call (the envelope of the version we speak as its text, a tool that is no task and
+-- cannot see its ctx) goes straight to the router with the connection's own request record;
+-- any other to `fallback(rec)`. A text result is written by `write`, when given: the
+-- transport's `send_result` (`claude.mcp.server.connection`), called as
 -- `write(id, text, id, suffix, true)` until this server closes. (The connection drops it
 -- when it closes.)
 -- @tparam table out
@@ -581,9 +582,9 @@ end
 -- @tparam[opt] function write
 -- @treturn function
 function Modern:caller(out, fallback, write)
-  local router, usual, answer = self._router, self._usual, call_reply(self, out, write)
+  local route, usual, answer = self._router.route, self._usual, call_reply(self, out, write)
   local req = setmetatable({ _out = out }, Req)
-  return function(conn, rec)
+  return function(rec)
     if rec[VERSION] == LATEST then
       local name = rec[TOOL]
       local u = usual[name]
@@ -592,10 +593,10 @@ function Modern:caller(out, fallback, write)
         -- (a record that served this connection last holds its values still)
         if rec[REPLY] ~= answer then rec[SERVER], rec[REPLY], rec[REQ] = self._key, answer, req end
         rec[TAG] = name
-        return router:call(rec)
+        return route(rec)
       end
     end
-    return fallback(conn, rec)
+    return fallback(rec)
   end
 end
 
@@ -620,7 +621,7 @@ function Modern:call(rec, out)
     req = setmetatable({ name = name, _meta = meta, _out = out }, Req)
   end
   rec[SERVER], rec[REPLY], rec[TAG], rec[REQ] = self._key, self._reply, req, req
-  return self._router:call(rec)
+  return self._router.route(rec)
 end
 
 --- Cancel a request in flight (its client left); its answer is dropped by the transport.

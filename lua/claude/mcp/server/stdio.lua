@@ -98,8 +98,10 @@ function M.open(opts)
   }
   if not stream then return errors.fail("io", "cannot open stdio: " .. tostring(serr),
     { code = code }) end
-  -- a tools/call reaches the connection as the call record, no message tables
-  stream:read_with(core.envelope_reader("request", record))
+  -- a tools/call reaches the connection as the call record, no message tables; once the
+  -- connection's era is pinned, the reader hands it where that era serves it (bind_calls)
+  self.record, self.reader = record, core.envelope_reader("request", record)
+  stream:read_with(self.reader)
   self.stream = stream
   return self
 end
@@ -125,6 +127,8 @@ function Transport:serve(server)
   self.conn = connection.new {
     server = server, send = send, request_timeout = self.request_timeout, state = self.state,
     flush = function() return stream:flush() end,
+    record = self.record,
+    bind_calls = function(target) self.reader:target(target) end,
     -- `suffix`: the end of a text result of the modern era (its resultType and _meta)
     send_result = function(id, result, _, suffix, text)
       local ok, err, kind
