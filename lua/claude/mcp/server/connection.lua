@@ -51,7 +51,6 @@
 -- @module claude.mcp.server.connection
 local core = require "claude.core"
 local json = require "claude.json"
-local rpc = require "claude.rpc"
 local errors = require "claude.errors"
 local router_mod = require "claude.mcp.router"
 local content = require "claude.mcp.content"
@@ -119,6 +118,27 @@ local function notify(self, _, msg, ctx)
   return out(self, msg, ctx and ctx.request_id)
 end
 
+-- The connection's JSON-RPC peer, for its requests to the client (sampling, elicitation,
+-- roots) and their answers: made by the first of them, so that a connection whose tools
+-- never ask does not load claude.rpc at start-up.
+local function peer(self)
+  local p = self._peer
+  if p then return p end
+  local rpc = require "claude.rpc"
+  p = rpc.new {
+    codec = rpc.jsonrpc, name = "client", timeout = self._peer_timeout,
+    send = function(msg)
+      local related = self._related
+      self._related = nil
+      local ok, err = out(self, msg, related)
+      if ok == nil and not self.closed then return nil, err end
+      return true
+    end,
+  }
+  self._peer = p
+  return p
+end
+
 -- A request to the client from a tool's task: waits for the answer.
 local function client_request(self, ctx, method, params, timeout)
   if self.closed then return errors.fail("closed", "the client connection is closed") end
@@ -134,7 +154,7 @@ local function client_request(self, ctx, method, params, timeout)
   end
   -- the peer sends synchronously inside request(): the message is sent with this id
   self._related = ctx.request_id
-  local r, err, kind = self._peer:request(method, params, timeout)
+  local r, err, kind = peer(self):request(method, params, timeout)
   return r, err, kind
 end
 
@@ -175,7 +195,7 @@ M.new = errors.public(function(opts)
     initialized = opts.stateless and true or false,
     closed = false, subscriptions = {},
     _server = opts.server, _key = opts.server.name, _send = opts.send,
-    _send_result = opts.send_result, _on_close = opts.on_close, _related = nil,
+    _send_result = opts.send_result, _on_close = opts.on_close, _related = nil, _peer = false,
     _state = opts.state, _modern = false, _limits = limits_mod.of(opts.limits), nsubs = 0,
     _flush = opts.flush, _record = opts.record, _bind = opts.bind_calls,
     -- what the tools' ctx reads of the client (claude.mcp.router), filled by initialize
@@ -192,17 +212,7 @@ M.new = errors.public(function(opts)
       return opts.close_stream(ctx.request_id)
     end,
   })
-  self._peer = rpc.new {
-    codec = rpc.jsonrpc, name = "client",
-    timeout = opts.request_timeout == nil and 60 or opts.request_timeout,
-    send = function(msg)
-      local related = self._related
-      self._related = nil
-      local ok, err = out(self, msg, related)
-      if ok == nil and not self.closed then return nil, err end
-      return true
-    end,
-  }
+  self._peer_timeout = opts.request_timeout == nil and 60 or opts.request_timeout
   -- answers of the router: a tool call's (tag = id, result, id) or a whole response
   local send_result = opts.send_result
   self._reply = function(tag, response, id, text)
@@ -357,7 +367,7 @@ local function receive_one(self, msg, auth)
   if method == nil then
     -- an answer to one of our requests
     if id ~= nil and (msg.result ~= nil or msg.error ~= nil) then
-      self._peer:receive(msg)
+      peer(self):receive(msg)
       return true
     end
   elseif id ~= nil and valid_id(id) then
@@ -508,7 +518,7 @@ function Conn:close(reason)
   unlisten(self, self._server)
   self._router:cancel_all(reason)
   if self._modern then self._modern:close(reason) end
-  self._peer:close(reason)
+  if self._peer then self._peer:close(reason) end
   if self._on_close then self._on_close(reason) end
 end
 
