@@ -30,6 +30,7 @@ static void print_help(FILE *out) {
   fprintf(out,
           "usage: %s [options] [script [args]]\n"
           "       %s mcp [options] tools.lua [args]   serve MCP tools (%s mcp --help)\n"
+          "       %s remote   serve claude to Neovim or LuaJIT over stdio (claude.thin)\n"
           "Runs a Lua 5.4 script with the claude module; its top level may wait.\n"
           "Available options are:\n"
           "  -e stat   execute string 'stat'\n"
@@ -49,7 +50,7 @@ static void print_help(FILE *out) {
           "  CLAUDELUA_DEMO=1 (or =scenario.json)  as --demo\n"
           "  CLAUDELUA_LUA_PATH=dir  load the claude Lua modules from dir (a checkout's\n"
           "                          lua/) instead of the copies built into %s\n",
-          progname, progname, progname, progname);
+          progname, progname, progname, progname, progname);
 }
 
 /* Edit distance of two short strings (for "did you mean"), capped at 9. */
@@ -354,11 +355,13 @@ static int handle_luainit(lua_State *L) {
   return dochunk(L, luaL_loadbuffer(L, init, strlen(init), name));
 }
 
-/* `claudelua mcp [options] tools.lua [args]`: serves the tools file as an
- * MCP server (lua/claude/mcp/cli.lua), as the main task. */
-static int handle_mcp(lua_State *L, char **argv, int argc) {
-  static const char chunk[] = "return require('claude.mcp.server.command').main(...)";
-  int i, status = luaL_loadbuffer(L, chunk, sizeof chunk - 1, "=claudelua mcp");
+/* `claudelua mcp [options] tools.lua [args]` serves the tools file as an MCP
+ * server (lua/claude/mcp/server/command.lua); `claudelua remote` serves a host
+ * that cannot load claude (Neovim: lua/claude/remote.lua). Either runs as the
+ * main task, with the arguments after the subcommand. */
+static int handle_subcommand(lua_State *L, const char *name, const char *chunk, char **argv,
+                             int argc) {
+  int i, status = luaL_loadbuffer(L, chunk, strlen(chunk), name);
   if (status != LUA_OK) return report(L, status), 1;
   luaL_checkstack(L, argc, "too many arguments");
   for (i = 2; i < argc; i++) lua_pushstring(L, argv[i]);
@@ -391,7 +394,8 @@ static int pmain(lua_State *L) {
   claude_alloc *pool = (claude_alloc *)lua_touserdata(L, 3);
   int script = 0, code;
   int mcp = argc > 1 && strcmp(argv[1], "mcp") == 0;
-  int args = mcp ? 0 : collectargs(argv, &script);
+  int remote = argc > 1 && strcmp(argv[1], "remote") == 0;
+  int args = (mcp || remote) ? 0 : collectargs(argv, &script);
   luaL_checkversion(L);
   if (argv[0] && argv[0][0]) progname = argv[0];
   if (args == has_error) {
@@ -419,7 +423,7 @@ static int pmain(lua_State *L) {
   luaL_openlibs(L);
   replace_os_exit(L);
   open_claude(L, args & has_E);
-  if (!mcp) createargtable(L, argv, argc, script);
+  if (!mcp && !remote) createargtable(L, argv, argc, script);
   /* Generational like lua.c, but with minor collections after 50% growth
    * (Lua: 20%) and major ones after 300% (Lua: 100%): messages wait in a
    * queue for a turn of the loop, survive a minor collection, get promoted,
@@ -429,7 +433,15 @@ static int pmain(lua_State *L) {
   lua_gc(L, LUA_GCGEN, 50, 300);
   if (mcp) {
     createargtable(L, argv, argc, 1);
-    code = handle_mcp(L, argv, argc);
+    code = handle_subcommand(L, "=claudelua mcp",
+                             "return require('claude.mcp.server.command').main(...)", argv, argc);
+    goto done;
+  }
+  if (remote) { /* demo mode from CLAUDELUA_DEMO, for the host that starts it */
+    createargtable(L, argv, argc, 1);
+    if ((code = start_demo(L, 0)) == 0)
+      code = handle_subcommand(L, "=claudelua remote",
+                               "return require('claude.remote').main(...)", argv, argc);
     goto done;
   }
   if ((code = start_demo(L, args)) != 0) goto done;
