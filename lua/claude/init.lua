@@ -4,6 +4,11 @@
 -- `local claude = require "claude"` gives this table; submodules load on
 -- first use.
 -- @module claude
+
+-- Lua 5.1 and LuaJIT (Neovim) cannot load the core: there `require "claude"` is the thin
+-- client, which drives a `claudelua remote` process over a pipe (docs/embedding.md).
+if _VERSION == "Lua 5.1" then return require "claude.thin" end
+
 local core = require "claude.core"
 local async = require "claude.async"
 local errors = require "claude.errors"
