@@ -1,6 +1,6 @@
 --- `claudelua remote`: claudelua driven over its stdin and stdout by a host that cannot load
 -- it (Neovim and other LuaJIT hosts: `claude.thin`). One JSON-RPC 2.0 message per line,
--- both ways (docs/protocol.md#the-remote-protocol):
+-- both ways (docs/embedding.md#the-remote-protocol):
 --
 -- - host -> remote: `initialize`, `query` (runs one conversation, its messages sent back as
 --   `message` notifications, answered at its end), `mcp/connect`, `mcp/list_tools`,
@@ -28,7 +28,7 @@ M.PROTOCOL = 1
 M.USAGE = [[
 usage: claudelua remote
 Serves claudelua to a host that cannot load it (Neovim, LuaJIT: claude.thin) over stdin and
-stdout, one JSON-RPC 2.0 message per line (docs/protocol.md#the-remote-protocol). stderr
+stdout, one JSON-RPC 2.0 message per line (docs/embedding.md#the-remote-protocol). stderr
 carries logs. It ends at stdin EOF. CLAUDELUA_DEMO=1 runs every query in demo mode.
 ]]
 

@@ -1,4 +1,4 @@
--- The remote protocol's pieces (docs/protocol.md#the-remote-protocol): the thin client's JSON
+-- The remote protocol's pieces (docs/embedding.md#the-remote-protocol): the thin client's JSON
 -- and peer (plain Lua 5.1 code, run here on 5.4 and, where luajit is installed, on LuaJIT),
 -- and `claude.remote`'s answers, the two ends wired to each other without a process.
 local thin_json = require "claude.thin.json"

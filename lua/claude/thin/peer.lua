@@ -1,4 +1,4 @@
---- The thin client's end of the remote protocol (docs/protocol.md#the-remote-protocol):
+--- The thin client's end of the remote protocol (docs/embedding.md#the-remote-protocol):
 -- JSON-RPC 2.0, one message per line, over any byte stream. It knows neither the process
 -- nor the loop: its owner feeds it what arrives (`peer:feed(bytes)`), gives it `send(line)`,
 -- and tells it when the other side is gone (`peer:fail(err)`).
