@@ -1,4 +1,5 @@
---- The thin client: `require "claude"` in Lua 5.1, LuaJIT and Neovim (docs/embedding.md).
+--- The thin client: what `require` gives for "claude" in Lua 5.1, LuaJIT and Neovim
+-- (docs/embedding.md).
 -- The same `claude.query`, `claude.tool`, `claude.server` and `claude.mcp` as on Lua 5.4,
 -- run by a `claudelua remote` process over its own pipe, on the host's own loop (Neovim's
 -- `vim.loop`, or luv). The tools run here, inside the host, called across the pipe.
