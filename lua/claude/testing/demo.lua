@@ -129,7 +129,8 @@ function M.start(opts)
   active.guard = setmetatable({}, { __gc = function() M.stop() end })
   if not opts.quiet then
     io.stderr:write("[demo] the claude CLI (", cli, ") against a scripted Messages API on ",
-      api.url, ": offline, no key", scenario and "" or "; the model calls each MCP tool once", "\n")
+      api.url, ": offline, no key, no cost", scenario and ""
+      or "; the model calls the MCP tools the session allows", "\n")
   end
   return api
 end
