@@ -11,9 +11,12 @@
 --     for msg in claude.query("What is 1 + 2?", api:options { mcp_servers = ... }) do ... end
 --
 -- Without a scenario (or once its turns are used up) each answer is read from the request:
--- the model calls each MCP tool the CLI offers (`mcp__server__tool`) that it has not called
--- since the last prompt, one a turn, with arguments made from the tool's input schema and
--- the numbers of the prompt; then it answers with a text that reports what they returned.
+-- the model calls the MCP tools the CLI offers (`mcp__server__tool`) that it has not called
+-- since the last prompt, one a turn: those the request's session would run or ask about
+-- (claude.testing.tool_permission), of them those the prompt names when it names any, with
+-- arguments from the tool's input schema and the prompt (claude.testing.tool_arguments);
+-- then it answers with a text that reports what they returned. It counts no tokens: a
+-- demo costs nothing.
 -- The scenario's turns are those of the test suite's mock (docs/testing-with-the-real-cli.md):
 -- `content` blocks (`text`, `tool_use`, `thinking`) with the templates `{{last_tool_result}}`,
 -- `{{last_user_text}}`; `match` (a text the last prompt must contain), `status` and
