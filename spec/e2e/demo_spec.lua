@@ -37,11 +37,14 @@ end
 
 describe("claudelua --demo", function()
   local dir
+  local function save(name, text)
+    local f = assert(io.open(dir .. "/" .. name, "wb"))
+    f:write(text)
+    f:close()
+  end
   before_each(function()
     dir = harness.tempdir()
-    local f = assert(io.open(dir .. "/calc.lua", "wb"))
-    f:write(CALC)
-    f:close()
+    save("calc.lua", CALC)
   end)
   after_each(function() os.execute("rm -rf " .. q(dir)) end)
 
@@ -57,11 +60,8 @@ describe("claudelua --demo", function()
   end)
 
   it("is also CLAUDELUA_DEMO=1, and calls only the tools the session allows", function()
-    local script = CALC:gsub("allowed_tools = calc:tool_names%(%),",
-      "allowed_tools = { \"mcp__calc__add\" },")
-    local f = assert(io.open(dir .. "/calc2.lua", "wb"))
-    f:write(script)
-    f:close()
+    save("calc2.lua", (CALC:gsub("allowed_tools = calc:tool_names%(%),",
+      "allowed_tools = { \"mcp__calc__add\" },")))
     local out = run("cd " .. q(dir) .. " && CLAUDELUA_DEMO=1 exec " .. q(host) .. " calc2.lua")
     assert.truthy(out:find("add(a=15, b=27) returned: 42", 1, true), out)
     assert.is_nil(out:find("shout", 1, true), out)
@@ -69,14 +69,11 @@ describe("claudelua --demo", function()
   end)
 
   it("asks for permission where the session would: its can_use_tool decides", function()
-    local script = CALC:gsub("allowed_tools = calc:tool_names%(%),", [[
+    save("calc3.lua", (CALC:gsub("allowed_tools = calc:tool_names%(%),", [[
       allowed_tools = { "mcp__calc__add" },
       can_use_tool = function(name)
         return { behavior = "deny", message = "no shouting: " .. name }
-      end,]])
-    local f = assert(io.open(dir .. "/calc3.lua", "wb"))
-    f:write(script)
-    f:close()
+      end,]])))
     local out = run("cd " .. q(dir) .. " && exec " .. q(host) .. " --demo calc3.lua")
     assert.truthy(out:find("add(a=15, b=27) returned: 42", 1, true), out)
     assert.truthy(out:find("shout(word=hi) failed: no shouting: mcp__calc__shout", 1, true), out)
@@ -84,8 +81,7 @@ describe("claudelua --demo", function()
 
   it("fills arguments from the schema and the prompt, calls the tools it names, costs nothing",
     function()
-    local f = assert(io.open(dir .. "/weather.lua", "wb"))
-    f:write([[
+    save("weather.lua", [[
       local claude = require "claude"
       local w = claude.server("w", {
         claude.tool("weather", "The forecast", { city = "string",
@@ -103,7 +99,6 @@ describe("claudelua --demo", function()
         end
       end
     ]])
-    f:close()
     local out = run("cd " .. q(dir) .. " && exec " .. q(host) .. " --demo weather.lua "
       .. q("What is the weather in Lisbon for the next 3 days, in imperial units?"))
     assert.equal("(demo) weather(city=Lisbon, days=3, units=imperial) returned: "
@@ -116,11 +111,9 @@ describe("claudelua --demo", function()
   end)
 
   it("takes the model's turns from --demo=scenario.json", function()
-    local f = assert(io.open(dir .. "/scenario.json", "wb"))
-    f:write([[{"turns": [
+    save("scenario.json", [[{"turns": [
       {"content": [{"type": "tool_use", "name": "mcp__calc__add", "input": {"a": 2, "b": 3}}]},
       {"content": [{"type": "text", "text": "Scripted: {{last_tool_result}}"}]}]}]])
-    f:close()
     local out = run("cd " .. q(dir) .. " && exec " .. q(host) .. " --demo=scenario.json calc.lua")
     assert.truthy(out:find("Scripted: 5", 1, true), out)
   end)
