@@ -22,8 +22,8 @@ for msg in claude.query(prompt, options) do
     local text = claude.text(msg)
     if text then print(text) end
   elseif msg.type == "result" then
-    print(string.format("[%s in %d ms, %d turn(s), cost $%.4f]", msg.subtype,
-      msg.duration_ms or 0, msg.num_turns or 0, msg.total_cost_usd or 0))
+    print(string.format("[%s in %d ms, %d turn(s), %s]", msg.subtype,
+      msg.duration_ms or 0, msg.num_turns or 0, demo.cost(msg)))
     if msg.is_error then failed = claude.text(msg) or msg.subtype end
   end
 end

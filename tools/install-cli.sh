@@ -6,6 +6,10 @@
 #       the pin: package.json's "claudelua.cli", from the Agent SDK's platform package
 #       (@anthropic-ai/claude-agent-sdk-<platform>, pinned in package.json and
 #       package-lock.json), installed with `npm ci` into <repo>/node_modules
+#   tools/install-cli.sh --prefix DIR
+#       the pin alone into DIR (DIR/claude; tools/setup.sh): the Agent SDK's platform
+#       package's tarball fetched with curl (no node, no npm) and checked against
+#       package-lock.json's integrity
 #   tools/install-cli.sh --version 2.1.332 [--prefix DIR]
 #       another CLI into DIR (default ~/.cache/claudelua/cli-<version>), outside the repo:
 #       @anthropic-ai/claude-code@<version> where npm has it, else the Agent SDK's platform
@@ -26,7 +30,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --version) VERSION=${2:?--version needs a value}; shift 2 ;;
     --prefix)  PREFIX=${2:?--prefix needs a value}; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "install-cli: unknown argument '$1' (--version X, --prefix DIR)" >&2; exit 2 ;;
   esac
 done
@@ -61,6 +65,46 @@ find_bin() {
 newer() {
   [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -t. -k1,1n -k2,2n -k3,3n | tail -n1)" = "$1" ]
 }
+
+if [ -z "$VERSION" ] && [ -n "$PREFIX" ]; then
+  # package.json's "claudelua": { "cli": ... } and the lock's entry of the platform package,
+  # read without node (npm writes both with one key per line)
+  WANT=$(sed -n 's/^ *"cli": *"\([^"]*\)".*/\1/p' "$ROOT/package.json")
+  lock_field() {
+    awk -v key="\"node_modules/$SDK_PLAT\":" -v field="\"$1\":" \
+      '$1 == key { inside = 1 } inside && $1 == field { gsub(/[",]/, "", $2); print $2; exit }' \
+      "$ROOT/package-lock.json"
+  }
+  sdk=$(lock_field version) integrity=$(lock_field integrity)
+  if [ -z "$WANT" ] || [ -z "$sdk" ] || [ "${integrity%%-*}" != sha512 ]; then
+    echo "install-cli: no pin for $SDK_PLAT in package.json and package-lock.json" >&2
+    exit 1
+  fi
+  mkdir -p "$PREFIX"
+  PREFIX=$(cd "$PREFIX" && pwd)
+  if ! find_bin "$WANT" "$PREFIX/claude" >/dev/null; then
+    registry=${npm_config_registry:-https://registry.npmjs.org}
+    url="${registry%/}/$SDK_PLAT/-/${SDK_PLAT#*/}-$sdk.tgz"
+    echo "install-cli: fetching $url" >&2
+    tgz="$PREFIX/.download.tgz"
+    curl -fsSL --retry 3 -o "$tgz" "$url"
+    want_sum=$(printf '%s' "${integrity#sha512-}" | base64 -d | od -An -v -tx1 | tr -d ' \n')
+    if [ "$(sha512sum "$tgz" | cut -d' ' -f1)" != "$want_sum" ]; then
+      rm -f "$tgz"
+      echo "install-cli: $url does not match package-lock.json's integrity" >&2
+      exit 1
+    fi
+    tar -xzf "$tgz" -C "$PREFIX" --strip-components=1 --no-same-owner
+    rm -f "$tgz"
+  fi
+  if BIN=$(find_bin "$WANT" "$PREFIX/claude"); then
+    echo "install-cli: claude $WANT ready ($SDK_PLAT@$sdk)" >&2
+    echo "$BIN"
+    exit 0
+  fi
+  echo "install-cli: no working claude $WANT in $PREFIX ($SDK_PLAT@$sdk)" >&2
+  exit 1
+fi
 
 if [ -z "$VERSION" ]; then
   # The single source of truth for the version is the pin in package.json.

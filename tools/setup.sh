@@ -1,41 +1,65 @@
 #!/usr/bin/env bash
-# Installs the Debian packages claudelua needs, builds it into build/, and
-# installs the pinned claude CLI into node_modules/ (for the examples' demo
-# mode and the e2e specs).
-# Usage: bash tools/setup.sh   (uses sudo for apt-get when not root)
+# Sets up claudelua, the product, on Debian 12: the packages it needs to build and run
+# (tools/packages.sh product), the pinned claude CLI (tools/install-cli.sh --prefix: one
+# tarball from the npm registry, no node or npm), a build in build/, `cmake --install` to
+# PREFIX (default ~/.local), and a demo run. The test lab (browsers, sshd, haproxy, the
+# conformance suites) is .ci/run's (tools/setup-lab.sh).
+#   bash tools/setup.sh                 PREFIX=/opt/claudelua bash tools/setup.sh
+# Puts in PREFIX: bin/claudelua, the Lua module and libclaudelua (README.md: what goes
+# where), the pinned CLI in lib/claudelua/cli/, and bin/claude linking to it when no
+# `claude` is found on PATH (yours is left alone). It edits no shell profile: it prints the
+# line to add when PREFIX/bin is not on PATH. Uses sudo for apt-get when not root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+started=$SECONDS
+PREFIX=${PREFIX:-$HOME/.local}
+mkdir -p "$PREFIX"
+PREFIX=$(cd "$PREFIX" && pwd)
+cli_dir="$PREFIX/lib/claudelua/cli"
 
-# libh2o-dev: h2o built on libuv, the HTTP server (its headers need libssl-dev);
-# libpcre2-dev: JSON Schema patterns (loaded on first use); curl: the HTTP server's
-# specs; wrk: bench/http_wrk.sh; haproxy: the load-balancer spec of claudelua mcp --http
-# (spec/e2e/mcp_haproxy_spec.lua); python3: the REPL's terminal spec (a pty); libreadline8:
-# line editing in claudelua -i (loaded when there, not needed to build); openssh-server and
-# -client: the specs that run the CLI "on another host" (their own sshd on 127.0.0.1);
-# chromium: the headless browser of the MCP Apps spec (spec/e2e/mcp_apps_spec.lua, driven by
-# the pinned playwright-core)
-packages=(cmake make gcc pkg-config lua5.4 liblua5.4-dev lua-cjson libuv1-dev
-          libh2o-dev libssl-dev libcurl4-openssl-dev libpcre2-dev lua-busted lua-check lua-luv
-          curl wrk haproxy python3 libreadline8 openssh-server openssh-client chromium)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
-done
-# npm installs the pinned claude CLI for the examples and e2e specs
-command -v npm >/dev/null 2>&1 || missing+=(nodejs npm)
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
-  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "== Debian packages (tools/packages.sh product)"
+bash tools/packages.sh product
+
+echo "== the pinned claude CLI into $cli_dir, while building into build/"
+cli_log=$(mktemp "${TMPDIR:-/tmp}/claudelua-setup-cli.XXXXXX")
+trap 'rm -f "$cli_log"' EXIT
+bash tools/install-cli.sh --prefix "$cli_dir" >"$cli_log" 2>&1 &
+cli_job=$!
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)" >/dev/null
+if ! wait "$cli_job"; then cat "$cli_log" >&2; exit 1; fi
+cli=$(tail -n 1 "$cli_log")
+
+echo "== cmake --install build --prefix $PREFIX"
+cmake --install build --prefix "$PREFIX" >/dev/null
+if [ "$(readlink -f "$PREFIX/bin/claude" 2>/dev/null)" = "$cli" ]; then
+  echo "claude: $PREFIX/bin/claude -> $cli (the pinned CLI)"
+elif claude_on_path=$(command -v claude); then
+  echo "claude: yours ($claude_on_path) is used; the pinned one is $cli"
+elif [ -e "$PREFIX/bin/claude" ] || [ -L "$PREFIX/bin/claude" ]; then
+  echo "claude: $PREFIX/bin/claude is left as it is; the pinned one is $cli"
+else
+  ln -s "$cli" "$PREFIX/bin/claude"
+  echo "claude: $PREFIX/bin/claude -> $cli"
+  echo "  (the pinned CLI: log in with \`claude\` to run without --demo, or remove the link"
+  echo "  and install Claude Code your own way)"
 fi
 
-# CLAUDELUA_CMAKE_ARGS: more configure options (.ci/run: -DCLAUDELUA_WERROR=ON)
-# shellcheck disable=SC2086
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CLAUDELUA_CMAKE_ARGS:-} >/dev/null
-cmake --build build -j"$(nproc)"
-bash tools/install-cli.sh >/dev/null
-# the TypeScript Agent SDK (bench/package.json): the benchmarks' peer, and the oracle of
-# spec/e2e/sdk_functions_spec.lua
-(cd bench && npm ci --no-audit --no-fund >/dev/null)
+echo "== claudelua --demo examples/calculator.lua (offline: the real CLI, a scripted model)"
+"$PREFIX/bin/claudelua" --demo examples/calculator.lua
+
+echo "== done in $((SECONDS - started)) s: $PREFIX/bin/claudelua"
+case ":$PATH:" in
+  *":$PREFIX/bin:"*) ;;
+  *)
+    shown=$PREFIX/bin
+    [ "${shown#"$HOME"/}" = "$shown" ] || shown="\$HOME/${shown#"$HOME"/}"
+    echo "$PREFIX/bin is not on your PATH. For this shell:"
+    echo "  export PATH=\"$shown:\$PATH\""
+    if [ "$PREFIX" = "$HOME/.local" ] && grep -qs '\.local/bin' "$HOME/.profile"; then
+      echo "(your ~/.profile adds it at your next login, as Debian's default one does)"
+    else
+      echo "and to keep it, add that line to your shell's profile (~/.profile or ~/.bashrc)"
+    fi
+    ;;
+esac

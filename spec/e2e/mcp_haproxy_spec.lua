@@ -96,7 +96,7 @@ end
 describe("claudelua mcp --http behind haproxy", function()
   it("spreads the modern era over three processes and pins legacy sessions", function()
     assert(os.execute("command -v haproxy >/dev/null"),
-      "haproxy is not installed (tools/setup.sh installs it)")
+      "haproxy is not installed (tools/setup-lab.sh installs it)")
     local dir = harness.tempdir()
     local tools = dir .. "/tools.lua"
     local f = assert(io.open(tools, "w"))

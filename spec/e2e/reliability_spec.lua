@@ -63,7 +63,9 @@ describe("tool budgets with the real CLI", function()
       claude.tool("alloc", "Allocates", function()
         local t = {}
         while true do t[#t + 1] = string.rep("x", 1000) .. #t end
-      end, { budget = { memory = 8 * 1024 * 1024 } }),
+      -- (a `run` of its own far above the default: on a loaded machine the default could stop
+      -- it for holding the loop before it has allocated its 8 MiB; memory must stop it)
+      end, { budget = { memory = 8 * 1024 * 1024, run = 30 } }),
       claude.tool("nap", "Sleeps", function()
         claude.sleep(60)
         return "woke"

@@ -165,3 +165,25 @@ describe("libclaudelua", function()
     os.execute("rm -rf " .. out_dir)
   end)
 end)
+
+describe("libclaudelua in its build tree", function()
+  it("builds examples/embed with pkg-config before installing (claudelua-uninstalled.pc)",
+    function()
+    local code, out = sh("PKG_CONFIG_PATH=" .. q(build)
+      .. " pkg-config --cflags --libs claudelua-uninstalled")
+    assert.equal(0, code, out)
+    assert.equal("-I" .. root .. "/include -L" .. build .. " -lclaudelua",
+      out:match("^(.-) %-luv"), out)
+    -- pkg-config's convention: asked for claudelua, it takes the -uninstalled file it finds
+    local out_dir = tempdir()
+    local flags = SANITIZE and (" CFLAGS=" .. q(SANITIZE) .. " LDFLAGS=" .. q(SANITIZE)) or ""
+    local err
+    code, out, err = sh("PKG_CONFIG_PATH=" .. q(build) .. " make -s -C "
+      .. q(root .. "/examples/embed") .. " O=" .. out_dir .. flags)
+    assert.equal(0, code, out .. err)
+    code, out, err = sh("cd / && env -i " .. out_dir .. "/query " .. q(build .. "/claudelua"))
+    assert.equal(0, code, err)
+    assert.equal("answer: You said: hello from C\nloop close: ok\n", out)
+    os.execute("rm -rf " .. out_dir)
+  end)
+end)

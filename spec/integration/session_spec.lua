@@ -1226,6 +1226,31 @@ describe("session against the fake CLI", function()
       local s, cerr = claude.connect({ cli_path = "/nonexistent/bin/claude" })
       assert.is_nil(s)
       assert.equal("cli_not_found", cerr.kind)
+      -- both ways forward: install it, or run with --demo
+      assert.matches("install it with: npm install -g @anthropic-ai/claude-code", cerr.message,
+        1, true)
+      assert.matches("--demo (claudelua --demo script.lua", cerr.message, 1, true)
+    end)
+
+    it("names the CLI tools/setup.sh installed beside claudelua when there is none on PATH",
+      function()
+      -- tools/setup.sh's layout: <prefix>/bin/claudelua, <prefix>/lib/claudelua/cli/claude
+      local q = harness.quote
+      local prefix = harness.tempdir()
+      local cli = prefix .. "/lib/claudelua/cli/claude"
+      assert.is_true(os.execute("mkdir -p " .. q(prefix .. "/bin") .. " "
+        .. q(prefix .. "/lib/claudelua/cli") .. " && cp " .. q(harness.claudelua) .. " "
+        .. q(prefix .. "/bin/") .. " && printf '#!/bin/sh\\n' > " .. q(cli)
+        .. " && chmod +x " .. q(cli)))
+      local code, out = harness.sh("cd " .. q(prefix) .. " && env -i HOME=" .. q(prefix)
+        .. " PATH=/usr/bin:/bin bin/claudelua -e "
+        .. q("print(select(2, require('claude').connect{}))"))
+      os.execute("rm -rf " .. q(prefix))
+      assert.equal(0, code, out)
+      assert.matches("claude CLI not found on PATH or in the usual install places; install it",
+        out, 1, true)
+      assert.matches("--demo (claudelua --demo script.lua", out, 1, true)
+      assert.matches("the set-up put a CLI at " .. cli .. " (--demo runs it; ", out, 1, true)
     end)
 
     it("sends a prompt given as content blocks or as a whole user message", function()

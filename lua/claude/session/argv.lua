@@ -15,8 +15,19 @@ local misuse = errors.misuse
 
 M.ENTRYPOINT = "sdk-lua"
 
-local INSTALL_HINT = "install it with: npm install -g @anthropic-ai/claude-code "
-  .. "(or pass options.cli_path)"
+-- What a missing CLI's message says: both ways forward, and the CLI a set-up installed
+-- (looked for only then: claude.session.installed_cli)
+local function ways_forward()
+  local hint = "install it with: npm install -g @anthropic-ai/claude-code (or pass "
+    .. "options.cli_path), or run offline against a scripted model with --demo "
+    .. "(claudelua --demo script.lua, or CLAUDELUA_DEMO=1)"
+  local installed = require("claude.session.installed_cli").find()
+  if installed then
+    hint = hint .. "; the set-up put a CLI at " .. installed .. " (--demo runs it; to run it "
+      .. "without --demo, put it on PATH: ln -s " .. installed .. " ~/.local/bin/claude)"
+  end
+  return hint
+end
 
 -- Option name -> expected Lua type(s), checked before anything starts.
 local OPTION_TYPES = {
@@ -112,7 +123,7 @@ function M.find(cli_path, path_env)
     local exe = process.which(cli_path, path_env)
     if exe then return { exe } end
     return errors.fail("cli_not_found", "claude CLI not found at " .. cli_path
-      .. "; " .. INSTALL_HINT)
+      .. "; " .. ways_forward())
   end
   local exe = process.which("claude", path_env)
   if exe then return { exe } end
@@ -124,7 +135,7 @@ function M.find(cli_path, path_env)
     if core.is_executable(candidate) then return { candidate } end
   end
   return errors.fail("cli_not_found", "claude CLI not found on PATH or in the usual "
-    .. "install places; " .. INSTALL_HINT)
+    .. "install places; " .. ways_forward())
 end
 
 local function join(list, name)

@@ -802,6 +802,18 @@ function M.close_all()
   for _, s in ipairs(list) do s:close() end
 end
 
+--- The open session whose CLI runs the conversation `id` (as its init message named it), or
+-- nil and whether an open session has not named its conversation yet. The demo's model
+-- (claude.testing.messages_api) reads a request's session this way.
+function M.find(id)
+  local unnamed = false
+  for s in pairs(open_sessions) do
+    if s.session_id == id then return s end
+    unnamed = unnamed or s.session_id == nil
+  end
+  return nil, unnamed
+end
+
 --- Runs a one-shot conversation on `session` (opened, maybe ready): sends `prompt` (a
 -- string, a message table, or an iterator function of them, fed from a task), then closes
 -- the CLI's input once it is no longer needed (`claude.query`'s rules). Raises when the

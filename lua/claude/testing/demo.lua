@@ -4,15 +4,16 @@
 -- a script can also call `start` itself. It sets this process's environment, which every
 -- CLI it starts inherits: `ANTHROPIC_BASE_URL` and a dummy key, a fresh `CLAUDE_CONFIG_DIR`
 -- (your own settings, login and MCP servers stay out), and `PATH` led by the CLI's folder.
--- The CLI is `$CLAUDELUA_CLI`, else `claude` on PATH, else the one `tools/install-cli.sh`
--- put in a checkout's node_modules (next to the running claudelua, or in the current
--- directory). See docs/demo.md.
+-- The CLI is `$CLAUDELUA_CLI`, else `claude` on PATH, else the one a set-up installed
+-- (claude.session.installed_cli: tools/setup.sh's beside the running claudelua, or
+-- tools/install-cli.sh's in a checkout's node_modules). See docs/demo.md.
 -- @module claude.testing.demo
 local core = require "claude.core"
 local json = require "claude.json"
 local errors = require "claude.errors"
 local process = require "claude.process"
 local messages_api = require "claude.testing.messages_api"
+local installed_cli = require "claude.session.installed_cli"
 
 local M = {}
 
@@ -30,31 +31,11 @@ function M.find_cli()
   if env then return env end
   local on_path = process.which("claude")
   if on_path then return on_path end
-  local places = {}
-  -- a node_modules: the claude-code package's .bin, or the Agent SDK's platform package
-  -- (the newest CLIs ship only there; tools/install-cli.sh installs one)
-  local function add(root)
-    places[#places + 1] = root .. "/node_modules/.bin/claude"
-    for _, name in ipairs(core.scandir(root .. "/node_modules/@anthropic-ai") or {}) do
-      if name:match("^claude%-agent%-sdk%-") then
-        places[#places + 1] = root .. "/node_modules/@anthropic-ai/" .. name .. "/claude"
-      end
-    end
-  end
-  local exe = core.exepath()
-  if exe then
-    exe = core.realpath(exe) or exe
-    local bin = dirname(exe)
-    add(bin .. "/..") -- build/claudelua in a checkout
-    add(bin)
-  end
-  add(core.cwd() or ".")
-  for _, p in ipairs(places) do
-    if executable(p) then return core.realpath(p) or p end
-  end
+  local installed = installed_cli.find()
+  if installed then return installed end
   return nil, "demo mode needs the claude CLI (it runs the real CLI against a scripted API): "
     .. "install it with `npm install -g @anthropic-ai/claude-code`, or run "
-    .. "tools/install-cli.sh in a claudelua checkout, or set CLAUDELUA_CLI to its path"
+    .. "`bash tools/setup.sh` in a claudelua checkout, or set CLAUDELUA_CLI to its path"
 end
 
 --- Reads a scenario: a `.json` file (`{"turns": [...]}`) or a `.lua` file that returns the
@@ -86,7 +67,8 @@ local START_FIELDS = { scenario = "table|string", quiet = "boolean" }
 
 --- Starts demo mode (once: a second call returns the running one).
 -- @tparam[opt] table opts `{ scenario = { turns = {...} } or a file name (default: the
---   tool tour: each MCP tool is called once, then a text reports what they returned),
+--   tool tour: each MCP tool the session allows is called once, then a text reports what
+--   they returned),
 --   quiet = false (true: no line on stderr) }`
 -- @return the scripted API (claude.testing.messages_api), or nil, an error, its kind
 function M.start(opts)
@@ -129,7 +111,8 @@ function M.start(opts)
   active.guard = setmetatable({}, { __gc = function() M.stop() end })
   if not opts.quiet then
     io.stderr:write("[demo] the claude CLI (", cli, ") against a scripted Messages API on ",
-      api.url, ": offline, no key", scenario and "" or "; the model calls each MCP tool once", "\n")
+      api.url, ": offline, no key, no cost", scenario and ""
+      or "; the model calls the MCP tools the session allows", "\n")
   end
   return api
 end
