@@ -114,10 +114,14 @@ local BOUND_FLAGS = { ["--max-sessions"] = "max_sessions", ["--max-calls"] = "ma
   ["--max-subscriptions"] = "max_subscriptions", ["--max-uri"] = "max_uri" }
 
 -- Errors of the command line and of the tools file end the command with their message
--- alone (traceback = false: a traceback of the command itself would say nothing).
+-- alone, after the command's name (`command`: claudelua mcp: ...; no traceback: one of the
+-- command itself would say nothing).
+local function failure(kind, fmt, ...)
+  error(errors.new(kind, string.format(fmt, ...), { command = "mcp", traceback = false }), 0)
+end
+
 local function usage_error(fmt, ...)
-  error(errors.new("usage", "mcp: " .. string.format(fmt, ...)
-    .. " (claudelua mcp --help for usage)", { traceback = false }), 0)
+  failure("usage", "%s (claudelua mcp --help for usage)", string.format(fmt, ...))
 end
 
 -- The OAuth flags -> the fields of the `auth` option (claude.mcp.server.auth).
@@ -473,6 +477,12 @@ local function serve_stdio(o, t, list)
     usage_error("%s", err)
   end
   t:serve(server)
+  if o.terminal then -- a person started it: say it runs (a client's pipe gets no chatter)
+    io.stderr:write(string.format("claudelua mcp: serving '%s' over stdio (stdin and stdout "
+      .. "carry MCP's JSON-RPC: an MCP client starts this command; Ctrl-D or Ctrl-C stops "
+      .. "it)\n", server.name))
+    io.stderr:flush()
+  end
   local watcher
   if o.watch then
     watcher = M.watch(o.file, o.args, function(new)
@@ -502,8 +512,8 @@ local function serve_http(o, list)
   -- the Streamable HTTP transport needs libh2o, loaded on its first use
   local ok, http = pcall(require, "claude.mcp.server.http")
   if not ok then
-    error(errors.new("unsupported", "mcp: --http: the Streamable HTTP transport is not in "
-      .. "this build: " .. tostring(http), { traceback = false }), 0)
+    failure("unsupported", "--http: the Streamable HTTP transport is not in this build: %s",
+      tostring(http))
   end
   local origin = require "claude.mcp.server.origin"
   local t, err
@@ -516,9 +526,25 @@ local function serve_http(o, list)
     log = function(msg) io.stderr:write("claudelua mcp: ", msg, "\n") end,
   }
   for k, v in pairs(o.bounds or {}) do opts[k] = v end
+  -- listen refuses this too, worded for a Lua caller; the command's user gets a sentence
+  if not origin.is_loopback(o.http.host) and o.auth == nil then
+    for _, e in ipairs(list) do
+      if e[2].auth == nil then
+        failure("usage", "%s can be reached from other machines, and server '%s' has no "
+          .. "authentication: anyone there could call its tools. Protect it with the OAuth "
+          .. "options (--jwks-url, --introspection-url: claudelua mcp --help) or an auth "
+          .. "option in %s, serve it on 127.0.0.1, or pass --no-auth to serve it open on "
+          .. "purpose", o.http.host, e[1], o.file)
+      end
+    end
+  end
   ok, t, err = pcall(http.listen, list, opts)
-  if not ok then -- a server without auth on a public address, say: the command's mistake
+  if not ok then -- another option listen refuses: the command's mistake
     usage_error("%s", tostring(t):gsub("^[^\n]-:%d+: ", ""))
+  end
+  if not t and tostring(errors.message(err)):find("EADDRINUSE", 1, true) then
+    failure("connection", "port %d is in use (on %s): stop what listens there, or pick "
+      .. "another port with --http", o.http.port, o.http.host)
   end
   if not t then error(err, 0) end
   io.stderr:write(string.format("claudelua mcp: serving %s (%s)\n", t:url(), list[1][1]))
@@ -568,6 +594,8 @@ function M.main(...)
   rawset(_G, "arg", { [0] = o.file, table.unpack(o.args) })
   -- the last resort against a tool that holds the loop where no budget reaches (docs/budgets.md)
   core.stuck_exit(o.stuck_exit, "claudelua mcp")
+  -- checked before the transport takes fds 0 and 1
+  o.terminal = core.isatty(0) and core.isatty(2)
   local t
   if not o.http then
     -- before the tools file runs, so that nothing it prints reaches the protocol: the
@@ -583,7 +611,7 @@ function M.main(...)
   local list, err = M.load(o.file, o.args, o.skills)
   if not list then
     if t then t:close() end
-    error(errors.new("load", "mcp: " .. err, { traceback = false }), 0)
+    failure("load", "%s", err)
   end
   if o.http then return serve_http(o, list) end
   return serve_stdio(o, t, list)
