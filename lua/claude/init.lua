@@ -49,7 +49,11 @@ local lazy_functions = {
 }
 
 -- Not cached in M: `require` is the one cache, so M always agrees with
--- package.loaded (test runners that unload modules between files, say).
+-- package.loaded (test runners that unload modules between files, say). `__fields` names
+-- them for the REPL's Tab (claude.repl), which calls no __index of a name not listed.
+local fields = {}
+for k in pairs(lazy) do fields[#fields + 1] = k end
+for k in pairs(lazy_functions) do fields[#fields + 1] = k end
 setmetatable(M, {
   __index = function(_, k)
     local name = lazy[k]
@@ -57,6 +61,7 @@ setmetatable(M, {
     name = lazy_functions[k]
     if name then return require(name)[k] end
   end,
+  __fields = fields,
 })
 
 --- Starts a task: `fn(...)` in a coroutine that may wait.
