@@ -440,7 +440,12 @@ local function serve_http(o, list)
     log = function(msg) io.stderr:write("claudelua mcp: ", msg, "\n") end,
   }
   for k, v in pairs(o.bounds or {}) do opts[k] = v end
-  -- listen refuses this too, worded for a Lua caller; the command's user gets a sentence
+  -- listen refuses these too, worded for a Lua caller; the command's user gets sentences
+  local wildcard = core.address_class(o.http.host) == "unspecified"
+  if wildcard and o.auth and o.auth.resource == nil then
+    usage_error("on %s the server's public URL cannot be guessed: give it with --resource "
+      .. "URL (e.g. https://mcp.example.com/mcp), the URL its clients reach", o.http.host)
+  end
   if not origin.is_loopback(o.http.host) and o.auth == nil then
     for _, e in ipairs(list) do
       if e[2].auth == nil then
