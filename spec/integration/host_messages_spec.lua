@@ -6,25 +6,13 @@ local harness = require "support.harness"
 
 local host, q = harness.claudelua, harness.quote
 
-local TOOLS = [[
-local claude = require "claude"
-return claude.server("calc", {
-  claude.tool("add", "Add two numbers", { a = "number", b = "number" }, function(args)
-    return args.a + args.b
-  end),
-})
-]]
+-- two servers, calc first
+local TOOLS = harness.root .. "/spec/support/mcp_http_tools.lua"
 
 describe("claudelua's messages", function()
-  local tools
-  before_each(function()
-    harness.before()
-    tools = harness.tempfile(TOOLS, ".lua")
-  end)
-  after_each(function()
-    os.remove(tools)
-    harness.after()
-  end)
+  local tools = TOOLS
+  before_each(harness.before)
+  after_each(harness.after)
 
   it("-h shows the help at the top level, as --help, mcp -h and mcp install -h do", function()
     for _, args in ipairs { "-h", "--help", "mcp -h", "mcp install -h" } do
@@ -84,12 +72,12 @@ sys.exit(r.returncode)
     function()
       local input = harness.tempfile("<C-c>\n")
       local code, out = harness.sh("python3 spec/support/pty_run.py 20 NO-PROMPT " .. host
-        .. " mcp " .. q(tools) .. " < " .. input)
+        .. " mcp --server calc " .. q(tools) .. " < " .. input)
       os.remove(input)
       assert.equal(130, code, out)
       assert.matches("^claudelua mcp: serving 'calc' over stdio %(", out)
       local err
-      code, out, err = harness.sh(host .. " mcp " .. q(tools) .. " < /dev/null")
+      code, out, err = harness.sh(host .. " mcp --server calc " .. q(tools) .. " < /dev/null")
       assert.equal(0, code, err)
       assert.equal("", out)
       assert.equal("", err)
