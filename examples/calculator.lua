@@ -71,6 +71,6 @@ for msg in claude.query(prompt, options) do
       end
     end
   elseif msg.type == "result" then
-    print(string.format("[%s, cost $%.4f]", msg.subtype, msg.total_cost_usd or 0))
+    print(string.format("[%s, %s]", msg.subtype, demo.cost(msg)))
   end
 end

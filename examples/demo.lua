@@ -41,4 +41,11 @@ function M.setup(scenario, extra)
   return extra or {}
 end
 
+--- What a run cost, as the examples print it: "cost $0.0123" (`label` instead of "cost");
+-- in demo mode, where the scripted API counts no tokens, "demo: no cost".
+function M.cost(msg, label)
+  if M.enabled() then return "demo: no cost" end
+  return string.format("%s $%.4f", label or "cost", msg.total_cost_usd or 0)
+end
+
 return M

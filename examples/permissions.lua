@@ -70,7 +70,7 @@ for msg in claude.query(prompt, options) do
       end
     end
   elseif msg.type == "result" then
-    print(string.format("[%s, %d denial(s), cost $%.4f]", msg.subtype,
-      #(msg.permission_denials or {}), msg.total_cost_usd or 0))
+    print(string.format("[%s, %d denial(s), %s]", msg.subtype,
+      #(msg.permission_denials or {}), demo.cost(msg)))
   end
 end

@@ -27,8 +27,8 @@ for msg in claude.query(prompt, options) do
     if msg.is_error then
       failed = claude.text(msg) or msg.api_error or msg.subtype
     else
-      print(string.format("[%s in %d ms, %d turn(s), cost $%.4f]", msg.subtype,
-        msg.duration_ms or 0, msg.num_turns or 0, msg.total_cost_usd or 0))
+      print(string.format("[%s in %d ms, %d turn(s), %s]", msg.subtype,
+        msg.duration_ms or 0, msg.num_turns or 0, demo.cost(msg)))
     end
   end
 end

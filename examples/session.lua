@@ -43,8 +43,7 @@ local function turn(prompt, on_delta)
         if on_delta then on_delta(pieces) end
       end
     elseif msg.type == "result" then
-      print(string.format("\n[%s, total cost so far $%.4f]", msg.subtype,
-        msg.total_cost_usd or 0))
+      print(string.format("\n[%s, %s]", msg.subtype, demo.cost(msg, "total cost so far")))
       return msg
     end
   end

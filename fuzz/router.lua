@@ -4,6 +4,7 @@
 -- takes, into the very message the reader's values rebuild.
 local core = require "claude.core"
 local router = require "claude.mcp.router"
+local call = require "claude.mcp.call"
 local tool = require "claude.mcp.tool"
 local json = require "claude.json"
 
@@ -29,13 +30,14 @@ local r = router.new({ fz = server })
 -- from the repository's root
 local canon = dofile("spec/support/canon_json.lua")
 
+local record = call.new()
 local function readers_agree(text)
-  local c = table.pack(core.envelope_read("request", text))
-  if c.n > 0 then
+  local mark, rec = core.envelope_read("request", text, record)
+  if mark ~= nil then
     local decoded = json.decode(text)
     assert(decoded ~= nil, "the request reader took a line the decoder refuses")
-    assert(canon(decoded) == canon(router.call_message(c[2], c[3], c[4], c[5], c[6], c[7])),
-      "the request reader's values are not the decoder's message")
+    assert(canon(decoded) == canon(call.message(rec)),
+      "the request reader's call record is not the decoder's message")
   end
   local a = table.pack(core.envelope_read("response", text))
   if a.n > 0 then

@@ -174,7 +174,7 @@ end
 -- at once goes back whole, since nobody ever saw it, and the next one reuses table and
 -- coroutine, with no allocation and no weak-table write. Their result is always NO_VALUES.
 local pools = setmetatable({}, { __mode = "k" }) -- fn -> { n = idle count, body, task... }
--- the pool of the function spawn_budgeted last ran (it holds them): the router's calls find
+-- the pool of the function spawn_transient last ran (it holds them): the router's calls find
 -- theirs with a compare, not a look-up by function
 local last_fn, last_pool = false, false
 local yield = coroutine.yield
@@ -190,11 +190,11 @@ local function pool_of(fn)
   return pool
 end
 
---- Makes `body` the body of its own pool of transient tasks (`spawn_transient(body, ...)`,
--- `spawn_budgeted(..., body, ...)`), for a caller that runs its tasks in a loop without a call
--- per task (the router's tool calls): `body(task, ...)` is the coroutine's body itself; it
--- ends each task by yielding `async.DONE`, and that yield returns the next task's
--- `task, ...`. An error it raises ends its task and its coroutine.
+--- Makes `body` the body of its own pool of transient tasks (`spawn_transient(body, ...)`),
+-- for a caller that runs its tasks in a loop without a call per task (the router's calls):
+-- `body(task, ...)` is the coroutine's body itself; it ends each task by yielding
+-- `async.DONE`, and that yield returns the next task's `task, ...`. An error it raises ends
+-- its task and its coroutine.
 -- @tparam function loop
 -- @treturn function loop
 function M.worker(loop)
@@ -332,60 +332,19 @@ pool_task = function(pool, co)
   return task
 end
 
---- Runs `fn(task, ...)` as an observed task, for callers that only need the task
--- while it waits (the router's tool calls): returns the task if it is still
--- running, else nil; a task that ended at once is reused, table and coroutine
--- (a tool call that does not wait then costs no allocation). `fn` returns nothing; an
--- error it raises ends its task. A task that failed at once goes to on_error.
-function M.spawn_transient(fn, ...)
-  local pool = pools[fn] or pool_of(fn)
-  local n = pool.n
-  local task = n > 0 and pool[n] or pool_task(pool, coroutine.create(pool.body))
-  if n > 0 then
-    pool.n = n - 1
-    task.cancel_pending = false
-  end
-  local co = task.co
-  task.budget = false
-  npending = npending + 1
-  local ok, yielded = resume(co, task, ...)
-  if yielded == DONE and ok and not task.finished and not task.timer then
-    -- the usual end, settled here: done at once, nobody waiting; back to the pool
-    npending = npending - 1
-    n = pool.n
-    if n < MAX_IDLE then
-      pool.n = n + 1
-      pool[n + 1] = task
-    else
-      tasks[co] = nil
-    end
-    return nil
-  end
-  return transient_end(task, co, false, ok, yielded)
-end
-
--- The wall-time budget of a waiting task: a timer that stops the budget and ends the wait.
--- (Apart from spawn_budgeted, whose locals a closure would make it close at every return.)
-local function time_budget(task, budget, seconds)
-  local t = core.timer()
-  task.deadline = t
-  t:start(seconds, function()
-    budget:stop("seconds")
-    abort(task, errors.new("budget", "budget exceeded: seconds"))
-  end)
-end
-
---- Runs `fn(task, a, b, c, d, e, f)` (six values at most: no varargs on the tool-call path)
--- as an observed task under `budget` (a `core.budget`, started over for
--- this call: `budget:start`): every resume of its coroutine goes through the budget, and
--- after `seconds` (if given) the budget is stopped (reason "seconds") and a waiting task
--- ends. A task the budget stops fails with a `budget` error (`reason` field) and its
--- coroutine is closed, never reused.
--- @return the task if it is still running (when the budget stops it later,
---   `on_budget(err, task.on_budget_data)` is called: set that field as needed); else nil,
---   and the `budget` error when the budget stopped it. A task that finished at once is
---   reused, like spawn_transient's, and the caller may reuse `budget`.
-function M.spawn_budgeted(budget, seconds, on_budget, fn, a, b, c, d, e, f)
+--- Runs `fn(task, a, b, c)` as an observed task, for callers that only need the task while
+-- it waits (the router's calls), under `budget` when one is given (a `core.budget`, started
+-- over for this call: `budget:start`): every resume of its coroutine then goes through the
+-- budget, and a task the budget stops fails with a `budget` error (`reason` field), its
+-- coroutine closed, never reused. A task that ended at once is reused, table and coroutine
+-- (a call that does not wait costs no allocation), and the caller may reuse `budget`. `fn`
+-- returns nothing; an error it raises ends its task; a task that failed at once (not by its
+-- budget) goes to on_error. (Three values at most: no varargs on the tool-call path.)
+-- @tparam function fn a worker (`async.worker`) or any function
+-- @param budget a `core.budget`, or false/nil
+-- @return the task if it is still running (see `limit`), else nil, and the `budget` error
+--   when the budget stopped it
+function M.spawn_transient(fn, budget, a, b, c)
   local pool = last_pool
   if fn ~= last_fn then
     pool = pools[fn] or pool_of(fn)
@@ -398,11 +357,17 @@ function M.spawn_budgeted(budget, seconds, on_budget, fn, a, b, c, d, e, f)
     task.cancel_pending = false
   end
   local co = task.co
-  task.budget = budget
-  npending = npending + 1
-  local ok, yielded, reason = budget_start(budget, co, task, a, b, c, d, e, f)
+  local ok, yielded, reason
+  if budget then
+    task.budget = budget
+    ok, yielded, reason = budget_start(budget, co, task, a, b, c)
+  else
+    task.budget = false
+    ok, yielded = resume(co, task, a, b, c)
+  end
   if yielded == DONE and ok and not task.finished and not task.timer then
-    npending = npending - 1 -- the usual end, as in spawn_transient
+    -- the usual end, settled here: done at once, nobody waiting; back to the pool (it never
+    -- counted as pending: nothing could look while it ran without a wait)
     n = pool.n
     if n < MAX_IDLE then
       pool.n = n + 1
@@ -412,12 +377,26 @@ function M.spawn_budgeted(budget, seconds, on_budget, fn, a, b, c, d, e, f)
     end
     return nil
   end
-  local t, err = transient_end(task, co, true, ok, yielded, reason)
-  if t then
-    task.on_budget = on_budget
-    if seconds then time_budget(task, budget, seconds) end
+  npending = npending + 1 -- (settling it counts it out)
+  return transient_end(task, co, budget, ok, yielded, reason)
+end
+
+--- The limits of a budgeted task that waits (`spawn_transient` returned it): when its budget
+-- stops it later (in a resume, or after `seconds`, when given: the budget is then stopped
+-- with reason "seconds" and the wait ends), `on_budget(err, task.on_budget_data)` is called.
+-- @param task
+-- @tparam function on_budget
+-- @tparam[opt] number seconds
+function M.limit(task, on_budget, seconds)
+  task.on_budget = on_budget
+  if seconds then
+    local t = core.timer()
+    task.deadline = t
+    t:start(seconds, function()
+      task.budget:stop("seconds")
+      abort(task, errors.new("budget", "budget exceeded: seconds"))
+    end)
   end
-  return t, err
 end
 
 --- Starts `fn(...)` as a task and runs it until its first wait.

@@ -37,18 +37,21 @@ end
 
 describe("claudelua --demo", function()
   local dir
+  local function save(name, text)
+    local f = assert(io.open(dir .. "/" .. name, "wb"))
+    f:write(text)
+    f:close()
+  end
   before_each(function()
     dir = harness.tempdir()
-    local f = assert(io.open(dir .. "/calc.lua", "wb"))
-    f:write(CALC)
-    f:close()
+    save("calc.lua", CALC)
   end)
   after_each(function() os.execute("rm -rf " .. q(dir)) end)
 
   it("runs a user's script offline: the model calls each tool, arguments from its schema",
     function()
     local out, err = run("cd " .. q(dir) .. " && exec " .. q(host) .. " --demo calc.lua")
-    assert.matches("scripted Messages API on http://127.0.0.1:%d+", err)
+    assert.matches("scripted Messages API on http://127.0.0.1:%d+: offline, no key, no cost", err)
     assert.truthy(out:find("(demo) Calling add.", 1, true), out)
     assert.truthy(out:find("(demo) Calling shout.", 1, true), out)
     assert.truthy(out:find("add(a=15, b=27) returned: 42", 1, true), out)
@@ -56,23 +59,61 @@ describe("claudelua --demo", function()
     assert.truthy(out:find("RESULT\tsuccess\t(demo)", 1, true), out)
   end)
 
-  it("is also CLAUDELUA_DEMO=1, and a tool the session does not allow is reported", function()
-    local script = CALC:gsub("allowed_tools = calc:tool_names%(%),",
-      "allowed_tools = { \"mcp__calc__add\" },")
-    local f = assert(io.open(dir .. "/calc2.lua", "wb"))
-    f:write(script)
-    f:close()
+  it("is also CLAUDELUA_DEMO=1, and calls only the tools the session allows", function()
+    save("calc2.lua", (CALC:gsub("allowed_tools = calc:tool_names%(%),",
+      "allowed_tools = { \"mcp__calc__add\" },")))
     local out = run("cd " .. q(dir) .. " && CLAUDELUA_DEMO=1 exec " .. q(host) .. " calc2.lua")
     assert.truthy(out:find("add(a=15, b=27) returned: 42", 1, true), out)
-    assert.truthy(out:find("shout(word=hi) failed: ", 1, true), out)
+    assert.is_nil(out:find("shout", 1, true), out)
+    assert.is_nil(out:find("requested permissions", 1, true), out)
+  end)
+
+  it("asks for permission where the session would: its can_use_tool decides", function()
+    save("calc3.lua", (CALC:gsub("allowed_tools = calc:tool_names%(%),", [[
+      allowed_tools = { "mcp__calc__add" },
+      can_use_tool = function(name)
+        return { behavior = "deny", message = "no shouting: " .. name }
+      end,]])))
+    local out = run("cd " .. q(dir) .. " && exec " .. q(host) .. " --demo calc3.lua")
+    assert.truthy(out:find("add(a=15, b=27) returned: 42", 1, true), out)
+    assert.truthy(out:find("shout(word=hi) failed: no shouting: mcp__calc__shout", 1, true), out)
+  end)
+
+  it("fills arguments from the schema and the prompt, calls the tools it names, costs nothing",
+    function()
+    save("weather.lua", [[
+      local claude = require "claude"
+      local w = claude.server("w", {
+        claude.tool("weather", "The forecast", { city = "string",
+          days = { type = "integer", minimum = 1, maximum = 7 },
+          units = { type = "string", enum = { "metric", "imperial" } } },
+          function(a) return a.city .. ", " .. a.days .. " days, " .. tostring(a.units) end),
+        claude.tool("send_report", "Mails a report", { to = { type = "string", format = "email" },
+          subject = "string" }, function(a) return "sent to " .. a.to end),
+      })
+      for m in claude.query(arg[1], { mcp_servers = { w = w }, allowed_tools = w:tool_names() }) do
+        if m.type == "result" then
+          print(m.result)
+          print("cost", m.total_cost_usd, m.modelUsage and next(m.modelUsage)
+            and select(2, next(m.modelUsage)).costUSD)
+        end
+      end
+    ]])
+    local out = run("cd " .. q(dir) .. " && exec " .. q(host) .. " --demo weather.lua "
+      .. q("What is the weather in Lisbon for the next 3 days, in imperial units?"))
+    assert.equal("(demo) weather(city=Lisbon, days=3, units=imperial) returned: "
+      .. "Lisbon, 3 days, imperial\ncost\t0\t0\n", out)
+    out = run("cd " .. q(dir) .. " && exec " .. q(host) .. " --demo weather.lua 'How are things?'")
+    assert.truthy(out:find("weather(city=Paris, days=7, units=metric) returned: Paris, 7 days",
+      1, true), out)
+    assert.truthy(out:find("send_report(subject=Hello, to=ada@example.com) returned: sent to "
+      .. "ada@example.com", 1, true), out)
   end)
 
   it("takes the model's turns from --demo=scenario.json", function()
-    local f = assert(io.open(dir .. "/scenario.json", "wb"))
-    f:write([[{"turns": [
+    save("scenario.json", [[{"turns": [
       {"content": [{"type": "tool_use", "name": "mcp__calc__add", "input": {"a": 2, "b": 3}}]},
       {"content": [{"type": "text", "text": "Scripted: {{last_tool_result}}"}]}]}]])
-    f:close()
     local out = run("cd " .. q(dir) .. " && exec " .. q(host) .. " --demo=scenario.json calc.lua")
     assert.truthy(out:find("Scripted: 5", 1, true), out)
   end)

@@ -27,7 +27,7 @@ end
 local MODULES = {
   ["claude"] = {},
   ["claude.async"] = { spawn_observed = true, spawn_transient = true, traceback = true,
-    spawn_budgeted = true, worker = true, wait_call = true, by_coroutine = true,
+    limit = true, worker = true, wait_call = true, by_coroutine = true,
     wait_woken = true, wake_all = true },
   ["claude.process"] = {}, ["claude.queue"] = {}, ["claude.errors"] = {},
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},

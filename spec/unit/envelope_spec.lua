@@ -3,7 +3,7 @@
 -- make the very message the decoder makes of the line; any other line is left to the decoder.
 local core = require "claude.core"
 local json = require "claude.json"
-local router = require "claude.mcp.router"
+local call = require "claude.mcp.call"
 
 local MCP_CALL, RPC_RESULT = core.MCP_CALL, core.RPC_RESULT
 
@@ -16,7 +16,10 @@ local function rebuild(kind, r)
     return { jsonrpc = "2.0", id = r[2], result = r[3] }
   end
   assert.equal(MCP_CALL, r[1])
-  local message = router.call_message(r[2], r[3], r[4], r[5], r[6], r[7])
+  -- the values are the call record's slots (claude.mcp.call), in order
+  local rec = call.new()
+  for i = 2, r.n do rec[i - 1] = r[i] end
+  local message = call.message(rec)
   if type(r[5]) == "string" then -- a modern envelope as its text: its version follows
     assert.equal(json.decode(r[5])["io.modelcontextprotocol/protocolVersion"], r[8])
   else
@@ -98,7 +101,7 @@ describe("the envelope readers", function()
     assert.equal(8, r.n)
     assert.equal("{" .. ENVELOPE .. "}", r[5]) -- the envelope alone: the token beside
     assert.same(json.decode("{" .. ENVELOPE .. ',"progressToken":"p3"}'),
-      router.envelope_meta(r[5], r[6], r[7]))
+      call.envelope_meta(r[5], r[6], r[7]))
     assert.equal("p3", r[6])
     assert.is_nil(r[7])
     assert.equal("2026-07-28", r[8])
@@ -127,7 +130,7 @@ describe("the envelope readers", function()
     local V = '"io.modelcontextprotocol/protocolVersion":"2026-07-28"'
     local C = '"io.modelcontextprotocol/clientCapabilities":{}'
     local I = '"io.modelcontextprotocol/clientInfo":'
-    local function call(meta, id)
+    local function req(meta, id)
       return '{"jsonrpc":"2.0","id":' .. (id or 1) .. ',"method":"tools/call","params":{'
         .. '"name":"add","arguments":{"a":1},"_meta":{' .. meta .. '}}}'
     end
@@ -135,23 +138,23 @@ describe("the envelope readers", function()
     -- goes on, the CLI's keys around it or between its members, a key twice, a value that
     -- starts as the last one's did
     local lines = {
-      call(ENVELOPE .. ',"progressToken":"p3"'), call(ENVELOPE .. ',"progressToken":4'),
-      call('"claudecode/toolUseId":"t","progressToken":5,' .. ENVELOPE),
-      call(ENVELOPE), call(ENVELOPE .. ',"claudecode/toolUseId":"t"'),
-      call(V .. "," .. C), call(V .. "," .. C .. "," .. I .. '{"name":"n"}'),
-      call(V .. "," .. C .. "," .. I .. '{"name":"n"}' .. ',"progressToken":6'),
-      call(V .. "," .. C .. ',"progressToken":7,' .. I .. '{}'),
-      call(V .. ',"progressToken":8,' .. C), call(V .. ',"progressToken":8,' .. C),
-      call(V .. "," .. C),
-      call(V .. "," .. C .. "," .. V), call(V .. "," .. C .. "," .. C),
-      call(V .. "," .. C .. "," .. I .. "12"), call(V .. "," .. C .. "," .. I .. "123"),
-      call(V .. "," .. C .. "," .. I .. "12"), call(V .. "," .. C .. "," .. I .. "12.5"),
-      call(V .. "," .. C .. "," .. I .. "true"), call(V .. "," .. C .. "," .. I .. "truex"),
-      call(V .. "," .. C .. "," .. I .. '"x"'), call(V .. "," .. C .. "," .. I .. '"xy"'),
-      call(V:gsub("2026%-07%-28", "2025-06-18") .. "," .. C),
-      call(V:gsub("2026%-07%-28", "2025-06-18") .. "," .. C, 2),
-      call(" " .. V .. " , " .. C .. " "), call(" " .. V .. " , " .. C .. " ,\n" .. I .. "{}"),
-      call(C .. "," .. V), call(C .. "," .. V .. ',"io.modelcontextprotocol/logLevel":"info"'),
+      req(ENVELOPE .. ',"progressToken":"p3"'), req(ENVELOPE .. ',"progressToken":4'),
+      req('"claudecode/toolUseId":"t","progressToken":5,' .. ENVELOPE),
+      req(ENVELOPE), req(ENVELOPE .. ',"claudecode/toolUseId":"t"'),
+      req(V .. "," .. C), req(V .. "," .. C .. "," .. I .. '{"name":"n"}'),
+      req(V .. "," .. C .. "," .. I .. '{"name":"n"}' .. ',"progressToken":6'),
+      req(V .. "," .. C .. ',"progressToken":7,' .. I .. '{}'),
+      req(V .. ',"progressToken":8,' .. C), req(V .. ',"progressToken":8,' .. C),
+      req(V .. "," .. C),
+      req(V .. "," .. C .. "," .. V), req(V .. "," .. C .. "," .. C),
+      req(V .. "," .. C .. "," .. I .. "12"), req(V .. "," .. C .. "," .. I .. "123"),
+      req(V .. "," .. C .. "," .. I .. "12"), req(V .. "," .. C .. "," .. I .. "12.5"),
+      req(V .. "," .. C .. "," .. I .. "true"), req(V .. "," .. C .. "," .. I .. "truex"),
+      req(V .. "," .. C .. "," .. I .. '"x"'), req(V .. "," .. C .. "," .. I .. '"xy"'),
+      req(V:gsub("2026%-07%-28", "2025-06-18") .. "," .. C),
+      req(V:gsub("2026%-07%-28", "2025-06-18") .. "," .. C, 2),
+      req(" " .. V .. " , " .. C .. " "), req(" " .. V .. " , " .. C .. " ,\n" .. I .. "{}"),
+      req(C .. "," .. V), req(C .. "," .. V .. ',"io.modelcontextprotocol/logLevel":"info"'),
     }
     local kept = 0
     for round = 1, 2 do
@@ -281,12 +284,12 @@ describe("the envelope readers", function()
         end
       end
     end
-    assert.equal(0, select("#", core.envelope_read("request", CALL:gsub('"id":12', '"id":12.0'))))
+    local function read(kind, line) return select("#", core.envelope_read(kind, line)) end
+    assert.equal(0, read("request", (CALL:gsub('"id":12', '"id":12.0'))))
     assert.equal(0, select("#", core.envelope_read("request", CALL .. "x")))
-    assert.equal(0, select("#", core.envelope_read("request", CALL:gsub('"id":12,',
-      '"id":12,"id":13,'))))
-    assert.equal(0, select("#", core.envelope_read("control",
-      CONTROL:gsub('"subtype":"mcp_message"', '"subtype":"interrupt"'))))
+    assert.equal(0, read("request", (CALL:gsub('"id":12,', '"id":12,"id":13,'))))
+    assert.equal(0, read("control",
+      (CONTROL:gsub('"subtype":"mcp_message"', '"subtype":"interrupt"'))))
     assert.equal(0, select("#", core.envelope_read("response",
       '{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}')))
     assert.equal(0, select("#", core.envelope_read("response",

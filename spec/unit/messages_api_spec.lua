@@ -26,8 +26,8 @@ describe("claude.testing.messages_api.arguments", function()
     } }
     local out = args(schema, "")
     assert.same({ c = "x", d = "dflt", e = "ex", f = "red", g = 3, h = true,
-      i = { "demo", "demo" } }, out)
-    assert.equal('["demo","demo"]', json.encode(out.i))
+      i = { "example", "example" } }, out)
+    assert.equal('["example","example"]', json.encode(out.i))
   end)
 
   it("leaves optional properties out unless the prompt has numbers for them", function()

@@ -53,6 +53,7 @@
 
 #include "mcp/envelope.h"
 #include "mcp/envelope_scan.h"
+#include "mcp/record.h"
 
 /* The first value of a line read here (light userdata: no JSON value); the
  * ids the control reader held back (claude_call_ids). The answer's is answer.c's. */
@@ -432,18 +433,25 @@ static int read_control_line(lua_State *L, const char *line, size_t len, int bou
   return finish(L, &r, base, read_control(L, &r, base + 1), S_SERVER + 1);
 }
 
-/* core.envelope_read(kind, line) -> what the reader of `kind` hands a stream's
+/* core.envelope_read(kind, line [, record]) -> what the reader of `kind` hands a stream's
  * callback for `line` (the mark first), or nothing when the line is not of
  * its usual shape: for the Streamable HTTP transport (a POST's body: one
  * state for every client, which the reader compares byte for byte), and for
- * the specs and the fuzz target, which compare it with the decoder's. */
+ * the specs and the fuzz target, which compare it with the decoder's. With a
+ * call record (a table: claude.mcp.call), a tool call fills it: the mark and
+ * the record. */
 static int l_envelope_read(lua_State *L) {
   size_t len;
   claude_envelope_fn fn = claude_envelope_of(luaL_checkstring(L, 1));
   const char *line = luaL_checklstring(L, 2, &len);
+  int record = lua_istable(L, 3), n;
   luaL_argcheck(L, fn != NULL, 1, "\"request\", \"control\" or \"response\" expected");
-  lua_settop(L, 2);
-  return fn(L, line, len, 0, (claude_envelope_state *)lua_touserdata(L, lua_upvalueindex(1)));
+  luaL_argcheck(L, record || lua_isnoneornil(L, 3), 3, "a call record (table) expected");
+  lua_settop(L, 3);
+  n = fn(L, line, len, 0, (claude_envelope_state *)lua_touserdata(L, lua_upvalueindex(1)));
+  if (n > 0 && record && (fn == read_request_line || fn == read_control_line))
+    return claude_call_record_fill(L, 3, n, NULL);
+  return n;
 }
 
 /* core.call_id(v) -> v, or the string of the id v stands for (core.MCP_REQUEST_ID,

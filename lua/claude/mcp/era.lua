@@ -71,6 +71,19 @@ M.NAME_PARAM = { ["tools/call"] = "name", ["prompts/get"] = "name", ["resources/
 --- The tasks extension (SEP-2663): its key in `capabilities.extensions`.
 M.TASKS = "io.modelcontextprotocol/tasks"
 
+local array_mt = require("claude.json").array_mt
+
+--- Whether `meta` (a request's `_meta`) is the usual envelope of the modern era: the latest
+-- version, the client's capabilities (an object), no log level. Such a request passes the
+-- server's envelope checks at once (but for the HTTP header, which the transport compares).
+-- @param meta
+-- @treturn boolean
+function M.usual_envelope(meta)
+  local caps = type(meta) == "table" and meta[M.META.client_capabilities]
+  return type(caps) == "table" and meta[M.META.protocol_version] == M.LATEST_MODERN
+    and caps[1] == nil and getmetatable(caps) ~= array_mt and meta[M.META.log_level] == nil
+end
+
 --- The protocol revision a modern request claims in its envelope, or nil (a legacy one).
 -- @tparam table msg a decoded JSON-RPC request
 -- @treturn string?

@@ -18,14 +18,19 @@ local tool = require "claude.mcp.tool"
 local content = require "claude.mcp.content"
 local errors = require "claude.errors"
 local budgets = require "claude.mcp.budget"
+local call = require "claude.mcp.call"
+-- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
+-- spec/unit/call_record_spec.lua holds them to the module's)
+local ID <const>, TOOL <const>, ARGS <const>, META <const> = 1, 2, 3, 4
+local TOKEN <const>, TOOL_USE_ID <const>, TAG <const>, SERVER <const> = 5, 6, 8, 9
+local REPLY <const>, AUTH <const>, REQ <const> = 10, 11, 12
 
 local M = {}
 
 local dispatch, error_handler, typename = core.mcp_dispatch, tool.error_handler,
   content.typename
 local number_text = content.format_number
-local spawn_transient, spawn_budgeted, is_error = async.spawn_transient, async.spawn_budgeted,
-  errors.is
+local spawn_transient, limit, is_error = async.spawn_transient, async.limit, errors.is
 local new_budget = core.budget
 local misuse, public = errors.misuse, errors.public
 local jobject, null = json.object, json.null
@@ -58,6 +63,7 @@ end
 local rpc_error = core.jsonrpc_error
 local MCP_CALL = core.MCP_CALL
 local call_id = core.call_id
+local TOOL_USE_KEY = "claudecode/toolUseId" -- (the tool use id's key in _meta)
 local RPC_ERROR = getmetatable(errors.new("rpc", ""))
 
 ---------------------------------------------------------------------------------------------
@@ -221,17 +227,10 @@ Ctx.__index = function(ctx, k)
   return f
 end
 
-local TOOL_USE_ID = "claudecode/toolUseId"
-
--- `meta` is the request's `_meta` table, or core.MCP_CALL for one of the claude CLI's shape
--- that a stream's envelope reader did not decode (`token` and `tool_use_id` are its values,
--- and the trace context is absent).
+-- A request's context. `meta` is the request's `_meta` table or nil; `token` and
+-- `tool_use_id` come from it (a call's context: `call_ctx`).
 local function new_ctx(self, name, server, id, meta, auth, req, token, tool_use_id)
-  if meta == MCP_CALL then
-    meta = nil
-  elseif meta then
-    token, tool_use_id = meta.progressToken, meta[TOOL_USE_ID]
-  end
+  if meta then token, tool_use_id = meta.progressToken, meta[TOOL_USE_KEY] end
   -- seven fields at most in the constructor (a hash of 8); the rest only when there
   local ctx = setmetatable({ request_id = id, server = name, cancelled = false,
     tool_use_id = tool_use_id, _router = self, _token = token,
@@ -243,6 +242,20 @@ local function new_ctx(self, name, server, id, meta, auth, req, token, tool_use_
   if meta ~= nil then ctx._meta = meta end
   if req ~= nil then ctx._req = req end
   return ctx
+end
+
+-- The context of the call in record `rec` (claude.mcp.call). Its `_meta` is a table only when
+-- it may hold a trace context: the claude CLI's shape and the modern envelope's text have
+-- none (their token and tool use id are given; the envelope's members are read through the
+-- transport's `req`). The held tool use id is made a string.
+local function call_ctx(self, server, rec)
+  local meta = rec[META]
+  if meta == MCP_CALL or type(meta) == "string" then
+    return new_ctx(self, rec[SERVER], server, rec[ID], nil, rec[AUTH], rec[REQ], rec[TOKEN],
+      call_id(rec[TOOL_USE_ID]))
+  end
+  return new_ctx(self, rec[SERVER], server, rec[ID], type(meta) == "table" and meta or nil,
+    rec[AUTH], rec[REQ])
 end
 
 ---------------------------------------------------------------------------------------------
@@ -317,8 +330,9 @@ local function report(what, name)
   end
 end
 
--- -> ReadResourceResult | false, code, message, data
-local function read_resource(res, uri, params, ctx)
+-- {resource, uri, params} -> ReadResourceResult | false, code, message, data
+local function read_resource(operands, ctx)
+  local res, uri, params = operands[1], operands[2], operands[3]
   local r = pack(xpcall(res.read, report("resource", uri), uri, params, ctx))
   if not r[1] and is_unwind(r[2]) then return r[2] end
   if r[1] and r[2] == nil then
@@ -334,8 +348,9 @@ local function read_resource(res, uri, params, ctx)
   return result
 end
 
--- -> GetPromptResult | false, code, message
-local function get_prompt(p, args, ctx)
+-- {prompt, arguments} -> GetPromptResult | false, code, message
+local function get_prompt(operands, ctx)
+  local p, args = operands[1], operands[2]
   local ok, r, e = xpcall(p.get, report("prompt", p.name), args or {}, ctx)
   if not ok and is_unwind(r) then return r end
   local result, err = content.prompt_result(p, ok, r, e)
@@ -346,7 +361,8 @@ end
 -- -> CompleteResult | false, code, message. `complete(argument, ctx)` returns a list of
 -- values, or the result table itself ({completion = {values =, total =, hasMore =}}).
 local MAX_VALUES = 100
-local function complete(c, argument, context, ctx)
+local function complete(operands, ctx) -- {completion, argument, context}
+  local c, argument, context = operands[1], operands[2], operands[3]
   ctx.arguments = type(context) == "table" and type(context.arguments) == "table"
     and context.arguments or {}
   local ok, r, err = xpcall(c.complete, report("completion", c.key), argument, ctx)
@@ -382,6 +398,15 @@ end
 -- @treturn table the JSON-RPC error response
 function M.unknown_server(name, message)
   return rpc_error(id_of(message), -32601, "Server '" .. tostring(name) .. "' not found")
+end
+
+local entry -- (self): the router's entry, below
+
+-- The router forgets what it kept by name of a server's tools when they change.
+local function watch(self, name, server)
+  server._watchers[self] = function(_, what)
+    if what == "tools" then self._by_name[name] = nil end
+  end
 end
 
 local function check_server(fname, n, name, server, optional)
@@ -430,90 +455,95 @@ M.new = public(function(servers, opts)
     check_server("new", 1, name, server)
     map[name] = server
   end
-  return setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
+  local self = setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
     _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
     _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
-    _last_tool = false, _last_server = false, _last_limits = false,
-    _input = opts.input, _task = opts.task }, Router)
+    _by_name = {}, _input = opts.input, _task = opts.task }, Router)
+  self.route = entry(self)
+  for name, server in pairs(map) do watch(self, name, server) end
+  return self
 end)
 
 -- The work of one request, in a task: a tool call answers with its result (the caller writes
 -- the JSON-RPC envelope around it), a read or a prompt with a whole response. A tool call
--- runs in a worker (async.worker: a loop, one call after the other, no call per call). `ctx`
--- is nil for a tool that cannot see it (see start_call): one is made only if the call waits,
--- and the task holds it (`on_budget_data`).
+-- runs in a worker (async.worker: a loop, one call after the other, no call per call).
+local yield, DONE = coroutine.yield, async.DONE
+local trusted = budgets.trusted_handler
+
+-- The answer of a call: `finish(result, text)` sends `result` (its text when `text`) with the
+-- call's reply, unless the call was cancelled meanwhile, and a waiting call's registration
+-- ends; `answer(done, r, e)` is that of a call whose `execute` gave `done, r, e` (tool.call's
+-- conversion, inline: a string or a number is the text of the result). Both read the call
+-- the worker runs (its upvalues).
 --
--- A worker's calls run in one protected call, not one each (an xpcall is a C call: a tenth
+-- The worker's calls run in one protected call, not one each (an xpcall is a C call: a tenth
 -- of what a call costs the server): `execute` runs unprotected inside the worker's loop
 -- (`serve`), whose xpcall returns only when it raised; the worker then answers that call
 -- as tool.call would have (the tool's message handler ran at the error: its traceback went
 -- to stderr) and goes on with a new loop in a new xpcall. An error raised outside
--- `execute` (in_tool false) goes on up as it did: the task fails.
-local yield, DONE = coroutine.yield, async.DONE
-local trusted = budgets.trusted_handler
-
--- A call's answer `result` (its text when `text`) sent with `reply`, unless the call was
--- cancelled meanwhile; a waiting call's registration ends.
-local function finish(task, ctx, id, reply, tag, result, text)
-  ctx = ctx or task.on_budget_data
-  if ctx then
-    -- (a call that waited: its tag as `waiting` kept it, not an id of the line, no longer
-    -- read: call_usual)
-    local kept = ctx._tag
-    if kept ~= nil then tag = kept end
-    if ctx._task then unregister(ctx._router, ctx.server, id, ctx) end
-    if ctx.cancelled then result, text = content.error(cancelled_text(ctx)), false end
-  end
-  -- (a call always has an id: core.mcp_dispatch and the envelope readers see to it)
-  if text then
-    reply(tag, result, id, true)
-  elseif getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
-    -- the tool raised a JSON-RPC error
-    reply(tag, rpc_error(id, result.code, result.message, result.data))
-  else
-    reply(tag, result, id)
-  end
-end
-
--- The answer of a call whose `execute` gave `done, r, e` (tool.call's conversion, inline: a
--- string or a number is the text of the result).
-local function answer(task, t, ctx, id, reply, tag, done, r, e)
-  if done and not t.validate_output then
-    local tr = type(r)
-    if tr == "string" then return finish(task, ctx, id, reply, tag, r, true) end
-    if tr == "number" then return finish(task, ctx, id, reply, tag, number_text(r), true) end
-  end
-  return finish(task, ctx, id, reply, tag, content.result(t, done, r, e), false)
-end
-
-local call_worker = async.worker(function(task, t, args, ctx, id, reply, tag)
+-- `execute` (in_tool false) goes on up as it did: the task fails. `ctx` is nil for a tool
+-- that cannot see it: one is made only if the call waits, and the task holds it
+-- (`on_budget_data`). The record is read at once: its transport fills it again for the next
+-- call.
+local call_worker = async.worker(function(task, t, ctx, rec)
+  local args, id, reply, tag
   local in_tool = false -- `execute` runs (an error now is the call's failure)
+
+  local function finish(result, text)
+    local c = ctx or task.on_budget_data
+    if c then
+      -- (a call that waited: its tag as `waiting` kept it, not an id of the line, no longer
+      -- read)
+      local kept = c._tag
+      if kept ~= nil then tag = kept end
+      if c._task then unregister(c._router, c.server, id, c) end
+      if c.cancelled then result, text = content.error(cancelled_text(c)), false end
+    end
+    if text then
+      reply(tag, result, id, true)
+    elseif getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
+      -- the tool raised a JSON-RPC error
+      reply(tag, rpc_error(id, result.code, result.message, result.data))
+    else
+      reply(tag, result, id)
+    end
+  end
+
+  local function answer(done, r, e)
+    if done and not t.validate_output then
+      local tr = type(r)
+      if tr == "string" then return finish(r, true) end
+      if tr == "number" then return finish(number_text(r), true) end
+    end
+    return finish(content.result(t, done, r, e), false)
+  end
+
   -- the worker's loop: the call given, then each next one; returns only by raising
   local function serve()
     while true do
+      args, id, reply, tag = rec[ARGS], rec[ID], rec[REPLY], rec[TAG]
       if args == nil or args == null then args = jobject() end
       local valid, verr = t.validate(args)
       if not valid then
-        finish(task, ctx, id, reply, tag,
-          content.error("Input validation error: " .. verr.message), false)
+        finish(content.error("Input validation error: " .. verr.message), false)
       else
         in_tool = true
         local r, e = t.execute(args, ctx)
         in_tool = false
-        -- a text answer of a call nobody registered (it did not wait), finish's way inline
+        -- a text answer of a call nobody registered (it did not wait): finish's way inline
         local c, tr = ctx or task.on_budget_data, type(r)
         if (c and (c._task or c.cancelled)) or t.validate_output then
-          answer(task, t, ctx, id, reply, tag, true, r, e)
+          answer(true, r, e)
         elseif tr == "string" then
           reply(tag, r, id, true)
         elseif tr == "number" then
           reply(tag, number_text(r), id, true)
         else
-          finish(task, ctx, id, reply, tag, content.result(t, true, r, e), false)
+          finish(content.result(t, true, r, e), false)
         end
       end
       args, ctx = nil -- luacheck: ignore (an idle worker holds nothing of its last call)
-      task, t, args, ctx, id, reply, tag = yield(DONE)
+      task, t, ctx, rec = yield(DONE)
     end
   end
   -- the message handler: the failing tool's (tool.error_handler), for an error of `execute`
@@ -525,26 +555,32 @@ local call_worker = async.worker(function(task, t, args, ctx, id, reply, tag)
     local _, e = xpcall(serve, on_error)
     if not in_tool then error(e, 0) end -- not the tool's: the task fails, as it did
     in_tool = false
-    answer(task, t, ctx, id, reply, tag, false, e)
+    answer(false, e)
     args, ctx = nil -- luacheck: ignore
-    task, t, args, ctx, id, reply, tag = yield(DONE)
+    task, t, ctx, rec = yield(DONE)
   end
 end)
 
-local function run_request(_, self, name, ctx, id, reply, tag, fn, ...)
-  local result, code, msg, data = fn(...)
-  if ctx._task then unregister(self, name, id, ctx) end
+-- A request that is not a tool call (a read, a prompt, a completion), in a task:
+-- `run(operands, ctx)` gives its result, or false, code, message, data; the whole response
+-- goes to the ctx's reply.
+local function run_request(_, ctx, run, operands)
+  local result, code, msg, data = run(operands, ctx)
+  local id, reply, tag = ctx.request_id, ctx._reply, ctx._tag
+  if ctx._task then unregister(ctx._router, ctx.server, id, ctx) end
   if ctx.cancelled then return reply(tag, rpc_error(id, -32603, cancelled_text(ctx))) end
   if result then return reply(tag, { jsonrpc = "2.0", id = id, result = result }) end
   reply(tag, rpc_error(id, code, msg, data))
 end
 
--- Starts `runner(task, ...)` as a task; a task still running is registered for cancellation.
-local function start(self, name, ctx, id, runner, ...)
-  local task = spawn_transient(runner, ...)
+-- Starts the request of `ctx` (`run_request`); a request still running is registered for
+-- cancellation. Returns its ctx then, else nil.
+local function start(self, ctx, reply, tag, run, operands)
+  ctx._reply, ctx._tag = reply, tag
+  local task = spawn_transient(run_request, nil, ctx, run, operands)
   if not task then return nil end
   ctx._task = task
-  register(self, name, id, ctx)
+  register(self, ctx.server, ctx.request_id, ctx)
   return ctx
 end
 
@@ -562,7 +598,7 @@ M.sees_ctx = sees_ctx
 -- What a call of tool `t` of `server` needs, worked out once per tool and server: its limits
 -- (tool, server, session, defaults) `core = {run, instructions, memory}` and `seconds`, or
 -- `core = false` for none; `spare`, a budget whose call ended, reset for the next one; and
--- `ctx`, whether its `execute` sees a ctx; `tool` and `server` themselves (for `call_usual`).
+-- `ctx`, whether its `execute` sees a ctx; `tool` and `server` themselves.
 local function limits_of(self, server, t)
   local per = self._limits[server]
   if not per then
@@ -594,48 +630,84 @@ local function budget_stopped(err, ctx)
 end
 
 -- A call whose task waits: its ctx (made now when the tool cannot see it), with what
--- budget_stopped needs, registered for cancellation. Returns the ctx.
-local function waiting(self, name, server, t, task, ctx, meta, id, auth, req, reply, tag, token,
-                       tool_use_id)
-  if not ctx then ctx = new_ctx(self, name, server, id, meta, auth, req, token, tool_use_id) end
-  ctx._reply, ctx._tag, ctx._tool = reply, tag, t
+-- budget_stopped needs, registered for cancellation, under the limits `l` of its tool.
+-- Returns the ctx.
+local function waiting(self, l, task, ctx, rec)
+  if not ctx then ctx = call_ctx(self, l.server, rec) end
+  -- (the tag may be an id the control reader held back, no longer there once this returns)
+  ctx._reply, ctx._tag, ctx._tool = rec[REPLY], call_id(rec[TAG]), l.tool
   task.on_budget_data = ctx
   ctx._task = task
-  register(self, name, id, ctx)
+  register(self, rec[SERVER], rec[ID], ctx)
+  if task.budget then limit(task, budget_stopped, l.seconds) end
   return ctx
 end
 
--- A tool call: in a task under its budget when it has one (the defaults give every call
--- one). The budget of a call that ended at once serves the next call of the tool. The call's
--- ctx is made here when the tool sees it, else only when the call waits. (Router:call and
--- call_usual have the usual case inline: the budgeted spawn shared by one function cost
--- them about 400 instructions a call, `INFLIGHT=1 bench/call_cost`, 2026-11-26.)
-local function start_call(self, name, server, t, args, meta, id, auth, req, reply, tag, token,
-                          tool_use_id)
-  local per = self._limits[server]
-  local l = per and per[t] or limits_of(self, server, t)
-  local ctx = l.ctx and new_ctx(self, name, server, id, meta, auth, req, token, tool_use_id)
-    or nil
-  local b, task, err = l.core
-  if not b then
-    task = spawn_transient(call_worker, t, args, ctx, id, reply, tag)
-    if not task then return nil end
-  else
-    b = l.spare
-    if b then l.spare = false else b = new_budget(l.core) end
-    task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, t, args, ctx, id,
-      reply, tag)
-    if not task then
-      l.spare = b
-      if err then
-        if ctx then ctx.cancelled = true end -- what the tool left running is over
-        reply(tag, stopped_result(t, err), id == nil and null or id)
-      end
-      return nil
-    end
+-- The limits of tool `tname` of server `name`, worked out and kept by name for the router's
+-- entry (`entry`'s cache, forgotten when the server's tools change: `watch`); nil when there is
+-- no such tool.
+local function limits_by_name(self, name, tname)
+  local server = self._servers[name]
+  local t = server and server.tools[tname]
+  if not t then return nil end
+  local per = self._by_name[name]
+  if not per then
+    per = {}
+    self._by_name[name] = per
   end
-  return waiting(self, name, server, t, task, ctx, meta, id, auth, req, reply, tag, token,
-    tool_use_id)
+  local l = limits_of(self, server, t)
+  per[tname] = l
+  return l
+end
+
+-- The router's entry (`Router:call`): one closure per router, which a reader can call
+-- straight (`reader:target(router.route)`). The call of record `rec` runs in a task of its
+-- own, under its budget when it has one.
+entry = function(self)
+  local by_name = self._by_name
+  return function(rec)
+    local per = by_name[rec[SERVER]]
+    local l = per and per[rec[TOOL]] or limits_by_name(self, rec[SERVER], rec[TOOL])
+    if not l then -- no such server or tool: handle_async's error answer
+      return self:handle_async(rec[SERVER], call.message(rec), rec[REPLY], rec[TAG], rec[AUTH],
+        rec[REQ])
+    end
+    local t = l.tool
+    -- the call's ctx, made now only when its tool sees it
+    local ctx = l.ctx and call_ctx(self, l.server, rec) or nil
+    -- the budget of a call that ended at once serves the next call of the tool
+    local b = l.core
+    if b then
+      b = l.spare
+      if b then l.spare = false else b = new_budget(l.core) end
+    end
+    local task, err = spawn_transient(call_worker, b, t, ctx, rec)
+    if task then return waiting(self, l, task, ctx, rec) end
+    if b then l.spare = b end
+    if err then
+      if ctx then ctx.cancelled = true end -- what the tool left running is over
+      rec[REPLY](rec[TAG], stopped_result(t, err), rec[ID])
+    end
+    return nil
+  end
+end
+
+--- Run the tool call of record `rec` (`claude.mcp.call`: every transport's readers fill
+-- one), without waiting: the one way a tool call starts (`router.route`, the same function,
+-- takes the record alone: a reader calls it straight). The call runs in a task of its own,
+-- under its budget when it has one (the defaults give every call one), and `rec[REPLY](tag,
+-- result, id)` is called once with its answer: at once, or when the task ends. `result` is
+-- the CallToolResult, and the caller writes the envelope around it (the session writes it
+-- in C); a result that is one text block (the tool returned a string or a number) comes as
+-- that text, a string, with a fourth value true: it stands for
+-- `{"content":[{"type":"text","text":result}]}`; a JSON-RPC error the tool raised comes as
+-- the whole response, without the id. The record is read before anything runs: its
+-- transport may fill it again as soon as this returns. A call of a tool that is not there
+-- goes the way of `handle_async` (its error answer).
+-- @tparam table rec
+-- @return the call's context while its task runs (to cancel it), else nil
+function Router:call(rec)
+  return self.route(rec)
 end
 
 --- Answer one JSON-RPC message the CLI sent to server `name`, without waiting: `reply(tag,
@@ -666,8 +738,10 @@ function Router:handle_async(name, message, reply, tag, auth, req)
     if self._ack then return reply(tag, ack()) end
     return nil
   end
-  if op == "call" then -- tool, arguments, meta, id
-    return start_call(self, name, server, a, b, c, d, auth, req, reply, tag)
+  if op == "call" then -- tool, arguments, meta, id: a record of its own (this may run again
+    -- inside the tool, before the call's record is read whole)
+    return self:call(call.fill(call.new { [SERVER] = name, [REPLY] = reply, [TAG] = tag,
+      [AUTH] = auth, [REQ] = req }, d, a.name, b, type(c) == "table" and c or nil))
   end
   if op == "cancel" then -- request_id, reason
     cancel(self, name, a, b)
@@ -675,174 +749,22 @@ function Router:handle_async(name, message, reply, tag, auth, req)
     return nil
   end
   if op == "complete" then -- completion, argument, context, id
-    local ctx = new_ctx(self, name, server, d, nil, auth, req)
-    return start(self, name, ctx, d, run_request, self, name, ctx, d, reply, tag,
-      complete, a, b, c, ctx)
+    return start(self, new_ctx(self, name, server, d, nil, auth, req), reply, tag, complete,
+      { a, b, c })
   end
   local id = op == "read" and d or c
   local meta = type(message) == "table" and type(message.params) == "table"
     and message.params._meta
   local ctx = new_ctx(self, name, server, id, type(meta) == "table" and meta or nil, auth, req)
   if op == "read" then -- resource, uri, params, id
-    return start(self, name, ctx, id, run_request, self, name, ctx, id, reply, tag,
-      read_resource, a, b, c, ctx)
+    return start(self, ctx, reply, tag, read_resource, { a, b, c })
   end -- "prompt": prompt, arguments, id
-  return start(self, name, ctx, id, run_request, self, name, ctx, id, reply, tag,
-    get_prompt, a, b, ctx)
+  return start(self, ctx, reply, tag, get_prompt, { a, b })
 end
 
---- The `_meta` of a request whose envelope (the modern era's) a stream's envelope reader
--- kept as its text (`stream:envelope`): the envelope decoded, with the token and the tool use
--- id beside.
--- @tparam string text the envelope's JSON text (an object of its members alone)
--- @param[opt] token
--- @param[opt] tool_use_id
--- @treturn table
-function M.envelope_meta(text, token, tool_use_id)
-  local meta = json.decode(text)
-  meta.progressToken, meta[TOOL_USE_ID] = token, tool_use_id
-  return meta
-end
-local envelope_meta = M.envelope_meta
-
---- The `tools/call` request a stream's envelope reader took apart (`stream:envelope`,
--- core.MCP_CALL): the message it was, with the values as the decoder gave them.
--- @param id
--- @tparam string name the tool's name
--- @param args the arguments as decoded (nil when absent)
--- @param meta `_meta` as decoded (nil when absent), core.MCP_CALL for one of the claude CLI's
---   shape, whose values are `token` and `tool_use_id`, or the JSON text of the modern era's
---   envelope, which makes `_meta` with them (`M.envelope_meta`)
--- @param[opt] token
--- @param[opt] tool_use_id
--- @treturn table the JSON-RPC message
-function M.call_message(id, name, args, meta, token, tool_use_id)
-  if meta == MCP_CALL then
-    meta = { progressToken = token, [TOOL_USE_ID] = tool_use_id }
-  elseif type(meta) == "string" then -- an envelope of the modern era, as its text
-    meta = envelope_meta(meta, token, tool_use_id)
-  end
-  return { jsonrpc = "2.0", id = id, method = "tools/call",
-    params = { name = name, arguments = args, _meta = meta } }
-end
-local call_message = M.call_message
-
---- `handle_async` for the `tools/call` of `M.call_message(id, tool, args, meta, token,
--- tool_use_id)`, which a stream's envelope reader took apart (core.MCP_CALL): the same
--- answers, without the message's tables or the protocol checks the reader made (a tool
--- that is not there, or arguments that are no object, go the way of `handle_async`).
--- @tparam string name the server name
--- @tparam string tname the tool's name
--- @param args the arguments as decoded: a table, json.null or nil (absent); the reader
---   hands no other value here
--- @param meta `_meta` as decoded (nil when absent), core.MCP_CALL or an envelope's text (see
---   `call_message`)
--- @param id the request's id (an integer or a string)
--- @tparam function reply
--- @param tag
--- @tparam[opt] table auth
--- @tparam[opt] table req
--- @param[opt] token
--- @param[opt] tool_use_id
--- @return the request's context while its task runs, else nil
-function Router:call(name, tname, args, meta, id, reply, tag, auth, req, token, tool_use_id)
-  local server = self._servers[name]
-  local t = server and server.tools[tname]
-  if not t then
-    return self:handle_async(name, call_message(id, tname, args, meta, token, tool_use_id),
-      reply, tag, auth, req)
-  end
-  if args == null then args = nil end
-  if meta ~= MCP_CALL then
-    local tm = type(meta)
-    if tm == "string" then
-      meta = envelope_meta(meta, token, tool_use_id)
-    elseif tm ~= "table" then
-      meta = nil
-    end
-  end
-  -- the limits of the last tool called, kept at hand (limits_of's two look-ups by table)
-  local l
-  if t == self._last_tool and server == self._last_server then
-    l = self._last_limits
-  else
-    local per = self._limits[server]
-    l = per and per[t] or limits_of(self, server, t)
-    self._last_tool, self._last_server, self._last_limits = t, server, l
-  end
-  local b = l.core
-  if not b or l.ctx then
-    return start_call(self, name, server, t, args, meta, id, auth, req, reply, tag, token,
-      tool_use_id)
-  end
-  -- the usual call, start_call's way: under its budget, with no ctx unless it waits
-  b = l.spare
-  if b then l.spare = false else b = new_budget(l.core) end
-  local task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, t, args, nil, id,
-    reply, tag)
-  if task then
-    return waiting(self, name, server, t, task, nil, meta, id, auth, req, reply, tag, token,
-      tool_use_id)
-  end
-  l.spare = b
-  if err then reply(tag, stopped_result(t, err), id == nil and null or id) end
-  return nil
-end
-
---- What `call` needs of tool `tname` of server `name` when its calls are the usual ones (an
--- `execute` that cannot see its ctx, under a budget or none), worked out now: a value for
--- `call_usual`, which skips the look-ups (valid while the server keeps that tool; the caller
--- forgets it when the server's tools change). Else nil.
--- @tparam string name the server name
--- @tparam string tname the tool's name
--- @return the tool's limits, or nil
-function Router:usual(name, tname)
-  local server = self._servers[name]
-  local t = server and server.tools[tname]
-  if not t then return nil end
-  local l = limits_of(self, server, t)
-  if l.ctx then return nil end
-  return l
-end
-
---- `call` of a tool whose `usual` gave `l`, with `_meta` of the claude CLI's shape
--- (core.MCP_CALL: `token` and `tool_use_id` its values): the same answers. `tag` and
--- `tool_use_id` may be ids the control reader held back (core.MCP_REQUEST_ID,
--- core.MCP_TOOL_USE_ID, while the line is handled): a call that waits makes them strings
--- (`core.call_id`), and a call answered at once hands `reply` the tag as it came.
--- @param l what `usual` gave
--- @tparam string name the server name
--- @param args the arguments as decoded: a table, json.null or nil
--- @param id
--- @tparam function reply
--- @param tag
--- @tparam[opt] table auth
--- @tparam[opt] table req
--- @param[opt] token
--- @param[opt] tool_use_id
--- @return as `call`
-function Router:call_usual(l, name, args, id, reply, tag, auth, req, token, tool_use_id)
-  local t = l.tool
-  local b = l.core
-  if not b then -- budgets off: the call's task without one
-    local task = spawn_transient(call_worker, t, args, nil, id, reply, tag)
-    if not task then return nil end
-    return waiting(self, name, l.server, t, task, nil, MCP_CALL, id, auth, req, reply,
-      call_id(tag), token, call_id(tool_use_id))
-  end
-  b = l.spare
-  if b then l.spare = false else b = new_budget(l.core) end
-  -- (call_worker takes json.null as no arguments)
-  local task, err = spawn_budgeted(b, l.seconds, budget_stopped, call_worker, t, args, nil, id,
-    reply, tag)
-  if task then
-    return waiting(self, name, l.server, t, task, nil, MCP_CALL, id, auth, req, reply,
-      call_id(tag), token, call_id(tool_use_id))
-  end
-  l.spare = b
-  if err then reply(tag, stopped_result(t, err), id == nil and null or id) end
-  return nil
-end
+--- The `_meta` of a request whose envelope a reader kept as its text
+-- (`claude.mcp.call.envelope_meta`).
+M.envelope_meta = call.envelope_meta
 
 --- Answer one JSON-RPC message the CLI sent to server `name`, waiting for it: `handle_async`
 -- for callers that want the response as a value. Inside a task a tool call waits for its
@@ -927,7 +849,11 @@ end
 -- @function set_server
 Router.set_server = public(function(self, name, server)
   check_server("set_server", 1, name, server, true)
+  local old = self._servers[name]
+  if old then old._watchers[self] = nil end
   self._servers[name] = server
+  self._by_name[name] = nil
+  if server then watch(self, name, server) end
 end)
 
 --- The servers, as a new table `{ name = claude.Server }`.

@@ -28,9 +28,6 @@ local hooks = require "claude.session.hooks"
 local permissions = require "claude.session.permissions"
 local servers = require "claude.session.servers"
 
-local MCP_CALL, call_id = core.MCP_CALL, core.call_id
-local usual_of = servers.usual
-
 local M = {}
 
 local DEFAULT_INITIALIZE_TIMEOUT = 60
@@ -281,40 +278,10 @@ local function undecodable_request(self, line, err)
   return false
 end
 
--- A tool call the stream's envelope reader took apart (core.MCP_CALL) when the session has
--- no router (it has one whenever it reads so): the control request, whole, to the peer.
-local function mcp_call(self, id, name, args, meta, token, tool_use_id, request_id, server_name)
-  self.peer:receive({ type = "control_request", request_id = request_id, request = {
-    subtype = "mcp_message", server_name = server_name,
-    message = require("claude.mcp.router").call_message(id, name, args, meta, token,
-      tool_use_id) } })
-end
-
 -- The stdout callback of a session: one closure per session, so that each message costs
 -- one call.
 local function dispatcher(self)
-  return function(msg, err, line, kind, a5, a6, a7, _, a9, a10)
-    if msg == MCP_CALL then -- id, name, arguments, _meta, token, tool use id, version,
-      local router = self.router -- request_id, server name
-      if router then
-        -- the usual call (the CLI's _meta, a tool whose calls need no look-up): the router's
-        -- call_usual, with what was worked out for the tool
-        if a5 == MCP_CALL then
-          local per = self.usual[a10]
-          local l = per and per[line]
-          if l == nil then l = usual_of(self, a10, line) end
-          if l then
-            -- (the request id and the tool use id may be held back by the reader: the
-            -- reply writes the first, and the router makes them strings if the call waits)
-            return self.call_usual(router, l, a10, kind, err, self.mcp_reply, a9, nil, nil, a6,
-              a7)
-          end
-        end
-        return self.router_call(router, a10, line, kind, a5, err, self.mcp_reply, call_id(a9),
-          nil, nil, a6, call_id(a7))
-      end
-      return mcp_call(self, err, line, kind, a5, a6, call_id(a7), call_id(a9), a10)
-    end
+  return function(msg, err, line, kind)
     if msg == nil then
       if err == nil then return end -- EOF: the exit callback ends the session
       if kind == "json" then
@@ -525,7 +492,12 @@ function M.open(options, fname)
   self.raw = proc.raw -- the hot path writes tool results through it
   -- a tool call's control request reaches the router as its few values, not six tables;
   -- a recording takes whole messages, so a recorded session reads them decoded
-  if self.router and not self.recorder then proc.raw:read_with(core.envelope_reader("control")) end
+  if self.router and not self.recorder then
+    -- the tool calls go to the router straight, as call records; the rest to the dispatcher
+    local reader = core.envelope_reader("control", self.call_record)
+    reader:target(self.router.route)
+    proc.raw:read_with(reader)
+  end
   self.pid = proc.pid
   open_sessions[self] = true
   self.state = "running"
@@ -828,6 +800,18 @@ function M.close_all()
   local list = {}
   for s in pairs(open_sessions) do list[#list + 1] = s end
   for _, s in ipairs(list) do s:close() end
+end
+
+--- The open session whose CLI runs the conversation `id` (as its init message named it), or
+-- nil and whether an open session has not named its conversation yet. The demo's model
+-- (claude.testing.messages_api) reads a request's session this way.
+function M.find(id)
+  local unnamed = false
+  for s in pairs(open_sessions) do
+    if s.session_id == id then return s end
+    unnamed = unnamed or s.session_id == nil
+  end
+  return nil, unnamed
 end
 
 --- Runs a one-shot conversation on `session` (opened, maybe ready): sends `prompt` (a

@@ -53,26 +53,6 @@ local function replier(session)
   end
 end
 
---- What the router's `call_usual` takes for tool `tname` of server `name` of the session
--- (`Router:usual`), kept by name until the server's tools change; false when its calls are
--- not the usual ones, nil when there is no such tool (nothing kept).
--- @param self the session
--- @tparam string name
--- @tparam string tname
--- @return the tool's limits, false or nil
-function M.usual(self, name, tname)
-  local server = self.router:servers()[name]
-  if not (server and server.tools[tname]) then return nil end
-  local per = self.usual[name]
-  if not per then
-    per = {}
-    self.usual[name] = per
-  end
-  local l = self.router:usual(name, tname) or false
-  per[tname] = l
-  return l
-end
-
 local LIST_CHANGED = { tools = "tools", resources = "resources",
   resource_templates = "resources", prompts = "prompts" }
 
@@ -82,7 +62,6 @@ local LIST_CHANGED = { tools = "tools", resources = "resources",
 local function watch_servers(self, sdk)
   for name, server in pairs(sdk) do
     server._watchers[self] = function(_, what)
-      if what == "tools" then self.usual[name] = nil end -- its usual calls found anew
       if self.closed or self.error or self.stdin_closed or self.exited then return end
       self.peer:notify("mcp_message", { server_name = name, message = { jsonrpc = "2.0",
         method = "notifications/" .. LIST_CHANGED[what] .. "/list_changed" } })
@@ -91,7 +70,8 @@ local function watch_servers(self, sdk)
 end
 
 --- Gives the session `self` its router over the servers `sdk` (name -> claude.server),
--- its reply function (`self.mcp_reply`), and the list-change relay.
+-- its reply function (`self.mcp_reply`), the call record its reader fills
+-- (`self.call_record`), and the list-change relay.
 -- @param self the session (its `peer`, `raw`, `options.tool_budget`)
 -- @tparam table sdk
 function M.attach(self, sdk)
@@ -105,11 +85,9 @@ function M.attach(self, sdk)
       end
     end,
   })
-  self.router_call = self.router.call -- (the hot path: looked up once)
-  self.call_usual = self.router.call_usual
-  -- by server name, by tool name: what the router's call_usual takes, false for a tool
-  -- whose calls are not the usual ones (M.usual)
-  self.usual = {}
+  -- the record the control reader fills with each tool call (claude.mcp.call)
+  local call = require "claude.mcp.call"
+  self.call_record = call.new { [call.REPLY] = self.mcp_reply }
   watch_servers(self, sdk)
 end
 

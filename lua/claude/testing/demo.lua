@@ -93,7 +93,8 @@ local START_FIELDS = { scenario = "table|string", quiet = "boolean" }
 
 --- Starts demo mode (once: a second call returns the running one).
 -- @tparam[opt] table opts `{ scenario = { turns = {...} } or a file name (default: the
---   tool tour: each MCP tool is called once, then a text reports what they returned),
+--   tool tour: each MCP tool the session allows is called once, then a text reports what
+--   they returned),
 --   quiet = false (true: no line on stderr) }`
 -- @return the scripted API (claude.testing.messages_api), or nil, an error, its kind
 function M.start(opts)
@@ -136,7 +137,8 @@ function M.start(opts)
   active.guard = setmetatable({}, { __gc = function() M.stop() end })
   if not opts.quiet then
     io.stderr:write("[demo] the claude CLI (", cli, ") against a scripted Messages API on ",
-      api.url, ": offline, no key", scenario and "" or "; the model calls each MCP tool once", "\n")
+      api.url, ": offline, no key, no cost", scenario and ""
+      or "; the model calls the MCP tools the session allows", "\n")
   end
   return api
 end

@@ -11,9 +11,12 @@
 --     for msg in claude.query("What is 1 + 2?", api:options { mcp_servers = ... }) do ... end
 --
 -- Without a scenario (or once its turns are used up) each answer is read from the request:
--- the model calls each MCP tool the CLI offers (`mcp__server__tool`) that it has not called
--- since the last prompt, one a turn, with arguments made from the tool's input schema and
--- the numbers of the prompt; then it answers with a text that reports what they returned.
+-- the model calls the MCP tools the CLI offers (`mcp__server__tool`) that it has not called
+-- since the last prompt, one a turn: those the request's session would run or ask about
+-- (claude.testing.tool_permission), of them those the prompt names when it names any, with
+-- arguments from the tool's input schema and the prompt (claude.testing.tool_arguments);
+-- then it answers with a text that reports what they returned. It counts no tokens: a
+-- demo costs nothing.
 -- The scenario's turns are those of the test suite's mock (docs/testing-with-the-real-cli.md):
 -- `content` blocks (`text`, `tool_use`, `thinking`) with the templates `{{last_tool_result}}`,
 -- `{{last_user_text}}`; `match` (a text the last prompt must contain), `status` and
@@ -26,6 +29,8 @@ local json = require "claude.json"
 local async = require "claude.async"
 local errors = require "claude.errors"
 local http = require "claude.http.server"
+local tool_arguments = require "claude.testing.tool_arguments"
+local tool_permission = require "claude.testing.tool_permission"
 
 local M = {}
 
@@ -43,7 +48,7 @@ local function rid(prefix, n)
   return prefix .. table.concat(t)
 end
 
--- About four characters a token, never zero (usage figures look plausible).
+-- About four characters a token, never zero (what count_tokens answers).
 local function tokens(s) return math.max(1, math.ceil(#s / 4)) end
 
 -- The CLI wraps context it adds in <system-reminder>...</system-reminder>: the templates and
@@ -135,86 +140,10 @@ local function apply_templates(v, ctx)
   return v
 end
 
--- ------------------------------------------------------------ arguments from a schema
-
--- A value for `schema`: its const, default, first example or enum value, else by type (a
--- number takes the next number of the prompt, else its minimum, else 1).
-local function sample(schema, numbers, depth)
-  if type(schema) ~= "table" then return "demo" end
-  if schema.const ~= nil then return schema.const end
-  if schema.default ~= nil then return schema.default end
-  local examples = schema.examples
-  if type(examples) == "table" and examples[1] ~= nil then return examples[1] end
-  if type(schema.enum) == "table" and schema.enum[1] ~= nil then return schema.enum[1] end
-  local alt = schema.anyOf or schema.oneOf
-  if type(alt) == "table" and alt[1] then return sample(alt[1], numbers, depth) end
-  local t = schema.type
-  if type(t) == "table" then t = t[1] == "null" and t[2] or t[1] end
-  if t == "integer" or t == "number" then
-    local n = table.remove(numbers, 1)
-    if n and t == "integer" then n = math.tointeger(n) or math.floor(n) end
-    if n == nil then n = tonumber(schema.minimum) or tonumber(schema.exclusiveMinimum) or 1 end
-    if t == "integer" then n = math.tointeger(n) or math.floor(n) end
-    return n
-  elseif t == "boolean" then
-    return true
-  elseif t == "array" then
-    if depth > 4 then return json.array {} end
-    local n = math.max(1, tonumber(schema.minItems) or 1)
-    local out = json.array {}
-    for i = 1, n do out[i] = sample(schema.items, numbers, depth + 1) end
-    return out
-  elseif t == "object" or schema.properties then
-    local out = json.object {}
-    if depth > 4 then return out end
-    local required = {}
-    for _, k in ipairs(schema.required or {}) do required[k] = true end
-    local keys = {}
-    for k in pairs(schema.properties or {}) do keys[#keys + 1] = k end
-    table.sort(keys)
-    for _, k in ipairs(keys) do
-      local p = schema.properties[k]
-      -- required ones, and optional ones the prompt has numbers for
-      local numeric = type(p) == "table" and (p.type == "number" or p.type == "integer")
-      if required[k] or (numeric and #numbers > 0) then
-        out[k] = sample(p, numbers, depth + 1)
-      end
-    end
-    return out
-  elseif t == "null" then
-    return json.null
-  end
-  if type(schema.format) == "string" and schema.format:find("uri") then
-    return "https://example.com/"
-  end
-  return "demo"
-end
-
---- Arguments for a tool from its input schema, taking numbers from `text` in order
--- (`"What is 15 + 27?"` gives `{ a = 15, b = 27 }` for two number properties `a`, `b`).
--- Required properties always get a value, optional ones only when the text has numbers
--- left for them. `skip` numbers of the text were taken by calls before (when fewer are
--- left than the schema has number properties, they are taken from the start again).
--- @tparam table schema a JSON Schema of type object
--- @tparam[opt] string text
--- @tparam[opt] integer skip
--- @treturn table
+--- Arguments for a tool from its input schema and a prompt (claude.testing.tool_arguments).
+-- `skip`: numbers of the prompt taken by calls before.
 function M.arguments(schema, text, skip)
-  local all, numbers = {}, {}
-  for n in tostring(text or ""):gmatch("%-?%d+%.?%d*") do all[#all + 1] = tonumber(n) end
-  local wanted = 0
-  for _, p in pairs(type(schema) == "table" and type(schema.properties) == "table"
-    and schema.properties or {}) do
-    if type(p) == "table" and (p.type == "number" or p.type == "integer") then
-      wanted = wanted + 1
-    end
-  end
-  skip = skip or 0
-  if #all - skip < wanted then skip = 0 end
-  for i = skip + 1, #all do numbers[#numbers + 1] = all[i] end
-  local out = sample(schema, numbers, 0)
-  if type(out) ~= "table" then out = json.object {} end
-  return out
+  return tool_arguments.arguments(schema, text, { skip = skip })
 end
 
 -- ------------------------------------------------------------ the tool tour
@@ -235,9 +164,47 @@ local function format_args(input)
   return table.concat(parts, ", ")
 end
 
+-- Whether the prompt names the tool (`echo`, `get-sum` or "get sum"), as a word.
+local function mentions(prompt, short_name)
+  local parts = {}
+  for w in short_name:gsub("(%l)(%u)", "%1 %2"):lower():gmatch("[^%s_%-%.]+") do
+    parts[#parts + 1] = w:gsub("%p", "%%%0")
+  end
+  if #parts == 0 then return false end
+  return prompt:lower():find("%f[%w]" .. table.concat(parts, "[%s_%-%.]*") .. "%f[^%w]") ~= nil
+end
+
+-- The options of the session this process runs whose CLI sent the request (nil: not one of
+-- this process's). Its init message, written before the request, may still be on its way.
+local function session_options(session_id)
+  local sessions = package.loaded["claude.session"]
+  if type(session_id) ~= "string" or type(sessions) ~= "table" then return nil end
+  for _ = 1, 50 do
+    local s, unnamed = sessions.find(session_id)
+    if s then return s.options end
+    if not unnamed then return nil end
+    async.sleep(0.01)
+  end
+end
+
+-- The MCP tools the model would call for the prompt: those the session would run or ask
+-- about; of them, those the prompt names when it names any.
+local function choose_tools(body, prompt, session)
+  local offered, named = {}, {}
+  for _, tool in ipairs(type(body.tools) == "table" and body.tools or {}) do
+    local name = type(tool) == "table" and tool.name
+    if type(name) == "string" and name:match("^mcp__")
+      and tool_permission.decide(session, name) ~= "deny" then
+      offered[#offered + 1] = tool
+      if mentions(prompt, short(name)) then named[#named + 1] = tool end
+    end
+  end
+  return #named > 0 and named or offered
+end
+
 -- The default answer to a request: the next MCP tool not called since the prompt, or the
 -- report of what they returned.
-local function tour(body)
+local function tour(body, session)
   local messages = type(body.messages) == "table" and body.messages or {}
   local from, prompt = last_prompt(messages)
   local uses, results, called = calls_since(messages, from)
@@ -247,13 +214,13 @@ local function tour(body)
       if type(v) == "number" then used = used + 1 end
     end
   end
-  for _, tool in ipairs(type(body.tools) == "table" and body.tools or {}) do
-    local name = type(tool) == "table" and tool.name
-    if type(name) == "string" and name:match("^mcp__") and not called[name] then
+  for _, tool in ipairs(choose_tools(body, prompt, session)) do
+    local name = tool.name
+    if not called[name] then
       return { content = {
         { type = "text", text = "(demo) Calling " .. short(name) .. "." },
-        { type = "tool_use", name = name,
-          input = M.arguments(tool.input_schema, prompt, used) },
+        { type = "tool_use", name = name, input = tool_arguments.arguments(tool.input_schema,
+          prompt, { skip = used, tool = short(name) }) },
       } }
     end
   end
@@ -351,7 +318,6 @@ local function stream(res, turn, blocks, usage, model, headers)
   end
   local start_usage = {}
   for k, v in pairs(usage) do start_usage[k] = v end
-  start_usage.output_tokens = 1
   emit("message_start", { type = "message_start", message = {
     id = rid("msg_01"), type = "message", role = "assistant", model = model,
     content = json.array {}, stop_reason = json.null, stop_sequence = json.null,
@@ -413,7 +379,10 @@ function Api:_messages(req, res, body)
   local _, prompt = last_prompt(messages)
   local scripted, index = self:_next_turn(prompt)
   local turn = {}
-  for k, v in pairs(scripted or tour(body)) do turn[k] = v end
+  for k, v in pairs(scripted
+    or tour(body, session_options(req.headers["x-claude-code-session-id"]))) do
+    turn[k] = v
+  end
   local rec = { kind = "request", path = req.path, turn_index = index and index - 1,
     model = body.model, stream = body.stream == true, last_user_text = prompt,
     tools = {}, tool_results = {} }
@@ -442,14 +411,10 @@ function Api:_messages(req, res, body)
       if b.type == "tool_use" then turn.stop_reason = "tool_use" end
     end
   end
-  local out_text = {}
-  for _, b in ipairs(blocks) do
-    out_text[#out_text + 1] = b.text or b.thinking or json.encode(b.input)
-  end
-  local countable = {}
-  for k, v in pairs(body) do if k ~= "metadata" then countable[k] = v end end
-  local usage = { input_tokens = tokens(json.encode(countable)), cache_creation_input_tokens = 0,
-    cache_read_input_tokens = 0, output_tokens = tokens(table.concat(out_text)) }
+  -- no tokens: the CLI prices tokens at list prices it alone knows, and a demo costs nothing
+  -- (total_cost_usd, modelUsage, /cost and budgets all say 0); a turn's `usage` may set some
+  local usage = { input_tokens = 0, cache_creation_input_tokens = 0, cache_read_input_tokens = 0,
+    output_tokens = 0 }
   for k, v in pairs(turn.usage or {}) do usage[k] = v end
   local model = body.model or "claude-sonnet-4-5"
   local headers = { ["request-id"] = rid("req_011", 21) }

@@ -51,7 +51,6 @@
 -- @module claude.mcp.server.connection
 local core = require "claude.core"
 local json = require "claude.json"
-local rpc = require "claude.rpc"
 local errors = require "claude.errors"
 local router_mod = require "claude.mcp.router"
 local content = require "claude.mcp.content"
@@ -59,9 +58,11 @@ local tool = require "claude.mcp.tool"
 local era = require "claude.mcp.era"
 local apps = require "claude.mcp.apps"
 local limits_mod = require "claude.mcp.server.limits"
-local PV, CAPS, LEVEL = era.META.protocol_version, era.META.client_capabilities,
-  era.META.log_level
-local LATEST = era.LATEST_MODERN
+local call = require "claude.mcp.call"
+-- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
+-- spec/unit/call_record_spec.lua holds them to the module's)
+local TAG <const>, SERVER <const>, REPLY <const> = 8, 9, 10
+local AUTH <const>, REQ <const> = 11, 12
 
 local M = {}
 
@@ -74,7 +75,7 @@ local function modern()
 end
 
 local rpc_error, null, jobject = core.jsonrpc_error, json.null, json.object
-local call_message = router_mod.call_message
+local usual_envelope, usual_modern = era.usual_envelope, call.usual_modern
 local type, fmt = type, string.format
 local misuse, typename = errors.misuse, content.typename
 
@@ -117,6 +118,27 @@ local function notify(self, _, msg, ctx)
   return out(self, msg, ctx and ctx.request_id)
 end
 
+-- The connection's JSON-RPC peer, for its requests to the client (sampling, elicitation,
+-- roots) and their answers: made by the first of them, so that a connection whose tools
+-- never ask does not load claude.rpc at start-up.
+local function peer(self)
+  local p = self._peer
+  if p then return p end
+  local rpc = require "claude.rpc"
+  p = rpc.new {
+    codec = rpc.jsonrpc, name = "client", timeout = self._peer_timeout,
+    send = function(msg)
+      local related = self._related
+      self._related = nil
+      local ok, err = out(self, msg, related)
+      if ok == nil and not self.closed then return nil, err end
+      return true
+    end,
+  }
+  self._peer = p
+  return p
+end
+
 -- A request to the client from a tool's task: waits for the answer.
 local function client_request(self, ctx, method, params, timeout)
   if self.closed then return errors.fail("closed", "the client connection is closed") end
@@ -132,12 +154,13 @@ local function client_request(self, ctx, method, params, timeout)
   end
   -- the peer sends synchronously inside request(): the message is sent with this id
   self._related = ctx.request_id
-  local r, err, kind = self._peer:request(method, params, timeout)
+  local r, err, kind = peer(self):request(method, params, timeout)
   return r, err, kind
 end
 
 local NEW_OPTIONS = { server = 1, send = 1, send_result = 1, stateless = 1, on_close = 1,
-  request_timeout = 1, close_stream = 1, state = 1, limits = 1, flush = 1 }
+  request_timeout = 1, close_stream = 1, state = 1, limits = 1, flush = 1, record = 1,
+  bind_calls = 1 }
 
 --- Make a connection (see the top of this file).
 -- @tparam table opts `server`, `send`, `send_result`, `stateless`, `on_close`, `state` (the
@@ -147,7 +170,11 @@ local NEW_OPTIONS = { server = 1, send = 1, send_result = 1, stateless = 1, on_c
 --   `ctx.close_stream()`; returns true when it did), `limits` (what a client may ask us to
 --   remember, claude.mcp.server.limits; default: its defaults), `flush` (`function()`: a
 --   transport that coalesces its writes sends them now; called after the `initialize`
---   answer, so that it leaves before a request of the same read can stall the loop)
+--   answer, so that it leaves before a request of the same read can stall the loop),
+--   `record` and `bind_calls` (`function(target)`): the call record the transport's reader
+--   fills (claude.mcp.call) and how the reader is pointed at `target(record)`, the function
+--   that serves this connection's calls once its era is pinned (nil: the reader hands its
+--   calls to `call` again), so that they skip `call`
 -- @treturn claude.mcp.Connection
 -- @function new
 M.new = errors.public(function(opts)
@@ -168,9 +195,9 @@ M.new = errors.public(function(opts)
     initialized = opts.stateless and true or false,
     closed = false, subscriptions = {},
     _server = opts.server, _key = opts.server.name, _send = opts.send,
-    _send_result = opts.send_result, _on_close = opts.on_close, _related = nil,
+    _send_result = opts.send_result, _on_close = opts.on_close, _related = nil, _peer = false,
     _state = opts.state, _modern = false, _limits = limits_mod.of(opts.limits), nsubs = 0,
-    _flush = opts.flush,
+    _flush = opts.flush, _record = opts.record, _bind = opts.bind_calls,
     -- what the tools' ctx reads of the client (claude.mcp.router), filled by initialize
     _req = { era = "legacy" },
   }, Conn)
@@ -185,17 +212,7 @@ M.new = errors.public(function(opts)
       return opts.close_stream(ctx.request_id)
     end,
   })
-  self._peer = rpc.new {
-    codec = rpc.jsonrpc, name = "client",
-    timeout = opts.request_timeout == nil and 60 or opts.request_timeout,
-    send = function(msg)
-      local related = self._related
-      self._related = nil
-      local ok, err = out(self, msg, related)
-      if ok == nil and not self.closed then return nil, err end
-      return true
-    end,
-  }
+  self._peer_timeout = opts.request_timeout == nil and 60 or opts.request_timeout
   -- answers of the router: a tool call's (tag = id, result, id) or a whole response
   local send_result = opts.send_result
   self._reply = function(tag, response, id, text)
@@ -246,6 +263,12 @@ local function initialize(self, msg, id)
     local req = self._req
     req.protocol_version, req.client_info, req.client_capabilities = self.protocol_version,
       self.client_info, self.client_capabilities
+    -- the reader's calls go to the router straight (Conn:call's legacy way)
+    local rec, bind = self._record, self._bind
+    if rec and bind then
+      rec[SERVER], rec[REPLY], rec[TAG], rec[REQ] = self._key, self._reply, nil, req
+      bind(self._router.route)
+    end
   end
   local ok, err = out(self, response, id)
   -- (the client waits for this answer alone: it goes now, whatever the next line does)
@@ -308,11 +331,8 @@ local function receive_modern(self, msg, auth)
   if id ~= nil then
     -- the usual request (the version we speak, capabilities, no log level) without a call
     local params = msg.params
-    local meta = type(params) == "table" and params._meta
-    local caps = type(meta) == "table" and meta[CAPS]
     local code, message, data
-    if not (caps and meta[PV] == LATEST and type(caps) == "table" and caps[1] == nil
-        and getmetatable(caps) ~= json.array_mt and meta[LEVEL] == nil) then
+    if not usual_envelope(type(params) == "table" and params._meta) then
       code, message, data = modern().check(msg, false)
     end
     if code then
@@ -327,7 +347,11 @@ local function receive_modern(self, msg, auth)
     if self.era ~= "modern" and method ~= "server/discover" then
       self.era = "modern"
       -- from now on the usual tools/call a reader took apart is the modern server's at once
-      self.call = modern_of(self):caller(self._mout, Conn.call, self._send_result)
+      local target = modern_of(self):caller(self._mout, function(rec)
+        return Conn.call(self, rec)
+      end, self._send_result)
+      self.call = function(_, rec) return target(rec) end
+      if self._record and self._bind then self._bind(target) end
     end
   end
   return (self._modern or modern_of(self)):handle(msg, self._mout, auth)
@@ -343,7 +367,7 @@ local function receive_one(self, msg, auth)
   if method == nil then
     -- an answer to one of our requests
     if id ~= nil and (msg.result ~= nil or msg.error ~= nil) then
-      self._peer:receive(msg)
+      peer(self):receive(msg)
       return true
     end
   elseif id ~= nil and valid_id(id) then
@@ -393,43 +417,27 @@ function Conn:receive(msg, auth)
   receive_one(self, msg, auth)
 end
 
---- A `tools/call` a stream's envelope reader took apart (`core.envelope_reader("request")`,
--- core.MCP_CALL): `receive` of the message it was (`claude.mcp.router.call_message`), which
--- a connection of the legacy era hands the router without making it. (A connection pinned
--- to the modern era has a `call` of its own: `claude.mcp.server.modern`'s `caller`, which
--- comes here for what it does not serve.)
--- @param id
--- @tparam string name the tool's name
--- @param args the arguments as decoded (a table, json.null or nil)
--- @param meta `_meta` as decoded, nil, core.MCP_CALL (`token` and `tool_use_id` are its
---   values) or the text of a modern envelope (`version` is its protocol version)
--- @param[opt] token
--- @param[opt] tool_use_id
--- @param[opt] version
--- @tparam[opt] table auth
-function Conn:call(id, name, args, meta, token, tool_use_id, version, auth)
+--- A `tools/call` a reader took apart into a call record (`claude.mcp.call`: a stream's
+-- envelope reader, the HTTP transport's): the connection's answer to the message it was. A
+-- connection of the legacy era hands the record to the router; one pinned to the modern era,
+-- with the usual envelope, to its modern server; any other call is the message it was
+-- (`receive`). (A connection of the modern era has a `call` of its own:
+-- `claude.mcp.server.modern`'s `caller`, which comes here for what it does not serve.)
+-- @tparam table rec the call record; `auth` is the request's verified token
+-- @return the call's context while it runs, else nil
+function Conn:call(rec)
   local pinned = not self.closed and self.era
   if pinned == "legacy" then
-    return self._router:call(self._key, name, args, meta, id, self._reply, id, auth, self._req,
-      token, tool_use_id)
-  end
-  if pinned == "modern" then
-    -- the usual envelope (receive_modern's check, inline): as text (the version given), the
-    -- reader checked it but for the version
-    if version ~= nil then
-      if version == LATEST then
-        return self._modern:call(id, name, args, meta, token, tool_use_id, self._mout, auth,
-          true)
-      end
-    else
-      local caps = type(meta) == "table" and meta[CAPS]
-      if caps and meta[PV] == LATEST and type(caps) == "table" and caps[1] == nil
-          and getmetatable(caps) ~= json.array_mt and meta[LEVEL] == nil then
-        return self._modern:call(id, name, args, meta, token, tool_use_id, self._mout, auth)
-      end
+    -- (the answer needs no tag: its id says which request it ends; a record that served
+    -- this connection last holds its values still)
+    local reply = self._reply
+    if rec[REPLY] ~= reply then
+      rec[SERVER], rec[REPLY], rec[TAG], rec[REQ] = self._key, reply, nil, self._req
     end
+    return self._router.route(rec)
   end
-  return self:receive(call_message(id, name, args, meta, token, tool_use_id), auth)
+  if pinned == "modern" and usual_modern(rec) then return self._modern:call(rec, self._mout) end
+  return self:receive(call.message(rec), rec[AUTH])
 end
 
 --- A line or body that is not JSON: answered with -32700 (id null); the connection goes on.
@@ -506,10 +514,11 @@ function Conn:close(reason)
   reason = reason or "connection closed"
   self.closed = true
   self.call = nil -- the modern era's own (Modern:caller): Conn.call again, which sees closed
+  if self._bind then self._bind(nil) end -- (and the reader's calls come to it)
   unlisten(self, self._server)
   self._router:cancel_all(reason)
   if self._modern then self._modern:close(reason) end
-  self._peer:close(reason)
+  if self._peer then self._peer:close(reason) end
   if self._on_close then self._on_close(reason) end
 end
 

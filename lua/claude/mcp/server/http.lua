@@ -54,7 +54,10 @@ local M = {}
 local encode, decode, null = json.encode, json.decode, json.null
 local envelope_read, MCP_CALL = core.envelope_read, core.MCP_CALL
 local LATEST_MODERN = era.LATEST_MODERN
-local call_message = require("claude.mcp.router").call_message
+local call = require "claude.mcp.call"
+-- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
+-- spec/unit/call_record_spec.lua holds them to the module's)
+local ID <const>, META <const>, VERSION <const>, AUTH <const> = 1, 4, 7, 11
 local type, fmt, pairs, math_type = type, string.format, pairs, math.type
 
 --- The protocol versions a client may name in `MCP-Protocol-Version`.
@@ -477,25 +480,53 @@ end
 -- answer of an unknown session (404), which says nothing of whether the id exists. A session
 -- belongs to the path it was opened at: the first server is served at /mcp and /mcp/NAME,
 -- and a session of one is unknown at the other.
-local function find_session(self, req, res, who, path)
+-- The session a request names, and why not (nil, status, code, message): it must name one
+-- this transport keeps, of the same path and principal, with a protocol version we speak.
+local function session_of(self, req, who, path)
   local sid = req.headers["mcp-session-id"]
-  if not sid then
-    fail(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required")
-    return nil
-  end
+  if not sid then return nil, 400, -32000, "Bad Request: Mcp-Session-Id header is required" end
   local session = self.sessions[sid]
   if not session or session.path ~= path
       or session.principal ~= (who and who.principal) then
-    fail(res, 404, -32001, "Session not found")
+    return nil, 404, -32001, "Session not found"
+  end
+  return session
+end
+
+-- A session in use: the last to go when the sessions are full (`session.last` set, and it
+-- is not the tail already).
+local function touch(self, session)
+  lru_unlink(self, session)
+  lru_push(self, session)
+end
+
+local function find_session(self, req, res, who, path)
+  local session, status, code, message = session_of(self, req, who, path)
+  if not session then
+    fail(res, status, code, message)
     return nil
   end
   if not check_version(res, req.headers) then return nil end
   session.last = core.now()
-  if session ~= self.lru_tail then
-    lru_unlink(self, session)
-    lru_push(self, session)
-  end
+  if session ~= self.lru_tail then touch(self, session) end
   return session
+end
+
+-- A request of POST `ex` let in: its answer ends the POST (or its part of it), and it counts
+-- in flight in its session and the transport.
+local function admit(ex, id)
+  local session = ex.session
+  ex.pending[id] = true
+  session.posts[id] = ex
+  session.calls = session.calls + 1
+  local t = session.transport
+  t.calls = t.calls + 1
+end
+
+-- After a POST's requests went to the connection, one still waiting (not `ex.done`) is
+-- watched: the client that leaves it cancels them (post_closed).
+local function watch_post(ex)
+  ex.res.on_close = function() post_closed(ex) end
 end
 
 local function valid_message(m)
@@ -549,43 +580,36 @@ end
 
 local post_message -- (self, ep, req, res, who, path, body)
 
--- A `tools/call` alone in its POST, its envelope read in C (core.envelope_read): the
--- legacy era's usual call in a session (the message's checks are the reader's; the
--- session's, the bounds' and the in-flight id's below are post_message's, inline) goes
--- to the connection as its values (Conn:call); any other call is the message it was
--- (claude.mcp.router.call_message), served as if decoded.
-local function post_call(self, ep, req, res, who, path, id, name, args, meta, token,
-                         tool_use_id, version)
-  local headers = req.headers
-  local session, pv = not self.stateless and version == nil and type(meta) ~= "table"
-    and self.sessions[headers["mcp-session-id"]], headers["mcp-protocol-version"]
-  local o = self.opts
-  if session and session.path == path and session.principal == (who and who.principal)
-      and (pv == nil or M.PROTOCOL_VERSIONS[pv]) and self.calls + 1 <= o.max_calls
+-- A `tools/call` alone in its POST, its envelope read in C into the transport's call record
+-- (core.envelope_read, claude.mcp.call): the legacy era's usual call in a session goes to the
+-- connection as the record (Conn:call) when post_message would serve it at once (the session
+-- (session_of), the protocol version, no request of its id in flight, room under every
+-- bound: post_message's checks, which it makes for any other); any other call is the
+-- message it was, served as if decoded.
+local function post_call(self, ep, req, res, who, path, rec)
+  local version, info, id = rec[VERSION], who and who.info, rec[ID]
+  local session = not self.stateless and version == nil and type(rec[META]) ~= "table"
+    and session_of(self, req, who, path)
+  local pv, o = req.headers["mcp-protocol-version"], self.opts
+  if session and (pv == nil or M.PROTOCOL_VERSIONS[pv]) and self.calls + 1 <= o.max_calls
       and session.posts[id] == nil and session.calls + 1 <= o.max_session_calls
       and 1 <= o.max_post_calls then
     session.last = core.now()
-    if session ~= self.lru_tail then
-      lru_unlink(self, session)
-      lru_push(self, session)
-    end
+    if session ~= self.lru_tail then touch(self, session) end
     local ex = setmetatable({ session = session, res = res, batch = false, answers = {},
-      pending = { [id] = true }, left = 1 }, Exchange)
-    session.posts[id] = ex
-    session.calls = session.calls + 1
-    self.calls = self.calls + 1
-    session.conn:call(id, name, args, meta, token, tool_use_id, nil, who and who.info)
+      pending = {}, left = 1 }, Exchange)
+    admit(ex, id)
+    rec[AUTH] = info
+    session.conn:call(rec)
     -- the usual call is answered by now (no I/O ran since the request came)
-    if not ex.done then res.on_close = function() post_closed(ex) end end
+    if not ex.done then watch_post(ex) end
     return
   end
   if version == LATEST_MODERN
-      and http_modern.post_call(modern_of(self, ep), req, res, id, name, args, meta, token,
-        tool_use_id, who and who.info, self) then
+      and http_modern.post_call(modern_of(self, ep), req, res, rec, info, self) then
     return
   end
-  return post_message(self, ep, req, res, who, path,
-    call_message(id, name, args, meta, token, tool_use_id))
+  return post_message(self, ep, req, res, who, path, call.message(rec))
 end
 
 local function post(self, ep, req, res, who, path)
@@ -597,13 +621,11 @@ local function post(self, ep, req, res, who, path)
   if not is_json(headers["content-type"]) then
     return fail(res, 415, -32000, "Unsupported Media Type: Content-Type must be application/json")
   end
-  -- the usual call: its envelope read in C, no message table made (envelope_read gives
-  -- nothing for a body of another shape; then it is decoded whole)
-  local v, id, name, args, meta, token, tool_use_id, version = envelope_read("request",
-    req.body)
-  if v == MCP_CALL then
-    return post_call(self, ep, req, res, who, path, id, name, args, meta, token, tool_use_id,
-      version)
+  -- the usual call: its envelope read in C into the call record, no message table made
+  -- (envelope_read gives nothing for a body of another shape; then it is decoded whole)
+  local rec = self.record
+  if envelope_read("request", req.body, rec) == MCP_CALL then
+    return post_call(self, ep, req, res, who, path, rec)
   end
   local body, err = decode(req.body)
   if body == nil then
@@ -750,13 +772,7 @@ post_message = function(self, ep, req, res, who, path, body)
       return respond_json(ex)
     end
   end
-  for i = 1, nids do
-    ex.pending[ids[i]] = true
-    session.posts[ids[i]] = ex
-  end
-  session.calls = calls + nids
-  self.calls = self.calls + nids
-  res.on_close = function() post_closed(ex) end
+  for i = 1, nids do admit(ex, ids[i]) end
   local keep = init and not session.stateless
   if keep then
     self.sessions[session.id] = session
@@ -767,6 +783,7 @@ post_message = function(self, ep, req, res, who, path, body)
   if keep and not conn.initialized then -- initialize failed: no session
     conn:close("initialize failed")
   end
+  if not ex.done then watch_post(ex) end
 end
 
 local function get(self, _, req, res, who, path)
@@ -1038,7 +1055,7 @@ M.listen = errors.public(function(servers, opts)
   check_exposure(o, servers)
   local self = setmetatable({ opts = o, sessions = {}, endpoints = {}, stateless = o.stateless
     and true or false, closed = false, auth = {}, nsessions = 0, calls = 0,
-    evicted = 0,
+    evicted = 0, record = call.new(), -- (the call record a POST's tools/call fills)
     state = state.new { key = o.state_key, ttl = o.state_ttl } }, Transport)
   local base = o.path
   for i, e in ipairs(servers) do

@@ -14,6 +14,9 @@ local json = require "claude.json"
 local era = require "claude.mcp.era"
 local modern = require "claude.mcp.server.modern"
 local events = require "claude.mcp.server.events"
+-- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
+-- spec/unit/call_record_spec.lua holds them to the module's)
+local ID <const>, TOOL <const>, AUTH <const> = 1, 2, 11
 
 local M = {}
 
@@ -288,14 +291,15 @@ function M.post(m, req, res, msg, auth, t)
   if not ex.done then watch_close(m, res, ex, ctx) end
 end
 
---- `post` of a `tools/call` whose body the envelope reader took apart (core.envelope_read:
--- its envelope is the one of the version we speak, as its text), when it is the usual
--- call: the version in the header too, `Mcp-Method` and `Mcp-Name` spelled as the body
--- says, a tool there that mirrors no argument into a header, and room in flight; served
--- with no message table made (`Modern:call`). False for any other: `post` serves it.
+--- `post` of a `tools/call` whose body the envelope reader took apart into a call record
+-- (core.envelope_read, claude.mcp.call: its envelope is the one of the version we speak, as
+-- its text), when it is the usual call: the version in the header too, `Mcp-Method` and
+-- `Mcp-Name` spelled as the body says, a tool there that mirrors no argument into a header,
+-- and room in flight; served with no message table made (`Modern:call`). False for any
+-- other: `post` serves it.
 -- @return true when served, else false (nothing done)
-function M.post_call(m, req, res, id, name, args, meta, token, tool_use_id, auth, t)
-  local headers = req.headers
+function M.post_call(m, req, res, rec, auth, t)
+  local headers, name = req.headers, rec[TOOL]
   if headers["mcp-protocol-version"] ~= LATEST or headers["mcp-method"] ~= "tools/call"
       or headers["mcp-name"] ~= name then
     return false
@@ -303,10 +307,11 @@ function M.post_call(m, req, res, id, name, args, meta, token, tool_use_id, auth
   local tl = m:server().tools[name]
   if not tl or mirrored(tl) or (t and t.calls >= t.opts.max_calls) then return false end
   if t then t.calls = t.calls + 1 end
-  local ex = setmetatable({ res = res, id = id, done = false, stream = false, transport = t },
-    Exchange)
+  local ex = setmetatable({ res = res, id = rec[ID], done = false, stream = false,
+    transport = t }, Exchange)
   if tl.task then ex.client = req.remote_address end -- (as post's)
-  local ctx = m:call(id, name, args, meta, token, tool_use_id, ex, auth, true)
+  rec[AUTH] = auth
+  local ctx = m:call(rec, ex)
   if not ex.done then watch_close(m, res, ex, ctx) end
   return true
 end

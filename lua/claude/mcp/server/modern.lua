@@ -36,20 +36,26 @@ local era = require "claude.mcp.era"
 local wire = require "claude.mcp.wire"
 local input = require "claude.mcp.input"
 local router_mod = require "claude.mcp.router"
+local call = require "claude.mcp.call"
 local state_mod = require "claude.mcp.server.state"
 local tasks_mod = require "claude.mcp.server.tasks"
 local limits_mod = require "claude.mcp.server.limits"
 local skills_mod = require "claude.mcp.server.skills"
 local apps = require "claude.mcp.apps"
+-- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
+-- spec/unit/call_record_spec.lua holds them to the module's)
+-- (RMETA: META is era.META here)
+local TOOL <const>, RMETA <const>, TOKEN <const>, TOOL_USE_ID <const> = 2, 4, 5, 6
+local VERSION <const>, TAG <const>, SERVER <const>, REPLY <const> = 7, 8, 9, 10
+local AUTH <const>, REQ <const> = 11, 12
 
 local M = {}
 
 local rpc_error, dispatch, jobject, jarray = core.jsonrpc_error, core.mcp_dispatch, json.object,
   json.array
-local MCP_CALL = core.MCP_CALL
 local array_mt, getmetatable = json.array_mt, getmetatable
 local is_unwind, stamp = input.is_unwind, wire.stamp
-local envelope_meta = router_mod.envelope_meta
+local envelope_meta, sees_ctx = call.envelope_meta, router_mod.sees_ctx
 local type, fmt, pairs, setmetatable = type, string.format, pairs, setmetatable
 
 local META = era.META
@@ -65,6 +71,8 @@ for i, l in ipairs(core.LOG_LEVELS) do SEVERITY[l] = i end
 ---------------------------------------------------------------------------------------------
 -- The envelope
 ---------------------------------------------------------------------------------------------
+
+local usual_envelope = era.usual_envelope
 
 --- The checks every modern request passes before it is served, in the order of the
 -- specification's ladder: the envelope is there and names a protocol version (-32602), the
@@ -84,10 +92,7 @@ function M.check(msg, header)
   end
   local v, caps = meta[PV], meta[CAPS]
   -- the usual request first: the version we speak, in the header too, capabilities, no level
-  if v == LATEST and (header == false or header == v) and type(caps) == "table"
-      and caps[1] == nil and getmetatable(caps) ~= array_mt and meta[LEVEL] == nil then
-    return nil
-  end
+  if (header == false or header == v) and usual_envelope(meta) then return nil end
   if type(v) ~= "string" then
     return -32602, "Invalid params: the envelope (_meta) is missing '" .. PV .. "'",
       { envelope = { missing = jarray { PV } } }
@@ -540,7 +545,7 @@ function Modern:handle(msg, out, auth)
 end
 
 -- The reply of a connection's usual call (Modern:caller) to `out`, or a text result to
--- `write`: its tag is the tool's name, and the request's context is made only if the answer
+-- `write`: its tag is the tool's name, and the request's record is made only if the answer
 -- needs it (anything but a text result written by the transport).
 local function call_reply(self, out, write)
   return function(name, response, id, text)
@@ -552,25 +557,24 @@ local function call_reply(self, out, write)
   end
 end
 
--- Whether every call of the tool named `name` is a connection's usual call (no task, no ctx
--- unless it waits, a budget or none), worked out once per tool: `_usual[name]` is what the
--- router's `call_usual` takes when it is, false when it is not (the server's tools only;
--- forgotten when they change).
+-- Whether every call of the tool named `name` is a connection's usual call (no task, an
+-- `execute` that cannot see its ctx), worked out once per tool: `_usual[name]` (the server's
+-- tools only; forgotten when they change). Such calls share one request record: nothing of
+-- the tool can reach it.
 local function usual_of(self, name)
   local t = self._server.tools[name]
   if not t then return false end
-  local l = not t.task and self._router:usual(self._key, name) or false
-  self._usual[name] = l
-  return l
+  local usual = not t.task and not sees_ctx(t.execute)
+  self._usual[name] = usual
+  return usual
 end
 
---- The `call` of a connection pinned to this era (`Conn:call`'s arguments: the values of a
--- `tools/call` a stream's envelope reader took apart), whose answers go to `out`: the usual
--- call (the envelope of the version we speak as its text, a tool that is no task and cannot
--- see its ctx) goes straight to the router, with no request context of its own (the ctx of
--- a call that waits holds the connection's, as in the legacy era: the tool cannot read it);
--- any other to `fallback`, with the same arguments. A text result is written by `write`,
--- when given: the transport's `send_result` (`claude.mcp.server.connection`), called as
+--- The `call` of a connection pinned to this era, as a function of the call record alone
+-- (`Conn:call`'s, or a reader's target: claude.mcp.call), whose answers go to `out`: the
+-- usual call (the envelope of the version we speak as its text, a tool that is no task and
+-- cannot see its ctx) goes straight to the router with the connection's own request record;
+-- any other to `fallback(rec)`. A text result is written by `write`, when given: the
+-- transport's `send_result` (`claude.mcp.server.connection`), called as
 -- `write(id, text, id, suffix, true)` until this server closes. (The connection drops it
 -- when it closes.)
 -- @tparam table out
@@ -578,59 +582,46 @@ end
 -- @tparam[opt] function write
 -- @treturn function
 function Modern:caller(out, fallback, write)
-  local router, usual, answer = self._router, self._usual, call_reply(self, out, write)
-  local call_usual = router.call_usual
+  local route, usual, answer = self._router.route, self._usual, call_reply(self, out, write)
   local req = setmetatable({ _out = out }, Req)
-  return function(conn, id, name, args, meta, token, tool_use_id, version, auth)
-    if version == LATEST then
-      local l = usual[name]
-      if l == nil then l = usual_of(self, name) end
-      if l then
-        return call_usual(router, l, self._key, args, id, answer, name, auth, req, token,
-          tool_use_id)
+  return function(rec)
+    if rec[VERSION] == LATEST then
+      local name = rec[TOOL]
+      local u = usual[name]
+      if u == nil then u = usual_of(self, name) end
+      if u then
+        -- (a record that served this connection last holds its values still)
+        if rec[REPLY] ~= answer then rec[SERVER], rec[REPLY], rec[REQ] = self._key, answer, req end
+        rec[TAG] = name
+        return route(rec)
       end
     end
-    return fallback(conn, id, name, args, meta, token, tool_use_id, version, auth)
+    return fallback(rec)
   end
 end
 
---- `handle` of the `tools/call` a stream's envelope reader took apart (core.MCP_CALL;
--- `claude.mcp.router.call_message(id, name, args, meta, token, tool_use_id)` is the message),
--- whose envelope passed `check`: the same answer, with no message table made for it.
--- @param id
--- @tparam string name
--- @param args the arguments as decoded (a table, json.null or nil)
--- @param meta `_meta` as decoded (a table), or the JSON text of its envelope, which makes it
---   with `token` and `tool_use_id` (`claude.mcp.router.envelope_meta`), decoded when
---   something reads it
--- @param[opt] token
--- @param[opt] tool_use_id
+--- `handle` of the `tools/call` in call record `rec` (`claude.mcp.call`), whose envelope
+-- passed `check` (`claude.mcp.call.usual_modern`): the same answer, with no message table
+-- made for it. The request's record keeps the envelope's text, decoded when something reads
+-- it.
+-- @tparam table rec
 -- @tparam table out
--- @tparam[opt] table auth
--- @tparam[opt] boolean as_text `meta` is the envelope's text
 -- @return as `handle`
-function Modern:call(id, name, args, meta, token, tool_use_id, out, auth, as_text)
-  local params
-  if as_text then
-    params = setmetatable({ name = name, arguments = args, _meta_text = meta, _token = token,
-      _tool_use_id = tool_use_id, _out = out }, Req)
-    meta = MCP_CALL -- for the router: the token and tool use id given, no trace context
-  else
-    params = setmetatable({ name = name, arguments = args, _meta = meta, _out = out }, Req)
-  end
+function Modern:call(rec, out)
+  local name, meta = rec[TOOL], rec[RMETA]
   local t = self._server.tools[name]
   if t and t.task then -- the tasks extension's checks: handle's way
-    params._meta = params._meta
-    return self:handle({ jsonrpc = "2.0", id = id, method = "tools/call", params = params }, out,
-      auth)
+    return self:handle(call.message(rec), out, rec[AUTH])
   end
-  local ctx = self._router:call(self._key, name, args, meta, id, self._reply, params, auth,
-    params, token, tool_use_id)
-  -- a call that may be a task and waits becomes one (claude.mcp.server.tasks)
-  if ctx and rawget(params, "may_task") and not rawget(params, "task") then
-    self._tasks:start(params, ctx, auth)
+  local req
+  if type(meta) == "string" then
+    req = setmetatable({ name = name, _meta_text = meta, _token = rec[TOKEN],
+      _tool_use_id = rec[TOOL_USE_ID], _out = out }, Req)
+  else
+    req = setmetatable({ name = name, _meta = meta, _out = out }, Req)
   end
-  return ctx
+  rec[SERVER], rec[REPLY], rec[TAG], rec[REQ] = self._key, self._reply, req, req
+  return self._router.route(rec)
 end
 
 --- Cancel a request in flight (its client left); its answer is dropped by the transport.

@@ -17,6 +17,7 @@ local async = require "claude.async"
 local errors = require "claude.errors"
 local connection = require "claude.mcp.server.connection"
 local state = require "claude.mcp.server.state"
+local call = require "claude.mcp.call"
 
 local M = {}
 
@@ -56,11 +57,10 @@ end
 
 local MCP_CALL = core.MCP_CALL
 
-local function on_line(self, value, err, line, kind, a5, a6, a7, a8)
+local function on_line(self, value, err, line, kind)
   local conn = self.conn
-  -- a tools/call the envelope reader took apart: id, name, arguments, _meta, token, tool use,
-  -- protocol version
-  if value == MCP_CALL then return conn:call(err, line, kind, a5, a6, a7, a8) end
+  -- a tools/call the envelope reader filled the transport's call record with
+  if value == MCP_CALL then return conn:call(err) end
   if value ~= nil then return conn:receive(value) end
   if err == nil then return drain(self, self.grace, "stdin closed") end
   if kind == "overflow" then return conn:receive_oversized(err) end
@@ -79,24 +79,29 @@ function M.open(opts)
   local self = setmetatable({ finished = async.event(), draining = false,
     grace = opts.grace or 5, request_timeout = opts.request_timeout, early = {},
     state = state.new { key = opts.state_key, ttl = opts.state_ttl } }, Transport)
+  -- the call record the reader fills with each tools/call (claude.mcp.call)
+  local record = call.new()
   local stream, serr, code = core.stdio {
     mode = "json", max_line = opts.max_message or M.MAX_MESSAGE,
-    -- (eight values at most, the envelope reader's; no varargs on the tool-call path)
-    on_line = function(value, err, line, kind, a5, a6, a7, a8)
+    on_line = function(value, err, line, kind)
       local conn = self.conn
       if conn then
-        -- a tools/call the envelope reader took apart (on_line's first case, inline)
-        if value == MCP_CALL then return conn:call(err, line, kind, a5, a6, a7, a8) end
-        return on_line(self, value, err, line, kind, a5, a6, a7, a8)
+        -- a tools/call (on_line's first case, inline)
+        if value == MCP_CALL then return conn:call(err) end
+        return on_line(self, value, err, line, kind)
       end
+      -- (the record is filled again by the next line: an early call waits as its message)
+      if value == MCP_CALL then value, err = call.message(err), nil end
       local early = self.early
-      early[#early + 1] = table.pack(value, err, line, kind, a5, a6, a7, a8)
+      early[#early + 1] = table.pack(value, err, line, kind)
     end,
   }
   if not stream then return errors.fail("io", "cannot open stdio: " .. tostring(serr),
     { code = code }) end
-  -- a tools/call reaches the connection as its values, no tables
-  stream:read_with(core.envelope_reader("request"))
+  -- a tools/call reaches the connection as the call record, no message tables; once the
+  -- connection's era is pinned, the reader hands it where that era serves it (bind_calls)
+  self.record, self.reader = record, core.envelope_reader("request", record)
+  stream:read_with(self.reader)
   self.stream = stream
   return self
 end
@@ -122,6 +127,8 @@ function Transport:serve(server)
   self.conn = connection.new {
     server = server, send = send, request_timeout = self.request_timeout, state = self.state,
     flush = function() return stream:flush() end,
+    record = self.record,
+    bind_calls = function(target) self.reader:target(target) end,
     -- `suffix`: the end of a text result of the modern era (its resultType and _meta)
     send_result = function(id, result, _, suffix, text)
       local ok, err, kind
