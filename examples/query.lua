@@ -18,13 +18,21 @@ local failed
 for msg in claude.query(prompt, options) do
   if msg.type == "system" and msg.subtype == "init" then
     print(string.format("[model %s, session %s]", msg.model, msg.session_id))
-  elseif msg.type == "assistant" then
+  elseif msg.type == "assistant" and not msg.is_api_error_message then
     local text = claude.text(msg)
     if text then print(text) end
   elseif msg.type == "result" then
-    print(string.format("[%s in %d ms, %d turn(s), %s]", msg.subtype,
-      msg.duration_ms or 0, msg.num_turns or 0, demo.cost(msg)))
-    if msg.is_error then failed = claude.text(msg) or msg.subtype end
+    -- subtype says how the CLI's loop ended: "success" also when an API error (no login,
+    -- say) ended the turn; is_error says whether the query failed, and the result says why
+    if msg.is_error then
+      failed = claude.text(msg) or msg.api_error or msg.subtype
+    else
+      print(string.format("[%s in %d ms, %d turn(s), %s]", msg.subtype,
+        msg.duration_ms or 0, msg.num_turns or 0, demo.cost(msg)))
+    end
   end
 end
-if failed then error("the query failed: " .. failed, 0) end -- exit code 1
+if failed then
+  io.stderr:write("the query failed: ", failed, "\n")
+  os.exit(1)
+end

@@ -1,7 +1,8 @@
 /*
  * os.c -- what the Lua half needs from the operating system: the
  * environment (read and set), kill, executable lookup, the current directory, the
- * running executable's path, and stdout sent to stderr.
+ * running executable's path, whether an fd is a terminal, and stdout sent to
+ * stderr.
  */
 #include <errno.h>
 #include <signal.h>
@@ -63,6 +64,12 @@ static int l_is_executable(lua_State *L) {
   return 1;
 }
 
+/* core.isatty(fd) -> whether fd is a terminal (a person at it, not a pipe) */
+static int l_isatty(lua_State *L) {
+  lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)));
+  return 1;
+}
+
 /* core.cwd() -> the current directory */
 static int l_cwd(lua_State *L) {
   char buf[4096];
@@ -117,6 +124,7 @@ static int l_memory_trim(lua_State *L) {
 
 static const luaL_Reg os_functions[] = {
   {"environ", l_environ}, {"setenv", l_setenv}, {"kill", l_kill}, {"is_executable", l_is_executable}, {"cwd", l_cwd},
+  {"isatty", l_isatty},
   {"exepath", l_exepath}, {"stdout_to_stderr", l_stdout_to_stderr},
   {"memory_trim", l_memory_trim}, {NULL, NULL}};
 

@@ -54,7 +54,11 @@ local lazy_functions = {
 }
 
 -- Not cached in M: `require` is the one cache, so M always agrees with
--- package.loaded (test runners that unload modules between files, say).
+-- package.loaded (test runners that unload modules between files, say). `__fields` names
+-- them for the REPL's Tab (claude.repl), which calls no __index of a name not listed.
+local fields = {}
+for k in pairs(lazy) do fields[#fields + 1] = k end
+for k in pairs(lazy_functions) do fields[#fields + 1] = k end
 setmetatable(M, {
   __index = function(_, k)
     local name = lazy[k]
@@ -62,6 +66,7 @@ setmetatable(M, {
     name = lazy_functions[k]
     if name then return require(name)[k] end
   end,
+  __fields = fields,
 })
 
 --- Starts a task: `fn(...)` in a coroutine that may wait.
@@ -224,7 +229,8 @@ end
 -- running gets the error "interrupted", as in lua.c, so that the loop can cancel; when the
 -- loop cannot see the SIGINT within a second, or a second one comes first, the process ends
 -- (status 130).
--- @return true | false, message, exit code
+-- @return true | false, message, exit code and, for an error that carries a `command` (the
+--   `claudelua mcp` commands' own), that command's name, for the host to put before the message
 function M._main(chunk, ...)
   -- so that a module whose main chunk waits can be required from a task
   require = require "claude.require" -- luacheck: ignore 121
@@ -263,6 +269,8 @@ function M._main(chunk, ...)
   sigint:close()
   if interrupted then return false, "interrupted", 130 end
   if ok then return true end
+  -- a command's own error (claudelua mcp ...): its message, after the command's name
+  if errors.is(err) and err.command then return false, err.message, 1, err.command end
   local msg = tostring(err)
   if type(err) == "table" and err.traceback then msg = msg .. "\n" .. err.traceback end
   return false, msg, 1

@@ -37,6 +37,24 @@ describe("examples (demo mode)", function()
     assert.is_nil(out:find("$", 1, true))
   end)
 
+  it("query.lua not logged in: says the query failed, not [success ...] first", function()
+    -- the real CLI with an empty HOME and no key: an API error ends the turn, with a result
+    -- whose subtype is "success" and is_error true
+    local cli = require("support.e2e").cli()
+    local dir = harness.tempdir()
+    os.execute("mkdir -p " .. harness.quote(dir .. "/bin") .. " && ln -s " .. harness.quote(cli)
+      .. " " .. harness.quote(dir .. "/bin/claude"))
+    local code, out, err = harness.sh("cd /tmp && env -u ANTHROPIC_API_KEY -u "
+      .. "CLAUDE_CODE_OAUTH_TOKEN -u CLAUDELUA_DEMO HOME=" .. harness.quote(dir) .. " PATH="
+      .. harness.quote(dir .. "/bin:/usr/bin:/bin") .. " timeout 60 " .. harness.quote(host)
+      .. " " .. harness.quote(harness.root .. "/examples/query.lua"))
+    os.execute("rm -rf " .. harness.quote(dir))
+    assert.equal(1, code, out .. err)
+    assert.is_nil(out:find("[success", 1, true), out)
+    assert.is_nil(out:find("Not logged in", 1, true), out)
+    assert.matches("^the query failed: Not logged in[^\n]*\n$", err)
+  end)
+
   it("query.lua also takes --demo", function()
     has(run("query.lua", "flag"), "15 + 27 = 42.")
   end)

@@ -96,28 +96,91 @@ describe("claudelua mcp install", function()
       assert.truthy(out:find("--- " .. path .. "\n+++ " .. path .. "\n@@ ", 1, true), out)
       assert.truthy(out:find('\n+    "calc": {\n', 1, true), out)
       assert.is_nil(out:find("\n%-"), out)
-      -- the same name again: refused, the file unchanged; --force replaces
-      code, _, err = install("--client " .. client .. " --scope " .. scope .. " tools.lua")
-      assert.equal(1, code)
-      assert.matches("already has a server named 'calc' %(%-%-force replaces it", err)
+      -- the same entry again (a set-up script run twice): nothing to do, status 0
+      code, out, err = install("--client " .. client .. " --scope " .. scope
+        .. " --env TOKEN=abc tools.lua")
+      assert.equal(0, code, err)
+      assert.matches("^'calc' is already installed in [^\n]*: nothing to do\n$", out)
       assert.equal(after, read(path))
+      -- a different entry of that name: refused with the diff, the file unchanged
+      code, out, err = install("--client " .. client .. " --scope " .. scope .. " tools.lua")
+      assert.equal(1, code)
+      assert.truthy(out:find('\n-      "env": {\n-        "TOKEN": "abc"\n-      }\n', 1, true)
+        or out:find('\n-      "env": {', 1, true), out)
+      assert.matches("^[^\n]*claudelua mcp install: [^\n]* has a different server named 'calc' "
+        .. "%(the diff above%): %-%-force replaces it", err)
+      assert.equal(after, read(path))
+      -- --force replaces it: the entry's bytes only
       code = install("--client " .. client .. " --scope " .. scope .. " --force tools.lua")
       assert.equal(0, code)
-      assert.is_nil(json.decode(read(path))[key].calc.env)
+      local forced = read(path)
+      assert.is_nil(json.decode(forced)[key].calc.env)
+      local calc_at = forced:find('    "calc": {', 1, true)
+      assert.equal(after:sub(1, calc_at), forced:sub(1, calc_at))
     end)
   end
 
-  it("--dry-run shows the diff and writes nothing; a file with comments is left alone", function()
+  it("keeps every byte outside the entry: compact JSON stays compact", function()
+    local path = home .. "/.cursor/mcp.json"
+    local before = '{"theme":{"a":1,"b":[1, 2.50]},"mcpServers":{"other":{"command":"x"}}}\n'
+    write(path, before)
+    local code, _, err = install("--client cursor tools.lua")
+    assert.equal(0, code, err)
+    local after = read(path)
+    local prefix = '{"theme":{"a":1,"b":[1, 2.50]},"mcpServers":{"other":{"command":"x"},'
+    assert.equal(prefix, after:sub(1, #prefix))
+    assert.equal("}}\n", after:sub(-3))
+    assert.is_nil(after:find("\n.", 1)) -- still one line
+    check_entry(json.decode(after).mcpServers.calc)
+    -- a file laid out with four spaces: the new entry too, the rest as it was
+    before = '{\n    "theme": {"a":1},\n    "mcpServers": {\n        "other": {"command":"x"}\n'
+      .. '    }\n}\n'
+    write(path, before)
+    code, _, err = install("--client cursor tools.lua")
+    assert.equal(0, code, err)
+    after = read(path)
+    local head = '{\n    "theme": {"a":1},\n    "mcpServers": {\n'
+      .. '        "other": {"command":"x"},\n        "calc": {\n            "command": '
+    assert.equal(head, after:sub(1, #head))
+    local tail = '"\n            ]\n        }\n    }\n}\n'
+    assert.equal(tail, after:sub(-#tail))
+  end)
+
+  it("a file with comments: the entry to paste, or already installed", function()
+    local path = proj .. "/.vscode/mcp.json"
+    local jsonc = '{\n  // mine\n  "servers": {\n    "x": { "command": "y" }, /* kept */\n  }\n}\n'
+    write(path, jsonc)
+    for _, dry in ipairs { "--dry-run ", "" } do
+      local code, out, err = install("--client vscode " .. dry .. "tools.lua")
+      assert.equal(dry == "" and 1 or 0, code, err)
+      assert.truthy(out:find(path .. ' has comments, which claudelua does not rewrite; add '
+        .. 'this to its "servers" object:\n\n  "calc": {\n    "type": "stdio",\n', 1, true), out)
+      if dry == "" then
+        assert.matches("^[^\n]*claudelua mcp install: [^\n]*has comments: the entry shown "
+          .. "above was not added", err)
+      end
+      assert.equal(jsonc, read(path))
+    end
+    -- pasted: the next run finds it there
+    local _, out = install("--client vscode --dry-run tools.lua")
+    local entry = out:match("\n\n(.-)\n%(dry run")
+    write(path, jsonc:gsub("/%* kept %*/", "/* kept */\n" .. entry:gsub("%%", "%%%%") .. ","))
+    local code
+    code, out = install("--client vscode tools.lua")
+    assert.equal(0, code, out)
+    assert.matches("already installed", out)
+  end)
+
+  it("--dry-run shows the diff and writes nothing; broken JSON: the line and column", function()
     local code, out = install("--client cursor --dry-run tools.lua")
     assert.equal(0, code)
     assert.truthy(out:find("--- /dev/null\n+++ " .. home .. "/.cursor/mcp.json", 1, true), out)
     assert.is_nil(read(home .. "/.cursor/mcp.json"))
-    write(proj .. "/.vscode/mcp.json", '{\n  // mine\n  "servers": {}\n}\n')
+    write(proj .. "/.vscode/mcp.json", '{\n  "servers": {\n    "x": 1,,\n  }\n}\n')
     local _, err
     code, _, err = install("--client vscode tools.lua")
     assert.equal(1, code)
-    assert.matches("line 2: a comment", err)
-    assert.equal('{\n  // mine\n  "servers": {}\n}\n', read(proj .. "/.vscode/mcp.json"))
+    assert.matches("mcp%.json: line 3, column 12: a member name expected\n$", err)
   end)
 
   it("writes through a config that is a link, atomically, keeping its mode; or says why not",
@@ -152,6 +215,8 @@ describe("claudelua mcp install", function()
     code, _, err = install("bad.lua")
     assert.equal(1, code)
     assert.matches("^[^\n]*bad%.lua:1: no config\n$", err)
+    -- one prefix: the command's name, no error kind
+    assert.matches("^[^\n]*claudelua mcp install: [^\n]*bad%.lua failed: ", err)
   end)
 
   it("Claude Code through its own CLI: claude mcp list shows the server connected", function()
@@ -163,6 +228,10 @@ describe("claudelua mcp install", function()
     assert.truthy(out:find("with claude mcp add-json", 1, true), out)
     local config = json.decode(read(home .. "/.claude.json"))
     assert.same({ "mcp", tools }, config.mcpServers.calc.args)
+    -- the entry the CLI wrote is ours: a second run has nothing to do
+    code, out, err = install("tools.lua", path)
+    assert.equal(0, code, err)
+    assert.matches("already installed", out)
     -- CLI 2.1.337 checks a server's health only in a folder the user trusts (it says "Not
     -- checked (folder not trusted; run `claude` here)"): trusted, as a first `claude` there
     -- would make it

@@ -442,14 +442,18 @@ describe("claudelua mcp: OAuth on the command line", function()
     local code, err = run { "--http", "0.0.0.0:0", harness.root .. "/spec/support/"
       .. "mcp_http_tools.lua" }
     assert.equal(1, code)
-    assert.matches("server 'calc' has no auth and 0.0.0.0 is not a loopback address", err)
+    -- the command's own sentence, not listen's misuse
+    assert.matches("claudelua mcp: 0%.0%.0%.0 can be reached from other machines, and server "
+      .. "'calc' has no authentication", err)
     assert.matches("%-%-no%-auth", err)
+    assert.is_nil(err:find("bad field", 1, true))
     -- with auth but no resource: the public URL cannot be guessed from 0.0.0.0
     code, err = run { "--http", "0.0.0.0:0", "--introspection-url", "http://127.0.0.1:1/i",
       "--authorization-server", "https://as.example", harness.root .. "/spec/support/"
       .. "mcp_http_tools.lua" }
     assert.equal(1, code)
-    assert.matches("needed when listening on 0.0.0.0", err)
+    assert.matches("on 0%.0%.0%.0 the server's public URL cannot be guessed: give it with "
+      .. "%-%-resource URL", err)
     -- --no-auth: served, with a warning
     local lines, ready = {}, async.event()
     local exe = harness.claudelua:sub(1, 1) == "/" and harness.claudelua

@@ -43,7 +43,7 @@ static void print_help(FILE *out) {
           "            real claude CLI against a scripted Messages API on 127.0.0.1\n"
           "            (no key, no network; the model calls each MCP tool once)\n"
           "  --demo=scenario.json  the same, with the model's turns from the file\n"
-          "  --help    show this help\n"
+          "  -h        show this help (also --help)\n"
           "  --        stop handling options\n"
           "  -         stop handling options and execute stdin\n"
           "Environment: LUA_INIT_5_4, LUA_INIT, LUA_PATH, LUA_CPATH as for lua;\n"
@@ -155,15 +155,17 @@ static int run_task(lua_State *L, int narg) {
   lua_getfield(L, -1, "_main");
   lua_remove(L, -2);
   lua_insert(L, -(narg + 2));
-  status = docall(L, narg + 1, 3);
+  status = docall(L, narg + 1, 4);
   if (status != LUA_OK) return report(L, status), 1;
-  if (!lua_toboolean(L, -3)) {
-    const char *msg = lua_tostring(L, -2);
-    code = (int)luaL_optinteger(L, -1, 1);
-    if (code != 130) message(msg ? msg : "error");
-    else message("interrupted");
+  if (!lua_toboolean(L, -4)) {
+    const char *msg = lua_tostring(L, -3);
+    const char *command = lua_tostring(L, -1); /* the command that failed: its name leads */
+    code = (int)luaL_optinteger(L, -2, 1);
+    if (code == 130) message("interrupted");
+    else if (command != NULL) fprintf(stderr, "%s %s: %s\n", progname, command, msg ? msg : "error");
+    else message(msg ? msg : "error");
   }
-  lua_pop(L, 3);
+  lua_pop(L, 4);
   return code;
 }
 
@@ -232,6 +234,9 @@ static int collectargs(char **argv, int *first) {
         *first = i + 1;
         return args;
       case '\0': return args;
+      case 'h':
+        if (argv[i][2] != '\0') return has_error;
+        return has_help;
       case 'E':
         if (argv[i][2] != '\0') return has_error;
         args |= has_E;
@@ -326,7 +331,7 @@ static int start_demo(lua_State *L, int args) {
   static const char chunk[] =
       "local scenario = ...\n"
       "local ok, err = require('claude.testing.demo').start { scenario = scenario }\n"
-      "if not ok then error(tostring(err), 0) end";
+      "if not ok then error(require('claude.errors').message(err), 0) end";
   const char *scenario = demo_scenario;
   int status;
   if (!(args & has_demo)) {

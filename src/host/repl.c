@@ -6,10 +6,13 @@
  * prompt. On a terminal, GNU readline (editing, history) does the reading
  * through its callback interface when libreadline.so.8 can be loaded; it is
  * opened with dlopen on the first -i, so that no other start of claudelua
- * maps it (and it is not needed to build). Elsewhere (a pipe, a file, no
- * readline) lines are read as they come, and a prompt is shown only on a
- * terminal. Standard input that cannot be polled (a regular file) is read
- * with blocking reads.
+ * maps it (and it is not needed to build). There Tab asks a Lua function for
+ * the names that complete the word, the history is kept in a file across
+ * sessions, and what a task prints while the prompt waits is written above
+ * the prompt line, which is then drawn again with what was typed. Elsewhere
+ * (a pipe, a file, no readline) lines are read as they come, and a prompt is
+ * shown only on a terminal. Standard input that cannot be polled (a regular
+ * file) is read with blocking reads.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +27,11 @@
 
 #define MT_REPL "claudelua.Repl"
 
-/* The few readline functions used, by their C types (no header needed). */
+/* The few readline functions used, by their C types (no header needed), and
+ * the addresses of the few variables set (as the loader fills the table with
+ * what dlsym returns: read through rl_var). */
+typedef char *(*rl_entry_fn)(const char *text, int state);
+typedef void (*rl_any)(void);
 typedef struct rl_table {
   void (*handler_install)(const char *prompt, void (*handler)(char *));
   void (*read_char)(void);
@@ -33,14 +40,32 @@ typedef struct rl_table {
   void (*sigcleanup)(void);
   void (*free_line_state)(void);
   int (*crlf)(void);
+  int (*read_history)(const char *path);
+  int (*append_history)(int n, const char *path);
+  int (*history_truncate_file)(const char *path, int lines);
+  void (*clear_visible_line)(void);
+  void (*forced_update_display)(void);
+  rl_any completion_entry_function, completion_append_character, basic_word_break_characters;
 } rl_table;
 
 static const char *const rl_names[] = {
   "rl_callback_handler_install", "rl_callback_read_char", "rl_callback_handler_remove",
-  "add_history", "rl_callback_sigcleanup", "rl_free_line_state", "rl_crlf"};
+  "add_history", "rl_callback_sigcleanup", "rl_free_line_state", "rl_crlf",
+  "read_history", "append_history", "history_truncate_file", "rl_clear_visible_line",
+  "rl_forced_update_display", "rl_completion_entry_function",
+  "rl_completion_append_character", "rl_basic_word_break_characters"};
 static rl_table rl;
 static claude_dynlib rl_lib = CLAUDE_DYNLIB_INIT("libreadline.so.8", rl_names, rl);
 static void rl_open_once(void) { claude_dynlib_open(&rl_lib); }
+
+/* The address of a readline variable, from its table entry. */
+static void *rl_var(rl_any sym) {
+  void *p;
+  memcpy(&p, &sym, sizeof p);
+  return p;
+}
+
+#define HISTORY_LINES 1000
 
 typedef struct repl {
   claude_handle hdr;
@@ -52,8 +77,13 @@ typedef struct repl {
   int tty;
   int eof;
   int cb_ref;      /* the Lua callback waiting for the line */
+  int complete_ref; /* Lua: word -> { names that complete it } (Tab) */
   char *buf;       /* plain reading: bytes read, not yet handed out */
   size_t len, cap;
+  char *prompt;    /* the prompt shown (plain reading on a terminal) */
+  char *history;   /* the history file, or NULL */
+  char **matches;  /* the completions of the word, handed out one by one */
+  int nmatches, nextmatch;
 } repl;
 
 /* readline's line handler takes no argument: the one reader with readline
@@ -162,11 +192,67 @@ static void on_readable(uv_poll_t *h, int status, int events) {
   deliver_buffered(r);
 }
 
+static void free_matches(repl *r) {
+  int i;
+  for (i = 0; i < r->nmatches; i++) free(r->matches[i]);
+  free(r->matches);
+  r->matches = NULL;
+  r->nmatches = r->nextmatch = 0;
+}
+
+static void repl_free(repl *r) {
+  free_matches(r);
+  free(r->buf);
+  free(r->prompt);
+  free(r->history);
+  free(r);
+}
+
 static void repl_closed(uv_handle_t *h) {
   repl *r = (repl *)h->data;
   claude_handle_closed(r->hdr.ctx);
-  free(r->buf);
-  free(r);
+  repl_free(r);
+}
+
+/* Asks the Lua completer for the names that complete `text` (a list of
+ * strings); keeps them in r->matches. */
+static void fetch_matches(repl *r, const char *text) {
+  claude_ctx *ctx = r->hdr.ctx;
+  lua_State *L;
+  int n, i;
+  free_matches(r);
+  if (r->complete_ref == LUA_NOREF || ctx->closing) return;
+  L = claude_cb_state(ctx);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, r->complete_ref);
+  lua_pushstring(L, text);
+  if (lua_pcall(L, 1, 1, 0) != LUA_OK || !lua_istable(L, -1)) {
+    lua_pop(L, 1); /* a completer that fails completes nothing */
+    return;
+  }
+  n = (int)lua_rawlen(L, -1);
+  r->matches = n > 0 ? calloc((size_t)n, sizeof(char *)) : NULL;
+  for (i = 1; r->matches != NULL && i <= n; i++) {
+    const char *m;
+    lua_rawgeti(L, -1, i);
+    m = lua_tostring(L, -1);
+    if (m != NULL && (r->matches[r->nmatches] = strdup(m)) != NULL) r->nmatches++;
+    lua_pop(L, 1);
+  }
+  lua_pop(L, 1);
+}
+
+/* readline's completion entry: the matches of `text`, one per call (state 0
+ * starts over); readline frees each. Nothing falls back to file names. */
+static char *complete_entry(const char *text, int state) {
+  repl *r = rl_reader;
+  if (r == NULL) return NULL;
+  if (state == 0) {
+    fetch_matches(r, text);
+    /* `claude.mcp` may go on with `.`: no space after a name */
+    *(int *)rl_var(rl.completion_append_character) = '\0';
+  }
+  if (r->nextmatch >= r->nmatches) return NULL;
+  return strdup(r->matches[r->nextmatch++]);
 }
 
 static void repl_teardown(claude_handle *h) {
@@ -178,12 +264,12 @@ static void repl_teardown(claude_handle *h) {
     *r->box = NULL;
     r->box = NULL;
   }
+  claude_unref(h->ctx, &r->complete_ref);
   if (r->poll_ok) {
     uv_close((uv_handle_t *)&r->poll, repl_closed);
   } else {
     claude_handle_closed(h->ctx);
-    free(r->buf);
-    free(r);
+    repl_free(r);
   }
 }
 
@@ -208,6 +294,11 @@ static int repl_read(lua_State *L) {
     rl.handler_install(prompt, rl_line);
   } else {
     if (r->tty) {
+      char *copy = strdup(prompt);
+      if (copy != NULL) {
+        free(r->prompt);
+        r->prompt = copy;
+      }
       fputs(prompt, stdout);
       fflush(stdout);
     }
@@ -222,11 +313,77 @@ static int repl_read(lua_State *L) {
   return 0;
 }
 
-/* reader:add_history(line) */
+/* reader:add_history(line): to the history, and to its file when there is
+ * one (at once: a session that ends badly keeps its lines). */
 static int repl_add_history(lua_State *L) {
   repl *r = check_repl(L);
   const char *line = luaL_checkstring(L, 2);
-  if (r->use_rl) rl.add_history(line);
+  if (!r->use_rl) return 0;
+  rl.add_history(line);
+  if (r->history != NULL && rl.append_history(1, r->history) == 0)
+    rl.history_truncate_file(r->history, HISTORY_LINES);
+  return 0;
+}
+
+/* reader:history_file(path): the lines of earlier sessions from path, and
+ * this session's added to it. Created 0600: a line may hold a secret.
+ * Returns whether readline keeps a history (false: nothing done). */
+static int repl_history_file(lua_State *L) {
+  repl *r = check_repl(L);
+  const char *path = luaL_checkstring(L, 2);
+  int fd;
+  char *copy;
+  if (!r->use_rl) {
+    lua_pushboolean(L, 0);
+    return 1;
+  }
+  fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return luaL_fileresult(L, 0, path);
+  close(fd);
+  copy = strdup(path);
+  if (copy == NULL) return luaL_error(L, "out of memory");
+  free(r->history);
+  r->history = copy;
+  rl.read_history(path);
+  lua_pushboolean(L, 1);
+  return 1;
+}
+
+/* reader:complete(fn): Tab asks fn(word) for the list of names that
+ * complete the word at the cursor. */
+static int repl_complete(lua_State *L) {
+  repl *r = check_repl(L);
+  luaL_checktype(L, 2, LUA_TFUNCTION);
+  claude_unref(r->hdr.ctx, &r->complete_ref);
+  r->complete_ref = claude_ref(r->hdr.ctx, L, 2);
+  return 0;
+}
+
+/* reader:above(text[, to_stderr]): writes text as printed while a prompt
+ * waits: above the prompt line, which is drawn again after it with what was
+ * typed (readline's way: clear the line, print, redraw). A text that does not
+ * end a line gets its newline, or the prompt would follow it. */
+static int repl_above(lua_State *L) {
+  repl *r = check_repl(L);
+  size_t len;
+  const char *text = luaL_checklstring(L, 2, &len);
+  FILE *out = lua_toboolean(L, 3) ? stderr : stdout;
+  int redraw = r->polling && r->tty;
+  if (redraw && r->use_rl) {
+    rl.clear_visible_line();
+  } else if (redraw) { /* no readline: the prompt's line from its start */
+    fputs("\r\033[K", stdout);
+    fflush(stdout);
+  }
+  fwrite(text, 1, len, out);
+  if (redraw && (len == 0 || text[len - 1] != '\n')) fputc('\n', out);
+  fflush(out);
+  if (redraw && r->use_rl) {
+    rl.forced_update_display();
+  } else if (redraw && r->prompt != NULL) {
+    fputs(r->prompt, stdout);
+    fflush(stdout);
+  }
   return 0;
 }
 
@@ -271,9 +428,10 @@ static int repl_index(lua_State *L) {
 
 /* Pushes a reader of stdin (claudelua.Repl). */
 void claudelua_repl_push(lua_State *L) {
-  static const luaL_Reg methods[] = {{"read", repl_read}, {"add_history", repl_add_history},
-                                     {"interrupt", repl_interrupt}, {"close", repl_close},
-                                     {NULL, NULL}};
+  static const luaL_Reg methods[] = {
+    {"read", repl_read}, {"add_history", repl_add_history},
+    {"history_file", repl_history_file}, {"complete", repl_complete}, {"above", repl_above},
+    {"interrupt", repl_interrupt}, {"close", repl_close}, {NULL, NULL}};
   claude_ctx *ctx = claude_ctx_get(L);
   repl **box = (repl **)lua_newuserdatauv(L, sizeof(*box), 0);
   repl *r;
@@ -293,7 +451,7 @@ void claudelua_repl_push(lua_State *L) {
   lua_setmetatable(L, -2);
   r = (repl *)calloc(1, sizeof(*r));
   if (r == NULL) luaL_error(L, "out of memory");
-  r->cb_ref = LUA_NOREF;
+  r->cb_ref = r->complete_ref = LUA_NOREF;
   r->tty = isatty(0);
   /* uv_poll_init makes stdin non-blocking, and with it a terminal's stdout
    * (one file description): printing could then fail with EAGAIN. Reads
@@ -304,6 +462,12 @@ void claudelua_repl_push(lua_State *L) {
   r->poll.data = r;
   r->use_rl = r->tty && r->poll_ok && getenv("CLAUDELUA_NO_READLINE") == NULL &&
               claude_dynlib_load(&rl_lib, rl_open_once, why, sizeof why) == 0;
+  if (r->use_rl) {
+    /* Lua's words: '.' and ':' stay inside a name (claude.mcp, s:upper) */
+    static const char breaks[] = " \t\n\"\\'`@$><=;|&{(}),[]+-*/%^~#";
+    *(rl_entry_fn *)rl_var(rl.completion_entry_function) = complete_entry;
+    *(const char **)rl_var(rl.basic_word_break_characters) = breaks;
+  }
   claude_handle_opened(ctx);
   claude_object_link(ctx, &r->hdr, "repl", repl_teardown);
   r->box = box;

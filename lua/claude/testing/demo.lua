@@ -54,8 +54,15 @@ function M.load_scenario(path)
   if not f then return nil, err end
   local text = f:read("a")
   f:close()
-  local ok, t = pcall(json.decode, text)
-  if not ok or type(t) ~= "table" or type(t.turns) ~= "table" then
+  local t, jerr = json.decode(text)
+  if t == nil then -- where, as an editor shows it: line and column
+    local byte = tonumber(tostring(jerr):match("at byte (%d+)")) or #text
+    local before = text:sub(1, byte - 1)
+    return nil, string.format("%s: line %d, column %d: %s", path,
+      select(2, before:gsub("\n", "")) + 1, byte - (before:match(".*()\n") or 0),
+      tostring(jerr):gsub(" at byte %d+", ""))
+  end
+  if type(t) ~= "table" or type(t.turns) ~= "table" then
     return nil, path .. ": not a scenario ({\"turns\": [...]} expected)"
   end
   return t

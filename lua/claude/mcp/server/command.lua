@@ -17,92 +17,6 @@ local M = {}
 
 local AUTH_FLAGS, LIST_FLAGS, auth_option
 
-M.USAGE = [[
-usage: claudelua mcp [options] tools.lua [args]
-       claudelua mcp install [options] tools.lua [args]   add it to an MCP client's
-                          configuration (claudelua mcp install --help)
-
-Serve the claude.server values that tools.lua returns (a server, a list of servers, or a
-table name -> server) as an MCP server. tools.lua runs like a script: its arguments are in
-`...` and `arg`.
-
-Options:
-  --http [HOST:]PORT      serve Streamable HTTP at http://HOST:PORT/mcp (HOST defaults to
-                          127.0.0.1, loopback); every server of the file is served, side
-                          by side
-  --stateless             HTTP only: no sessions, no initialize needed, no requests to the client
-  --allowed-origins LIST  HTTP only: the Origin values accepted (comma-separated, or *);
-                          by default, on a loopback HOST, only local origins
-  --allowed-hosts LIST    HTTP only: the Host names accepted (comma-separated); by default,
-                          on a loopback HOST, localhost, 127.0.0.1 and [::1]
-  --session-timeout SECONDS  HTTP only: end a session idle this long (default 1800; 0: never)
-  --server NAME           stdio: serve the server named NAME (needed when the file returns
-                          several)
-  --watch                 reload tools.lua when it changes; clients stay connected and are
-                          sent list_changed; a file that fails to load keeps the previous tools
-  --grace SECONDS         on SIGINT/SIGTERM or stdin EOF, calls in flight get this long to
-                          finish before they are cancelled (default 5)
-  --max-message BYTES     the largest message accepted (default 16777216); a larger one gets
-                          an error and the server goes on
-  --request-timeout SECONDS  how long a request to the client (ctx.sample, ctx.elicit,
-                          ctx.roots, ctx.request) may take (default 60; 0: no limit)
-  --state-key-file FILE   protocol 2026-07-28: the key that signs the requestState of
-                          multi round-trip requests (at least 16 bytes), shared by the
-                          processes behind one load balancer (default: the environment
-                          variable CLAUDELUA_MCP_STATE_KEY, else a random key per process)
-  --state-ttl SECONDS     how long a requestState stays valid (default 600)
-  --node NAME             HTTP only: this process's name behind a load balancer; the ids of
-                          its tasks start with it (NAME.), so that the balancer can route
-                          tasks/* requests (Mcp-Name) to the process that has the task
-  --skills DIR            serve the Agent Skills of DIR (each directory with a SKILL.md) on
-                          every server, beside those of its own skills option (repeatable)
-  --stuck-exit SECONDS    a tool call still busy this long past its `run` budget where no
-                          budget can stop it (a __gc that spins) ends the server with
-                          status 70, for a supervisor to restart it (default 10; 0: never)
-  -h, --help              show this help
-
-Bounds per client (HTTP only; each a positive number, 'none' for no bound; docs/mcp-server.md):
-  --max-sessions N           sessions open (1024); past it the least recently used idle
-                             one is closed, or the initialize gets 503
-  --max-calls N              requests in flight in the server, both eras (1024); 503 past it
-  --max-session-calls N      requests in flight per session (64); an error past it
-  --max-post-calls N         requests served from one POST (32); an error past it
-  --max-batch N              messages in one POST (64); 400 past it
-  --history-bytes BYTES      events kept for Last-Event-ID per session (262144)
-  --max-queued BYTES         bytes waiting to be sent to one client (1048576); past it
-                             the client is dropped
-  --write-timeout SECONDS    a client that takes nothing for this long is dropped (60)
-  --max-connections N        connections at once (1024, fewer under a low ulimit -n);
-                             503 past it
-  --max-tasks N              tasks kept in the server (1024); past it the oldest finished
-                             one is forgotten, or the call gets an error
-  --max-client-tasks N       tasks kept per client (64; its OAuth principal, else its
-                             address): the same, for one client
-  --task-input-timeout SECONDS  a task waiting for tasks/update this long fails (600)
-  --task-ttl SECONDS         a task is kept this long after its creation (3600)
-  --task-result-bytes BYTES  bytes of finished tasks' results kept (33554432); the oldest
-                             are forgotten first
-  --max-subscriptions N      URIs (or task ids) per listen or per session (256)
-  --max-uri BYTES            the longest URI subscribed to (2048)
-
-OAuth (HTTP only; for the servers without an auth option of their own, see docs/oauth.md):
-  --introspection-url URL    accept the bearer tokens this RFC 7662 endpoint says are
-                             active; --client-id ID (and the secret in the environment
-                             variable CLAUDELUA_MCP_CLIENT_SECRET) authenticate us to it
-  --jwks-url URL --issuer URL  accept JWTs signed by these keys, from this issuer
-  --authorization-server URL  the issuer clients get tokens from (repeatable; the
-                             protected resource metadata names it; default: --issuer)
-  --resource URL             the server's public URL (default: the URL served)
-  --required-scopes LIST     scopes every request's token must have (comma-separated)
-  --scopes-supported LIST    scopes the metadata offers (default: the required ones)
-  --audience LIST            the accepted token audiences (default: the resource)
-  --no-auth                  serve a HOST other hosts can reach without authentication, on
-                             purpose (refused otherwise)
-
-Over stdio, stdout carries the protocol alone: print, io.write and logs go to stderr. The
-server ends at stdin EOF.
-]]
-
 -- The bounds (claude.mcp.server.http's options of the same names).
 local BOUND_FLAGS = { ["--max-sessions"] = "max_sessions", ["--max-calls"] = "max_calls",
   ["--max-session-calls"] = "max_session_calls", ["--max-post-calls"] = "max_post_calls",
@@ -114,10 +28,14 @@ local BOUND_FLAGS = { ["--max-sessions"] = "max_sessions", ["--max-calls"] = "ma
   ["--max-subscriptions"] = "max_subscriptions", ["--max-uri"] = "max_uri" }
 
 -- Errors of the command line and of the tools file end the command with their message
--- alone (traceback = false: a traceback of the command itself would say nothing).
+-- alone, after the command's name (`command`: claudelua mcp: ...; no traceback: one of the
+-- command itself would say nothing).
+local function failure(kind, fmt, ...)
+  error(errors.new(kind, string.format(fmt, ...), { command = "mcp", traceback = false }), 0)
+end
+
 local function usage_error(fmt, ...)
-  error(errors.new("usage", "mcp: " .. string.format(fmt, ...)
-    .. " (claudelua mcp --help for usage)", { traceback = false }), 0)
+  failure("usage", "%s (claudelua mcp --help for usage)", string.format(fmt, ...))
 end
 
 -- The OAuth flags -> the fields of the `auth` option (claude.mcp.server.auth).
@@ -473,6 +391,12 @@ local function serve_stdio(o, t, list)
     usage_error("%s", err)
   end
   t:serve(server)
+  if o.terminal then -- a person started it: say it runs (a client's pipe gets no chatter)
+    io.stderr:write(string.format("claudelua mcp: serving '%s' over stdio (stdin and stdout "
+      .. "carry MCP's JSON-RPC: an MCP client starts this command; Ctrl-D or Ctrl-C stops "
+      .. "it)\n", server.name))
+    io.stderr:flush()
+  end
   local watcher
   if o.watch then
     watcher = M.watch(o.file, o.args, function(new)
@@ -502,8 +426,8 @@ local function serve_http(o, list)
   -- the Streamable HTTP transport needs libh2o, loaded on its first use
   local ok, http = pcall(require, "claude.mcp.server.http")
   if not ok then
-    error(errors.new("unsupported", "mcp: --http: the Streamable HTTP transport is not in "
-      .. "this build: " .. tostring(http), { traceback = false }), 0)
+    failure("unsupported", "--http: the Streamable HTTP transport is not in this build: %s",
+      tostring(http))
   end
   local origin = require "claude.mcp.server.origin"
   local t, err
@@ -516,9 +440,30 @@ local function serve_http(o, list)
     log = function(msg) io.stderr:write("claudelua mcp: ", msg, "\n") end,
   }
   for k, v in pairs(o.bounds or {}) do opts[k] = v end
+  -- listen refuses these too, worded for a Lua caller; the command's user gets sentences
+  local wildcard = core.address_class(o.http.host) == "unspecified"
+  if wildcard and o.auth and o.auth.resource == nil then
+    usage_error("on %s the server's public URL cannot be guessed: give it with --resource "
+      .. "URL (e.g. https://mcp.example.com/mcp), the URL its clients reach", o.http.host)
+  end
+  if not origin.is_loopback(o.http.host) and o.auth == nil then
+    for _, e in ipairs(list) do
+      if e[2].auth == nil then
+        failure("usage", "%s can be reached from other machines, and server '%s' has no "
+          .. "authentication: anyone there could call its tools. Protect it with the OAuth "
+          .. "options (--jwks-url, --introspection-url: claudelua mcp --help) or an auth "
+          .. "option in %s, serve it on 127.0.0.1, or pass --no-auth to serve it open on "
+          .. "purpose", o.http.host, e[1], o.file)
+      end
+    end
+  end
   ok, t, err = pcall(http.listen, list, opts)
-  if not ok then -- a server without auth on a public address, say: the command's mistake
+  if not ok then -- another option listen refuses: the command's mistake
     usage_error("%s", tostring(t):gsub("^[^\n]-:%d+: ", ""))
+  end
+  if not t and tostring(errors.message(err)):find("EADDRINUSE", 1, true) then
+    failure("connection", "port %d is in use (on %s): stop what listens there, or pick "
+      .. "another port with --http", o.http.port, o.http.host)
   end
   if not t then error(err, 0) end
   io.stderr:write(string.format("claudelua mcp: serving %s (%s)\n", t:url(), list[1][1]))
@@ -562,12 +507,14 @@ function M.main(...)
   end
   local o = M.parse({ ... })
   if o.help then
-    io.stdout:write(M.USAGE)
+    io.stdout:write(require "claude.mcp.server.usage")
     return
   end
   rawset(_G, "arg", { [0] = o.file, table.unpack(o.args) })
   -- the last resort against a tool that holds the loop where no budget reaches (docs/budgets.md)
   core.stuck_exit(o.stuck_exit, "claudelua mcp")
+  -- checked before the transport takes fds 0 and 1
+  o.terminal = core.isatty(0) and core.isatty(2)
   local t
   if not o.http then
     -- before the tools file runs, so that nothing it prints reaches the protocol: the
@@ -583,7 +530,7 @@ function M.main(...)
   local list, err = M.load(o.file, o.args, o.skills)
   if not list then
     if t then t:close() end
-    error(errors.new("load", "mcp: " .. err, { traceback = false }), 0)
+    failure("load", "%s", err)
   end
   if o.http then return serve_http(o, list) end
   return serve_stdio(o, t, list)

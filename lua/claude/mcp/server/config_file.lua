@@ -1,30 +1,47 @@
 --- The JSON configuration files of MCP clients, edited as a person would: one entry added or
--- replaced, every other byte of meaning kept, the members in the order they were, numbers
--- and strings as they were written, and the result laid out as the clients write it
--- (two-space indents, `JSON.stringify(value, null, 2)`). And the unified diff of two texts,
--- to show what changed. For `claudelua mcp install` (claude.mcp.server.install).
+-- replaced by splicing its bytes into the text, every other byte kept (members in their
+-- order, numbers and strings as written, the layout of unrelated parts); a new entry is laid
+-- out as the file is (its indent unit, or on one line in a one-line file). And the unified
+-- diff of two texts, to show what changed. For `claudelua mcp install`
+-- (claude.mcp.server.install).
 -- @module claude.mcp.server.config_file
 local json = require "claude.json"
 
 local M = {}
 
--- A parsed document is made of nodes: { t = "o", keys = {...}, map = {key = node} },
--- { t = "a", node, ... } and { t = "s", raw = "the JSON text of a scalar" }.
+-- A parsed document is made of nodes: { t = "o", keys = {...}, map = {key = node},
+-- at = {key = where its name starts} }, { t = "a", node, ... } and { t = "s", raw = "the
+-- JSON text of a scalar" }; each parsed node has `s` and `e`, where its text starts and
+-- ends (one past the end).
 
-local function fail(text, pos, what)
-  local line = select(2, text:sub(1, pos):gsub("\n", "")) + 1
-  error({ config_error = string.format("line %d: %s", line, what) }, 0)
+local function fail(text, pos, what, comments)
+  local before = text:sub(1, pos - 1)
+  local line = select(2, before:gsub("\n", "")) + 1
+  local column = pos - (before:match(".*()\n") or 0)
+  error({ config_error = string.format("line %d, column %d: %s", line, column, what),
+    comments = comments }, 0)
 end
 
 local parse_value
 
-local function skip(text, pos)
-  pos = text:find("[^ \t\r\n]", pos) or #text + 1
-  local c2 = text:sub(pos, pos + 1)
-  if c2 == "//" or c2 == "/*" then
-    fail(text, pos, "a comment (this editor keeps plain JSON only: add the entry by hand)")
+-- Skips blanks, and comments when `jsonc` (VS Code's files allow them).
+local function skip(text, pos, jsonc)
+  while true do
+    pos = text:find("[^ \t\r\n]", pos) or #text + 1
+    local c2 = text:sub(pos, pos + 1)
+    if c2 ~= "//" and c2 ~= "/*" then return pos end
+    if not jsonc then
+      fail(text, pos, "a comment (this editor keeps plain JSON only: add the entry by hand)",
+        true)
+    end
+    local close = c2 == "//" and text:find("\n", pos + 2, true) or
+      c2 == "/*" and select(2, text:find("*/", pos + 2, true))
+    if not close then
+      if c2 == "/*" then fail(text, pos, "an unterminated comment") end
+      return #text + 1
+    end
+    pos = close + 1
   end
-  return pos
 end
 
 local function parse_string(text, pos)
@@ -37,70 +54,88 @@ local function parse_string(text, pos)
   end
 end
 
-parse_value = function(text, pos)
-  pos = skip(text, pos)
+parse_value = function(text, pos, jsonc)
+  pos = skip(text, pos, jsonc)
+  local start, node = pos
   local c = text:sub(pos, pos)
   if c == "{" then
-    local node = { t = "o", keys = {}, map = {} }
-    pos = skip(text, pos + 1)
-    if text:sub(pos, pos) == "}" then return node, pos + 1 end
-    while true do
-      pos = skip(text, pos)
+    node = { t = "o", keys = {}, map = {}, at = {}, s = start }
+    pos = skip(text, pos + 1, jsonc)
+    while text:sub(pos, pos) ~= "}" do
       if text:sub(pos, pos) ~= '"' then fail(text, pos, "a member name expected") end
+      local at = pos
       local raw
       raw, pos = parse_string(text, pos)
       local key = json.decode(raw)
-      pos = skip(text, pos)
+      pos = skip(text, pos, jsonc)
       if text:sub(pos, pos) ~= ":" then fail(text, pos, "':' expected") end
       local value
-      value, pos = parse_value(text, pos + 1)
+      value, pos = parse_value(text, pos + 1, jsonc)
       if node.map[key] == nil then node.keys[#node.keys + 1] = key end
-      node.map[key] = value
-      pos = skip(text, pos)
+      node.map[key], node.at[key] = value, at
+      pos = skip(text, pos, jsonc)
       local d = text:sub(pos, pos)
-      if d == "}" then return node, pos + 1 end
-      if d ~= "," then fail(text, pos, "',' or '}' expected") end
-      pos = pos + 1
+      if d == "," then
+        pos = skip(text, pos + 1, jsonc)
+        if not jsonc and text:sub(pos, pos) == "}" then
+          fail(text, pos, "a member name expected")
+        end
+      elseif d ~= "}" then
+        fail(text, pos, "',' or '}' expected")
+      end
     end
+    pos = pos + 1
   elseif c == "[" then
-    local node = { t = "a" }
-    pos = skip(text, pos + 1)
-    if text:sub(pos, pos) == "]" then return node, pos + 1 end
-    while true do
+    node = { t = "a", s = start }
+    pos = skip(text, pos + 1, jsonc)
+    while text:sub(pos, pos) ~= "]" do
       local value
-      value, pos = parse_value(text, pos)
+      value, pos = parse_value(text, pos, jsonc)
       node[#node + 1] = value
-      pos = skip(text, pos)
+      pos = skip(text, pos, jsonc)
       local d = text:sub(pos, pos)
-      if d == "]" then return node, pos + 1 end
-      if d ~= "," then fail(text, pos, "',' or ']' expected") end
-      pos = pos + 1
+      if d == "," then
+        pos = skip(text, pos + 1, jsonc)
+        if not jsonc and text:sub(pos, pos) == "]" then fail(text, pos, "a value expected") end
+      elseif d ~= "]" then
+        fail(text, pos, "',' or ']' expected")
+      end
     end
+    pos = pos + 1
   elseif c == '"' then
     local raw
     raw, pos = parse_string(text, pos)
-    return { t = "s", raw = raw }, pos
+    node = { t = "s", raw = raw, s = start }
+  else
+    local raw = text:match("^%-?[%d.eE+%-]+", pos) or text:match("^true", pos)
+      or text:match("^false", pos) or text:match("^null", pos)
+    if not raw then fail(text, pos, "a value expected") end
+    node, pos = { t = "s", raw = raw, s = start }, pos + #raw
   end
-  local raw = text:match("^%-?[%d.eE+%-]+", pos) or text:match("^true", pos)
-    or text:match("^false", pos) or text:match("^null", pos)
-  if not raw then fail(text, pos, "a value expected") end
-  return { t = "s", raw = raw }, pos + #raw
+  node.e = pos
+  return node, pos
 end
 
---- Parses a JSON text into nodes that keep its order and its scalars' spelling.
+--- Parses a JSON text into nodes that keep its order, its scalars' spelling and where
+-- each one is in the text.
 -- @tparam string text
--- @return the root node, or nil and why
-function M.parse(text)
+-- @tparam[opt] boolean jsonc allow comments and trailing commas (VS Code's JSONC)
+-- @return the root node, or nil, why (with the line and column) and, when the text has
+--   comments and `jsonc` was not given, "comments"
+function M.parse(text, jsonc)
   local ok, node = pcall(function()
-    local node, pos = parse_value(text, 1)
-    pos = skip(text, pos)
+    local node, pos = parse_value(text, 1, jsonc)
+    pos = skip(text, pos, jsonc)
     if pos <= #text then fail(text, pos, "text after the value") end
     return node
   end)
   if not ok then
-    if type(node) == "table" then return nil, node.config_error end
+    if type(node) == "table" then
+      return nil, node.config_error, node.comments and "comments" or nil
+    end
     error(node, 0)
   end
+  if jsonc then return node end
   local jok, err = pcall(json.decode, text) -- what the scan lets through (bad escapes, say)
   if not jok then return nil, tostring(err) end
   return node
@@ -128,23 +163,6 @@ end
 --- An empty object node.
 function M.object() return { t = "o", keys = {}, map = {} } end
 
---- Sets `obj[key] = value` (a node): in place when the key is there, else last.
-function M.set(obj, key, value)
-  if obj.map[key] == nil then obj.keys[#obj.keys + 1] = key end
-  obj.map[key] = value
-end
-
---- The child object `key` of `obj`, made (empty, last) when missing; nil when it is there
--- and not an object.
-function M.child(obj, key)
-  local c = obj.map[key]
-  if c == nil then
-    c = M.object()
-    M.set(obj, key, c)
-  end
-  return c.t == "o" and c or nil
-end
-
 --- A node as plain Lua values (objects as tables), for reading.
 function M.value(node)
   if node.t == "s" then return json.decode(node.raw) end
@@ -157,36 +175,111 @@ function M.value(node)
   return out
 end
 
-local function encode(node, indent, out)
+-- `unit` is the indent of one level; nil lays the node out on one line (`sep` after ',' and
+-- ':', "" or " ").
+local function encode(node, indent, unit, out, sep)
   if node.t == "s" then
     out[#out + 1] = node.raw
-  elseif node.t == "a" then
-    if #node == 0 then out[#out + 1] = "[]" return end
-    out[#out + 1] = "[\n"
-    for i, x in ipairs(node) do
-      out[#out + 1] = indent .. "  "
-      encode(x, indent .. "  ", out)
-      out[#out + 1] = i < #node and ",\n" or "\n"
-    end
-    out[#out + 1] = indent .. "]"
-  else
-    if #node.keys == 0 then out[#out + 1] = "{}" return end
-    out[#out + 1] = "{\n"
-    for i, k in ipairs(node.keys) do
-      out[#out + 1] = indent .. "  " .. json.encode(k) .. ": "
-      encode(node.map[k], indent .. "  ", out)
-      out[#out + 1] = i < #node.keys and ",\n" or "\n"
-    end
-    out[#out + 1] = indent .. "}"
+    return
   end
+  local array = node.t == "a"
+  local n = array and #node or #node.keys
+  if n == 0 then out[#out + 1] = array and "[]" or "{}" return end
+  local inner = unit and indent .. unit
+  out[#out + 1] = (array and "[" or "{") .. (unit and "\n" or "")
+  for i = 1, n do
+    if unit then out[#out + 1] = inner end
+    local child = node[i]
+    if not array then
+      local k = node.keys[i]
+      out[#out + 1] = json.encode(k) .. ":" .. (unit and " " or sep)
+      child = node.map[k]
+    end
+    encode(child, inner, unit, out, sep)
+    if i < n then out[#out + 1] = unit and ",\n" or "," .. sep end
+  end
+  out[#out + 1] = (unit and "\n" .. indent or "") .. (array and "]" or "}")
 end
 
 --- The text of a node tree, laid out with two-space indents and a final newline.
 function M.encode(node)
   local out = {}
-  encode(node, "", out)
+  encode(node, "", "  ", out)
   out[#out + 1] = "\n"
   return table.concat(out)
+end
+
+-- The blanks that start the line of `pos`.
+local function line_indent(text, pos)
+  local line_start = (text:sub(1, pos - 1):match(".*\n()") or 1)
+  return text:match("^[ \t]*", line_start)
+end
+
+--- The node at `keys` (a list of member names from `root`), or nil.
+function M.lookup(root, keys)
+  local node = root
+  for _, k in ipairs(keys) do
+    node = node.t == "o" and node.map[k] or nil
+    if not node then return nil end
+  end
+  return node
+end
+
+--- The text with `value` (a node) at `keys` below `root` (parsed from `text`): the bytes
+-- of the value there replaced, or a member added to the deepest object on the way (with
+-- the objects still missing), every other byte kept. The added text follows the file's
+-- layout: its indent unit where the object spans lines, one line where it does not.
+-- @return the new text, or nil and the name of a member on the way that is not an object
+function M.splice(text, root, keys, value)
+  if not text or not text:find("%S") then
+    root = M.object()
+    text = nil
+  end
+  local obj, depth = root, 1
+  while depth < #keys do
+    local child = obj.map[keys[depth]]
+    if child == nil then break end
+    if child.t ~= "o" then return nil, keys[depth] end
+    obj, depth = child, depth + 1
+  end
+  for i = #keys, depth + 1, -1 do -- the objects still missing, innermost first
+    value = { t = "o", keys = { keys[i] }, map = { [keys[i]] = value } }
+  end
+  local key = keys[depth]
+  if not text then return M.encode({ t = "o", keys = { key }, map = { [key] = value } }) end
+  local unit = text:match("\n([ \t]+)%S") or "  "
+  -- an empty object: laid out on lines unless the file is one line with something in it
+  local spans_lines = text:sub(obj.s, obj.e - 1):find("\n")
+    or (#obj.keys == 0 and (#root.keys == 0 or text:gsub("%s+$", ""):find("\n")))
+  local sep = text:sub(obj.s, obj.e - 1):find('":%s') and " " or ""
+  local function laid_out(node, indent)
+    local out = {}
+    encode(node, indent, spans_lines and unit or nil, out, sep)
+    return table.concat(out)
+  end
+  local old = obj.map[key]
+  if old then
+    local indent = line_indent(text, obj.at[key])
+    return text:sub(1, old.s - 1) .. laid_out(value, indent) .. text:sub(old.e)
+  end
+  local name = json.encode(key)
+  if #obj.keys > 0 then -- after the last member
+    local last = obj.keys[#obj.keys]
+    local at = obj.map[last].e
+    if spans_lines then
+      local indent = line_indent(text, obj.at[last])
+      return text:sub(1, at - 1) .. ",\n" .. indent .. name .. ": " .. laid_out(value, indent)
+        .. text:sub(at)
+    end
+    return text:sub(1, at - 1) .. "," .. sep .. name .. ":" .. sep .. laid_out(value, "")
+      .. text:sub(at)
+  end
+  local outer = line_indent(text, obj.s)
+  local body = spans_lines
+    and "{\n" .. outer .. unit .. name .. ": " .. laid_out(value, outer .. unit) .. "\n"
+      .. outer .. "}"
+    or "{" .. name .. ":" .. sep .. laid_out(value, "") .. "}"
+  return text:sub(1, obj.s - 1) .. body .. text:sub(obj.e)
 end
 
 local function lines(text)

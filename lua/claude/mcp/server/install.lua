@@ -2,7 +2,8 @@
 -- configuration of a client, as `claudelua mcp tools.lua` over stdio: Claude Code, Claude
 -- Desktop, Cursor or VS Code. The entry names the claudelua executable and the tools file by
 -- their absolute paths; the rest of the configuration is kept as it was; the change is shown
--- as a diff; an entry of the same name is replaced only with `--force`. Claude Code's own
+-- as a diff, and only the entry's bytes change; the same entry again is "already installed";
+-- a different entry of the same name is replaced only with `--force`. Claude Code's own
 -- `claude mcp add-json` writes its entry when the `claude` CLI is found (else the file is
 -- written the way it writes it). See docs/mcp-server.md.
 -- @module claude.mcp.server.install
@@ -35,14 +36,16 @@ Options:
   -h, --help        show this help
 ]]
 
-local function usage_error(fmt, ...)
-  error(errors.new("usage", "mcp install: " .. string.format(fmt, ...)
-    .. " (claudelua mcp install --help for usage)", { traceback = false }), 0)
+-- The command's errors: their message alone, after the command's name (claudelua mcp
+-- install: ...), no traceback.
+local function fail(kind, message)
+  error(errors.new(kind, message, { command = "mcp install", traceback = false }), 0)
 end
 
-local function failure(fmt, ...)
-  error(errors.new("install", "mcp install: " .. string.format(fmt, ...),
-    { traceback = false }), 0)
+local function failure(fmt, ...) fail("install", string.format(fmt, ...)) end
+
+local function usage_error(fmt, ...)
+  fail("usage", string.format(fmt, ...) .. " (claudelua mcp install --help for usage)")
 end
 
 local FLAGS = { ["--client"] = 1, ["--scope"] = 1, ["--name"] = 1, ["--server"] = 1,
@@ -175,39 +178,62 @@ local function entry(client, command, args, env)
   return config_file.node(fields)
 end
 
--- The servers object of a document (made when missing), for `key` (and, with `project`,
--- under projects[project], as Claude Code keeps its local scope).
-local function servers_of(root, key, project, path)
-  local obj = root
-  if project then
-    obj = config_file.child(root, "projects")
-    obj = obj and config_file.child(obj, project)
+-- Plain values equal, the way a client reads them (an empty `env` is no `env`).
+local function same(a, b)
+  if type(a) ~= "table" or type(b) ~= "table" then return a == b end
+  for k, v in pairs(a) do
+    if not (k == "env" and next(v) == nil and b[k] == nil) and not same(v, b[k]) then
+      return false
+    end
   end
-  local servers = obj and config_file.child(obj, key)
-  if not servers then failure("%s: '%s' is not an object", path, key) end
-  return servers
+  for k, v in pairs(b) do
+    if a[k] == nil and not (k == "env" and next(v) == nil) then return false end
+  end
+  return true
 end
 
--- Adds the entry to the file itself. Returns the path, the old text and the new one.
-local function edit_file(o, name, node, cwd)
+-- What installing the entry would do to the configuration file: `{ path, key, old, new,
+-- installed = the entry is there as it is, replaces = a different one is there, jsonc =
+-- the file has comments (then no `new`) }`.
+local function plan(o, name, node, cwd)
   local path, key = M.location(o.client, o.scope, cwd)
+  local keys = { key, name }
+  if o.scope == "local" then keys = { "projects", cwd, key, name } end
   local old = read(path)
+  local p = { path = path, key = key, old = old }
   local root
   if old and old:find("%S") then
-    local err
-    root, err = config_file.parse(old)
+    local err, why
+    root, err, why = config_file.parse(old)
+    if why == "comments" then
+      p.jsonc = true
+      root, err = config_file.parse(old, true)
+    end
     if not root then failure("%s: %s", path, err) end
     if root.t ~= "o" then failure("%s: not a JSON object", path) end
-  else
-    root = config_file.object()
   end
-  local servers = servers_of(root, key, o.scope == "local" and cwd or nil, path)
-  if servers.map[name] and not o.force then
-    failure("%s already has a server named '%s' (--force replaces it, --name picks another)",
-      path, name)
+  local there = root and config_file.lookup(root, keys)
+  p.installed = there and same(config_file.value(there), config_file.value(node))
+  p.replaces = there and not p.installed
+  if p.jsonc then return p end
+  local new, bad = config_file.splice(old, root, keys, node)
+  if not new then failure("%s: '%s' is not an object", path, bad) end
+  p.new = new
+  return p
+end
+
+-- A file with comments (VS Code's JSONC) is not rewritten: the entry to paste is shown.
+local function show_entry(p, name, node, dry_run)
+  local text = config_file.encode({ t = "o", keys = { name }, map = { [name] = node } })
+  io.stdout:write(string.format("%s has comments, which claudelua does not rewrite; add this "
+    .. "to its \"%s\" object:\n\n%s\n", p.path, p.key,
+    text:gsub("^{\n", ""):gsub("\n}\n$", "")))
+  if dry_run then
+    io.stdout:write(string.format("(dry run: %s not written)\n", p.path))
+    return
   end
-  config_file.set(servers, name, node)
-  return path, old, config_file.encode(root)
+  failure("%s has comments: the entry shown above was not added (paste it there, %s)",
+    p.path, p.replaces and "in place of the one named '" .. name .. "'" or "then save")
 end
 
 -- Writes the new text. A config that is a link (a dotfiles setup) is written through: the
@@ -230,42 +256,24 @@ local function write(path, text)
   if not ok then failure("cannot write %s: %s", target, tostring(err)) end
 end
 
--- Claude Code through its own CLI: `claude mcp add-json` (after `claude mcp remove` with
--- --force). Returns the path it changed, the old text and the new one, or nil when there is
--- no CLI.
-local function with_claude_cli(o, name, node, cwd)
+-- Claude Code through its own CLI: `claude mcp add-json` (after `claude mcp remove` when an
+-- entry is replaced). Returns the new text of the file, or nil when there is no CLI.
+local function with_claude_cli(o, name, node, cwd, p)
   local cli = process.which("claude")
   if not cli then return nil end
-  local path = M.location("claude-code", o.scope, cwd)
-  local old = read(path)
-  -- the same refusal as for the other clients, before the CLI says it its own way
-  if old then
-    local root = config_file.parse(old)
-    local servers = root and root.t == "o" and root
-    if servers and o.scope == "local" then
-      servers = servers.map.projects and servers.map.projects.map
-        and servers.map.projects.map[cwd]
-    end
-    servers = servers and servers.map and servers.map.mcpServers
-    if servers and servers.map and servers.map[name] and not o.force then
-      failure("%s already has a server named '%s' (--force replaces it, --name picks another)",
-        path, name)
-    end
-  end
-  if o.dry_run then return nil end -- the diff comes from editing a copy below
   local function run(args)
-    local p <close> = assert(process.spawn { cli, args = args, cwd = cwd, stdin = "ignore",
-      stderr = "collect" })
+    local proc <close> = assert(process.spawn { cli, args = args, cwd = cwd,
+      stdin = "ignore", stderr = "collect" })
     local out = {}
-    for line in p:lines(60) do out[#out + 1] = line end
-    local code = p:wait(60)
-    return code, table.concat(out, "\n") .. p:stderr()
+    for line in proc:lines(60) do out[#out + 1] = line end
+    local code = proc:wait(60)
+    return code, table.concat(out, "\n") .. proc:stderr()
   end
-  if o.force then run { "mcp", "remove", "--scope", o.scope, name } end
+  if p.replaces then run { "mcp", "remove", "--scope", o.scope, name } end
   local code, out = run { "mcp", "add-json", "--scope", o.scope, name,
     json.encode(config_file.value(node)) }
   if code ~= 0 then failure("claude mcp add-json failed (%s): %s", tostring(code), out) end
-  return path, old, read(path) or ""
+  return read(p.path) or ""
 end
 
 --- The command: `claudelua mcp install` with the arguments after `install`.
@@ -310,21 +318,33 @@ function M.main(load, ...)
   for _, a in ipairs(o.args) do args[#args + 1] = a end
   local node = entry(o.client, command, args, o.env)
   local cwd = core.cwd()
-  local path, old, new
-  if o.client == "claude-code" then path, old, new = with_claude_cli(o, name, node, cwd) end
-  local by_cli = path ~= nil
-  if not path then
-    path, old, new = edit_file(o, name, node, cwd)
-    if not o.dry_run then write(path, new) end
-  end
-  io.stdout:write(config_file.diff(old, new, path))
   local client = ({ ["claude-code"] = "Claude Code", ["claude-desktop"] = "Claude Desktop",
     cursor = "Cursor", vscode = "VS Code" })[o.client]
+  local p = plan(o, name, node, cwd)
+  if p.installed then -- run twice (a set-up script): nothing to do
+    io.stdout:write(string.format("'%s' is already installed in %s (%s scope, %s): nothing "
+      .. "to do\n", name, client, o.scope, p.path))
+    return
+  end
+  if p.jsonc then return show_entry(p, name, node, o.dry_run) end
+  if p.replaces and not o.force then
+    io.stdout:write(config_file.diff(p.old, p.new, p.path))
+    failure("%s has a different server named '%s' (the diff above): --force replaces it, "
+      .. "--name picks another", p.path, name)
+  end
+  local new, by_cli = p.new, nil
+  if not o.dry_run then
+    if o.client == "claude-code" then by_cli = with_claude_cli(o, name, node, cwd, p) end
+    if by_cli then new = by_cli else write(p.path, new) end
+  end
+  local path = p.path
+  io.stdout:write(config_file.diff(p.old, new, path))
   if o.dry_run then
     io.stdout:write(string.format("(dry run: %s not written)\n", path))
   else
-    io.stdout:write(string.format("Added '%s' to %s (%s scope)%s: %s %s\n", name, client,
-      o.scope, by_cli and " with claude mcp add-json" or "", command, table.concat(args, " ")))
+    io.stdout:write(string.format("%s '%s' %s %s (%s scope)%s: %s %s\n",
+      p.replaces and "Replaced" or "Added", name, p.replaces and "in" or "to", client, o.scope,
+      by_cli and " with claude mcp add-json" or "", command, table.concat(args, " ")))
     if o.client ~= "claude-code" then
       io.stdout:write("Restart ", client, " (or reload its MCP servers) to start it.\n")
     end
