@@ -82,7 +82,9 @@ local function message(fname, i, m)
   local c = m.content
   if type(c) == "table" and c.type == nil and c[1] ~= nil then
     local list = jarray()
-    for j, block in ipairs(c) do list[j] = content_block(fname, fmt("%s.content[%d]", field, j), block) end
+    for j, block in ipairs(c) do
+      list[j] = content_block(fname, fmt("%s.content[%d]", field, j), block)
+    end
     c = list
   else
     c = content_block(fname, field .. ".content", c)

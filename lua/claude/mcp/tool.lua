@@ -269,6 +269,8 @@ end
 -- `view` (a `view`, or the `ui://` URI of a resource of the server) is the HTML view hosts of
 -- MCP Apps show beside the tool's answer, `visibility` who may call it (`{"model", "app"}`
 -- by default; `{"app"}`: only the views); a server serves a tool's view with the tool.
+-- `icons` (claude.mcp.metadata) go in its listing; `formats` asserts `format` in its schemas
+-- (claude.schema's option of that name).
 -- `execute(args, ctx)` returns the result (see `claude.content.result`).
 -- @treturn claude.Tool
 M.tool = public(tool)
@@ -671,7 +673,8 @@ end
 --   false: none, on purpose; an in-process session ignores it, stdio refuses it), `cache`
 --   the caching hints of its lists and reads in the modern era (`{ttl_ms = 0, scope =
 --   "private"}` by default; a resource's own `cache` wins for its reads), `skills` a folder
---   (or a list of folders) of Agent Skills to serve (`server:add_skills`)
+--   (or a list of folders) of Agent Skills to serve (`server:add_skills`); `title`,
+--   `description`, `website_url` and `icons` its `serverInfo` (claude.mcp.metadata)
 -- @treturn claude.Server
 M.server = public(server)
 
