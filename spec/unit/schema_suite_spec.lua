@@ -67,6 +67,28 @@ local function format_files(draft)
   return {}
 end
 
+-- One `it` per test of the file at `path`, its schemas compiled with `opts`.
+local function run_file(path, title, opts)
+  local groups = assert(json.decode(assert(read(path))))
+  describe(title, function()
+    for gi, group in ipairs(groups) do
+      local validate, err = schema.compile(group.schema, opts)
+      for ti, test in ipairs(group.tests) do
+        it(("%d.%d %s: %s"):format(gi, ti, group.description, test.description), function()
+          assert(validate, err and err.message)
+          local ok, verr = validate(test.data)
+          if test.valid then
+            assert(ok == true, verr and verr.message)
+          else
+            assert(ok == nil, "accepted an invalid value")
+            assert.equal("validation", verr.kind)
+          end
+        end)
+      end
+    end
+  end)
+end
+
 for _, draft in ipairs(DRAFTS) do
   local dir = ROOT .. "/tests/" .. draft.dir
   local files = list(dir)
@@ -77,45 +99,11 @@ for _, draft in ipairs(DRAFTS) do
   end
   describe("JSON-Schema-Test-Suite " .. draft.dir, function()
     for _, file in ipairs(files) do
-      local groups = assert(json.decode(assert(read(dir .. "/" .. file))))
-      describe(file, function()
-        for gi, group in ipairs(groups) do
-          local validate, err = schema.compile(group.schema,
-            { dialect = draft.dialect, loader = loader })
-          for ti, test in ipairs(group.tests) do
-            it(("%d.%d %s: %s"):format(gi, ti, group.description, test.description), function()
-              assert(validate, err and err.message)
-              local ok, verr = validate(test.data)
-              if test.valid then
-                assert(ok == true, verr and verr.message)
-              else
-                assert(ok == nil, "accepted an invalid value")
-                assert.equal("validation", verr.kind)
-              end
-            end)
-          end
-        end
-      end)
+      run_file(dir .. "/" .. file, file, { dialect = draft.dialect, loader = loader })
     end
     for _, path in ipairs(format_files(draft.dir)) do
-      local groups = assert(json.decode(assert(read(path))))
-      describe("optional/format/" .. path:match("[^/]+$") .. " (formats = true)", function()
-        for gi, group in ipairs(groups) do
-          local validate, err = schema.compile(group.schema,
-            { dialect = draft.dialect, loader = loader, formats = true })
-          for ti, test in ipairs(group.tests) do
-            it(("%d.%d %s: %s"):format(gi, ti, group.description, test.description), function()
-              assert(validate, err and err.message)
-              local ok = validate(test.data)
-              if test.valid then
-                assert(ok == true, "refused a valid value")
-              else
-                assert(ok == nil, "accepted an invalid value")
-              end
-            end)
-          end
-        end
-      end)
+      run_file(path, "optional/format/" .. path:match("[^/]+$") .. " (formats = true)",
+        { dialect = draft.dialect, loader = loader, formats = true })
     end
   end)
 end

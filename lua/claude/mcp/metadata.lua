@@ -14,9 +14,7 @@ local M = {}
 local type, pairs, ipairs, fmt = type, pairs, ipairs, string.format
 local typename = errors.typename
 
-local function bad(fname, field, f, ...)
-  errors.misuse("bad field '%s' to '%s' (%s)", field, fname, f:format(...))
-end
+local function bad(fname, field, f, ...) return errors.bad_field(field, fname, f, ...) end
 
 local ICON_FIELDS = { src = true, mime_type = true, mimeType = true, sizes = true, theme = true }
 local THEMES = { light = true, dark = true }
@@ -48,9 +46,7 @@ function M.icons(v, fname, field)
     local at = fmt("%s[%d]", field, i)
     if type(icon) == "string" then icon = { src = icon } end
     if type(icon) ~= "table" then bad(fname, at, "table expected, got %s", typename(icon)) end
-    for k in pairs(icon) do
-      if not ICON_FIELDS[k] then errors.unknown_field(k, ICON_FIELDS, fname, at) end
-    end
+    errors.check_fields(icon, ICON_FIELDS, fname, at)
     if type(icon.src) ~= "string" or not icon_source(icon.src) then
       bad(fname, at .. ".src", "an https:// URL or a data:image/ URI expected, got %s",
         type(icon.src) == "string" and fmt("'%s'", icon.src) or typename(icon.src))

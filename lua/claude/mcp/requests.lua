@@ -19,15 +19,10 @@ local type, pairs, ipairs, next, fmt = type, pairs, ipairs, next, string.format
 local misuse, typename = errors.misuse, errors.typename
 local jarray = json.array
 
-local function bad(fname, field, f, ...)
-  misuse("bad field '%s' to '%s' (%s)", field, fname, f:format(...))
-end
+local function bad(fname, field, f, ...) return errors.bad_field(field, fname, f, ...) end
 
 local function want(fname, t, field, expected, optional)
-  local v = t[field]
-  if v == nil and optional then return nil end
-  if type(v) ~= expected then bad(fname, field, "%s expected, got %s", expected, typename(v)) end
-  return v
+  return errors.check_field(t[field], field, fname, expected, optional)
 end
 
 -- Has the client declared `capabilities[a][b]`? nil when its capabilities are not known.
@@ -234,9 +229,7 @@ function M.elicit_url(ctx, send)
     if type(spec) ~= "table" then
       misuse("bad argument #1 to 'elicit_url' (table expected, got %s)", typename(spec))
     end
-    for k in pairs(spec) do
-      if not ELICIT_URL_FIELDS[k] then errors.unknown_field(k, ELICIT_URL_FIELDS, F) end
-    end
+    errors.check_fields(spec, ELICIT_URL_FIELDS, F)
     local msg = want(F, spec, "message", "string")
     local url = want(F, spec, "url", "string")
     if not url:find("^[%a][%w%+%-%.]*://[^%s]+$") then
