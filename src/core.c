@@ -17,6 +17,7 @@
 #include "mcp/pending.h"
 #include "mcp/router.h"
 #include "schema/flat.h"
+#include "schema/idn.h"
 #include "schema/regex.h"
 #include "task.h"
 
@@ -56,6 +57,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_fs(L);
   claude_open_budget(L);
   claude_open_regex(L);
+  claude_open_idn(L);
   claude_open_flat(L);
   claude_open_busy_poll(L);
   lua_pushliteral(L, CLAUDE_VERSION);

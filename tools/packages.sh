@@ -9,11 +9,12 @@ set -euo pipefail
 # product: a compiler and cmake; Lua 5.4 and libuv (linked); the headers of the libraries
 # loaded on first use (src/dynlib.h): libh2o-dev (the HTTP server, h2o on libuv; its
 # headers need libssl-dev), libcurl4-openssl-dev (the HTTP client), libssl-dev (the
-# cryptography), libpcre2-dev (JSON Schema patterns); lua5.4: `require "claude"` from stock
+# cryptography), libpcre2-dev and libidn2-dev (JSON Schema patterns, and host name formats
+# when asserted); lua5.4: `require "claude"` from stock
 # Lua; libreadline8: line editing in claudelua -i (loaded when there); curl and
 # ca-certificates: tools/setup.sh fetches the pinned claude CLI from the npm registry
 product=(cmake make gcc pkg-config lua5.4 liblua5.4-dev libuv1-dev libh2o-dev libssl-dev
-         libcurl4-openssl-dev libpcre2-dev libreadline8 curl ca-certificates)
+         libcurl4-openssl-dev libpcre2-dev libidn2-dev libreadline8 curl ca-certificates)
 
 # lab: busted, luacheck, lua-cjson (spec/unit/json_spec.lua compares with it) and luv (the
 # foreign-loop specs and example); luarocks: the install spec (luarocks make); python3: the

@@ -3,6 +3,10 @@
 -- draft-04, each a row, plus the optional files listed below. A schema the validator refuses
 -- fails every test of its group: 0 wrong and 0 refused is the bar. refRemote's documents
 -- come from the suite's remotes/ through a loader, as a user's would.
+--
+-- The optional format/ files run with `formats = true` (format asserted), for 2020-12 and
+-- draft-07, from tests/<draft>/optional/format/ when that folder is there: under
+-- spec/vendor (see its README.md) or under $JSON_SCHEMA_TEST_SUITE (a checkout of the suite).
 local json = require "claude.json"
 local schema = require "claude.schema"
 
@@ -48,6 +52,43 @@ local DRAFTS = {
     "float-overflow", "id", "non-bmp-regex" } },
 }
 
+-- The format files: ROOT's, or those of a checkout named by JSON_SCHEMA_TEST_SUITE.
+local FORMAT_DRAFTS = { ["draft2020-12"] = true, draft7 = true }
+local function format_files(draft)
+  if not FORMAT_DRAFTS[draft] then return {} end
+  for _, root in ipairs { ROOT, os.getenv("JSON_SCHEMA_TEST_SUITE") } do
+    local dir = root .. "/tests/" .. draft .. "/optional/format"
+    if read(dir .. "/email.json") then
+      local out = {}
+      for _, name in ipairs(list(dir)) do out[#out + 1] = dir .. "/" .. name end
+      return out
+    end
+  end
+  return {}
+end
+
+-- One `it` per test of the file at `path`, its schemas compiled with `opts`.
+local function run_file(path, title, opts)
+  local groups = assert(json.decode(assert(read(path))))
+  describe(title, function()
+    for gi, group in ipairs(groups) do
+      local validate, err = schema.compile(group.schema, opts)
+      for ti, test in ipairs(group.tests) do
+        it(("%d.%d %s: %s"):format(gi, ti, group.description, test.description), function()
+          assert(validate, err and err.message)
+          local ok, verr = validate(test.data)
+          if test.valid then
+            assert(ok == true, verr and verr.message)
+          else
+            assert(ok == nil, "accepted an invalid value")
+            assert.equal("validation", verr.kind)
+          end
+        end)
+      end
+    end
+  end)
+end
+
 for _, draft in ipairs(DRAFTS) do
   local dir = ROOT .. "/tests/" .. draft.dir
   local files = list(dir)
@@ -58,25 +99,11 @@ for _, draft in ipairs(DRAFTS) do
   end
   describe("JSON-Schema-Test-Suite " .. draft.dir, function()
     for _, file in ipairs(files) do
-      local groups = assert(json.decode(assert(read(dir .. "/" .. file))))
-      describe(file, function()
-        for gi, group in ipairs(groups) do
-          local validate, err = schema.compile(group.schema,
-            { dialect = draft.dialect, loader = loader })
-          for ti, test in ipairs(group.tests) do
-            it(("%d.%d %s: %s"):format(gi, ti, group.description, test.description), function()
-              assert(validate, err and err.message)
-              local ok, verr = validate(test.data)
-              if test.valid then
-                assert(ok == true, verr and verr.message)
-              else
-                assert(ok == nil, "accepted an invalid value")
-                assert.equal("validation", verr.kind)
-              end
-            end)
-          end
-        end
-      end)
+      run_file(dir .. "/" .. file, file, { dialect = draft.dialect, loader = loader })
+    end
+    for _, path in ipairs(format_files(draft.dir)) do
+      run_file(path, "optional/format/" .. path:match("[^/]+$") .. " (formats = true)",
+        { dialect = draft.dialect, loader = loader, formats = true })
     end
   end)
 end

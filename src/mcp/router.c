@@ -307,14 +307,19 @@ static int do_initialize(lua_State *L) {
   lua_setfield(L, -2, "logging");
   lua_setfield(L, -2, "capabilities");
 
-  new_object(L, 2); /* serverInfo */
-  lua_getfield(L, SERVER, "name");
-  lua_setfield(L, -2, "name");
-  if (lua_getfield(L, SERVER, "version") != LUA_TSTRING) {
+  /* serverInfo: the server's own when it says more than its name and version (title,
+   * description, websiteUrl, icons: claude.mcp.metadata) */
+  if (lua_getfield(L, SERVER, "server_info") != LUA_TTABLE) {
     lua_pop(L, 1);
-    lua_pushliteral(L, "1.0.0");
+    new_object(L, 2);
+    lua_getfield(L, SERVER, "name");
+    lua_setfield(L, -2, "name");
+    if (lua_getfield(L, SERVER, "version") != LUA_TSTRING) {
+      lua_pop(L, 1);
+      lua_pushliteral(L, "1.0.0");
+    }
+    lua_setfield(L, -2, "version");
   }
-  lua_setfield(L, -2, "version");
   lua_setfield(L, -2, "serverInfo");
 
   if (lua_getfield(L, SERVER, "instructions") == LUA_TSTRING) lua_setfield(L, -2, "instructions");

@@ -174,8 +174,11 @@ local META_FIELDS = { traceparent = true, tracestate = true, baggage = true }
 local REQ_FIELDS = { protocol_version = true, client_capabilities = true, client_info = true,
   era = true }
 
--- ctx.sample / ctx.elicit / ctx.roots: the MCP requests a tool makes most, by name.
-local CLIENT_METHODS = { sample = "sampling/createMessage", elicit = "elicitation/create" }
+-- ctx.elicit / ctx.roots: the MCP requests a tool makes most, by name; ctx.sample,
+-- ctx.elicit_url and ctx.elicit_complete check their fields and answers (claude.mcp.requests,
+-- loaded by the first use of one).
+local CLIENT_METHODS = { elicit = "elicitation/create" }
+local TYPED = { sample = true, elicit_url = true, elicit_complete = true }
 
 -- progress and log are made on first use: most calls never touch them. (Tail calls: a
 -- misuse blames the caller of ctx.progress / ctx.log.)
@@ -199,6 +202,8 @@ Ctx.__index = function(ctx, k)
   elseif CLIENT_METHODS[k] then
     local method = CLIENT_METHODS[k]
     f = function(params, timeout) return public_request(ctx, method, params, timeout) end
+  elseif TYPED[k] then
+    f = require("claude.mcp.requests")[k](ctx, client_request)
   elseif k == "roots" then
     f = function(timeout)
       local r, err, kind = public_request(ctx, "roots/list", nil, timeout)

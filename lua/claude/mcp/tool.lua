@@ -16,6 +16,8 @@ local content = require "claude.mcp.content"
 local errors = require "claude.errors"
 local budget = require "claude.mcp.budget"
 local apps = require "claude.mcp.apps"
+local uri_template = require "claude.mcp.uri_template"
+local metadata = require "claude.mcp.metadata"
 
 local M = {}
 
@@ -92,9 +94,10 @@ end
 
 local TOOL_FIELDS = set { "name", "title", "description", "input_schema", "output_schema",
   "annotations", "execute", "max_result_size_chars", "always_load", "search_hint", "meta",
-  "budget", "task", "view", "visibility" }
+  "budget", "task", "view", "visibility", "icons", "formats" }
 local OPTION_FIELDS = set { "title", "output_schema", "annotations", "max_result_size_chars",
-  "always_load", "search_hint", "meta", "budget", "task", "view", "visibility" }
+  "always_load", "search_hint", "meta", "budget", "task", "view", "visibility", "icons",
+  "formats" }
 local TASK_SUPPORT = { [true] = "optional", optional = "optional", required = "required" }
 
 local ANNOTATIONS = {
@@ -109,14 +112,14 @@ local function positive_int(v)
   return math.type(v) == "integer" and v > 0
 end
 
-local function build_schema(fname, labels, spec, field)
+local function build_schema(fname, labels, spec, field, formats)
   local s = spec[field]
   if s == nil then return nil end
   if type(s) ~= "table" then bad(fname, labels, field, "table expected, got %s", typename(s)) end
   local js, plain = schema.parse(s)
   if not js then bad(fname, labels, field, "%s", plain.message) end
   if plain and field == "input_schema" then return js, nil end -- compiled by the 1st call
-  local validate, verr = schema.compile(js)
+  local validate, verr = schema.compile(js, formats)
   if not validate then bad(fname, labels, field, "%s", verr.message) end
   return js, validate
 end
@@ -128,9 +131,15 @@ local function build_tool(spec, labels)
   local title = want(F, labels, spec, "title", "string", true)
   local description = want(F, labels, spec, "description", "string", true)
   local execute = want(F, labels, spec, "execute", "function")
-  local input_schema, validate = build_schema(F, labels, spec, "input_schema")
+  -- `format` asserted in its schemas (claude.schema's `formats`), or the default
+  local formats = spec.formats
+  if formats ~= nil then
+    schema._check_formats(formats, F)
+    formats = { formats = formats }
+  end
+  local input_schema, validate = build_schema(F, labels, spec, "input_schema", formats)
   if not input_schema then input_schema = { type = "object", properties = jobject() } end
-  local output_schema, validate_output = build_schema(F, labels, spec, "output_schema")
+  local output_schema, validate_output = build_schema(F, labels, spec, "output_schema", formats)
 
   local annotations, meta
   local a = want(F, labels, spec, "annotations", "table", true)
@@ -195,6 +204,7 @@ local function build_tool(spec, labels)
   local listing = {
     name = name, title = title, description = description, inputSchema = input_schema,
     outputSchema = output_schema, annotations = annotations, _meta = meta,
+    icons = metadata.item_icons(spec, F),
   }
   local t = setmetatable({
     kind = "tool", name = name, title = title, description = description,
@@ -259,6 +269,8 @@ end
 -- `view` (a `view`, or the `ui://` URI of a resource of the server) is the HTML view hosts of
 -- MCP Apps show beside the tool's answer, `visibility` who may call it (`{"model", "app"}`
 -- by default; `{"app"}`: only the views); a server serves a tool's view with the tool.
+-- `icons` (claude.mcp.metadata) go in its listing; `formats` asserts `format` in its schemas
+-- (claude.schema's option of that name).
 -- `execute(args, ctx)` returns the result (see `claude.content.result`).
 -- @treturn claude.Tool
 M.tool = public(tool)
@@ -268,39 +280,7 @@ M.tool = public(tool)
 ---------------------------------------------------------------------------------------------
 
 local RESOURCE_FIELDS = set { "uri", "uri_template", "name", "title", "description",
-  "mime_type", "size", "annotations", "read", "text", "blob", "bytes", "cache", "meta" }
-
-local function percent_decode(s)
-  return (s:gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
-end
-
--- RFC 6570 level 1-2 template ({var}, {+var}) -> match(uri) -> params | nil
-local function template_matcher(tpl)
-  local names, plus, parts, pos = {}, {}, { "^" }, 1
-  while true do
-    local s, e, op, var = tpl:find("{([+]?)([%w_%.]+)}", pos)
-    local lit = tpl:sub(pos, (s or 0) - 1)
-    if s == nil then lit = tpl:sub(pos) end
-    if lit:find("[{}]") then
-      return nil, fmt("unsupported URI template expression in '%s' (only {var} and {+var})", tpl)
-    end
-    parts[#parts + 1] = lit:gsub("[%^%$%(%)%%%.%[%]%*%+%-%?]", "%%%0")
-    if not s then break end
-    names[#names + 1], plus[#plus + 1] = var, op == "+"
-    parts[#parts + 1] = op == "+" and "(.+)" or "([^/?#]+)"
-    pos = e + 1
-  end
-  if #names == 0 then return nil, fmt("'%s' has no {variable}", tpl) end
-  parts[#parts + 1] = "$"
-  local pattern = table.concat(parts)
-  return function(uri)
-    local caps = { uri:match(pattern) }
-    if caps[1] == nil then return nil end
-    local params = {}
-    for i = 1, #names do params[names[i]] = percent_decode(caps[i]) end
-    return params
-  end
-end
+  "mime_type", "size", "annotations", "read", "text", "blob", "bytes", "cache", "meta", "icons" }
 
 local function resource(spec)
   local F = "resource"
@@ -324,12 +304,13 @@ local function resource(spec)
     meta = want(F, nil, spec, "meta", "table", true),
   }
   local listing = { name = r.name, title = r.title, description = r.description,
-    mimeType = r.mime_type, annotations = r.annotations, _meta = r.meta }
+    mimeType = r.mime_type, annotations = r.annotations, _meta = r.meta,
+    icons = metadata.item_icons(spec, F) }
   local static = spec.text ~= nil or spec.blob ~= nil or spec.bytes ~= nil
   if tpl then
     if static then bad(F, nil, "read", "a resource template needs a read function") end
     want(F, nil, spec, "read", "function")
-    local match, err = template_matcher(tpl)
+    local match, err = uri_template.matcher(tpl)
     if not match then bad(F, nil, "uri_template", "%s", err) end
     r.kind, r.uri_template, r.match, listing.uriTemplate = "resource_template", tpl, match, tpl
     r.listing = listing
@@ -426,7 +407,7 @@ M.renders_views = apps.renders_views
 -- @function view_result
 M.view_result = public(apps.result)
 
-local PROMPT_FIELDS = set { "name", "title", "description", "arguments", "get" }
+local PROMPT_FIELDS = set { "name", "title", "description", "arguments", "get", "icons" }
 
 local function prompt_argument(a, i)
   local field = fmt("arguments[%d]", i)
@@ -475,7 +456,8 @@ local function prompt(spec)
     args[i] = arg
   end
   p.arguments = args
-  p.listing = { name = p.name, title = p.title, description = p.description, arguments = args }
+  p.listing = { name = p.name, title = p.title, description = p.description, arguments = args,
+    icons = metadata.item_icons(spec, F) }
   p.validate = function(given)
     if given == nil or given == null then given = {} end
     if type(given) ~= "table" then return nil, "arguments must be an object" end
@@ -609,7 +591,8 @@ local function remove(s, what, key)
 end
 
 local SERVER_OPTIONS = set { "version", "state", "instructions", "subscribe", "list_changed",
-  "page_size", "budget", "auth", "cache", "skills", "timeout", "always_load" }
+  "page_size", "budget", "auth", "cache", "skills", "timeout", "always_load", "title",
+  "description", "website_url", "icons" }
 
 local function server(name, items, opts)
   if type(name) ~= "string" or not name:find(NAME) then
@@ -642,6 +625,8 @@ local function server(name, items, opts)
     subscribe = want("server", nil, opts, "subscribe", "boolean", true) or false,
     list_changed = list_changed, page_size = page_size, timeout = timeout,
     always_load = always_load,
+    -- serverInfo's title, description, websiteUrl and icons (claude.mcp.metadata), or nil
+    server_info = metadata.server_info(name, version, opts),
     -- caching hints of its lists and reads in the modern era (claude.mcp.wire)
     cache = opts.cache ~= nil and require("claude.mcp.wire").check_cache(opts.cache, "server")
       or nil,
@@ -688,7 +673,8 @@ end
 --   false: none, on purpose; an in-process session ignores it, stdio refuses it), `cache`
 --   the caching hints of its lists and reads in the modern era (`{ttl_ms = 0, scope =
 --   "private"}` by default; a resource's own `cache` wins for its reads), `skills` a folder
---   (or a list of folders) of Agent Skills to serve (`server:add_skills`)
+--   (or a list of folders) of Agent Skills to serve (`server:add_skills`); `title`,
+--   `description`, `website_url` and `icons` its `serverInfo` (claude.mcp.metadata)
 -- @treturn claude.Server
 M.server = public(server)
 

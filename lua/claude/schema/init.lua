@@ -23,7 +23,8 @@
 --
 -- **Validation.** `compile(schema, opts)` compiles a JSON Schema once into a function. Every
 -- keyword of draft 2020-12 is enforced (core, applicator, unevaluated and validation
--- vocabularies; `format`, `title`, `default`, `content*` and unknown keywords are annotations);
+-- vocabularies; `format` (unless the `formats` option asserts it), `title`, `default`,
+-- `content*` and unknown keywords are annotations);
 -- `$schema` selects the dialect: 2020-12 (the default, as in MCP), 2019-09, draft-07, draft-06
 -- or draft-04, or a custom meta-schema the loader has (its `$vocabulary` says which keywords
 -- are in force). An unknown `$schema` is refused (kind `unsupported`). References (`$ref`,
@@ -60,12 +61,15 @@ local common = require "claude.schema.common"
 local M = {}
 
 local pcall, catch, new_error = pcall, errors.catch, errors.new
+local type, pairs, next, tostring, getmetatable = type, pairs, next, tostring, getmetatable
 
 -- The validator (its keywords, registry and dialects), loaded by the first compile: a server
 -- whose tools' schemas are shorthand alone starts without it (claude.mcp.tool).
 local validator, dialects, DEFAULT
 local BOUNDS = { max_depth = true, max_subschemas = true, max_steps = true,
   max_ref_depth = true }
+local OPTION_NAMES = { dialect = true, loader = true, base_uri = true, formats = true,
+  max_depth = true, max_subschemas = true, max_steps = true, max_ref_depth = true }
 local function load_validator()
   validator = require "claude.schema.validator"
   dialects = require "claude.schema.dialects"
@@ -102,12 +106,43 @@ function M.regex(pattern)
   return catch(pcall(require("claude.schema.regex").compile, pattern))
 end
 
-local function options(opts)
+-- The `formats` option: false (`format` is an annotation), true (every format asserted) or a
+-- list of format names -> nil, or the asserted names' checks (claude.schema.formats).
+local function formats_option(v, fname)
+  if v == false then return nil end
+  local formats = require "claude.schema.formats"
+  if v == true then return formats.check end
+  local n = type(v) == "table" and #v or 0
+  if type(v) ~= "table" or getmetatable(v) ~= nil or next(v) ~= nil and n == 0 then
+    errors.misuse("bad option 'formats' to '%s' (true, false or a list of format names "
+      .. "expected, got %s)", fname, errors.typename(v))
+  end
+  local set = {}
+  for k, name in pairs(v) do
+    if math.type(k) ~= "integer" or k < 1 or k > n then
+      errors.misuse("bad option 'formats' to '%s' (a list of format names expected, found "
+        .. "key '%s')", fname, tostring(k))
+    end
+    if not formats.check[name] then
+      errors.misuse("bad option 'formats' to '%s' (item %d: one of %s expected, got %s)", fname,
+        k, table.concat(formats.names, ", "), type(name) == "string" and "'" .. name .. "'"
+        or errors.typename(name))
+    end
+    set[name] = formats.check[name]
+  end
+  return set
+end
+
+-- Internal (claude.mcp.tool): raises a misuse unless `v` is a `formats` option.
+M._check_formats = formats_option
+
+local function options(opts, fname)
   if not validator then load_validator() end
   if opts == nil then return DEFAULT end
+  fname = fname or "compile"
   if type(opts) ~= "table" then
-    errors.misuse("bad argument #2 to 'compile' (table of options expected, got %s)",
-      errors.typename(opts))
+    errors.misuse("bad argument #%d to '%s' (table of options expected, got %s)",
+      fname == "compile" and 2 or 1, fname, errors.typename(opts))
   end
   local o = {}
   for k, v in pairs(DEFAULT) do o[k] = v end
@@ -115,11 +150,15 @@ local function options(opts)
     if k == "dialect" then
       local d = type(v) == "string" and dialects.get(v)
       if not d then
-        errors.misuse("bad option 'dialect' to 'compile' (one of %s, or its meta-schema URI, "
-          .. "expected, got %s)", dialects.names, type(v) == "string" and "'" .. v .. "'"
+        errors.misuse("bad option 'dialect' to '%s' (one of %s, or its meta-schema URI, "
+          .. "expected, got %s)", fname, dialects.names, type(v) == "string" and "'" .. v .. "'"
           or errors.typename(v))
       end
       o.dialect = d
+    elseif k == "formats" then
+      o.formats = formats_option(v, fname)
+    elseif (k == "loader" or k == "base_uri") and fname ~= "compile" then
+      errors.misuse("bad option '%s' to '%s' (a schema's own, not a default)", k, fname)
     elseif k == "loader" then
       if type(v) ~= "function" and type(v) ~= "table" then
         errors.misuse("bad option 'loader' to 'compile' (function or table expected, got %s)",
@@ -134,17 +173,30 @@ local function options(opts)
       o.base_uri = v
     elseif BOUNDS[k] then
       if math.type(v) ~= "integer" or v < 1 then
-        errors.misuse("bad option '%s' to 'compile' (positive integer expected, got %s)", k,
+        errors.misuse("bad option '%s' to '%s' (positive integer expected, got %s)", k, fname,
           tostring(v))
       end
       o[k] = v
     else
-      errors.misuse("bad option '%s' to 'compile' (unknown)%s", tostring(k),
-        errors.suggestion(tostring(k), DEFAULT))
+      errors.misuse("bad option '%s' to '%s' (unknown)%s", tostring(k), fname,
+        errors.suggestion(tostring(k), OPTION_NAMES))
     end
   end
   return o
 end
+
+--- Set the defaults of `compile`'s options, for every schema compiled after (a tool's
+-- input and output schemas too): `formats`, `dialect` and the bounds, as `compile` takes
+-- them; the options not given keep their defaults. `defaults{ formats = true }` asserts
+-- `format` everywhere a schema does not say otherwise.
+-- @tparam table opts
+-- @function defaults
+M.defaults = errors.public(function(opts)
+  if opts == nil then
+    errors.misuse("bad argument #1 to 'defaults' (table of options expected, got nil)")
+  end
+  DEFAULT = options(opts, "defaults")
+end)
 
 -- `.a["b c"][2]` -> `/a/b c/1`
 local function pointer(p)
@@ -239,8 +291,10 @@ end
 --   (default), `"2019-09"`, `"draft-07"`, `"draft-06"`, `"draft-04"` or a meta-schema URI),
 --   `loader` (for references to other documents: a function `uri -> schema | JSON text |
 --   nil, why`, or a table `uri -> schema | JSON text`; without it none is followed),
---   `base_uri` (the schema's own URI), and the bounds `max_depth` (64), `max_subschemas`
---   (10000), `max_steps` (1000000) and `max_ref_depth` (500)
+--   `base_uri` (the schema's own URI), `formats` (`format` asserted: `true` for every format
+--   `claude.schema.formats` knows, a list of their names for those, `false` (the default,
+--   unless `defaults` changed it): an annotation), and the bounds `max_depth` (64),
+--   `max_subschemas` (10000), `max_steps` (1000000) and `max_ref_depth` (500)
 -- @treturn[1] function `(value) -> true | nil, err, "validation"`; `err.message` names the
 --   path and the keyword: `"b: expected number, got string (keyword /properties/b/type)"`
 -- @return[2] nil, an error, its kind: `"schema"` (malformed, unresolved, too large) or

@@ -279,6 +279,20 @@ local function with_unevaluated(ctx, checks, uchecks)
   end
 end
 
+-- `format` as an assertion (the `formats` option: `ctx.formats` maps the asserted names to
+-- their checks, claude.schema.formats); a format not asserted stays an annotation.
+local function add_format(s, checks, ctx)
+  local name = s.format
+  local check = type(name) == "string" and ctx.formats[name]
+  if not check then return end
+  if ctx.formats_idn[name] then require("claude.schema.hostname").require_idn2() end
+  local message = "is not a valid " .. name
+  checks[#checks + 1] = function(v, k)
+    if k ~= "string" or check(v) then return true end
+    return nil, message, "", "/format"
+  end
+end
+
 --- Compiles subschema `s`; `mode` true when the caller collects annotations.
 function compile(s, ctx, mode, path)
   if s == true then return always end
@@ -309,6 +323,7 @@ function compile(s, ctx, mode, path)
     keywords.add_values(s, checks, path, kw)
     keywords.add_numbers(s, checks, path, kw, d)
     keywords.add_strings(s, checks, path, kw)
+    if ctx.formats and s.format ~= nil then add_format(s, checks, ctx) end
     keywords.add_arrays(s, checks, ctx, path, kw, d, inner)
     local before = #checks
     local obj = keywords.add_objects(s, checks, ctx, path, kw, inner)
@@ -372,8 +387,9 @@ local MULTIPLY = { "allOf", "anyOf", "oneOf", "not", "if", "$ref", "$dynamicRef"
 
 --- Compiles a JSON Schema; throws a `schema` (or `unsupported`) failure for one it refuses.
 -- @param json_schema a table or a boolean
--- @tparam table opts `dialect` (a dialect table), `loader`, `base_uri`, and the bounds
---   `max_depth`, `max_subschemas`, `max_steps`, `max_ref_depth`
+-- @tparam table opts `dialect` (a dialect table), `loader`, `base_uri`, `formats` (nil, or
+--   the asserted formats: name -> check), and the bounds `max_depth`, `max_subschemas`,
+--   `max_steps`, `max_ref_depth`
 -- @treturn function `(value, ann) -> true | nil, message, instance path, keyword path`
 -- @treturn table the run state: `steps`, `n`, `depth` (to reset before each call), `counted`
 --   (steps are counted), `protect` (call in protected mode: the schema can recurse)
@@ -392,6 +408,7 @@ function M.compile(json_schema, opts)
     reg = reg, memo = {}, memo_ann = {}, compiling = {}, leaves = {}, st = st, compile = compile,
     always = always,
     counted = counted, dynamic = reg.uses_dynamic, max_ref_depth = opts.max_ref_depth,
+    formats = opts.formats, formats_idn = opts.formats and require("claude.schema.formats").IDN,
     over = fmt("validation stopped after %d steps (max_steps): the schema applies too many "
       .. "subschemas to this value", opts.max_steps),
   }

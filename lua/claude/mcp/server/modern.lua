@@ -301,9 +301,13 @@ end
 
 local function discover(self, msg)
   local server = self._server
+  -- the whole serverInfo (title, description, websiteUrl, icons) here; each result has the
+  -- name and version alone
+  local info = server.server_info
   return { jsonrpc = "2.0", id = msg.id, result = stamp("server/discover", {
     supportedVersions = jarray(era.MODERN_VERSIONS), capabilities = self:capabilities(),
-    instructions = server.instructions }, self._meta, server.cache) }
+    instructions = server.instructions, _meta = info and { [META.server_info] = info } },
+    self._meta, server.cache) }
 end
 
 -- The filter keys of listen, per list of claude.mcp.tool, and the notification of each.
