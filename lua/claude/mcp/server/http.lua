@@ -45,13 +45,14 @@ local era = require "claude.mcp.era"
 local sse = require "claude.mcp.server.events"
 local origin = require "claude.mcp.server.origin"
 local tool = require "claude.mcp.tool"
-local content = require "claude.mcp.content"
 local auth = require "claude.mcp.server.auth"
 local http_server = require "claude.http.server"
+local wire = require "claude.mcp.wire"
 
 local M = {}
 
-local encode, decode, null = json.encode, json.decode, json.null
+local encode, decode, concat = json.encode, json.decode, table.concat
+local answer_text, error_text, unencodable = wire.answer_text, wire.error_text, wire.unencodable
 local envelope_read, MCP_CALL = core.envelope_read, core.MCP_CALL
 local LATEST_MODERN = era.LATEST_MODERN
 local call = require "claude.mcp.call"
@@ -108,8 +109,7 @@ end
 local function fail(res, status, code, message, headers)
   headers = headers or {}
   headers["content-type"] = "application/json"
-  res:respond(status, headers, encode { jsonrpc = "2.0", id = null,
-    error = { code = code, message = message } })
+  res:respond(status, headers, error_text(nil, code, message))
 end
 
 local function log(self, msg)
@@ -218,12 +218,15 @@ local function release(ex)
   if session.stateless then session.conn:close("request answered") end
 end
 
-local function respond_json(ex)
-  local body
+-- Answers a POST with JSON: its answers (their JSON texts), and `last` when given (the
+-- answer that ends it, not yet among them).
+local function respond_json(ex, last)
+  local answers, body = ex.answers, last
   if ex.batch then
-    body = encode(json.array(ex.answers))
-  else
-    body = encode(ex.answers[1])
+    answers[#answers + 1] = last
+    body = "[" .. concat(answers, ",") .. "]"
+  elseif body == nil then
+    body = answers[1]
   end
   ex.res:respond(200, ex.session.json_headers, body)
   release(ex)
@@ -239,7 +242,7 @@ local function start_sse(ex)
   if not session.stateless then session.streams[n] = stream end
   stream.primed = primes(session)
   if ex.res:state() == "new" then stream:attach(ex.res, sse_headers(session), stream.primed) end
-  for i = 1, #ex.answers do stream:send(ex.answers[i]) end
+  for i = 1, #ex.answers do stream:send_text(ex.answers[i]) end
   ex.answers = {}
 end
 
@@ -264,89 +267,65 @@ local function end_stream(ex)
   release(ex)
 end
 
-local function exchange_send(ex, msg)
-  local id = msg.id
-  if msg.method == nil and id ~= nil and ex.pending[id] then
-    ex.pending[id] = nil
+-- One message of POST `ex`'s requests, as its JSON text `data` (`id`: the id of an answer,
+-- nil for any other message): the answer of a request of the POST ends its part of it; any
+-- other message turns the POST into an event stream.
+local function exchange_send(ex, data, id)
+  local pending = ex.pending
+  if id ~= nil and pending[id] then
+    pending[id] = nil
     local session = ex.session
     session.posts[id] = nil -- no longer in flight
     session.calls = session.calls - 1
     local t = session.transport
     t.calls = t.calls - 1
-    ex.left = ex.left - 1
-    if ex.stream then
-      ex.stream:send(msg)
-      if ex.left == 0 then end_stream(ex) end
+    local left = ex.left - 1
+    ex.left = left
+    local stream = ex.stream
+    if stream then
+      stream:send_text(data)
+      if left == 0 then end_stream(ex) end
+    elseif left == 0 then
+      respond_json(ex, data)
     else
-      ex.answers[#ex.answers + 1] = msg
-      if ex.left == 0 then respond_json(ex) end
+      ex.answers[#ex.answers + 1] = data
     end
     return true
   end
   if not ex.stream then start_sse(ex) end
   local stream = ex.stream
-  stream:send(msg)
+  stream:send_text(data)
   -- progress, logs, requests to the client: the call's task waits while its client is
   -- behind (its answer never does)
   if stream.full and stream.res then sse.backpressure(stream, stream.res) end
   return true
 end
 
--- The connection's `send`: to the POST the message belongs to, else to the GET stream.
-local function route(session, msg, related)
-  if related == nil and msg.method == nil then related = msg.id end
+-- A message of the session's connection, as its JSON text (`id`: an answer's): to the POST
+-- it belongs to (`related`, the request's id; an answer's own by default), else to the GET
+-- stream.
+local function deliver(session, data, id, related)
+  if related == nil then related = id end
   local ex = related ~= nil and session.posts[related]
-  if ex then return exchange_send(ex, msg) end
+  if ex then return exchange_send(ex, data, id) end
   if session.stateless then return true end -- nowhere to go: no GET stream without a session
   local st = session.standalone
-  st:send(msg)
+  st:send_text(data)
   if st.res then st.delivered = st.seq end
   return true
 end
 
-local RPC, TEXT = '{"jsonrpc":"2.0","id":', ',"result":{"content":[{"type":"text","text":'
-local last_suffix, last_plain
-local function plain_suffix(suffix) -- the modern era's suffix ends a line: not a body
-  if suffix ~= last_suffix then last_suffix, last_plain = suffix, (suffix:gsub("\n$", "")) end
-  return last_plain
+-- The connection's `send`: a message (a table).
+local function route(session, msg, related)
+  return deliver(session, encode(msg), msg.method == nil and msg.id or nil, related)
 end
 
--- The answer to a call as JSON text (the text a result table would encode to): its id,
--- its text result with the suffix of its era, or its result table.
-local function answer_text(id, result, suffix, text)
-  if text or suffix or type(result) == "string" then
-    return RPC .. encode(id) .. TEXT .. encode(result)
-      .. (suffix and plain_suffix(suffix) or "}]}}")
-  end
-  return RPC .. encode(id) .. ',"result":' .. encode(result) .. "}"
-end
-
--- The connection's `send_result` (a call's answer, no message table made): the answer that
--- ends a POST answered with JSON (the common call) is written from its text; any other
--- goes the way of the message it is (route).
-local function send_result(session, id, result, related, suffix, text)
-  local ok, body = pcall(answer_text, id, result, suffix, text)
-  local ex = session.posts[related == nil and id or related]
-  if ok and ex and ex.left == 1 and not ex.stream and not ex.batch and ex.pending[id]
-      and ex.answers[1] == nil then
-    -- exchange_send and respond_json, inline
-    ex.pending[id], session.posts[id] = nil, nil
-    session.calls = session.calls - 1
-    local t = session.transport
-    t.calls = t.calls - 1
-    ex.left = 0
-    ex.res:respond(200, session.json_headers, body)
-    release(ex)
-    return true
-  end
-  local msg
-  if ok then
-    msg = decode(body)
-  else -- a value JSON cannot carry: the message, whose encoding says so as before
-    if text or type(result) == "string" then result = content.text_result(result) end
-    msg = { jsonrpc = "2.0", id = id, result = result }
-  end
-  return route(session, msg, related)
+-- The connection's `send_result` (a call's answer, no message table made): its JSON text,
+-- made in one C call (claude.mcp.wire), goes the way of any message (deliver).
+local function send_result(session, id, result, related, ends, text)
+  local data, err = answer_text(id, result, text, ends)
+  if data == nil then data = encode(unencodable(id, err)) end
+  return deliver(session, data, id, related)
 end
 
 local function cancel_pending(ex, reason)
@@ -451,8 +430,8 @@ local function new_session(self, ep, path, stateless, who)
   session.conn = connection.new {
     server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
     limits = self.opts, send = function(msg, related) return route(session, msg, related) end,
-    send_result = function(id, result, related, suffix, text)
-      return send_result(session, id, result, related, suffix, text)
+    send_result = function(id, result, related, ends, text)
+      return send_result(session, id, result, related, ends, text)
     end,
     close_stream = function(related) return close_stream(session, related) end,
     on_close = function(reason)
@@ -754,7 +733,7 @@ post_message = function(self, ep, req, res, who, path, body)
               .. "(max_session_calls %d); retry once one is answered", calls + room,
               o.max_session_calls), "max_session_calls", o.max_session_calls)
           end
-          ex.answers[#ex.answers + 1] = answer
+          ex.answers[#ex.answers + 1] = encode(answer)
         else
           served[#served + 1] = m
         end
