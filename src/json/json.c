@@ -516,8 +516,12 @@ static int l_number_text(lua_State *L) {
   return 1;
 }
 
-/* Puts json_encode, json_decode, json_peek_ids, number_text, json_pieces, json_array_mt, json_object_mt
- * and json_null into the module table on top of the stack. */
+static const luaL_Reg funcs[] = {{"json_encode", l_encode}, {"json_decode", l_decode},
+                                  {"json_peek_ids", claude_json_peek_ids},
+                                  {"number_text", l_number_text}, {NULL, NULL}};
+
+/* Puts json_encode, json_decode, json_peek_ids, number_text, json_pieces, json_array_mt,
+ * json_object_mt and json_null into the module table on top of the stack. */
 void claude_open_json(lua_State *L) {
   lua_pushlightuserdata(L, NULL);
   lua_setfield(L, -2, "json_null");
@@ -533,14 +537,7 @@ void claude_open_json(lua_State *L) {
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
   lua_setfield(L, -2, "json_object_mt");
-  lua_pushcfunction(L, l_encode);
-  lua_setfield(L, -2, "json_encode");
-  lua_pushcfunction(L, l_decode);
-  lua_setfield(L, -2, "json_decode");
-  lua_pushcfunction(L, claude_json_peek_ids);
-  lua_setfield(L, -2, "json_peek_ids");
-  lua_pushcfunction(L, l_number_text);
-  lua_setfield(L, -2, "number_text");
+  luaL_setfuncs(L, funcs, 0);
   memset(lua_newuserdatauv(L, sizeof(pieces_buf), 0), 0, sizeof(pieces_buf));
   lua_newtable(L);
   lua_pushcfunction(L, pieces_buf_gc);

@@ -15,11 +15,10 @@ local core = require "claude.core"
 local json = require "claude.json"
 local wire = require "claude.mcp.wire"
 local sse = require "claude.mcp.server.events"
-
-local M = {}
-
 local encode, concat, now = json.encode, table.concat, core.now
 local answer_text, error_text, unencodable = wire.answer_text, wire.error_text, wire.unencodable
+
+local M = {}
 
 -- Complete streams a session keeps for clients that left them before their end.
 local MAX_KEPT = 64
