@@ -396,9 +396,9 @@ end
 -- client writes a tools/call around its name and arguments in C) and returns true, or nil
 -- and an error; `way.method` names it (for messages: timeouts, cancellations). (No varargs
 -- on the call's path.)
--- `way.usual` (a modern tools/call's, claude.mcp's): an answer that is the usual result with
--- `"resultType":"complete"`, read by core.pending's reader, comes as the result without
--- that member (the caller's check made there); any other result comes with
+-- `way.usual = "usual"` (a modern tools/call's, claude.mcp's): an answer that is the usual
+-- result with `"resultType":"complete"`, read by core.pending's reader, comes as the result
+-- without that member (the caller's check made there); any other result comes with
 -- `rpc.UNCHECKED` after it (an error answer as without `usual`), so that the usual one
 -- costs its caller one test. `usual = "object"` (a legacy tools/call's): a result the reader
 -- saw is an object comes alone, any other with `rpc.UNCHECKED`.
@@ -428,8 +428,9 @@ function Peer:request_written(way, timeout, a, b)
   -- a task with no budget is resumed in its coroutine (the running one) by the reader of
   -- the answer itself, and the deadline is the set's (core.pending: true; claude.pending
   -- keeps neither)
-  local timed = self.pending_add(self.pending, id, n, task, method, not task.budget, timeout,
-    usual)
+  -- (how it waits, one value: `usual` says how the reader marks its usual answer)
+  local timed = self.pending_add(self.pending, id, n, task, method,
+    not task.budget and (usual or true), timeout)
   local ok, err = way.write(id, a, b, way.tail)
   if not ok then
     self.pending:take(id)

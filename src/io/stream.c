@@ -522,62 +522,31 @@ int claude_stream_write_at(lua_State *L, claude_stream *s, int first, const int 
   return claude_stream_write_raw_at(L, s, first, at, n, NULL, NULL);
 }
 
+/* A light userdata piece through the context's line reader (claude_ctx.held_piece). */
+static int held_of_ctx(void *ud, lua_State *L, int idx, const char **s, size_t *n) {
+  claude_ctx *ctx = (claude_ctx *)ud;
+  return ctx->held_piece != NULL ? ctx->held_piece(ctx, L, idx, s, n) : 0;
+}
+
 int claude_stream_write_raw_at(lua_State *L, claude_stream *s, int first, const int *at, int n,
                                const char *const *raws, const size_t *raw_lens) {
-  int k, held;
-  size_t start, idlen;
-  const char *id;
+  size_t start;
+  claude_pieces p;
   if (!s->writable) return push_closed(L, s);
+  p.first = first;
+  p.at = at;
+  p.n = n;
+  p.raws = raws;
+  p.raw_lens = raw_lens;
+  p.held = s->ctx->held_piece != NULL ? held_of_ctx : NULL;
+  p.held_ud = s->ctx;
   start = s->wlen;
-  for (k = 0; k < n; k++) {
-    int i = at != NULL ? at[k] : first + k; /* (a stack slot or an upvalue) */
-    if ((k & 1) == 0) {
-      size_t len;
-      const char *raw;
-      if (raws != NULL && raws[k / 2] != NULL) {
-        raw = raws[k / 2];
-        len = raw_lens[k / 2];
-      } else {
-        raw = lua_type(L, i) == LUA_TSTRING ? lua_tolstring(L, i, &len) : NULL;
-      }
-      if (raw == NULL || !append_out(s, raw, len)) {
-        s->wlen = start;
-        if (raw == NULL) return luaL_typeerror(L, i, "string"); /* misuse */
-        return luaL_error(L, "out of memory");
-      }
-    } else if (lua_isinteger(L, i)) { /* (an id: its digits, without the encoder's set-up) */
-      char digits[24], *p = digits + sizeof digits;
-      lua_Integer v = lua_tointeger(L, i);
-      lua_Unsigned u = v < 0 ? (lua_Unsigned)0 - (lua_Unsigned)v : (lua_Unsigned)v;
-      do *--p = (char)('0' + (int)(u % 10));
-      while ((u /= 10) != 0);
-      if (v < 0) *--p = '-';
-      if (!append_out(s, p, (size_t)(digits + sizeof digits - p))) {
-        s->wlen = start;
-        return luaL_error(L, "out of memory");
-      }
-    } else if (lua_type(L, i) == LUA_TLIGHTUSERDATA && s->ctx->held_piece != NULL &&
-               (held = s->ctx->held_piece(s->ctx, L, i, &id, &idlen)) != 0) {
-      /* bytes a line reader held back (the MCP control reader's ids): a JSON string as the
-       * line spelled it */
-      if (held < 0) {
-        s->wlen = start;
-        luaL_pushfail(L);
-        lua_pushfstring(L, "piece %d: an id of a control request no longer held", k + 1);
-        lua_pushliteral(L, "encode");
-        return 3;
-      }
-      if (!append_out(s, "\"", 1) || !append_out(s, id, idlen) || !append_out(s, "\"", 1)) {
-        s->wlen = start;
-        return luaL_error(L, "out of memory");
-      }
-    } else if (!claude_json_encode_append(L, i, &s->wbuf, &s->wlen, &s->wcap)) {
-      s->wlen = start;
-      luaL_pushfail(L);
-      lua_pushfstring(L, "piece %d: %s", k + 1, lua_tostring(L, -2));
-      lua_pushliteral(L, "encode");
-      return 3;
-    }
+  if (!claude_json_pieces_append(L, &p, &s->wbuf, &s->wlen, &s->wcap)) {
+    s->wlen = start; /* (as it was: nothing of the unit is sent) */
+    luaL_pushfail(L);
+    lua_insert(L, -2);
+    lua_pushliteral(L, "encode");
+    return 3;
   }
   flush_due(s);
   lua_pushboolean(L, 1);

@@ -383,6 +383,92 @@ int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len) {
   return 1;
 }
 
+static int append_bytes(char **buf, size_t *len, size_t *cap, const char *s, size_t n) {
+  if (n == 0) return 1; /* the buffer may not exist yet: no memcpy to NULL */
+  if (!claude_grow(buf, cap, *len + n, 4096)) return 0;
+  memcpy(*buf + *len, s, n);
+  *len += n;
+  return 1;
+}
+
+int claude_json_pieces_append(lua_State *L, const claude_pieces *p, char **buf, size_t *len,
+                              size_t *cap) {
+  size_t used = *len;
+  int k;
+  for (k = 0; k < p->n; k++) {
+    int i = p->at != NULL ? p->at[k] : p->first + k, held;
+    const char *s;
+    size_t n;
+    if ((k & 1) == 0) {
+      if (p->raws != NULL && p->raws[k / 2] != NULL) {
+        s = p->raws[k / 2];
+        n = p->raw_lens[k / 2];
+      } else {
+        s = lua_type(L, i) == LUA_TSTRING ? lua_tolstring(L, i, &n) : NULL;
+        if (s == NULL) return luaL_typeerror(L, i, "string"); /* misuse */
+      }
+      if (!append_bytes(buf, &used, cap, s, n)) return luaL_error(L, "out of memory");
+    } else if (lua_isinteger(L, i)) { /* (an id: its digits, without the encoder's set-up) */
+      char digits[24];
+      char *start = format_integer(lua_tointeger(L, i), digits + sizeof digits);
+      if (!append_bytes(buf, &used, cap, start, (size_t)(digits + sizeof digits - start)))
+        return luaL_error(L, "out of memory");
+    } else if (p->held != NULL && lua_type(L, i) == LUA_TLIGHTUSERDATA &&
+               (held = p->held(p->held_ud, L, i, &s, &n)) != 0) {
+      if (held < 0) {
+        lua_pushfstring(L, "piece %d: a value no longer held", k + 1);
+        return 0;
+      }
+      if (!append_bytes(buf, &used, cap, "\"", 1) || !append_bytes(buf, &used, cap, s, n) ||
+          !append_bytes(buf, &used, cap, "\"", 1))
+        return luaL_error(L, "out of memory");
+    } else if (!claude_json_encode_append(L, i, buf, &used, cap)) {
+      lua_pushfstring(L, "piece %d: %s", k + 1, lua_tostring(L, -1));
+      return 0;
+    }
+  }
+  *len = used;
+  return 1;
+}
+
+/* The buffer core.json_pieces builds its texts in (its upvalue): kept, grown, reused. */
+typedef struct pieces_buf {
+  char *data;
+  size_t cap;
+} pieces_buf;
+
+static int pieces_buf_gc(lua_State *L) {
+  pieces_buf *b = (pieces_buf *)lua_touserdata(L, 1);
+  free(b->data);
+  b->data = NULL;
+  b->cap = 0;
+  return 0;
+}
+
+/* json_pieces(raw1, v1, raw2, v2, ..., rawN) -> text | nil, err, "encode": the text
+ * write_pieces would write, as a string (a message's JSON made from its pieces, no table). */
+static int l_pieces(lua_State *L) {
+  pieces_buf *b = (pieces_buf *)lua_touserdata(L, lua_upvalueindex(1));
+  size_t len = 0;
+  claude_pieces p;
+  memset(&p, 0, sizeof p);
+  p.first = 1;
+  p.n = lua_gettop(L);
+  if (!claude_json_pieces_append(L, &p, &b->data, &len, &b->cap)) {
+    luaL_pushfail(L);
+    lua_insert(L, -2);
+    lua_pushliteral(L, "encode");
+    return 3;
+  }
+  lua_pushlstring(L, b->data, len);
+  if (b->cap > 65536) { /* (a big one is not kept) */
+    free(b->data);
+    b->data = NULL;
+    b->cap = 0;
+  }
+  return 1;
+}
+
 /* json_encode(value) -> text; raises on values JSON cannot hold */
 static int l_encode(lua_State *L) {
   char *buf;
@@ -430,8 +516,12 @@ static int l_number_text(lua_State *L) {
   return 1;
 }
 
-/* Puts json_encode, json_decode, json_peek_ids, number_text, json_array_mt, json_object_mt
- * and json_null into the module table on top of the stack. */
+static const luaL_Reg funcs[] = {{"json_encode", l_encode}, {"json_decode", l_decode},
+                                  {"json_peek_ids", claude_json_peek_ids},
+                                  {"number_text", l_number_text}, {NULL, NULL}};
+
+/* Puts json_encode, json_decode, json_peek_ids, number_text, json_pieces, json_array_mt,
+ * json_object_mt and json_null into the module table on top of the stack. */
 void claude_open_json(lua_State *L) {
   lua_pushlightuserdata(L, NULL);
   lua_setfield(L, -2, "json_null");
@@ -447,12 +537,12 @@ void claude_open_json(lua_State *L) {
   lua_pushvalue(L, -1);
   lua_rawsetp(L, LUA_REGISTRYINDEX, &OBJECT_MT_KEY);
   lua_setfield(L, -2, "json_object_mt");
-  lua_pushcfunction(L, l_encode);
-  lua_setfield(L, -2, "json_encode");
-  lua_pushcfunction(L, l_decode);
-  lua_setfield(L, -2, "json_decode");
-  lua_pushcfunction(L, claude_json_peek_ids);
-  lua_setfield(L, -2, "json_peek_ids");
-  lua_pushcfunction(L, l_number_text);
-  lua_setfield(L, -2, "number_text");
+  luaL_setfuncs(L, funcs, 0);
+  memset(lua_newuserdatauv(L, sizeof(pieces_buf), 0), 0, sizeof(pieces_buf));
+  lua_newtable(L);
+  lua_pushcfunction(L, pieces_buf_gc);
+  lua_setfield(L, -2, "__gc");
+  lua_setmetatable(L, -2);
+  lua_pushcclosure(L, l_pieces, 1);
+  lua_setfield(L, -2, "json_pieces");
 }

@@ -35,4 +35,23 @@ int claude_json_peek_ids(lua_State *L);
 int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len);
 int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, size_t *cap);
 
+/* Raw strings and JSON values joined (raw1 v1 raw2 v2 ... rawN): the pieces of a message
+ * written around its values, by a stream's write_pieces and by core.json_pieces. */
+typedef struct claude_pieces {
+  int first;                 /* the first piece's stack slot, when `at` is NULL */
+  const int *at;             /* else each piece's index (stack slots or upvalues) */
+  int n;                     /* how many pieces: the raw ones at the even positions */
+  const char *const *raws;   /* raw piece k (position 2k) as bytes when raws[k] is not NULL */
+  const size_t *raw_lens;    /* (a string the caller keeps alive: no look at the stack) */
+  /* a light userdata piece: 1 with bytes a reader held back (a JSON string's content), -1
+   * when no longer held, 0 when not one; NULL: none is */
+  int (*held)(void *ud, lua_State *L, int idx, const char **s, size_t *len);
+  void *held_ud;
+} claude_pieces;
+/* Appends the pieces to *buf (*len bytes used of *cap), integers as their digits and other
+ * values JSON-encoded in place. Returns 1; or 0 with "piece K: ..." pushed and *len as it
+ * was. Raises (with *len as it was) for a raw piece that is no string, or out of memory. */
+int claude_json_pieces_append(lua_State *L, const claude_pieces *p, char **buf, size_t *len,
+                              size_t *cap);
+
 #endif

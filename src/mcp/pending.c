@@ -14,11 +14,11 @@
  * ids are C integers; the callbacks and methods live in the uservalue's
  * tables (1: the ring's callbacks, 2: its methods, 3 and 4: the hash's).
  *
- *   set:add(id, n, callback, method[, wake[, timeout]])  set:take(id) -> callback, method
+ *   set:add(id, n, callback, method[, wait[, timeout]])  set:take(id) -> callback, method
  *   set:get(id) -> callback, method    set:ids() -> {id...}    set:waiting() -> n
  *   set:close() (its timer closed; a request added later makes it anew)
  *
- * A request added with `wake` is the running task's, about to wait in async.wait_call in its
+ * A request added with a `wait` is the running task's, about to wait in async.wait_call in its
  * coroutine (a task with no budget): its answer, read by the reader bound to the set, wakes
  * that coroutine from C with `true, result` (claude_pending_wake: claude_task_wake, with no
  * Lua between the line and the task). Taking the request from the set is the wake's claim;
@@ -241,11 +241,11 @@ static void add(lua_State *L, int idx, claude_pending *p, lua_Integer id, lua_In
   if (p->old_count > p->size / 2) grow(L, idx, p);
 }
 
-/* set:add(id, n, callback, method[, wake[, timeout[, usual]]]) -> true: the deadline is the
- * set's. wake: the callback is the running task (async.caller), which its answer resumes in
- * this coroutine. usual: a modern tools/call's (true), whose usual complete answer the
- * reader resumes it with marked, or a legacy one's ("object"), whose result the reader marks
- * when it is an object (claude_pending_usual). */
+/* set:add(id, n, callback, method[, wait[, timeout]]) -> true: the deadline is the set's.
+ * wait (how the request waits, one value): the callback is the running task (async.caller),
+ * which its answer resumes in this coroutine: true, or "usual" (a modern tools/call's: its
+ * usual complete answer resumes it marked), or "object" (a legacy one's: a result that is an
+ * object is marked; claude_pending_usual); nil or false: the callback is called. */
 /* luaL_checkinteger, with one look at the value when it is one (the error path only else) */
 static lua_Integer check_integer(lua_State *L, int i) {
   int isnum;
@@ -265,8 +265,8 @@ static int pending_add(lua_State *L) {
     if (secs > 1e9) secs = 1e9;  /* (31 years: no overflow) */
     due = uv_hrtime() + (uint64_t)(secs * 1e9) + 1; /* (never 0) */
   }
-  used = co == NULL || !lua_toboolean(L, 8) ? USED
-         : lua_type(L, 8) == LUA_TSTRING ? USED_OBJECT : USED_USUAL;
+  used = co == NULL || lua_type(L, 6) != LUA_TSTRING ? USED
+         : *lua_tostring(L, 6) == 'o' ? USED_OBJECT : USED_USUAL;
   lua_settop(L, 5);
   add(L, 1, p, id, n, 4, 5, co, due, used);
   lua_pushboolean(L, 1);

@@ -10,6 +10,7 @@ local core = require "claude.core"
 local json = require "claude.json"
 local schema = require "claude.schema"
 local errors = require "claude.errors"
+local wire = require "claude.mcp.wire"
 
 local M = {}
 
@@ -237,13 +238,12 @@ function M.error(msg)
   return { content = jarray { { type = "text", text = tostring(msg) } }, isError = true }
 end
 
-local function text_result(s)
-  return { content = jarray { { type = "text", text = s } } }
-end
+local text_result = wire.text_result
 
---- A `CallToolResult` with one text block.
+--- A `CallToolResult` with one text block (`claude.mcp.wire`'s).
 -- @tparam string s
 -- @treturn table
+-- @function text_result
 M.text_result = text_result
 
 local function content_list(t)

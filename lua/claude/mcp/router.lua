@@ -16,6 +16,7 @@ local async = require "claude.async"
 local json = require "claude.json"
 local tool = require "claude.mcp.tool"
 local content = require "claude.mcp.content"
+local wire = require "claude.mcp.wire"
 local errors = require "claude.errors"
 local budgets = require "claude.mcp.budget"
 local call = require "claude.mcp.call"
@@ -791,10 +792,7 @@ function Router:handle(name, message)
       end
     end
   end)
-  if id ~= nil then
-    if type(response) == "string" then response = content.text_result(response) end
-    return { jsonrpc = "2.0", id = id, result = response }
-  end
+  if id ~= nil then return wire.answer(id, response) end
   return response
 end
 

@@ -9,15 +9,17 @@
 -- @module claude.session.servers
 local core = require "claude.core"
 local json = require "claude.json"
+local wire = require "claude.mcp.wire"
 
 local M = {}
 
 local type = type
 
+-- the control envelope around the answer (claude.mcp.wire's pieces in it)
 local HEAD = '{"type":"control_response","response":{"subtype":"success","request_id":'
 local MCP = ',"response":{"mcp_response":'
-local RPC = MCP .. '{"jsonrpc":"2.0","id":'
-local TEXT = ',"result":{"content":[{"type":"text","text":'
+local RPC, TEXT, RESULT = MCP .. wire.RPC, wire.TEXT, wire.RESULT
+local TEXT_TAIL, RESULT_TAIL = wire.TEXT_END.body .. "}}}\n", "}}}}\n"
 
 -- The session's reply function: (request_id, response) or, for a tool call, (request_id,
 -- result, rpc_id, text), where a string result is the text of a one-block CallToolResult
@@ -25,11 +27,8 @@ local TEXT = ',"result":{"content":[{"type":"text","text":'
 local function replier(session)
   if session.recorder then
     -- a recorded session writes its replies as messages (the recording takes messages)
-    return function(request_id, response, rpc_id)
-      if rpc_id ~= nil then
-        response = { jsonrpc = "2.0", id = rpc_id, result = type(response) == "string"
-          and { content = json.array { { type = "text", text = response } } } or response }
-      end
+    return function(request_id, response, rpc_id, text)
+      if rpc_id ~= nil then response = wire.answer(rpc_id, response, text) end
       session.write_message({ type = "control_response", response = { subtype = "success",
         request_id = request_id, response = { mcp_response = response } } })
     end
@@ -41,13 +40,12 @@ local function replier(session)
     write_pieces = write_pieces or raw.write_pieces
     local ok, err, kind
     if text or (rpc_id ~= nil and type(response) == "string") then
-      ok, err, kind = write_pieces(raw, HEAD, request_id, RPC, rpc_id, TEXT, response,
-        "}]}}}}}\n")
+      ok, err, kind = write_pieces(raw, HEAD, request_id, RPC, rpc_id, TEXT, response, TEXT_TAIL)
     elseif rpc_id == nil then
       ok, err, kind = write_pieces(raw, HEAD, request_id, MCP, response, "}}}\n")
     else
-      ok, err, kind = write_pieces(raw, HEAD, request_id, RPC, rpc_id, ',"result":',
-        response, "}}}}\n")
+      ok, err, kind = write_pieces(raw, HEAD, request_id, RPC, rpc_id, RESULT, response,
+        RESULT_TAIL)
     end
     if not ok and kind == "encode" then error(err, 0) end
   end

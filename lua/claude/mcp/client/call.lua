@@ -142,7 +142,7 @@ local function usual_way(self)
   local write = not self.provider and self.conn.transport.write_call
   local way = nil
   if write and self.era == "modern" then
-    way = { method = "tools/call", write = write, tail = modern.usual_tail(self), usual = true,
+    way = { method = "tools/call", write = write, tail = modern.usual_tail(self), usual = "usual",
       modern = true }
   elseif write then
     way = { method = "tools/call", write = write, tail = nil, usual = "object", modern = false }

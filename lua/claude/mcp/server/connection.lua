@@ -26,11 +26,13 @@
 -- answer to a message without a valid id). A transport that routes answers per request (a
 -- Streamable HTTP POST) uses it; stdio ignores it. `send` returns true, or nil, err.
 --
--- `send_result(id, result, related_id, suffix, text)`, when given, sends a `tools/call`
+-- `send_result(id, result, related_id, ends, text)`, when given, sends a `tools/call`
 -- answer: `result` is the CallToolResult table, or a string standing for `{content = {{type =
 -- "text", text = result}}}` (the tool returned a string or a number; `text` is then true),
--- so that a transport able to write the envelope itself (stdio: `stream:write_pieces`)
--- builds no table. Without it the connection builds the response and calls `send`.
+-- so that a transport writes the answer around its values (claude.mcp.wire's pieces: stdio's
+-- `stream:write_pieces`, HTTP's `wire.answer_text`) and builds no table; `ends` is the end of
+-- a text result of the modern era (`wire.text_end`), nil in the legacy era. Without it the
+-- connection builds the response (`wire.answer`) and calls `send`.
 --
 -- Server-level changes reach every live connection of the server: `server:add(item)` and
 -- `server:remove(name)` send `notifications/{tools,resources,prompts}/list_changed`
@@ -59,6 +61,7 @@ local era = require "claude.mcp.era"
 local apps = require "claude.mcp.apps"
 local limits_mod = require "claude.mcp.server.limits"
 local call = require "claude.mcp.call"
+local wire = require "claude.mcp.wire"
 -- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
 -- spec/unit/call_record_spec.lua holds them to the module's)
 local TAG <const>, SERVER <const>, REPLY <const> = 8, 9, 10
@@ -222,8 +225,7 @@ M.new = errors.public(function(opts)
       if id ~= nil then return send_result(id, response, tag) end
     end
     if id == nil then return self._send(response, tag) end
-    if type(response) == "string" then response = content.text_result(response) end
-    return self._send({ jsonrpc = "2.0", id = id, result = response }, tag)
+    return self._send(wire.answer(id, response, text), tag)
   end
   listen(self, opts.server)
   return self
@@ -315,9 +317,9 @@ local function modern_of(self)
   local send_result = self._send_result
   self._mout = { own_ids = true,
     send = function(_, msg) return out(self, msg, msg.id) end,
-    text = send_result and function(_, id, text, suffix)
+    text = send_result and function(_, id, text, ends)
       if self.closed then return nil end
-      return send_result(id, text, id, suffix, true)
+      return send_result(id, text, id, ends, true)
     end }
   self._modern = m
   return m

@@ -159,7 +159,12 @@ end
 -- is attached. `self.full` says afterwards whether the response's queue is over its high water
 -- mark (`M.backpressure`).
 function Stream:send(msg)
-  local data = encode(msg)
+  return self:send_text(encode(msg))
+end
+
+--- `send`, of a message given as its JSON text.
+-- @tparam string data
+function Stream:send_text(data)
   local seq = self.seq + 1
   self.seq = seq
   local events, n = self.events, #data

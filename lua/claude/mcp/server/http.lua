@@ -1,10 +1,13 @@
 --- The Streamable HTTP transport of an MCP server: protocol revisions 2025-03-26 to 2025-11-25
 -- (sessions, here) and 2026-07-28 (no session: claude.mcp.server.http_modern), per request.
 --
--- (Over 600 lines: sessions, the exchanges of a POST, the GET stream, expiry, the bounds
--- and the routing of authenticated requests all act on one session table; the event streams
--- (events.lua), the Host/Origin checks (origin.lua), the bearer checks (auth.lua), the
--- HTTP server (claude.http.server) and the MCP connection (connection.lua) are apart.)
+-- This module is the transport: its options and bounds, the methods (a POST's checks and
+-- admission, the GET stream, DELETE) and the routing of authenticated requests. Apart: the
+-- sessions and their LRU (http_sessions.lua), a POST's exchange and its answers
+-- (http_exchange.lua), the event streams (events.lua), the Host/Origin checks (origin.lua),
+-- the bearer checks (auth.lua), the HTTP server (claude.http.server) and the MCP connection
+-- (connection.lua). (Over 600 lines: a POST's checks, the bounds and the methods share the
+-- transport's state and its answers of refusal.)
 --
 --     local t = assert(http.listen({ {"calc", calc}, {"files", files} },
 --       { host = "127.0.0.1", port = 8080 }))
@@ -35,7 +38,6 @@ local core = require "claude.core"
 local async = require "claude.async"
 local json = require "claude.json"
 local errors = require "claude.errors"
-local connection = require "claude.mcp.server.connection"
 local modern = require "claude.mcp.server.modern"
 local limits = require "claude.mcp.server.limits"
 local trim = require "claude.mcp.server.trim"
@@ -45,13 +47,16 @@ local era = require "claude.mcp.era"
 local sse = require "claude.mcp.server.events"
 local origin = require "claude.mcp.server.origin"
 local tool = require "claude.mcp.tool"
-local content = require "claude.mcp.content"
 local auth = require "claude.mcp.server.auth"
 local http_server = require "claude.http.server"
+local exchange = require "claude.mcp.server.http_exchange"
+local sessions = require "claude.mcp.server.http_sessions"
 
 local M = {}
 
-local encode, decode, null = json.encode, json.decode, json.null
+local encode, decode = json.encode, json.decode
+local fail, log, admit, watch_post = exchange.fail, sessions.log, exchange.admit, exchange.watch
+local session_of, touch, find_session = sessions.of, sessions.touch, sessions.find
 local envelope_read, MCP_CALL = core.envelope_read, core.MCP_CALL
 local LATEST_MODERN = era.LATEST_MODERN
 local call = require "claude.mcp.call"
@@ -61,8 +66,7 @@ local ID <const>, META <const>, VERSION <const>, AUTH <const> = 1, 4, 7, 11
 local type, fmt, pairs, math_type = type, string.format, pairs, math.type
 
 --- The protocol versions a client may name in `MCP-Protocol-Version`.
-M.PROTOCOL_VERSIONS = { ["2024-11-05"] = true, ["2025-03-26"] = true, ["2025-06-18"] = true,
-  ["2025-11-25"] = true }
+M.PROTOCOL_VERSIONS = sessions.PROTOCOL_VERSIONS
 
 --- Defaults of the options. The bounds (docs/mcp-server.md, "Bounds") are sized so that a
 -- server on the public internet holds at most a few hundred MiB whatever its clients do.
@@ -86,9 +90,6 @@ local KNOWN = { allowed_hosts = true, allowed_origins = true, dns_rebinding_prot
   state_ttl = true, stateless = true, max_connections = true, sweep_every = true }
 for k in pairs(M.DEFAULTS) do KNOWN[k] = true end
 
--- Complete streams a session keeps for clients that left them before their end.
-local MAX_KEPT = 64
-
 local ALLOW_STATEFUL, ALLOW_STATELESS = "GET, POST, DELETE", "POST"
 
 local check_exposure, uses_auth -- (o, servers)
@@ -102,21 +103,8 @@ Transport.__tostring = function(t)
 end
 
 ---------------------------------------------------------------------------------------------
--- Answers that are not the connection's
+-- The headers of a POST
 ---------------------------------------------------------------------------------------------
-
-local function fail(res, status, code, message, headers)
-  headers = headers or {}
-  headers["content-type"] = "application/json"
-  res:respond(status, headers, encode { jsonrpc = "2.0", id = null,
-    error = { code = code, message = message } })
-end
-
-local function log(self, msg)
-  local f = self.opts.log
-  if f then return f(msg) end
-  io.stderr:write("claude.mcp.server.http: ", msg, "\n")
-end
 
 -- Whether an Accept header names `want` (or a wildcard of it); parameters are dropped, and
 -- empty members of the list ("a, , b", a trailing comma) skipped, as RFC 9110 5.6.1 asks.
@@ -164,370 +152,14 @@ end)
 local is_json = memoized(function(value) return media_type(value) == "application/json" end)
 
 ---------------------------------------------------------------------------------------------
--- Sessions
----------------------------------------------------------------------------------------------
-
--- 128 bits from libcrypto's CSPRNG: a session id is the only secret of an open server.
-local function new_session_id()
-  local bytes = assert(core.random_bytes(16))
-  return (bytes:gsub(".", function(c) return fmt("%02x", c:byte()) end))
-end
-
--- The sessions in the order of their last request (a doubly-linked list: self.lru_head is
--- the least recently used), so that a full table finds its victim without a scan.
-local function lru_unlink(self, s)
-  local p, n = s.lru_prev, s.lru_next
-  if p then p.lru_next = n else self.lru_head = n end
-  if n then n.lru_prev = p else self.lru_tail = p end
-  s.lru_prev, s.lru_next = nil, nil
-end
-
-local function lru_push(self, s)
-  local tail = self.lru_tail
-  s.lru_prev, s.lru_next = tail, nil
-  if tail then tail.lru_next = s else self.lru_head = s end
-  self.lru_tail = s
-end
-
-local function sse_headers(session)
-  return { ["content-type"] = "text/event-stream", ["cache-control"] = "no-cache",
-    ["mcp-session-id"] = session.id }
-end
-
--- A POST's requests, in their order: the JSON answers or the event stream they go to.
-local Exchange = {}
-Exchange.__index = Exchange
-
-local function primes(session)
-  local v = session.conn and session.conn.protocol_version
-  return v ~= nil and v >= "2025-11-25"
-end
-
-local function release(ex)
-  ex.done = true
-  local session = ex.session
-  local posts, t = session.posts, session.transport
-  for id in pairs(ex.pending) do
-    if posts[id] == ex then -- no longer in flight
-      posts[id] = nil
-      session.calls = session.calls - 1
-      t.calls = t.calls - 1
-    end
-  end
-  session.last = core.now()
-  if session.stateless then session.conn:close("request answered") end
-end
-
-local function respond_json(ex)
-  local body
-  if ex.batch then
-    body = encode(json.array(ex.answers))
-  else
-    body = encode(ex.answers[1])
-  end
-  ex.res:respond(200, ex.session.json_headers, body)
-  release(ex)
-end
-
--- Turns a POST into an event stream (something other than its answers is to be sent).
-local function start_sse(ex)
-  local session, t = ex.session, ex.session.transport
-  local n = session.nstreams + 1
-  session.nstreams = n
-  local stream = sse.new(n, t.opts.history, t.opts.retry, session.keep)
-  ex.stream = stream
-  if not session.stateless then session.streams[n] = stream end
-  stream.primed = primes(session)
-  if ex.res:state() == "new" then stream:attach(ex.res, sse_headers(session), stream.primed) end
-  for i = 1, #ex.answers do stream:send(ex.answers[i]) end
-  ex.answers = {}
-end
-
-local function end_stream(ex)
-  local stream = ex.stream
-  stream.done = true
-  local session = ex.session
-  if stream.res then
-    stream:detach(true)
-    session.streams[stream.number] = nil
-  elseif not session.stateless then
-    -- kept for a client that resumes; the oldest complete ones go first
-    local kept = session.kept
-    kept[#kept + 1] = stream.number
-    if #kept > MAX_KEPT then
-      local n = table.remove(kept, 1)
-      local old = session.streams[n]
-      session.streams[n] = nil
-      if old then old:forget() end
-    end
-  end
-  release(ex)
-end
-
-local function exchange_send(ex, msg)
-  local id = msg.id
-  if msg.method == nil and id ~= nil and ex.pending[id] then
-    ex.pending[id] = nil
-    local session = ex.session
-    session.posts[id] = nil -- no longer in flight
-    session.calls = session.calls - 1
-    local t = session.transport
-    t.calls = t.calls - 1
-    ex.left = ex.left - 1
-    if ex.stream then
-      ex.stream:send(msg)
-      if ex.left == 0 then end_stream(ex) end
-    else
-      ex.answers[#ex.answers + 1] = msg
-      if ex.left == 0 then respond_json(ex) end
-    end
-    return true
-  end
-  if not ex.stream then start_sse(ex) end
-  local stream = ex.stream
-  stream:send(msg)
-  -- progress, logs, requests to the client: the call's task waits while its client is
-  -- behind (its answer never does)
-  if stream.full and stream.res then sse.backpressure(stream, stream.res) end
-  return true
-end
-
--- The connection's `send`: to the POST the message belongs to, else to the GET stream.
-local function route(session, msg, related)
-  if related == nil and msg.method == nil then related = msg.id end
-  local ex = related ~= nil and session.posts[related]
-  if ex then return exchange_send(ex, msg) end
-  if session.stateless then return true end -- nowhere to go: no GET stream without a session
-  local st = session.standalone
-  st:send(msg)
-  if st.res then st.delivered = st.seq end
-  return true
-end
-
-local RPC, TEXT = '{"jsonrpc":"2.0","id":', ',"result":{"content":[{"type":"text","text":'
-local last_suffix, last_plain
-local function plain_suffix(suffix) -- the modern era's suffix ends a line: not a body
-  if suffix ~= last_suffix then last_suffix, last_plain = suffix, (suffix:gsub("\n$", "")) end
-  return last_plain
-end
-
--- The answer to a call as JSON text (the text a result table would encode to): its id,
--- its text result with the suffix of its era, or its result table.
-local function answer_text(id, result, suffix, text)
-  if text or suffix or type(result) == "string" then
-    return RPC .. encode(id) .. TEXT .. encode(result)
-      .. (suffix and plain_suffix(suffix) or "}]}}")
-  end
-  return RPC .. encode(id) .. ',"result":' .. encode(result) .. "}"
-end
-
--- The connection's `send_result` (a call's answer, no message table made): the answer that
--- ends a POST answered with JSON (the common call) is written from its text; any other
--- goes the way of the message it is (route).
-local function send_result(session, id, result, related, suffix, text)
-  local ok, body = pcall(answer_text, id, result, suffix, text)
-  local ex = session.posts[related == nil and id or related]
-  if ok and ex and ex.left == 1 and not ex.stream and not ex.batch and ex.pending[id]
-      and ex.answers[1] == nil then
-    -- exchange_send and respond_json, inline
-    ex.pending[id], session.posts[id] = nil, nil
-    session.calls = session.calls - 1
-    local t = session.transport
-    t.calls = t.calls - 1
-    ex.left = 0
-    ex.res:respond(200, session.json_headers, body)
-    release(ex)
-    return true
-  end
-  local msg
-  if ok then
-    msg = decode(body)
-  else -- a value JSON cannot carry: the message, whose encoding says so as before
-    if text or type(result) == "string" then result = content.text_result(result) end
-    msg = { jsonrpc = "2.0", id = id, result = result }
-  end
-  return route(session, msg, related)
-end
-
-local function cancel_pending(ex, reason)
-  local conn = ex.session.conn
-  for id in pairs(ex.pending) do
-    conn:receive { jsonrpc = "2.0", method = "notifications/cancelled",
-      params = { requestId = id, reason = reason } }
-  end
-end
-
--- The client went away from a POST before its answers: a client that holds an event id may
--- come back (Last-Event-ID) and its calls go on; otherwise they are cancelled, since nobody can
--- ever get their answers.
-local function post_closed(ex)
-  if ex.done then return end
-  local stream = ex.stream
-  if stream then
-    stream:detach()
-    if stream.primed or stream.seq > 0 then return end
-  end
-  cancel_pending(ex, "the HTTP client disconnected")
-end
-
--- ctx.close_stream() of a call: ends its POST's event stream now, the call going on; the
--- client comes back with Last-Event-ID for the rest (SSE polling). Only a client that was
--- given an event id can come back, so a stream that cannot be primed stays.
-local function close_stream(session, related)
-  local ex = related ~= nil and session.posts[related]
-  if not ex or ex.done or session.stateless then return false end
-  if not ex.stream then
-    if not primes(session) then return false end
-    start_sse(ex)
-  end
-  local stream = ex.stream
-  if not (stream.primed or stream.seq > 0) then return false end
-  stream:detach(true)
-  return true
-end
-
-local function close_session(self, session, reason)
-  if self.sessions[session.id] == session then
-    self.sessions[session.id] = nil
-    self.nsessions = self.nsessions - 1
-    lru_unlink(self, session)
-  end
-  self.calls = self.calls - session.calls
-  session.calls = 0
-  for _, ex in pairs(session.posts) do
-    if not ex.done then
-      ex.done = true
-      if ex.stream then
-        ex.stream:detach(true)
-      elseif ex.res:state() == "new" then
-        fail(ex.res, 404, -32001, "Session terminated: " .. reason)
-      end
-    end
-  end
-  session.posts = {}
-  for _, st in pairs(session.streams) do st:detach(true) end
-  session.standalone:detach(true)
-  session.streams, session.kept = {}, {}
-  session.keep.bytes = 0
-end
-
--- The session's streams keep more than `history_bytes`: notifications (the GET stream) give
--- way first to the answers of calls; then the oldest complete streams go, then the oldest
--- events of the stream written to, then those of the others.
-local function over_history(session, keep, stream)
-  local kept, streams = session.kept, session.streams
-  if stream == session.standalone then stream:trim(keep.bytes - keep.max) end
-  while keep.bytes > keep.max and #kept > 0 do
-    local n = table.remove(kept, 1)
-    local old = streams[n]
-    streams[n] = nil
-    if old then old:forget() end
-  end
-  if keep.bytes > keep.max then stream:trim(keep.bytes - keep.max) end
-  if keep.bytes > keep.max then
-    local st = session.standalone
-    if st and st ~= stream then st:trim(keep.bytes - keep.max) end
-    for _, other in pairs(streams) do
-      if keep.bytes <= keep.max then break end
-      other:trim(keep.bytes - keep.max)
-    end
-  end
-end
-
-local function new_session(self, ep, path, stateless, who)
-  local session = { transport = self, ep = ep, path = path, posts = {}, streams = {}, kept = {},
-    nstreams = 0, calls = 0, last = core.now(), stateless = stateless,
-    principal = who and who.principal }
-  session.keep = { bytes = 0, max = self.opts.history_bytes,
-    over = function(keep, stream) return over_history(session, keep, stream) end }
-  if not stateless then
-    session.id = new_session_id()
-    session.standalone = sse.new(0, self.opts.history, self.opts.retry, session.keep)
-    session.standalone.delivered = 0
-  end
-  -- made once per session: checked and lower-cased once, not on every answer
-  session.json_headers = core.http_headers { ["content-type"] = "application/json",
-    ["mcp-session-id"] = session.id }
-  session.conn = connection.new {
-    server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
-    limits = self.opts, send = function(msg, related) return route(session, msg, related) end,
-    send_result = function(id, result, related, suffix, text)
-      return send_result(session, id, result, related, suffix, text)
-    end,
-    close_stream = function(related) return close_stream(session, related) end,
-    on_close = function(reason)
-      if not stateless then close_session(self, session, reason) end
-    end,
-  }
-  return session
-end
-
----------------------------------------------------------------------------------------------
 -- The methods
 ---------------------------------------------------------------------------------------------
 
-local function check_version(res, headers)
-  local v = headers["mcp-protocol-version"]
-  if v and not M.PROTOCOL_VERSIONS[v] then
-    fail(res, 400, -32000, fmt("Bad Request: unsupported MCP-Protocol-Version '%s'", v))
-    return false
-  end
-  return true
-end
 
--- The session a request names (Mcp-Session-Id), or nil after answering 400 or 404. A
--- session opened with a token belongs to its subject: another subject's token gets the
--- answer of an unknown session (404), which says nothing of whether the id exists. A session
--- belongs to the path it was opened at: the first server is served at /mcp and /mcp/NAME,
--- and a session of one is unknown at the other.
--- The session a request names, and why not (nil, status, code, message): it must name one
--- this transport keeps, of the same path and principal, with a protocol version we speak.
-local function session_of(self, req, who, path)
-  local sid = req.headers["mcp-session-id"]
-  if not sid then return nil, 400, -32000, "Bad Request: Mcp-Session-Id header is required" end
-  local session = self.sessions[sid]
-  if not session or session.path ~= path
-      or session.principal ~= (who and who.principal) then
-    return nil, 404, -32001, "Session not found"
-  end
-  return session
-end
 
--- A session in use: the last to go when the sessions are full (`session.last` set, and it
--- is not the tail already).
-local function touch(self, session)
-  lru_unlink(self, session)
-  lru_push(self, session)
-end
 
-local function find_session(self, req, res, who, path)
-  local session, status, code, message = session_of(self, req, who, path)
-  if not session then
-    fail(res, status, code, message)
-    return nil
-  end
-  if not check_version(res, req.headers) then return nil end
-  session.last = core.now()
-  if session ~= self.lru_tail then touch(self, session) end
-  return session
-end
 
--- A request of POST `ex` let in: its answer ends the POST (or its part of it), and it counts
--- in flight in its session and the transport.
-local function admit(ex, id)
-  local session = ex.session
-  ex.pending[id] = true
-  session.posts[id] = ex
-  session.calls = session.calls + 1
-  local t = session.transport
-  t.calls = t.calls + 1
-end
 
--- After a POST's requests went to the connection, one still waiting (not `ex.done`) is
--- watched: the client that leaves it cancels them (post_closed).
-local function watch_post(ex)
-  ex.res.on_close = function() post_closed(ex) end
-end
 
 local function valid_message(m)
   if type(m) ~= "table" or m.jsonrpc ~= "2.0" then return false end
@@ -541,19 +173,6 @@ local function refused(id, message, bound, max)
     data = { bound = bound, max = max } } }
 end
 
--- The least recently used session that holds nothing (no request in flight, no GET stream
--- open; a POST stream open has its requests in flight), or nil. A busy one on the way goes
--- to the end: it is in use.
-local function idle_session(self)
-  for _ = 1, self.nsessions do
-    local s = self.lru_head
-    if not s then return nil end
-    if next(s.posts) == nil and s.standalone.res == nil then return s end
-    lru_unlink(self, s)
-    lru_push(self, s)
-  end
-  return nil
-end
 
 -- The endpoint's server of the modern era, made on its first modern request.
 local function modern_of(self, ep)
@@ -596,8 +215,7 @@ local function post_call(self, ep, req, res, who, path, rec)
       and 1 <= o.max_post_calls then
     session.last = core.now()
     if session ~= self.lru_tail then touch(self, session) end
-    local ex = setmetatable({ session = session, res = res, batch = false, answers = {},
-      pending = {}, left = 1 }, Exchange)
+    local ex = exchange.new(session, res, false, 1)
     admit(ex, id)
     rec[AUTH] = info
     session.conn:call(rec)
@@ -691,8 +309,8 @@ post_message = function(self, ep, req, res, who, path, body)
   end
   local session
   if self.stateless then
-    if not check_version(res, headers) then return end
-    session = new_session(self, ep, path, true, who)
+    if not sessions.check_version(res, headers) then return end
+    session = sessions.new(self, ep, path, true, who)
   elseif init then
     if #list > 1 then
       return fail(res, 400, -32600, "Invalid Request: initialize must be sent alone")
@@ -704,7 +322,7 @@ post_message = function(self, ep, req, res, who, path, body)
     if self.nsessions >= o.max_sessions then
       -- full: the least recently used idle session goes (its client gets 404 and opens
       -- another, as the specification says); when every one is busy, this one is refused
-      local victim = idle_session(self)
+      local victim = sessions.idle(self)
       if not victim then
         return fail(res, 503, -32000, fmt("Service Unavailable: %d sessions are open and "
           .. "busy (max_sessions); retry later", self.nsessions), { ["retry-after"] = "1" })
@@ -712,7 +330,7 @@ post_message = function(self, ep, req, res, who, path, body)
       victim.conn:close("session evicted (max_sessions)")
       self.evicted = self.evicted + 1 -- said by the sweep, once for all
     end
-    session = new_session(self, ep, path, false, who)
+    session = sessions.new(self, ep, path, false, who)
   else
     session = find_session(self, req, res, who, path)
     if not session then return end
@@ -730,8 +348,7 @@ post_message = function(self, ep, req, res, who, path, body)
     if session.stateless then conn:close("request answered") end
     return
   end
-  local ex = setmetatable({ session = session, res = res, batch = batch, answers = {},
-    pending = {}, left = nids }, Exchange)
+  local ex = exchange.new(session, res, batch, nids)
   -- past max_post_calls (of this POST) or max_session_calls (of the session in flight), a
   -- request is answered at once with an error, not served nor queued
   local calls = session.calls
@@ -754,7 +371,9 @@ post_message = function(self, ep, req, res, who, path, body)
               .. "(max_session_calls %d); retry once one is answered", calls + room,
               o.max_session_calls), "max_session_calls", o.max_session_calls)
           end
-          ex.answers[#ex.answers + 1] = answer
+          local answers = ex.answers or {}
+          answers[#answers + 1] = encode(answer)
+          ex.answers = answers
         else
           served[#served + 1] = m
         end
@@ -769,16 +388,12 @@ post_message = function(self, ep, req, res, who, path, body)
     ids, list, ex.left, nids = kept_ids, served, #kept_ids, #kept_ids
     if nids == 0 then
       if #list > 0 then conn:receive(batch and list or list[1], info) end
-      return respond_json(ex)
+      return exchange.respond_json(ex)
     end
   end
   for i = 1, nids do admit(ex, ids[i]) end
   local keep = init and not session.stateless
-  if keep then
-    self.sessions[session.id] = session
-    self.nsessions = self.nsessions + 1
-    lru_push(self, session)
-  end
+  if keep then sessions.keep(self, session) end
   conn:receive(batch and list or list[1], info)
   if keep and not conn.initialized then -- initialize failed: no session
     conn:close("initialize failed")
@@ -808,13 +423,13 @@ local function get(self, _, req, res, who, path)
     end
     after = seq
   else
-    stream, prime = session.standalone, primes(session)
+    stream, prime = session.standalone, exchange.primes(session)
     after = stream.delivered
   end
   if stream.res then
     return fail(res, 409, -32000, "Conflict: the stream is already open")
   end
-  if not stream:attach(res, sse_headers(session), prime, after) then return end
+  if not stream:attach(res, exchange.sse_headers(session), prime, after) then return end
   -- a stream opened with a token ends when the token does (sweep); the client comes back
   -- with Last-Event-ID and a fresh token
   stream.expires_at = who and who.info.expires_at
@@ -936,12 +551,6 @@ local function handle(self, req, res)
   return dispatch(self, ep, req, res, nil, path)
 end
 
--- A GET stream opened with a token that has expired since: ended (the client resumes it
--- with a fresh token).
-local function expire_stream(st, clock)
-  local exp = st.expires_at
-  if exp and st.res and exp <= clock then st:detach(true) end
-end
 
 -- Refuses (misuse) to serve a server without auth on an address other hosts can reach,
 -- unless the transport's `auth = false` says that is meant: Redis's "protected mode".
@@ -973,30 +582,6 @@ uses_auth = function(o, servers)
   return false
 end
 
--- Closes sessions idle for longer than session_timeout: nothing in flight, no stream open;
--- ends the streams whose token expired.
-local function sweep(self)
-  local now, limit, clock = core.now(), self.opts.session_timeout, os.time()
-  local idle = {}
-  for _, s in pairs(self.sessions) do
-    expire_stream(s.standalone, clock)
-    for _, st in pairs(s.streams) do expire_stream(st, clock) end
-    local busy = s.standalone.res ~= nil or next(s.posts) ~= nil
-    if not busy then
-      for _, st in pairs(s.streams) do if st.res then busy = true end end
-    end
-    if limit and not busy and now - s.last > limit then idle[#idle + 1] = s end
-  end
-  for _, s in ipairs(idle) do
-    s.conn:close("session expired")
-    if self.opts.log then self.opts.log(fmt("session %s expired", s.id)) end
-  end
-  if self.evicted > 0 then
-    log(self, fmt("%d idle sessions evicted to open new ones (max_sessions %d)", self.evicted,
-      self.opts.max_sessions))
-    self.evicted = 0
-  end
-end
 
 ---------------------------------------------------------------------------------------------
 -- The transport
@@ -1089,7 +674,7 @@ M.listen = errors.public(function(servers, opts)
     or 30, 30, uses_auth(o, servers) and 10 or 30)
   if o.sweep_every then every = o.sweep_every end -- (specs)
   local function tick()
-    if not self.stateless then sweep(self) end
+    if not self.stateless then sessions.sweep(self) end
     self.timer:start(every, tick)
   end
   self.timer:start(every, tick)

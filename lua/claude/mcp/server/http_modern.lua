@@ -13,6 +13,7 @@ local core = require "claude.core"
 local json = require "claude.json"
 local era = require "claude.mcp.era"
 local modern = require "claude.mcp.server.modern"
+local wire = require "claude.mcp.wire"
 local events = require "claude.mcp.server.events"
 -- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
 -- spec/unit/call_record_spec.lua holds them to the module's)
@@ -21,6 +22,7 @@ local ID <const>, TOOL <const>, AUTH <const> = 1, 2, 11
 local M = {}
 
 local encode, null = json.encode, json.null
+local answer_text, error_text = wire.answer_text, wire.error_text
 local type, fmt = type, string.format
 local E = era.ERRORS
 local LATEST = era.LATEST_MODERN
@@ -38,14 +40,9 @@ local JSON_HEADERS = core.http_headers { ["content-type"] = "application/json" }
 local SSE_HEADERS = core.http_headers { ["content-type"] = "text/event-stream",
   ["cache-control"] = "no-cache" }
 
-local function error_body(id, code, message, data)
-  return encode { jsonrpc = "2.0", id = id == nil and null or id,
-    error = { code = code, message = message, data = data } }
-end
-
 --- Answer an HTTP request with a JSON-RPC error (the id echoed when there is one).
 function M.fail(res, status, id, code, message, data)
-  res:respond(status, JSON_HEADERS, error_body(id, code, message, data))
+  res:respond(status, JSON_HEADERS, error_text(id, code, message, data))
 end
 
 ---------------------------------------------------------------------------------------------
@@ -179,33 +176,12 @@ local function over(self)
   if t then t.calls = t.calls - 1 end
 end
 
-local RPC, TEXT = '{"jsonrpc":"2.0","id":', ',"result":{"content":[{"type":"text","text":'
-local last_suffix, last_plain
-
--- A call's text result (claude.mcp.server.modern's `out:text`; the suffix ends it, and a
--- line): the answer that ends a POST answered with JSON is written from its text, no
--- message table made; any other is the message it is (send).
-function Exchange:text(id, text, suffix)
+-- Sends one message of the request, as its JSON text `data`: `answer` says it is the
+-- request's answer (`err_code`: its error's code, for the HTTP status), which ends the POST.
+function Exchange:deliver(data, answer, err_code)
   if self.done then return nil end
-  if suffix ~= last_suffix then last_suffix, last_plain = suffix, (suffix:gsub("\n$", "")) end
-  local ok, data = pcall(encode, text)
-  if ok then
-    local body = RPC .. encode(id) .. TEXT .. data .. last_plain
-    if id ~= self.id or self.stream then return self:send(json.decode(body)) end
-    self.done = true
-    local t = self.transport
-    if t then t.calls = t.calls - 1 end -- no longer in flight
-    self.res:respond(200, JSON_HEADERS, body)
-    return true
-  end
-  return self:send({ jsonrpc = "2.0", id = id, result = { content = json.array {
-    { type = "text", text = text } } } }) -- JSON cannot carry it: send says so, as before
-end
-
-function Exchange:send(msg)
-  if self.done then return nil end
-  local res, data = self.res, encode(msg)
-  if msg.method == nil and msg.id == self.id then
+  local res = self.res
+  if answer then
     self.done = true
     local t = self.transport
     if t then t.calls = t.calls - 1 end -- no longer in flight
@@ -213,8 +189,7 @@ function Exchange:send(msg)
       res:write("event: message\ndata: " .. data .. "\n\n")
       res:finish()
     else
-      local e = msg.error
-      res:respond(e and STATUS[e.code] or 200, JSON_HEADERS, data)
+      res:respond(err_code and STATUS[err_code] or 200, JSON_HEADERS, data)
     end
     return true
   end
@@ -229,6 +204,21 @@ function Exchange:send(msg)
   -- notifications (sent for every listen at once) never do: max_queued bounds those
   if w == false and not self.listening then events.backpressure(self, res) end
   return true
+end
+
+-- A call's text result (claude.mcp.server.modern's `out:text`, `ends` the end of its era's
+-- text result): written from its text (claude.mcp.wire), no message table made.
+function Exchange:text(id, text, ends)
+  if self.done then return nil end
+  local data, err = answer_text(id, text, true, ends)
+  if data == nil then return self:send(wire.unencodable(id, err)) end
+  return self:deliver(data, id == self.id)
+end
+
+function Exchange:send(msg)
+  if self.done then return nil end
+  local e = msg.error
+  return self:deliver(encode(msg), msg.method == nil and msg.id == self.id, e and e.code)
 end
 
 -- The out of a notification: nothing goes back.
@@ -279,7 +269,7 @@ function M.post(m, req, res, msg, auth, t)
     local max = t.opts.max_calls
     if t.calls >= max then
       return res:respond(503, { ["content-type"] = "application/json", ["retry-after"] = "1" },
-        error_body(id, -32000, fmt("Service Unavailable: %d requests are in flight "
+        error_text(id, -32000, fmt("Service Unavailable: %d requests are in flight "
           .. "(max_calls %d); retry later", t.calls, max), { bound = "max_calls", max = max }))
     end
     t.calls = t.calls + 1

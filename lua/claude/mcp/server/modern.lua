@@ -14,8 +14,9 @@
 --     m:close(reason)              -- calls cancelled, listens ended
 --
 -- `out` is where the messages of one request go: `out:send(msg)` (its answer, its progress
--- and logs, the notifications of a listen), and optionally `out:text(id, text, suffix)`, a
--- transport that writes a text result with its envelope itself (stdio). `out.listening` is
+-- and logs, the notifications of a listen), and optionally `out:text(id, text, ends)`, a
+-- transport that writes a text result with its envelope itself (`ends`: the end of a text
+-- result of this server, `claude.mcp.wire.text_end`). `out.listening` is
 -- set to the subscription while the request is a listen (the transport keeps it open);
 -- `out.own_ids` says the request ids are one client's (stdio), so that
 -- `notifications/cancelled` can name them.
@@ -200,9 +201,8 @@ local function reply(self) return function(req, response, id, text)
   local out = req._out
   if id ~= nil then -- tools/call: a CallToolResult, its text, or an unwind
     if text or type(response) == "string" then
-      if out.text then return out:text(id, response, self._suffix) end
-      return out:send({ jsonrpc = "2.0", id = id, result = { content = jarray {
-        { type = "text", text = response } }, resultType = "complete", _meta = self._meta } })
+      if out.text then return out:text(id, response, self._text_end) end
+      return out:send(wire.answer(id, response, true, self._meta))
     elseif is_unwind(response) then
       return out:send(unwound(self, req, response, id))
     end
@@ -476,7 +476,7 @@ function Modern:set_meta()
   local server = self._server
   self._meta = wire.server_meta(server.name, server.version or "1.0.0")
   -- the end of a text result written by the transport: `}]`, then the stamps
-  self._suffix = '}],"resultType":"complete","_meta":' .. json.encode(self._meta) .. "}}\n"
+  self._text_end = wire.text_end(self._meta)
 end
 
 --- Serve one message of the modern era whose envelope passed `check` (a request, or a
@@ -555,7 +555,7 @@ local function call_reply(self, out, write)
   return function(name, response, id, text)
     if text and write then
       if self.closed then return nil end
-      return write(id, response, id, self._suffix, true)
+      return write(id, response, id, self._text_end, true)
     end
     return self._reply(setmetatable({ name = name, _out = out }, Req), response, id, text)
   end
@@ -579,7 +579,7 @@ end
 -- cannot see its ctx) goes straight to the router with the connection's own request record;
 -- any other to `fallback(rec)`. A text result is written by `write`, when given: the
 -- transport's `send_result` (`claude.mcp.server.connection`), called as
--- `write(id, text, id, suffix, true)` until this server closes. (The connection drops it
+-- `write(id, text, id, ends, true)` until this server closes. (The connection drops it
 -- when it closes.)
 -- @tparam table out
 -- @tparam function fallback

@@ -18,14 +18,15 @@ local errors = require "claude.errors"
 local connection = require "claude.mcp.server.connection"
 local state = require "claude.mcp.server.state"
 local call = require "claude.mcp.call"
+local wire = require "claude.mcp.wire"
 
 local M = {}
 
 --- Default limit of one message, in bytes.
 M.MAX_MESSAGE = 16 * 1024 * 1024
 
-local RPC = '{"jsonrpc":"2.0","id":'
-local TEXT = ',"result":{"content":[{"type":"text","text":'
+local RPC, TEXT, RESULT, TEXT_END = wire.RPC, wire.TEXT, wire.RESULT, wire.TEXT_END.line
+local unencodable = wire.unencodable
 
 local Transport = { __name = "claude.mcp.StdioTransport" }
 Transport.__index = Transport
@@ -117,10 +118,7 @@ function Transport:serve(server)
     if not ok and kind == "encode" then
       -- a value JSON cannot carry: the client still gets an answer
       local id = type(msg) == "table" and msg.id
-      if id ~= nil and msg.result ~= nil then
-        return stream:write_json(core.jsonrpc_error(id, -32603,
-          "Internal error: the result cannot be encoded as JSON: " .. tostring(err)))
-      end
+      if id ~= nil and msg.result ~= nil then return stream:write_json(unencodable(id, err)) end
     end
     return ok, err
   end
@@ -129,18 +127,15 @@ function Transport:serve(server)
     flush = function() return stream:flush() end,
     record = self.record,
     bind_calls = function(target) self.reader:target(target) end,
-    -- `suffix`: the end of a text result of the modern era (its resultType and _meta)
-    send_result = function(id, result, _, suffix, text)
+    -- `ends`: the end of a text result of the modern era (claude.mcp.wire's text_end)
+    send_result = function(id, result, _, ends, text)
       local ok, err, kind
       if text or type(result) == "string" then
-        ok, err, kind = write_pieces(stream, RPC, id, TEXT, result, suffix or "}]}}\n")
+        ok, err, kind = write_pieces(stream, RPC, id, TEXT, result, ends and ends.line or TEXT_END)
       else
-        ok, err, kind = write_pieces(stream, RPC, id, ',"result":', result, "}\n")
+        ok, err, kind = write_pieces(stream, RPC, id, RESULT, result, "}\n")
       end
-      if not ok and kind == "encode" then
-        return stream:write_json(core.jsonrpc_error(id, -32603,
-          "Internal error: the tool's result cannot be encoded as JSON: " .. tostring(err)))
-      end
+      if not ok and kind == "encode" then return stream:write_json(unencodable(id, err)) end
       return ok, err
     end,
   }
