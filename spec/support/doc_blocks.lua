@@ -1,32 +1,34 @@
 --- Docs that run (spec/e2e/docs_spec.lua): the fenced blocks of README.md and docs/*.md, and
--- the directives that say how each one runs, in an HTML comment right before it:
+-- the directives that say how each one runs, in an HTML comment right before it. A directive
+-- never adds a command, an input or a variable a reader would not see (docs/testing.md):
 --
 --   <!-- doc: fragment (why) -->   not run: a piece of a larger program (keep these few)
 --   <!-- doc: check (why) -->      not run, checked: Lua compiles; a shell block parses, and
---                                  the repository files it names exist (its comments aside)
+--                                  the repository files it names exist (its comments aside);
+--                                  for blocks another spec runs, or too long to run here
 --   <!-- doc: output -->           this block is the stdout of the block before it (exact,
---                                  but a line `...` stands for any lines)
---   <!-- doc: file NAME -->        the block (of any language: a view, a scenario) is saved
---                                  as NAME in the doc's directory, for later blocks (a Lua
---                                  block's first line `-- NAME.lua ...` says it too)
+--                                  but a line `...` stands for any lines, and `...` in a
+--                                  line for any text)
+--   <!-- doc: file NAME -->        the block (of any language: a view, a scenario, a script
+--                                  a later block runs) is saved as NAME in the doc's
+--                                  directory, not run; the block or the text around it names
+--                                  the file
 --   <!-- doc: servers N -->        a shell block whose lines start servers: each line runs on
 --                                  its own; one still running after N s (default 2) started
 --   <!-- doc: until N -->          a Lua program that serves: stopped (SIGINT) after N s
 --   <!-- doc: exit N -->           the status expected (default 0)
---   <!-- doc: env K=V K2=V2 -->    more environment
---   <!-- doc: stdin TEXT -->       standard input (default: none)
---   <!-- doc: cmd COMMAND -->      how a Lua block runs (default: claudelua --demo FILE)
---   <!-- doc: name NAME -->        names a Lua block, for `continues`
---   <!-- doc: continues [NAME] -->  a Lua block that goes on from the Lua block before it (or
---                                  the one named): run as one program with it
 --
--- Directives combine with ';' (`<!-- doc: file tools.lua; check -->`). A `lua` block runs as
--- `claudelua --demo block.lua` (the real CLI against the scripted Messages API, so queries
--- work offline); a `sh` block with bash -e, in the doc's directory (the repository's
--- build/, examples/, lua/, spec/, tools/ and node_modules/ linked in; `claudelua` and
--- `claude` on PATH; HOME there; CLAUDELUA_DEMO=1). A Lua line `print(...) --> text` says
--- what it prints: those texts must come out in order (blanks and tabs alike). Blocks of
--- other languages are not run (`json` ones must parse).
+-- Directives combine with ';' (`<!-- doc: file tools.lua; check -->`). Visible in the block:
+--   a first line `-- needs: WHAT` / `# needs: WHAT`   a real remote service (or a machine
+--                                  the reader has and the suite has not): checked, not run
+--   a Lua first line `-- NAME.lua -- run with: COMMAND`   how the block runs; without it a
+--                                  Lua block runs as `claudelua --demo NAME.lua`
+-- A `sh` block runs with bash -e in the doc's directory, with only the PATH the README's
+-- set-up gives (PREFIX/bin:/usr/bin:/bin), HOME there and no demo mode: a block that needs
+-- the scripted model says `--demo`. A Lua line `print(...) --> text` says what it prints:
+-- those texts must come out in order (blanks and tabs alike). Blocks of other languages are
+-- not run (`json` ones must parse, `js` ones pass `node --check`, `c` declarations must be
+-- in include/claudelua/).
 local json = require "claude.json"
 
 local M = {}
@@ -41,16 +43,13 @@ function M.directives(text, into)
   for part in text:gmatch("[^;]+") do
     part = trim(part)
     local word, rest = part:match("^(%S+)%s*(.-)$")
-    if word == "fragment" or word == "check" or word == "output" or word == "continues" then
+    if word == "fragment" or word == "check" or word == "output" then
       d[word] = rest ~= "" and rest or true
-    elseif word == "file" or word == "stdin" or word == "cmd" or word == "name" then
+    elseif word == "file" then
       d[word] = rest
     elseif word == "servers" or word == "until" or word == "exit" then
       d[word] = tonumber(rest) or (word == "servers" and 2) or error("doc: " .. word
         .. " needs a number")
-    elseif word == "env" then
-      d.env = d.env or {}
-      for k, v in rest:gmatch("([%w_]+)=(%S*)") do d.env[k] = v end
     elseif word then
       error("unknown doc directive '" .. word .. "'")
     end
@@ -98,23 +97,14 @@ function M.blocks(text)
   for _, b in ipairs(out) do
     b.code = table.concat(b.lines, "\n") .. "\n"
     b.lines = nil
-    if b.lang == "lua" and not b.d.file then
-      b.d.file = b.code:match("^%-%-%s*([%w_./-]+%.lua)")
-    end
-  end
-  -- a continuing Lua block runs after the code of the one before it
-  local prev, named = nil, {}
-  for _, b in ipairs(out) do
+    local first = b.code:match("^[^\n]*")
     if b.lang == "lua" then
-      local base = b.d.continues == true and prev or named[b.d.continues]
-      if b.d.continues and not base then
-        error("line " .. b.line .. ": doc: continues " .. tostring(b.d.continues)
-          .. ": no such block before it")
-      end
-      if base then b.code = base.code .. b.code end
-      if b.d.name then named[b.d.name] = b end
-      prev = b
+      b.saved = b.d.file ~= nil -- `file NAME` on a Lua block: a script a later block runs
+      b.d.file = b.d.file or first:match("^%-%-%s*([%w_./-]+%.lua)")
+      b.run_with = first:match("^%-%-.-run with:%s*(.-)%s*$")
+      b.run_with = b.run_with and b.run_with:gsub("%s+%(.*$", "")
     end
+    b.needs = first:match("^%-%-%s*needs:%s*(.-)%s*$") or first:match("^#%s*needs:%s*(.-)%s*$")
   end
   -- output blocks belong to the block before them
   for i = #out, 2, -1 do

@@ -6,7 +6,7 @@ describe("doc_blocks", function()
     local blocks = doc_blocks.blocks(table.concat({
       "# Title", "", "<!-- doc: fragment (a piece) -->", "```lua", "x()", "```", "",
       "```sh", "echo hi", "```", "<!-- doc: output -->", "```text", "hi", "```",
-      "<!-- doc: servers 3; env A=1 B=two -->", "```sh", "server", "```",
+      "<!-- doc: servers 3; exit 2 -->", "```sh", "server", "```",
       "<!-- doc: check -->", "", "```lua", "-- tools.lua", "return 1", "```",
     }, "\n"))
     assert.equal(5, #blocks)
@@ -14,22 +14,30 @@ describe("doc_blocks", function()
     assert.equal("echo hi\n", blocks[2].code)
     assert.equal("hi\n", blocks[2].expect)
     assert.is_true(blocks[3].is_output)
-    assert.same({ servers = 3, env = { A = "1", B = "two" } }, blocks[4].d)
+    assert.same({ servers = 3, exit = 2 }, blocks[4].d)
     -- a directive belongs to the next block, blank lines between allowed
     assert.is_true(blocks[5].d.check)
     assert.equal("tools.lua", blocks[5].d.file)
   end)
 
-  it("joins a continuing block to the one before it, or to the one named", function()
+  it("reads what a block says of itself: its command, what it needs, a saved script", function()
     local blocks = doc_blocks.blocks(table.concat({
-      "<!-- doc: name base -->", "```lua", "local a = 1", "```",
-      "```lua", "local b = 2", "```",
-      "<!-- doc: continues base -->", "```lua", "print(a)", "```",
+      "```lua", "-- a.lua -- run with: busted a.lua (or lua5.4)", "```",
+      "```lua", "-- needs: a real server", "```",
+      "```sh", "# needs: a host to log in to", "ssh host", "```",
+      "<!-- doc: file s.lua -->", "```lua", "cli:reply()", "```",
     }, "\n"))
-    assert.equal("local a = 1\nprint(a)\n", blocks[3].code)
-    assert.has_error(function()
-      doc_blocks.blocks("<!-- doc: continues nope -->\n```lua\nx()\n```\n")
-    end)
+    assert.same({ "a.lua", "busted a.lua" }, { blocks[1].d.file, blocks[1].run_with })
+    assert.equal("a real server", blocks[2].needs)
+    assert.equal("a host to log in to", blocks[3].needs)
+    assert.same({ true, "s.lua" }, { blocks[4].saved, blocks[4].d.file })
+    assert.is_falsy(blocks[1].saved)
+    -- no directive adds what the reader does not see
+    for _, hidden in ipairs { "cmd x", "stdin x", "env A=1", "continues", "name x" } do
+      assert.has_error(function()
+        doc_blocks.blocks("<!-- doc: " .. hidden .. " -->\n```lua\n```\n")
+      end)
+    end
     assert.has_error(function() doc_blocks.blocks("<!-- doc: frobnicate -->\n```lua\n```\n") end,
       "unknown doc directive 'frobnicate'")
   end)
