@@ -17,7 +17,12 @@ local errors = require "claude.errors"
 local budget = require "claude.mcp.budget"
 local apps = require "claude.mcp.apps"
 local uri_template = require "claude.mcp.uri_template"
-local metadata = require "claude.mcp.metadata"
+-- claude.mcp.metadata (icons, a server's title...) is loaded by the first item or server
+-- that has any: a start-up without them compiles none of it
+local function icons_of(spec, fname)
+  if spec.icons == nil then return nil end
+  return require("claude.mcp.metadata").item_icons(spec, fname)
+end
 
 local M = {}
 
@@ -204,7 +209,7 @@ local function build_tool(spec, labels)
   local listing = {
     name = name, title = title, description = description, inputSchema = input_schema,
     outputSchema = output_schema, annotations = annotations, _meta = meta,
-    icons = metadata.item_icons(spec, F),
+    icons = icons_of(spec, F),
   }
   local t = setmetatable({
     kind = "tool", name = name, title = title, description = description,
@@ -305,7 +310,7 @@ local function resource(spec)
   }
   local listing = { name = r.name, title = r.title, description = r.description,
     mimeType = r.mime_type, annotations = r.annotations, _meta = r.meta,
-    icons = metadata.item_icons(spec, F) }
+    icons = icons_of(spec, F) }
   local static = spec.text ~= nil or spec.blob ~= nil or spec.bytes ~= nil
   if tpl then
     if static then bad(F, nil, "read", "a resource template needs a read function") end
@@ -457,7 +462,7 @@ local function prompt(spec)
   end
   p.arguments = args
   p.listing = { name = p.name, title = p.title, description = p.description, arguments = args,
-    icons = metadata.item_icons(spec, F) }
+    icons = icons_of(spec, F) }
   p.validate = function(given)
     if given == nil or given == null then given = {} end
     if type(given) ~= "table" then return nil, "arguments must be an object" end
@@ -626,7 +631,9 @@ local function server(name, items, opts)
     list_changed = list_changed, page_size = page_size, timeout = timeout,
     always_load = always_load,
     -- serverInfo's title, description, websiteUrl and icons (claude.mcp.metadata), or nil
-    server_info = metadata.server_info(name, version, opts),
+    server_info = (opts.title ~= nil or opts.description ~= nil or opts.website_url ~= nil
+      or opts.icons ~= nil) and require("claude.mcp.metadata").server_info(name, version, opts)
+      or nil,
     -- caching hints of its lists and reads in the modern era (claude.mcp.wire)
     cache = opts.cache ~= nil and require("claude.mcp.wire").check_cache(opts.cache, "server")
       or nil,
