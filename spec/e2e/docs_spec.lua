@@ -138,6 +138,9 @@ local function check_result(b, name, code, out, err)
   end
 end
 
+-- What the CLI answers a query with no login (the sandbox's HOME has none).
+local NOT_LOGGED_IN = "Not logged in"
+
 -- A Lua block's file: the name its first line gives, or one of its own.
 local function lua_file(b) return b.d.file or ("block_" .. b.line .. ".lua") end
 
@@ -160,8 +163,13 @@ local function run_block(b, name, dir)
     end
     local cmd = env_prefix(dir) .. " timeout "
       .. (d["until"] and ("--preserve-status -s INT " .. d["until"]) or "90") .. " "
-      .. (b.run_with or ("claudelua --demo " .. q(file))) .. " < /dev/null"
+      .. (b.run_with or ("claudelua " .. q(file))) .. " < /dev/null"
     local code, out, err = run_sh(dir, cmd)
+    -- no login here: a block that asks the model without saying `--demo` gets the CLI's answer
+    if not b.run_with and (out .. err):find(NOT_LOGGED_IN, 1, true) then
+      fail(b, name, "it needs the model: give it a first line `-- " .. file
+        .. " -- run with: claudelua --demo " .. file .. "`", code, out, err)
+    end
     return check_result(b, name, code, out, err)
   end
   -- sh

@@ -22,7 +22,8 @@
 --   a first line `-- needs: WHAT` / `# needs: WHAT`   a real remote service (or a machine
 --                                  the reader has and the suite has not): checked, not run
 --   a Lua first line `-- NAME.lua -- run with: COMMAND`   how the block runs; without it a
---                                  Lua block runs as `claudelua --demo NAME.lua`
+--                                  Lua block runs as `claudelua NAME.lua` (no demo: one that
+--                                  asks the model fails, asking for the line)
 -- A `sh` block runs with bash -e in the doc's directory, with only the PATH the README's
 -- set-up gives (PREFIX/bin:/usr/bin:/bin), HOME there and no demo mode: a block that needs
 -- the scripted model says `--demo`. A Lua line `print(...) --> text` says what it prints:
