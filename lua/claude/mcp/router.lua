@@ -768,10 +768,6 @@ function Router:handle_async(name, message, reply, tag, auth, req)
   return start(self, ctx, reply, tag, get_prompt, { a, b })
 end
 
---- The `_meta` of a request whose envelope a reader kept as its text
--- (`claude.mcp.call.envelope_meta`).
-M.envelope_meta = call.envelope_meta
-
 --- Answer one JSON-RPC message the CLI sent to server `name`, waiting for it: `handle_async`
 -- for callers that want the response as a value. Inside a task a tool call waits for its
 -- tool; cancelling that task cancels the call too. Notifications get the acknowledgement
