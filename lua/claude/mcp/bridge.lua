@@ -43,9 +43,48 @@ local function selected(filter, t)
   return false
 end
 
--- The local tool that forwards to `remote` (a tool description of the server).
-local function forwarder(client, remote, local_name, opts)
-  local guard, on_call, timeout = opts.guard, opts.on_call, opts.timeout
+--- Raises what a remote request failed with as the JSON-RPC error our server answers: the
+-- remote's own error (code, message, data) when it answered one, else -32603 with the
+-- client's message (a closed connection, a timeout).
+-- @param err the client's error
+function M.relay(err)
+  if errors.is(err, "remote") and math.type(err.code) == "integer" then
+    error(errors.new("rpc", err.remote_message or err.message, { code = err.code,
+      data = err.data }), 0)
+  end
+  error(errors.new("rpc", errors.message(err), { code = -32603 }), 0)
+end
+
+--- Adds to a client request's options `opts` what it forwards of the request `ctx` serves:
+-- the trace context, and the caller's `_meta` keys that are neither the protocol's (the
+-- envelope, the progress token) nor the claude CLI's.
+-- @param ctx a request's ctx, or nil
+-- @tparam table opts
+-- @treturn table opts
+function M.forwarded(ctx, opts)
+  if not ctx then return opts end
+  opts.traceparent, opts.tracestate = ctx.traceparent, ctx.tracestate
+  local meta = rawget(ctx, "_meta")
+  if type(meta) ~= "table" then return opts end
+  for k, v in pairs(meta) do
+    if type(k) == "string" and k ~= "progressToken" and k ~= "traceparent"
+      and k ~= "tracestate" and not k:find("^io%.modelcontextprotocol/")
+      and not k:find("^claudecode/") then
+      opts.meta = opts.meta or {}
+      opts.meta[k] = v
+    end
+  end
+  return opts
+end
+
+--- The local tool that forwards to `remote` (a tool description of the server): the bridge's
+-- and claude.mcp.mount's. `opts`: `guard`, `on_call`, `timeout`, and `relay` (the remote's
+-- JSON-RPC errors, and a dead connection, answer the call as JSON-RPC errors; else they are
+-- `isError` results) with the request's `_meta` forwarded, `result` (`fn(r) -> r`, applied to
+-- each result).
+-- @treturn claude.Tool
+function M.forwarder(client, remote, local_name, opts)
+  local guard, on_call, timeout, relay = opts.guard, opts.on_call, opts.timeout, opts.relay
   local name = remote.name
   local t = tool.tool {
     name = local_name,
@@ -67,12 +106,18 @@ local function forwarder(client, remote, local_name, opts)
       local progress = ctx and ctx._token ~= nil and function(p, total, message)
         ctx.progress(p, total, message)
       end or nil
-      local r, err = client:call_tool(name, args, { timeout = timeout, on_progress = progress })
+      local call_opts = { timeout = timeout, on_progress = progress }
+      if relay then M.forwarded(ctx, call_opts) end
+      local r, err = client:call_tool(name, args, call_opts)
       if on_call then
         on_call { tool = name, args = args, result = r, error = err,
           seconds = core.now() - started }
       end
-      if not r then return nil, err end
+      if not r then
+        if relay then M.relay(err) end
+        return nil, err
+      end
+      if opts.result then r = opts.result(r) end
       return content.finished_result(r)
     end,
   }
@@ -108,7 +153,7 @@ function M.server(client, opts)
       local local_name = ((opts.prefix or "") .. remote.name):gsub("[^%w_%-]", "_"):sub(1, 64)
       if not seen[local_name] then
         seen[local_name] = true
-        items[#items + 1] = forwarder(client, remote, local_name, opts)
+        items[#items + 1] = M.forwarder(client, remote, local_name, opts)
       end
     end
   end

@@ -338,6 +338,14 @@ local function distinct(list, limits, what)
   return set, kept
 end
 
+-- A listen's resource subscriptions (a set of URIs, or nil) began or ended: a remote server
+-- mounted in `server` is told (claude.mcp.mount).
+local function subscribed(server, uris, on)
+  if not (uris and server._mounts) then return end
+  local mount = require "claude.mcp.mount"
+  for uri in pairs(uris) do mount.subscribed(server, uri, on) end
+end
+
 local function listen(self, msg, out, auth)
   local params = msg.params
   local want = type(params) == "table" and params.notifications
@@ -382,6 +390,7 @@ local function listen(self, msg, out, auth)
     principal = tasks_mod.owner(auth) }
   self._listens[sub] = true
   out.listening = sub
+  subscribed(server, uris, true)
   out:send(tagged(msg.id, "notifications/subscriptions/acknowledged",
     { notifications = honoured }))
   return sub
@@ -390,6 +399,7 @@ end
 --- End a listen (its client left it, or cancelled it): nothing more is sent to it.
 -- @param sub what `out.listening` holds
 function Modern:unlisten(sub)
+  if self._listens[sub] then subscribed(self._server, sub.uris, false) end
   self._listens[sub] = nil
 end
 
@@ -684,6 +694,7 @@ function Modern:close(reason)
   self._router:cancel_all(reason or "server closed")
   for sub in pairs(self._listens) do
     self._listens[sub] = nil
+    subscribed(server, sub.uris, false)
     sub.out:send({ jsonrpc = "2.0", id = sub.id, result = { resultType = "complete",
       _meta = { [SUB] = sub.id } } })
   end
