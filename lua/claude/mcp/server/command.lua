@@ -148,6 +148,20 @@ function M.parse(argv)
       o.server = value()
     elseif a == "--watch" then
       o.watch = true
+    elseif a == "--proxy" then
+      o.proxy = true
+    elseif a == "--header" then
+      local v = value()
+      local k, hv = v:match("^%s*([^:%s]+)%s*:%s*(.-)%s*$")
+      if not k then usage_error("--header needs 'Name: value', got '%s'", v) end
+      o.headers = o.headers or {}
+      o.headers[k] = hv
+    elseif a == "--oauth" then
+      o.oauth = true
+    elseif a == "--token-store" then
+      o.token_store = value()
+    elseif a == "--proxy-timeout" then
+      o.proxy_timeout = number_arg(a, value())
     elseif a == "--grace" then
       o.grace = number_arg(a, value())
     elseif a == "--max-message" then
@@ -185,7 +199,19 @@ function M.parse(argv)
   end
   o.file = argv[i]
   for j = i + 1, #argv do o.args[#o.args + 1] = argv[j] end
-  if not o.file and not o.help then usage_error("no tools file given") end
+  if not o.file and not o.help then
+    usage_error(o.proxy and "--proxy needs a URL or a command" or "no tools file given")
+  end
+  for _, k in ipairs { "headers", "oauth", "token_store", "proxy_timeout" } do
+    if o[k] ~= nil and not o.proxy then
+      usage_error("--%s needs --proxy", k == "headers" and "header" or k:gsub("_", "-"))
+    end
+  end
+  if o.proxy and o.watch then usage_error("--watch has no file to watch with --proxy") end
+  if o.proxy and not o.help and (o.headers or o.oauth)
+    and not require("claude.mcp.server.proxy").is_url(o.file) then
+    usage_error("--%s needs an http(s) URL to proxy", o.oauth and "oauth" or "header")
+  end
   if o.stateless and not o.http then usage_error("--stateless needs --http") end
   if o.bounds and not o.http then usage_error("%s needs --http", o.bound_flag) end
   for _, k in ipairs { "allowed_origins", "allowed_hosts", "session_timeout", "no_auth",
@@ -497,7 +523,8 @@ end
 M.FLAGS = { ["-h"] = 1, ["--help"] = 1, ["--http"] = 1, ["--stateless"] = 1,
   ["--allowed-origins"] = 1, ["--allowed-hosts"] = 1, ["--no-auth"] = 1,
   ["--session-timeout"] = 1, ["--server"] = 1, ["--watch"] = 1, ["--grace"] = 1,
-  ["--max-message"] = 1, ["--request-timeout"] = 1 }
+  ["--max-message"] = 1, ["--request-timeout"] = 1, ["--proxy"] = 1, ["--header"] = 1,
+  ["--oauth"] = 1, ["--token-store"] = 1, ["--proxy-timeout"] = 1 }
 for flag in pairs(AUTH_FLAGS) do M.FLAGS[flag] = 1 end
 
 --- The command: `claudelua mcp` with the arguments after `mcp`.
@@ -527,7 +554,13 @@ function M.main(...)
     local ok, rerr = stdio.redirect_stdout()
     if not ok then error(rerr, 0) end
   end
-  local list, err = M.load(o.file, o.args, o.skills)
+  local list, err
+  if o.proxy then
+    list, err = require("claude.mcp.server.proxy").load(o)
+    if list and o.skills then list, err = add_skills(list, o.skills) end
+  else
+    list, err = M.load(o.file, o.args, o.skills)
+  end
   if not list then
     if t then t:close() end
     failure("load", "%s", err)
