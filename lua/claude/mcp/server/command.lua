@@ -150,15 +150,15 @@ function M.parse(argv)
       o.watch = true
     elseif a == "--proxy" then
       o.proxy = true
-    elseif a == "--header" then
+    elseif a == "--proxy-header" then
       local v = value()
       local k, hv = v:match("^%s*([^:%s]+)%s*:%s*(.-)%s*$")
-      if not k then usage_error("--header needs 'Name: value', got '%s'", v) end
+      if not k then usage_error("--proxy-header needs 'Name: value', got '%s'", v) end
       o.headers = o.headers or {}
       o.headers[k] = hv
-    elseif a == "--oauth" then
+    elseif a == "--proxy-oauth" then
       o.oauth = true
-    elseif a == "--token-store" then
+    elseif a == "--proxy-token-store" then
       o.token_store = value()
     elseif a == "--proxy-timeout" then
       o.proxy_timeout = number_arg(a, value())
@@ -202,15 +202,15 @@ function M.parse(argv)
   if not o.file and not o.help then
     usage_error(o.proxy and "--proxy needs a URL or a command" or "no tools file given")
   end
-  for _, k in ipairs { "headers", "oauth", "token_store", "proxy_timeout" } do
-    if o[k] ~= nil and not o.proxy then
-      usage_error("--%s needs --proxy", k == "headers" and "header" or k:gsub("_", "-"))
-    end
+  for k, flag in pairs { headers = "--proxy-header", oauth = "--proxy-oauth",
+    token_store = "--proxy-token-store", proxy_timeout = "--proxy-timeout" } do
+    if o[k] ~= nil and not o.proxy then usage_error("%s needs --proxy", flag) end
   end
   if o.proxy and o.watch then usage_error("--watch has no file to watch with --proxy") end
   if o.proxy and not o.help and (o.headers or o.oauth)
     and not require("claude.mcp.server.proxy").is_url(o.file) then
-    usage_error("--%s needs an http(s) URL to proxy", o.oauth and "oauth" or "header")
+    usage_error("%s needs an http(s) URL to proxy", o.oauth and "--proxy-oauth"
+      or "--proxy-header")
   end
   if o.stateless and not o.http then usage_error("--stateless needs --http") end
   if o.bounds and not o.http then usage_error("%s needs --http", o.bound_flag) end
@@ -523,8 +523,9 @@ end
 M.FLAGS = { ["-h"] = 1, ["--help"] = 1, ["--http"] = 1, ["--stateless"] = 1,
   ["--allowed-origins"] = 1, ["--allowed-hosts"] = 1, ["--no-auth"] = 1,
   ["--session-timeout"] = 1, ["--server"] = 1, ["--watch"] = 1, ["--grace"] = 1,
-  ["--max-message"] = 1, ["--request-timeout"] = 1, ["--proxy"] = 1, ["--header"] = 1,
-  ["--oauth"] = 1, ["--token-store"] = 1, ["--proxy-timeout"] = 1 }
+  ["--max-message"] = 1, ["--request-timeout"] = 1, ["--proxy"] = 1,
+  ["--proxy-header"] = 1, ["--proxy-oauth"] = 1, ["--proxy-token-store"] = 1,
+  ["--proxy-timeout"] = 1 }
 for flag in pairs(AUTH_FLAGS) do M.FLAGS[flag] = 1 end
 
 --- The command: `claudelua mcp` with the arguments after `mcp`.

@@ -1,7 +1,7 @@
 --- `claudelua mcp --proxy TARGET`: a remote MCP server served as a local one. TARGET is an
 -- `http(s)://` URL (Streamable HTTP, or the HTTP+SSE transport of 2024-11-05) or a command
--- and its arguments (stdio); a `claude.mcp` client connects to it (its OAuth with `--oauth`,
--- static headers with `--header`) and an empty server mounts it with no prefix
+-- and its arguments (stdio); a `claude.mcp` client connects to it (its OAuth with `--proxy-oauth`,
+-- static headers with `--proxy-header`) and an empty server mounts it with no prefix
 -- (claude.mcp.mount): every tool, resource, template, prompt and completion of the remote,
 -- its list changes and resource updates, served over stdio or `--http` in both eras.
 -- @module claude.mcp.server.proxy

@@ -30,10 +30,11 @@ Options:
                           started by COMMAND (stdio) instead of a tools file: all its tools,
                           resources, templates, prompts and completions, its list changes
                           and resource updates, over stdio or --http
-  --header 'NAME: VALUE'  --proxy URL: a header sent with every request (repeatable)
-  --oauth                 --proxy URL: authorize with OAuth (the browser opens on the
+  --proxy-header 'NAME: VALUE'  --proxy URL: a header sent with every request
+                          (repeatable)
+  --proxy-oauth           --proxy URL: authorize with OAuth (the browser opens on the
                           authorization page; a redirect to 127.0.0.1 completes it)
-  --token-store FILE      --oauth: keep the tokens in FILE between runs
+  --proxy-token-store FILE  --proxy-oauth: keep the tokens in FILE between runs
   --proxy-timeout SECONDS  --proxy: how long a request to the remote may take (default 60)
   --grace SECONDS         on SIGINT/SIGTERM or stdin EOF, calls in flight get this long to
                           finish before they are cancelled (default 5)
