@@ -96,14 +96,15 @@ function Cluster:start_replica(node)
   return self.replicas[node]
 end
 
---- Start the cluster: `opts.tools` (the tools file; its arguments `tool_args`, then the
+--- Start the cluster: `opts.tools` (the tools file's text, or `tools_file` its path; its
+-- arguments `tool_args`, then the
 -- node's name), `opts.nodes` ({"a", "b", "c"}), `opts.lease` (seconds), `opts.extra` (more
 -- flags of each replica).
 function M.start(opts)
   local self = setmetatable({ dir = harness.tempdir(), replicas = {}, nodes = opts.nodes,
     lease = opts.lease or 2, extra = opts.extra, tool_args = opts.tool_args }, Cluster)
-  self.tools = self.dir .. "/tools.lua"
-  write(self.tools, opts.tools)
+  self.tools = opts.tools_file or self.dir .. "/tools.lua"
+  if not opts.tools_file then write(self.tools, opts.tools) end
   self.key = self.dir .. "/state.key"
   write(self.key, core.base64url_encode(assert(core.random_bytes(32))) .. "\n")
   self.redis_port = M.free_port()
