@@ -177,6 +177,14 @@ function M.parse(argv)
       if not o.node:find("^[%w_%-]+$") then
         usage_error("--node needs a name of letters, digits, '-' and '_', got '%s'", o.node)
       end
+    elseif a == "--tasks" then
+      o.tasks = value()
+      if o.tasks ~= "memory" and not o.tasks:find("^redis://") then
+        usage_error("--tasks needs 'memory' or a redis://host:port[/db] URL, got '%s'", o.tasks)
+      end
+    elseif a == "--task-lease" then
+      o.task_lease = number_arg(a, value())
+      if o.task_lease <= 0 then usage_error("--task-lease needs a positive number") end
     elseif a == "--skills" then
       o.skills = o.skills or {}
       o.skills[#o.skills + 1] = value()
@@ -215,7 +223,7 @@ function M.parse(argv)
   if o.stateless and not o.http then usage_error("--stateless needs --http") end
   if o.bounds and not o.http then usage_error("%s needs --http", o.bound_flag) end
   for _, k in ipairs { "allowed_origins", "allowed_hosts", "session_timeout", "no_auth",
-    "node" } do
+    "node", "tasks", "task_lease" } do
     if o[k] ~= nil and not o.http then usage_error("--%s needs --http", k:gsub("_", "-")) end
   end
   o.auth = auth_option(o)
@@ -459,7 +467,8 @@ local function serve_http(o, list)
   local t, err
   local opts = {
     host = o.http.host, port = o.http.port, stateless = o.stateless,
-    state_key = state_key(o), state_ttl = o.state_ttl, node = o.node,
+    state_key = state_key(o), state_ttl = o.state_ttl, node = o.node, tasks = o.tasks,
+    task_lease = o.task_lease,
     max_body = o.max_message, request_timeout = o.request_timeout,
     session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
     allowed_origins = o.allowed_origins, auth = o.auth,
@@ -523,9 +532,9 @@ end
 M.FLAGS = { ["-h"] = 1, ["--help"] = 1, ["--http"] = 1, ["--stateless"] = 1,
   ["--allowed-origins"] = 1, ["--allowed-hosts"] = 1, ["--no-auth"] = 1,
   ["--session-timeout"] = 1, ["--server"] = 1, ["--watch"] = 1, ["--grace"] = 1,
-  ["--max-message"] = 1, ["--request-timeout"] = 1, ["--proxy"] = 1,
-  ["--proxy-header"] = 1, ["--proxy-oauth"] = 1, ["--proxy-token-store"] = 1,
-  ["--proxy-timeout"] = 1 }
+  ["--max-message"] = 1, ["--request-timeout"] = 1, ["--tasks"] = 1, ["--task-lease"] = 1,
+  ["--node"] = 1, ["--proxy"] = 1, ["--proxy-header"] = 1, ["--proxy-oauth"] = 1,
+  ["--proxy-token-store"] = 1, ["--proxy-timeout"] = 1 }
 for flag in pairs(AUTH_FLAGS) do M.FLAGS[flag] = 1 end
 
 --- The command: `claudelua mcp` with the arguments after `mcp`.

@@ -50,6 +50,12 @@ Options:
   --node NAME             HTTP only: this process's name behind a load balancer; the ids of
                           its tasks start with it (NAME.), so that the balancer can route
                           tasks/* requests (Mcp-Name) to the process that has the task
+  --tasks URL             HTTP only: where the tasks of protocol 2026-07-28 and the events of
+                          its listens are shared by the replicas behind a load balancer:
+                          'memory' (default: this process alone) or redis://host:port[/db]
+                          (docs/scaling.md; --node defaults to a random name then)
+  --task-lease SECONDS    with --tasks redis://: a task whose replica stops renewing its
+                          lease this long fails (default 15)
   --skills DIR            serve the Agent Skills of DIR (each directory with a SKILL.md) on
                           every server, beside those of its own skills option (repeatable)
   --stuck-exit SECONDS    a tool call still busy this long past its `run` budget where no
