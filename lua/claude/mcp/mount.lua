@@ -13,19 +13,22 @@
 -- server (whose clients get `list_changed`), its resource updates reach the server's
 -- subscribers with their URIs rewritten; a subscription to a remote resource is forwarded.
 -- A plain server (nothing mounted) runs none of this: the items are the server's own.
+-- Over 600 lines: one concept, each primitive's namespacing beside the others' (local and
+-- remote sources), which read best side by side.
 -- @module claude.mcp.mount
 local async = require "claude.async"
 local errors = require "claude.errors"
-local tool = require "claude.mcp.tool"
 local json = require "claude.json"
 local content = require "claude.mcp.content"
-local bridge = require "claude.mcp.bridge"
+local forward = require "claude.mcp.forward"
 local uri_template = require "claude.mcp.uri_template"
 
 local M = {}
 
 local misuse, public, typename = errors.misuse, errors.public, errors.typename
-local classes = tool._classes
+-- claude.mcp.tool, handed in by its server:mount and server:unmount (the two modules would
+-- otherwise require each other), with the classes of the items it makes
+local tool, classes
 local fmt = string.format
 
 -- The server's lists, each with its key field (claude.mcp.tool's)
@@ -235,7 +238,7 @@ end
 
 local from_client = {}
 
-local forwarded, relay = bridge.forwarded, bridge.relay
+local forwarded, relay = forward.forwarded, forward.relay
 
 local function listed(m, method)
   local list, err = m.source[method](m.source)
@@ -252,7 +255,8 @@ function from_client.tools(m)
   local out = {}
   for _, remote in ipairs(list) do
     if type(remote) == "table" and type(remote.name) == "string" then
-      local t = bridge.forwarder(m.source, remote, name_in(m.prefix, remote.name), m.opts)
+      local t = forward.forwarder(tool, m.source, remote, name_in(m.prefix, remote.name),
+        m.opts)
       -- its listing as the remote gave it, but for its name and view (and no task support:
       -- the forwarder waits for the remote's answer)
       local listing = copy(remote)
@@ -375,7 +379,7 @@ function from_client.completions(m)
   local client = m.source
   if type(client.capabilities.completions) ~= "table" then return {} end
   local out = {}
-  local function forward(remote_ref, ref)
+  local function completes(remote_ref, ref)
     out[#out + 1] = completion(ref, function(argument, ctx)
       local r, err = client:complete(remote_ref, argument, forwarded(ctx,
         { timeout = m.opts.timeout, context = { arguments = ctx.arguments } }))
@@ -384,10 +388,10 @@ function from_client.completions(m)
     end)
   end
   for _, p in ipairs(m.held_list.prompts or {}) do
-    forward({ type = "ref/prompt", name = p.remote }, { type = "ref/prompt", name = p.name })
+    completes({ type = "ref/prompt", name = p.remote }, { type = "ref/prompt", name = p.name })
   end
   for _, t in ipairs(m.held_list.resource_templates or {}) do
-    forward({ type = "ref/resource", uri = t.remote },
+    completes({ type = "ref/resource", uri = t.remote },
       { type = "ref/resource", uri = t.uri_template })
   end
   return out
@@ -562,7 +566,8 @@ end
 --   `guard` and `on_call` (its tool calls', as `client:as_server`'s)
 -- @treturn claude.Server the server
 -- @function mount
-M.mount = public(function(server, prefix, source, opts)
+M.mount = public(function(tool_module, server, prefix, source, opts)
+  tool, classes = tool_module, tool_module._classes
   if not tool.is_server(server) then
     misuse("bad self to 'mount' (claude.Server expected, got %s)", typename(server))
   end
@@ -605,7 +610,7 @@ M.mount = public(function(server, prefix, source, opts)
     local caps = source.capabilities.resources
     m.subscribable = type(caps) == "table" and caps.subscribe == true
     m.opts = copy(m.opts)
-    -- the remote's JSON-RPC errors are the answers, its links the server's (bridge.forwarder)
+    -- the remote's JSON-RPC errors are the answers, its links the server's (forward.forwarder)
     m.opts.relay, m.opts.result = true, result_in(prefix)
   else
     m.subscribable = source.subscribe
@@ -624,7 +629,8 @@ end)
 -- @tparam string prefix
 -- @treturn boolean whether something was mounted there
 -- @function unmount
-M.unmount = public(function(server, prefix)
+M.unmount = public(function(tool_module, server, prefix)
+  tool, classes = tool_module, tool_module._classes
   if not tool.is_server(server) then
     misuse("bad self to 'unmount' (claude.Server expected, got %s)", typename(server))
   end
