@@ -254,7 +254,8 @@ function M.request(plan, api, args, ctx)
   local path = plan.path
   for _, p in ipairs(plan.params) do
     local v = args[p.key]
-    if v ~= nil then
+    -- null: the parameter is left out (a body's null is sent: it means something there)
+    if v ~= nil and v ~= json.null then
       if p.location == "path" then
         local text = path_value(p, v)
         path = path:gsub("{" .. p.name:gsub("%p", "%%%0") .. "}", function() return text end)

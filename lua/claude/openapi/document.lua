@@ -54,17 +54,18 @@ end
 -- path item...) to the object itself; chains are followed up to a bound, cycles refused.
 -- @return the object, and where it is (its pointer, or `where` when it was no reference)
 function M.deref(doc, value, where)
-  local seen = {}
+  local origin, seen, chain = where, {}, {}
   for _ = 1, MAX_REF_CHAIN do
     if type(value) ~= "table" or type(value["$ref"]) ~= "string" then return value, where end
     local ref = value["$ref"]
-    if seen[ref] then M.fail(where, "circular $ref '%s'", ref) end
+    chain[#chain + 1] = ref
+    if seen[ref] then M.fail(origin, "circular $ref: %s", table.concat(chain, " -> ")) end
     seen[ref] = true
     local target, why = lookup(doc, ref)
-    if target == nil then M.fail(where, "$ref '%s' cannot be resolved: %s", ref, why) end
+    if target == nil then M.fail(origin, "$ref '%s' cannot be resolved: %s", ref, why) end
     value, where = target, ref
   end
-  M.fail(where, "$ref chain longer than %d", MAX_REF_CHAIN)
+  M.fail(origin, "$ref chain longer than %d", MAX_REF_CHAIN)
 end
 
 M.lookup = lookup
