@@ -172,6 +172,18 @@ describe("claude.openapi against Prism", function()
     assert.is_true(r.isError)
   end, 300))
 
+  it("serves a document given on the command line: examples/openapi.lua",
+    harness.task(function()
+      if not need_prism() then return end
+      local c <close> = assert(claude.mcp.connect { command = harness.claudelua,
+        args = { "mcp", "examples/openapi.lua", TODO, "http://127.0.0.1:" .. todo_port },
+        env = { OPENAPI_ALLOW_LOCAL = "1" }, timeout = 120 })
+      assert.equal("Todo", c.server_info.title)
+      assert.equal(3, #assert(c:list_tools()))
+      local r = assert(c:call_tool("createTodo", { title = "Write docs", priority = 1 }))
+      assert.equal(2, r.structuredContent.id)
+    end, 300))
+
   it("serves them to the TypeScript SDK's client over stdio", harness.task(function()
     if not need_prism() then return end
     local p <close> = assert(process.spawn { NODE_BIN .. "/node", args = {
