@@ -40,6 +40,7 @@ local lazy = {
   guard = "claude.guard",
   mcp = "claude.mcp",
   oauth = "claude.oauth",
+  openapi = "claude.openapi",
   require = "claude.require", -- a function: `require` that a task may wait inside
 }
 

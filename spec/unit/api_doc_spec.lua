@@ -38,6 +38,7 @@ local MODULES = {
   ["claude.rpc"] = {}, ["claude.oauth"] = {}, ["claude.oauth.jwt"] = {},
   ["claude.oauth.jwks"] = {},
   ["claude.mcp.http"] = {},
+  ["claude.openapi"] = {},
   -- the transport's side of the checks
   ["claude.mcp.http_auth"] = { check = true, problem = true, endpoint = true, authenticate = true,
     serve_metadata = true, redact = true },
