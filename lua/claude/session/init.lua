@@ -338,6 +338,7 @@ end
 
 local function on_exit(self, code, signal)
   if self.recorder then self.recorder:exit(code, signal) end
+  if self.trace then require("claude.trace.session").close(self) end
   self.exited = true
   self.exit_code, self.exit_signal = code, signal
   self.state = "closed"

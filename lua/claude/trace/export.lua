@@ -168,6 +168,16 @@ function M.new(c)
     return true
   end
 
+  -- its timer closed once the queue is sent (or `timeout` is over)
+  function self.close(timeout)
+    local ok, err = self.flush(timeout)
+    if timer then
+      timer:close()
+      timer = nil
+    end
+    return ok, err
+  end
+
   function self.stats()
     return { exported = exported, dropped = dropped, failed = failed, queued = n }
   end

@@ -307,6 +307,17 @@ function M.stats()
   return exporter.stats()
 end
 
+--- Sends what is queued (at most `timeout` seconds), then turns tracing off and lets go
+-- of the exporter's timer: a script or a test that ends its tracing. Returns as `flush`.
+function M.shutdown(timeout)
+  M.enabled = false
+  local e = exporter
+  if not e then return true end
+  exporter = nil
+  M.config = nil
+  return e.close(timeout)
+end
+
 --- Turns tracing off for spans started from now on (what is queued is still sent; the
 -- paths already instrumented stay, recording nothing).
 function M.disable()

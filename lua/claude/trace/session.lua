@@ -73,9 +73,11 @@ function M.result(self, msg)
   span:finish()
 end
 
---- The session ended: its open turns and its query end.
+--- The session ended (closed, or its CLI exited): its open turns and its query end.
 function M.close(self)
   local t = self.trace
+  if t.closed then return end
+  t.closed = true
   for _, span in ipairs(t.turns) do span:fail("the session closed first", "closed"):finish() end
   t.turns = {}
   t.query:set("gen_ai.conversation.id", self.session_id)
