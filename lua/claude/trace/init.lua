@@ -219,16 +219,6 @@ function M.start(name, opts)
     Span)
 end
 
-local function finish_with(span, ok, ...)
-  if not ok then
-    local e = ...
-    span:fail(type(e) == "string" and e or tostring(e), errors.is(e) and e.kind or "error")
-  end
-  span:finish()
-  if not ok then error((...), 0) end
-  return ...
-end
-
 --- `span(name, fn)` or `span(name, opts, fn)`: runs `fn(span)` inside a new span (current
 -- while `fn` runs, failed when `fn` raises, finished when it returns) and returns what `fn`
 -- returns. `span(name [, opts])` without `fn` is `start`.
@@ -245,13 +235,18 @@ function M.span(name, opts, fn)
   if span == NOOP then return fn(span) end
   local previous = M.set_current(span)
   local co, main = running()
-  local function restore(...)
-    if main then main_current = previous elseif current_of[co] == span then
-      current_of[co] = previous
-    end
-    return ...
+  local r = table.pack(pcall(fn, span))
+  if main then main_current = previous elseif current_of[co] == span then
+    current_of[co] = previous
   end
-  return restore(finish_with(span, pcall(fn, span)))
+  if not r[1] then
+    local e = r[2]
+    span:fail(type(e) == "string" and e or tostring(e), errors.is(e) and e.kind or "error")
+    span:finish()
+    error(e, 0)
+  end
+  span:finish()
+  return table.unpack(r, 2, r.n)
 end
 
 --- The current trace context, W3C: `traceparent`, `tracestate` (nil outside any span), to
