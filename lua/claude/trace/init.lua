@@ -41,18 +41,25 @@ local pending = nil
 
 -- W3C trace context ------------------------------------------------------------------------
 
-local function hex(bytes)
-  return (bytes:gsub(".", function(c) return fmt("%02x", byte(c)) end))
-end
+-- ids come from a pool of random bytes, refilled 512 at a time (one system call for many
+-- spans), as hex in one format call
+local POOL = 512
+local pool, used = "", POOL
+local HEX = { [8] = ("%02x"):rep(8), [16] = ("%02x"):rep(16) }
 
 local function random_hex(n)
-  local b = core.random_bytes(n)
-  if not b then -- (no CSPRNG: still unique enough for a trace)
-    local t = {}
-    for i = 1, n do t[i] = string.char(math.random(0, 255)) end
-    b = table.concat(t)
+  if used + n > #pool then
+    pool = core.random_bytes(POOL)
+    if not pool then -- (no CSPRNG: still unique enough for a trace)
+      local t = {}
+      for i = 1, POOL do t[i] = string.char(math.random(0, 255)) end
+      pool = table.concat(t)
+    end
+    used = 0
   end
-  return hex(b)
+  local i = used + 1
+  used = used + n
+  return fmt(HEX[n], byte(pool, i, used))
 end
 
 local ZERO_TRACE, ZERO_SPAN = string.rep("0", 32), string.rep("0", 16)
