@@ -32,7 +32,7 @@ local MODULES = {
   ["claude.process"] = {}, ["claude.queue"] = {}, ["claude.errors"] = {},
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
   ["claude.schema"] = {}, ["claude.mcp.tool"] = { error_handler = true }, ["claude.mcp"] = {},
-  ["claude.guard"] = {},
+  ["claude.guard"] = {}, ["claude.trace"] = { _pending = true, _adopt = true },
   ["claude.sessions"] = {}, ["claude.settings"] = { merge = true },
   ["claude.http.client"] = {}, ["claude.http.server"] = {},
   ["claude.rpc"] = {}, ["claude.oauth"] = {}, ["claude.oauth.jwt"] = {},

@@ -20,6 +20,7 @@ local wire = require "claude.mcp.wire"
 local errors = require "claude.errors"
 local budgets = require "claude.mcp.budget"
 local call = require "claude.mcp.call"
+local trace = require "claude.trace"
 -- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
 -- spec/unit/call_record_spec.lua holds them to the module's)
 local ID <const>, TOOL <const>, ARGS <const>, META <const> = 1, 2, 3, 4
@@ -448,7 +449,7 @@ end
 -- @treturn claude.Router
 -- @function new
 local NEW_OPTIONS = { notify = true, request = true, ack = true, budget = true,
-  close_stream = true, input = true, task = true }
+  close_stream = true, input = true, task = true, trace_parent = true }
 
 M.new = public(function(servers, opts)
   errors.check(servers, 1, "new", "table", true)
@@ -456,7 +457,7 @@ M.new = public(function(servers, opts)
   opts = opts or {}
   errors.check_fields(opts, NEW_OPTIONS, "new")
   budgets.check(opts.budget, "the session (tool_budget)")
-  for _, f in ipairs { "notify", "request", "input", "task" } do
+  for _, f in ipairs { "notify", "request", "input", "task", "trace_parent" } do
     if opts[f] ~= nil and type(opts[f]) ~= "function" then
       misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(opts[f]))
     end
@@ -474,6 +475,11 @@ M.new = public(function(servers, opts)
     _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
     _by_name = {}, _input = opts.input, _task = opts.task }, Router)
   self.route = entry(self)
+  if trace.enabled then -- a span around each request, in front of the plain paths
+    local traced = require "claude.trace.mcp"
+    self.route = traced.server_route(self.route, opts.trace_parent)
+    self.handle_async = traced.server_handle(Router.handle_async, opts.trace_parent)
+  end
   for name, server in pairs(map) do watch(self, name, server) end
   return self
 end)

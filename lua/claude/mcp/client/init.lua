@@ -344,5 +344,11 @@ function M.is_client(v)
   return getmetatable(v) == Client
 end
 
+-- traced: a CLIENT span around each call, read and prompt, its context in the request's
+-- `_meta` (claude.trace.mcp), put in front of the methods only while tracing is on
+require("claude.trace").instrument(function()
+  require("claude.trace.mcp").instrument_client(Client)
+end)
+
 M.Client = Client
 return M
