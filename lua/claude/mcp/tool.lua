@@ -597,7 +597,7 @@ end
 
 local SERVER_OPTIONS = set { "version", "state", "instructions", "subscribe", "list_changed",
   "page_size", "budget", "auth", "cache", "skills", "timeout", "always_load", "title",
-  "description", "website_url", "icons" }
+  "description", "website_url", "icons", "middleware" }
 
 local function server(name, items, opts)
   if type(name) ~= "string" or not name:find(NAME) then
@@ -645,6 +645,8 @@ local function server(name, items, opts)
     budget = budget.check(opts.budget, "server '" .. name .. "'"),
     -- OAuth bearer checks when served over HTTP (claude.mcp.server.auth, loaded only then)
     auth = opts.auth,
+    -- around its requests (claude.mcp.middleware), or nil: the routers' plain way
+    middleware = opts.middleware and require("claude.mcp.middleware").check(opts.middleware),
   }, Server)
   if opts.auth ~= nil then require("claude.oauth.resource").check(opts.auth, "server") end
   items = items or {}
@@ -681,9 +683,25 @@ end
 --   the caching hints of its lists and reads in the modern era (`{ttl_ms = 0, scope =
 --   "private"}` by default; a resource's own `cache` wins for its reads), `skills` a folder
 --   (or a list of folders) of Agent Skills to serve (`server:add_skills`); `title`,
---   `description`, `website_url` and `icons` its `serverInfo` (claude.mcp.metadata)
+--   `description`, `website_url` and `icons` its `serverInfo` (claude.mcp.metadata),
+--   `middleware` a list of functions around its requests (claude.mcp.middleware)
 -- @treturn claude.Server
 M.server = public(server)
+
+local function check_self(s, fname)
+  if getmetatable(s) ~= Server then
+    misuse("bad self to '%s' (claude.Server expected, got %s)", fname, typename(s))
+  end
+end
+
+--- Add middleware `m` after the server's others, innermost (claude.mcp.middleware).
+-- @function use
+methods.use = public(function(s, m)
+  check_self(s, "use")
+  s.middleware = require("claude.mcp.middleware").append(s.middleware, m)
+  changed(s, "middleware") -- (the routers forget the calls they route without it)
+  return s
+end)
 
 --- Add a tool, resource, resource template or prompt; duplicate names raise.
 -- Bumps `server.revision`.
@@ -691,9 +709,7 @@ M.server = public(server)
 -- @treturn claude.Server the server itself
 -- @function add
 methods.add = public(function(s, item)
-  if getmetatable(s) ~= Server then
-    misuse("bad self to 'add' (claude.Server expected, got %s)", typename(s))
-  end
+  check_self(s, "add")
   local err = add(s, item)
   if err then misuse("bad argument #1 to 'add' (%s)", err) end
   return s
@@ -710,9 +726,7 @@ end)
 -- @treturn claude.Server the server itself
 -- @function add_skills
 methods.add_skills = public(function(s, dirs)
-  if getmetatable(s) ~= Server then
-    misuse("bad self to 'add_skills' (claude.Server expected, got %s)", typename(s))
-  end
+  check_self(s, "add_skills")
   local skills = require "claude.mcp.skills" -- loaded by the servers that serve skills only
   local catalog = skills.load(dirs)
   local old = s.skills
@@ -754,9 +768,7 @@ local REMOVABLE = { tools = true, resources = true, resource_templates = true, p
 -- @return the removed item, or nil and a message when there is none
 -- @function remove
 methods.remove = public(function(s, key, what)
-  if getmetatable(s) ~= Server then
-    misuse("bad self to 'remove' (claude.Server expected, got %s)", typename(s))
-  end
+  check_self(s, "remove")
   what = what or "tools"
   if not REMOVABLE[what] then misuse("bad argument #2 to 'remove' (unknown list '%s')",
     tostring(what)) end
@@ -772,9 +784,7 @@ end)
 -- @tparam string uri
 -- @function resource_updated
 methods.resource_updated = public(function(s, uri)
-  if getmetatable(s) ~= Server then
-    misuse("bad self to 'resource_updated' (claude.Server expected, got %s)", typename(s))
-  end
+  check_self(s, "resource_updated")
   if type(uri) ~= "string" then
     misuse("bad argument #1 to 'resource_updated' (string expected, got %s)", typename(uri))
   end
@@ -818,16 +828,12 @@ methods.list = public(function(s, what)
   return out
 end)
 
---- Is `v` a server made by `server`?
--- @param v
--- @treturn boolean
+--- Is `v` a server made by `server`? -> boolean
 function M.is_server(v)
   return getmetatable(v) == Server
 end
 
---- Is `v` a tool made by `tool`?
--- @param v
--- @treturn boolean
+--- Is `v` a tool made by `tool`? -> boolean
 function M.is_tool(v)
   return getmetatable(v) == Tool
 end
