@@ -292,6 +292,70 @@ describe("middleware", function()
     end))
   end)
 
+  describe("in the modern era", function()
+    local modern = require "claude.mcp.server.modern"
+    local era = require "claude.mcp.era"
+    local function request(id, method, params, caps)
+      params = params or {}
+      params._meta = { [era.META.protocol_version] = "2026-07-28",
+        [era.META.client_capabilities] = caps or {} }
+      return { jsonrpc = "2.0", id = id, method = method, params = params }
+    end
+    local function run(m, msg)
+      local sent = {}
+      m:handle(msg, { own_ids = true, send = function(_, x)
+        sent[#sent + 1] = json.decode(json.encode(x))
+        return true
+      end })
+      return sent
+    end
+    local function mark(_, _, next)
+      local result, err = next()
+      if result and result.content then
+        result.content[1].text = result.content[1].text .. " (mw)"
+      end
+      return result, err
+    end
+
+    it("wraps a call that goes on as a task", harness.task(function()
+      local s = tool.server("s", { tool.tool("slow", function()
+        claude.sleep(0.05)
+        return "slow done"
+      end, { task = true }) }, { middleware = { { call = mark } } })
+      local m = modern.new(s)
+      local caps = { extensions = { ["io.modelcontextprotocol/tasks"] = {} } }
+      local created = run(m, request(1, "tools/call", { name = "slow" }, caps))[1].result
+      assert.equal("task", created.resultType)
+      local got
+      for _ = 1, 100 do
+        claude.sleep(0.05)
+        got = run(m, request(2, "tasks/get", { taskId = created.taskId }, caps))[1].result
+        if got.status ~= "working" then break end
+      end
+      assert.same({ "completed", "slow done (mw)" }, { got.status, got.result.content[1].text })
+      m:close()
+    end))
+
+    it("may ask the client itself: input_required, then the retry", harness.task(function()
+      local s = tool.server("s", { add }, { middleware = { { call = function(_, ctx, next)
+        local r = ctx.elicit { message = "sure?", requestedSchema = { type = "object" } }
+        if r.action ~= "accept" then return content.error("declined") end
+        return next()
+      end }, { call = mark } } })
+      local m = modern.new(s)
+      local caps = { elicitation = {} }
+      local first = run(m, request(1, "tools/call", { name = "add",
+        arguments = { a = 1, b = 2 } }, caps))[1].result
+      assert.equal("input_required", first.resultType)
+      local second = run(m, request(2, "tools/call", { name = "add", arguments = { a = 1, b = 2 },
+        requestState = first.requestState,
+        inputResponses = { ["elicit-1"] = { action = "accept", content = {} } } }, caps))[1]
+      assert.same({ "complete", "3 (mw)" }, { second.result.resultType,
+        second.result.content[1].text })
+      m:close()
+    end))
+  end)
+
   describe("log", function()
     it("writes a line per request", harness.task(function()
       local lines, entries = {}, {}
