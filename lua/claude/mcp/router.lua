@@ -223,6 +223,9 @@ Ctx.__index = function(ctx, k)
     local m = rawget(ctx, "_meta")
     local v = m and m[k]
     return type(v) == "string" and v or nil
+  elseif k == "principal" then -- who asks: the verified token's subject (or client) at its issuer
+    local a = rawget(ctx, "auth")
+    return a and require("claude.mcp.server.tasks").owner(a) or nil
   elseif REQ_FIELDS[k] then
     local r = rawget(ctx, "_req")
     if r then return r[k] end
@@ -416,11 +419,12 @@ function M.unknown_server(name, message)
 end
 
 local entry -- (self): the router's entry, below
+local wrapped -- a request of a server with middleware, below
 
 -- The router forgets what it kept by name of a server's tools when they change.
 local function watch(self, name, server)
   server._watchers[self] = function(_, what)
-    if what == "tools" then self._by_name[name] = nil end
+    if what == "tools" or what == "middleware" then self._by_name[name] = nil end
   end
 end
 
@@ -669,7 +673,8 @@ end
 local function limits_by_name(self, name, tname)
   local server = self._servers[name]
   local t = server and server.tools[tname]
-  if not t then return nil end
+  -- (a server with middleware: its calls go the way of handle_async, which wraps them)
+  if not t or server.middleware then return nil end
   local per = self._by_name[name]
   if not per then
     per = {}
@@ -688,9 +693,9 @@ entry = function(self)
   return function(rec)
     local per = by_name[rec[SERVER]]
     local l = per and per[rec[TOOL]] or limits_by_name(self, rec[SERVER], rec[TOOL])
-    if not l then -- no such server or tool: handle_async's error answer
-      return self:handle_async(rec[SERVER], call.message(rec), rec[REPLY], rec[TAG], rec[AUTH],
-        rec[REQ])
+    if not l then -- no such server or tool (handle_async's error answer), or middleware
+      return self:handle_async(rec[SERVER], call.message(rec), rec[REPLY], call_id(rec[TAG]),
+        rec[AUTH], rec[REQ])
     end
     local t = l.tool
     -- the call's ctx, made now only when its tool sees it
@@ -710,6 +715,17 @@ entry = function(self)
     end
     return nil
   end
+end
+
+-- A request of a server with middleware (claude.mcp.middleware.run, loaded then): its ctx
+-- while it runs, nil once answered, false for a request no middleware wraps.
+local parts -- what of the router the middleware's requests use
+wrapped = function(self, server, name, message, reply, tag, auth, req)
+  parts = parts or { new_ctx = new_ctx, register = register, unregister = unregister,
+    cancelled_text = cancelled_text, read = read_resource, get = get_prompt,
+    complete = complete, limits = limits_of, stopped = budget_stopped }
+  return require("claude.mcp.middleware.run").request(parts, self, server, name, message,
+    reply, tag, auth, req)
 end
 
 --- Run the tool call of record `rec` (`claude.mcp.call`: every transport's readers fill
@@ -750,6 +766,10 @@ end
 function Router:handle_async(name, message, reply, tag, auth, req)
   local server = self._servers[name]
   if not server then return reply(tag, M.unknown_server(name, message)) end
+  if server.middleware then -- the requests it wraps run through it (claude.mcp.middleware)
+    local ctx = wrapped(self, server, name, message, reply, tag, auth, req)
+    if ctx ~= false then return ctx end
+  end
   -- mcp_dispatch raises only for a server that is not a table: no pcall here
   local op, a, b, c, d = dispatch(server, message)
   if op == "reply" then return reply(tag, a) end

@@ -412,7 +412,8 @@ end
 
 local function watch(self, server)
   server._watchers[self] = function(_, what)
-    if what == "tools" then forget(self._usual) end -- the usual calls are found anew
+    -- the usual calls are found anew
+    if what == "tools" or what == "middleware" then forget(self._usual) end
     self:changed(FILTER[what])
   end
   server._subscribers[self] = function(uri)
@@ -612,7 +613,8 @@ end
 local function usual_of(self, name)
   local t = self._server.tools[name]
   if not t then return false end
-  local usual = not t.task and not sees_ctx(t.execute)
+  -- (a server's middleware wraps its calls: handle_async's way, with the request's record)
+  local usual = not t.task and not sees_ctx(t.execute) and not self._server.middleware
   self._usual[name] = usual
   return usual
 end
