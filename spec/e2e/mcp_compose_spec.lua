@@ -73,6 +73,15 @@ local function check_everything(r, prefix, modern)
   assert.same({ "What's weather in Paris?" }, r.prompt)
   assert.same({ "David", "Eve", "Frank" }, r.complete)
   assert.same({ "7" }, r.complete_template)
+  -- the remote's requests, answered by the client of the call
+  assert.matches("LLM sampling result", r.sampled, 1, true)
+  assert.matches("Paris is the capital", r.sampled, 1, true)
+  assert.matches("User provided the requested information", r.elicited, 1, true)
+  assert.matches("Alice", r.elicited, 1, true)
+  assert.matches("file:///compose/root", r.rooted, 1, true)
+  for _, m in ipairs { "sampling/createMessage", "elicitation/create", "roots/list" } do
+    assert.truthy(contains(r.asked, m), m)
+  end
   if not modern then
     assert.is_true(r.subscribe)
     assert.matches(uri("demo://resource/session/x.txt"), r.gzip, 1, true)
@@ -116,8 +125,15 @@ describe("composition with server-everything", function()
     for _, protocol in ipairs { "legacy", "auto" } do
       it("claude.mcp client (" .. protocol .. "): list changes, updates, progress", function()
         local notes, changed, updated = {}, claude.async.event(), claude.async.event()
+        local sampled = 0
         local c <close> = assert(claude.mcp.connect { command = COMPOSED[1],
           args = { table.unpack(COMPOSED, 2) }, timeout = T, protocol = protocol,
+          on_sampling = function(params)
+            sampled = sampled + 1
+            assert.matches("capital", params.messages[1].content.text)
+            return { role = "assistant", content = { type = "text", text = "Lyon" },
+              model = "lua-model" }
+          end,
           on_notification = function(method, params)
             notes[#notes + 1] = method
             if method == "notifications/resources/list_changed" then changed:set() end
@@ -142,6 +158,13 @@ describe("composition with server-everything", function()
         assert(c:call_tool("ev_toggle-subscriber-updates", {}))
         assert.is_true(updated:wait(T), table.concat(notes, ", "))
         assert(c:call_tool("ev_toggle-subscriber-updates", {}))
+        -- the remote's sampling, answered by this client's on_sampling
+        local sr = assert(c:call_tool("ev_trigger-sampling-request", { prompt = "capital?" }))
+        assert.matches("lua-model", sr.content[1].text, 1, true)
+        assert.is_true(sampled >= 1)
+        -- an elicitation this client cannot answer is refused to the remote, which fails
+        local er = assert(c:call_tool("ev_trigger-elicitation-request", {}))
+        assert.is_true(er.isError, json.encode(er))
       end)
     end
   end)

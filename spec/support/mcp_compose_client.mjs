@@ -4,7 +4,8 @@
 //   node mcp_compose_client.mjs v1 PREFIX COMMAND ARGS...
 //   node mcp_compose_client.mjs v2 auto|legacy PREFIX COMMAND ARGS...
 // PREFIX is the mount's prefix of server-everything ('-': none, the proxy). Lists and uses
-// its tools, resources, templates, prompts and completions through the one server, and
+// its tools, resources, templates, prompts and completions through the one server, answers
+// the sampling, elicitation and roots requests its tools make (forwarded to this client), and
 // waits for the list change and the resource update it triggers. Prints one JSON line; a
 // step that fails records its error instead of stopping the run.
 const [version, ...rest] = process.argv.slice(2);
@@ -22,10 +23,29 @@ if (version === 'v1') {
 const name = (n) => (prefix === '-' ? n : `${prefix}_${n}`);
 const uri = (u) => (prefix === '-' ? u : u.replace('://', `://${prefix}/`));
 
-const options = { capabilities: {} };
+// the client answers the remote's requests, which the composing server forwards to it
+const options = { capabilities: { sampling: {}, elicitation: {}, roots: {} } };
 if (mode) options.versionNegotiation = { mode };
 const client = new Client({ name: 'compose-spec', version: '1.0.0' }, options);
-const seen = { notes: [] };
+const seen = { notes: [], asked: [] };
+const answer = (method, result) => async (req) => {
+  seen.asked.push(method);
+  return result(req);
+};
+const handlers = {
+  'sampling/createMessage': () => ({ role: 'assistant', content: { type: 'text',
+    text: 'Paris is the capital' }, model: 'compose-spec-model', stopReason: 'endTurn' }),
+  'elicitation/create': () => ({ action: 'accept', content: { name: 'Alice', check: true } }),
+  'roots/list': () => ({ roots: [{ uri: 'file:///compose/root', name: 'compose root' }] }),
+};
+if (version === 'v1') {
+  const types = await import('@modelcontextprotocol/sdk/types.js');
+  const schemas = { 'sampling/createMessage': types.CreateMessageRequestSchema,
+    'elicitation/create': types.ElicitRequestSchema, 'roots/list': types.ListRootsRequestSchema };
+  for (const [m, f] of Object.entries(handlers)) client.setRequestHandler(schemas[m], answer(m, f));
+} else {
+  for (const [m, f] of Object.entries(handlers)) client.setRequestHandler(m, answer(m, f));
+}
 const waiters = [];
 client.fallbackNotificationHandler = async (n) => {
   seen.notes.push(n.method + (n.params?.uri ? ' ' + n.params.uri : ''));
@@ -76,6 +96,13 @@ await step('complete', async () => (await client.complete({
 await step('complete_template', async () => (await client.complete({
   ref: { type: 'ref/resource', uri: uri('demo://resource/dynamic/text/{resourceId}') },
   argument: { name: 'resourceId', value: '7' } })).completion.values);
+// the remote's requests during a call, answered by this client
+await step('sampled', async () => text(await client.callTool({
+  name: name('trigger-sampling-request'), arguments: { prompt: 'capital of France?', maxTokens: 20 } })));
+await step('elicited', async () => text(await client.callTool({
+  name: name('trigger-elicitation-request'), arguments: {} })));
+await step('rooted', async () => text(await client.callTool({ name: name('get-roots-list'),
+  arguments: {} })));
 if (prefix !== '-') {
   await step('lua_tool', async () => text(await client.callTool({ name: 'notes_add',
     arguments: { text: 'hi' } })));

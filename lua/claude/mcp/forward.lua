@@ -3,10 +3,13 @@
 -- errors and the caller's `_meta` cross over.
 -- @module claude.mcp.forward
 local core = require "claude.core"
+local async = require "claude.async"
 local errors = require "claude.errors"
 local content = require "claude.mcp.content"
 
 local M = {}
+
+local fmt = string.format
 
 local function accept() return true end
 
@@ -44,6 +47,53 @@ function M.forwarded(ctx, opts)
   return opts
 end
 
+-- The remote's requests while a call runs (sampling, elicitation, roots), asked of the
+-- caller's client through `ctx`, in the legacy era as requests of its own.
+local function legacy_asker(ctx)
+  return function(method, params) return ctx.request(method, params) end
+end
+
+-- The modern era asks by ending the request with input_required and running it again with
+-- the answers (claude.mcp.server.modern): the remote's call runs in a task of its own, and
+-- its requests are asked as `ctx.input` under keys counted in the call (the same in every
+-- run); one not answered yet ends the remote call and unwinds the tool's own task.
+local function modern_call(ctx, client, name, args, call_opts)
+  local input = require "claude.mcp.input" -- (loaded by the modern era's transports)
+  local n, unwound, woke = 0, nil, async.event()
+  call_opts.on_request = function(method, params)
+    -- one the caller cannot answer is the remote's to handle (not -32021 to the caller: the
+    -- remote may ask it of its own accord, outside the call)
+    if not input.declared(ctx.client_capabilities, method) then
+      return nil, errors.new("unsupported", fmt("the client did not declare the %s capability",
+        input.CAPABILITY[method] or method), { code = -32601 })
+    end
+    n = n + 1
+    local key = "forwarded-" .. n
+    local ok, answers, err, kind = pcall(ctx.input, { [key] = { method = method,
+      params = params } })
+    if ok then
+      if answers == nil then return nil, err, kind end
+      return answers[key]
+    end
+    unwound = unwound or answers
+    woke:set()
+    return nil, errors.new("cancelled", "the request waits for its client's input")
+  end
+  local task = async.spawn_observed(function()
+    local r = table.pack(pcall(client.call_tool, client, name, args, call_opts))
+    woke:set()
+    return r
+  end)
+  local ok, e = pcall(woke.wait, woke)
+  if not ok or unwound then
+    task:cancel(ok and "the request waits for its client's input" or errors.message(e))
+    error(ok and unwound or e, 0)
+  end
+  local r = task:wait()
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
+end
+
 --- The local tool that forwards to `remote` (a tool description of the server): the bridge's
 -- and claude.mcp.mount's. `opts`: `guard`, `on_call`, `timeout`, and `relay` (the remote's
 -- JSON-RPC errors, and a dead connection, answer the call as JSON-RPC errors; else they are
@@ -76,7 +126,17 @@ function M.forwarder(tool, client, remote, local_name, opts)
       end or nil
       local call_opts = { timeout = timeout, on_progress = progress }
       if relay then M.forwarded(ctx, call_opts) end
-      local r, err = client:call_tool(name, args, call_opts)
+      local r, err
+      if ctx and client.opts.forward_requests then
+        if ctx.era == "modern" then
+          r, err = modern_call(ctx, client, name, args, call_opts)
+        else
+          call_opts.on_request = legacy_asker(ctx)
+          r, err = client:call_tool(name, args, call_opts)
+        end
+      else
+        r, err = client:call_tool(name, args, call_opts)
+      end
       if on_call then
         on_call { tool = name, args = args, result = r, error = err,
           seconds = core.now() - started }
