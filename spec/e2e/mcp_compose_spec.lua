@@ -10,6 +10,7 @@ local json = require "claude.json"
 local process = require "claude.process"
 local harness = require "support.harness"
 local conformance = require "support.conformance"
+local mcp_http = require "support.mcp_http"
 
 local root = harness.root
 local NODE = root .. "/node_modules/.bin/node"
@@ -53,7 +54,9 @@ local function prefixed(prefix)
 end
 
 -- What the client saw of server-everything under `prefix` (nil: the proxy, no prefix).
-local function check_everything(r, prefix, modern)
+-- `again`: an earlier client of the same proxy gave the remote its roots, which it keeps
+-- (one connection to it serves them all): it does not ask for them again.
+local function check_everything(r, prefix, modern, again)
   local name, uri = prefixed(prefix)
   for _, t in ipairs { "echo", "get-sum", "get-resource-links", "gzip-file-as-resource",
     "toggle-subscriber-updates", "trigger-long-running-operation" } do
@@ -79,7 +82,8 @@ local function check_everything(r, prefix, modern)
   assert.matches("User provided the requested information", r.elicited, 1, true)
   assert.matches("Alice", r.elicited, 1, true)
   assert.matches("file:///compose/root", r.rooted, 1, true)
-  for _, m in ipairs { "sampling/createMessage", "elicitation/create", "roots/list" } do
+  for _, m in ipairs { "sampling/createMessage", "elicitation/create",
+    not again and "roots/list" or nil } do
     assert.truthy(contains(r.asked, m), m)
   end
   if not modern then
@@ -181,6 +185,17 @@ describe("composition with server-everything", function()
       r = drive(table.unpack(concat({ "v2", "auto", "-" }, PROXY)))
       assert.equal("2026-07-28", r.connect)
       check_everything(r, nil, true)
+    end)
+
+    it("--http: TypeScript SDK v1 and v2 clients (both eras) over Streamable HTTP", function()
+      local _ <close>, url = mcp_http.start { "--proxy", NODE, EVERYTHING, "stdio" }
+      check_everything(drive("v1", "-", url))
+      local r = drive("v2", "legacy", "-", url)
+      assert.equal("2025-11-25", r.connect)
+      check_everything(r, nil, false, true)
+      r = drive("v2", "auto", "-", url)
+      assert.equal("2026-07-28", r.connect)
+      check_everything(r, nil, true, true)
     end)
   end)
 

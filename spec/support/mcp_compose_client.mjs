@@ -1,8 +1,9 @@
 // The TypeScript SDK's client, v1 (@modelcontextprotocol/sdk) or v2
 // (@modelcontextprotocol/client), against a claudelua server that composes others (a tools
-// file mounting server-everything beside a Lua server, or `claudelua mcp --proxy`), over stdio:
-//   node mcp_compose_client.mjs v1 PREFIX COMMAND ARGS...
-//   node mcp_compose_client.mjs v2 auto|legacy PREFIX COMMAND ARGS...
+// file mounting server-everything beside a Lua server, or `claudelua mcp --proxy`), over stdio
+// or Streamable HTTP (an http:// URL in place of the command):
+//   node mcp_compose_client.mjs v1 PREFIX COMMAND ARGS... | URL
+//   node mcp_compose_client.mjs v2 auto|legacy PREFIX COMMAND ARGS... | URL
 // PREFIX is the mount's prefix of server-everything ('-': none, the proxy). Lists and uses
 // its tools, resources, templates, prompts and completions through the one server, answers
 // the sampling, elicitation and roots requests its tools make (forwarded to this client), and
@@ -68,8 +69,17 @@ const step = async (key, f) => {
 };
 const text = (r) => (r.isError ? 'error: ' : '') + r.content?.map((c) => c.text ?? c.uri).join('|');
 
+// COMMAND an http:// URL: the server over Streamable HTTP
+const transport = async () => {
+  if (!command.startsWith('http')) return new StdioClientTransport({ command, args,
+    stderr: 'inherit' });
+  const { StreamableHTTPClientTransport } = version === 'v1'
+    ? await import('@modelcontextprotocol/sdk/client/streamableHttp.js')
+    : await import('@modelcontextprotocol/client');
+  return new StreamableHTTPClientTransport(new URL(command));
+};
 await step('connect', async () => {
-  await client.connect(new StdioClientTransport({ command, args, stderr: 'inherit' }));
+  await client.connect(await transport());
   return client.getNegotiatedProtocolVersion?.() ?? 'v1';
 });
 await step('tools', async () => (await client.listTools()).tools.map((t) => t.name).sort());
