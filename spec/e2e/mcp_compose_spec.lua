@@ -56,7 +56,7 @@ end
 -- What the client saw of server-everything under `prefix` (nil: the proxy, no prefix).
 -- `again`: an earlier client of the same proxy gave the remote its roots, which it keeps
 -- (one connection to it serves them all): it does not ask for them again.
-local function check_everything(r, prefix, modern, again)
+local function check_everything(r, prefix, again)
   local name, uri = prefixed(prefix)
   for _, t in ipairs { "echo", "get-sum", "get-resource-links", "gzip-file-as-resource",
     "toggle-subscriber-updates", "trigger-long-running-operation" } do
@@ -86,12 +86,11 @@ local function check_everything(r, prefix, modern, again)
     not again and "roots/list" or nil } do
     assert.truthy(contains(r.asked, m), m)
   end
-  if not modern then
-    assert.is_true(r.subscribe)
-    assert.matches(uri("demo://resource/session/x.txt"), r.gzip, 1, true)
-    assert.same({ uri("demo://resource/session/x.txt") }, r.listed)
-    assert.is_true(r.updated, json.encode(r.notes))
-  end
+  -- the remote's list change and resource update (modern: heard on the client's listen)
+  assert.is_true(r.subscribe, json.encode(r.subscribe))
+  assert.matches(uri("demo://resource/session/" .. r.file), r.gzip, 1, true)
+  assert.same({ uri("demo://resource/session/" .. r.file) }, r.listed)
+  assert.is_true(r.updated, json.encode(r.notes))
 end
 
 local function check_lua(r)
@@ -122,7 +121,7 @@ describe("composition with server-everything", function()
     it("TypeScript SDK v2 client, modern era", function()
       local r = drive(table.unpack(concat({ "v2", "auto", "ev" }, COMPOSED)))
       assert.equal("2026-07-28", r.connect)
-      check_everything(r, "ev", true)
+      check_everything(r, "ev")
       check_lua(r)
     end)
 
@@ -184,7 +183,7 @@ describe("composition with server-everything", function()
       check_everything(r)
       r = drive(table.unpack(concat({ "v2", "auto", "-" }, PROXY)))
       assert.equal("2026-07-28", r.connect)
-      check_everything(r, nil, true)
+      check_everything(r)
     end)
 
     it("--http: TypeScript SDK v1 and v2 clients (both eras) over Streamable HTTP", function()
@@ -192,10 +191,10 @@ describe("composition with server-everything", function()
       check_everything(drive("v1", "-", url))
       local r = drive("v2", "legacy", "-", url)
       assert.equal("2025-11-25", r.connect)
-      check_everything(r, nil, false, true)
+      check_everything(r, nil, true)
       r = drive("v2", "auto", "-", url)
       assert.equal("2026-07-28", r.connect)
-      check_everything(r, nil, true, true)
+      check_everything(r, nil, true)
     end)
   end)
 

@@ -124,24 +124,34 @@ if (prefix !== '-') {
     ref: { type: 'ref/prompt', name: 'notes_summarize' },
     argument: { name: 'style', value: 'h' } })).completion.values);
 }
-// the legacy era's notifications: a resource the remote adds, an update it sends
-if (seen.connect !== '2026-07-28') {
+// the notifications: a resource the remote adds, an update it sends; in the modern era on a
+// listen (subscriptions/listen) for the resources' list and the one resource
+let listening;
+{
+  // a name of its own: the clients of one proxy share the remote's resources
+  seen.file = `x-${process.pid}.txt`;
   await step('subscribe', async () => {
+    if (seen.connect === '2026-07-28') {
+      listening = await client.listen({ resourcesListChanged: true,
+        resourceSubscriptions: [uri('demo://resource/dynamic/text/1')] });
+      return listening.honoredFilter.resourceSubscriptions?.length === 1;
+    }
     await client.subscribeResource({ uri: uri('demo://resource/dynamic/text/1') });
     return true;
   });
   await step('gzip', async () => text(await client.callTool({ name: name('gzip-file-as-resource'),
-    arguments: { name: 'x.txt', data: 'data:text/plain;base64,aGVsbG8=' } })));
+    arguments: { name: seen.file, data: 'data:text/plain;base64,aGVsbG8=' } })));
   await step('listed', async () => {
     await until(() => seen.notes.includes('notifications/resources/list_changed'));
     return (await client.listResources()).resources.map((r) => r.uri)
-      .filter((u) => u.includes('session'));
+      .filter((u) => u.includes(seen.file));
   });
   await step('toggle', async () => text(await client.callTool({
     name: name('toggle-subscriber-updates'), arguments: {} })));
   await step('updated', async () => until(() => seen.notes.includes(
     'notifications/resources/updated ' + uri('demo://resource/dynamic/text/1'))));
   await client.callTool({ name: name('toggle-subscriber-updates'), arguments: {} });
+  if (listening) await listening.close();
 }
 await client.close();
 process.stdout.write(JSON.stringify(seen) + '\n');
