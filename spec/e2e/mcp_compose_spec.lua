@@ -82,6 +82,11 @@ local function check_everything(r, prefix, again)
   assert.matches("User provided the requested information", r.elicited, 1, true)
   assert.matches("Alice", r.elicited, 1, true)
   assert.matches("file:///compose/root", r.rooted, 1, true)
+  -- a task-only tool of the remote, waited for; its elicitation answered by the client
+  if prefix then
+    assert.matches("# Research Report: lua", r.research, 1, true)
+    assert.matches("the Lua language", r.research, 1, true)
+  end
   for _, m in ipairs { "sampling/createMessage", "elicitation/create",
     not again and "roots/list" or nil } do
     assert.truthy(contains(r.asked, m), m)

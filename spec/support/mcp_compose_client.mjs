@@ -36,7 +36,9 @@ const answer = (method, result) => async (req) => {
 const handlers = {
   'sampling/createMessage': () => ({ role: 'assistant', content: { type: 'text',
     text: 'Paris is the capital' }, model: 'compose-spec-model', stopReason: 'endTurn' }),
-  'elicitation/create': () => ({ action: 'accept', content: { name: 'Alice', check: true } }),
+  'elicitation/create': (req) => ({ action: 'accept', content: req.params.requestedSchema
+    ?.properties?.interpretation ? { interpretation: 'the Lua language' }
+    : { name: 'Alice', check: true } }),
   'roots/list': () => ({ roots: [{ uri: 'file:///compose/root', name: 'compose root' }] }),
 };
 if (version === 'v1') {
@@ -114,6 +116,11 @@ await step('elicited', async () => text(await client.callTool({
 await step('rooted', async () => text(await client.callTool({ name: name('get-roots-list'),
   arguments: {} })));
 if (prefix !== '-') {
+  // a tool the remote runs only as a task: the call waits for it, the task's own
+  // elicitation answered by this client too (mounted only: it takes seconds, and the proxy
+  // runs the same forwarder)
+  await step('research', async () => text(await client.callTool({
+    name: name('simulate-research-query'), arguments: { topic: 'lua', ambiguous: true } })));
   await step('lua_tool', async () => text(await client.callTool({ name: 'notes_add',
     arguments: { text: 'hi' } })));
   await step('lua_read', async () => (await client.readResource({ uri: 'notes://notes/all' }))

@@ -57,6 +57,14 @@ end
 -- the answers (claude.mcp.server.modern): the remote's call runs in a task of its own, and
 -- its requests are asked as `ctx.input` under keys counted in the call (the same in every
 -- run); one not answered yet ends the remote call and unwinds the tool's own task.
+-- A remote tool call: made, and for a tool that must run as a task, the task waited for
+-- (the local tool is an ordinary one whose call waits: the task is the remote's affair).
+local function remote_call(client, name, args, call_opts)
+  local r, err, kind = client:call_tool(name, args, call_opts)
+  if r == nil or not call_opts.task then return r, err, kind end
+  return r:wait { timeout = call_opts.timeout }
+end
+
 local function modern_call(ctx, client, name, args, call_opts)
   local input = require "claude.mcp.input" -- (loaded by the modern era's transports)
   local n, unwound, woke = 0, nil, async.event()
@@ -80,7 +88,7 @@ local function modern_call(ctx, client, name, args, call_opts)
     return nil, errors.new("cancelled", "the request waits for its client's input")
   end
   local task = async.spawn_observed(function()
-    local r = table.pack(pcall(client.call_tool, client, name, args, call_opts))
+    local r = table.pack(pcall(remote_call, client, name, args, call_opts))
     woke:set()
     return r
   end)
@@ -104,6 +112,9 @@ end
 function M.forwarder(tool, client, remote, local_name, opts)
   local guard, on_call, timeout, relay = opts.guard, opts.on_call, opts.timeout, opts.relay
   local name = remote.name
+  -- a tool the remote runs only as a task: called as one, and waited for; its progress is
+  -- the task's status messages
+  local tasked = type(remote.execution) == "table" and remote.execution.taskSupport == "required"
   local t = tool.tool {
     name = local_name,
     title = type(remote.title) == "string" and remote.title or nil,
@@ -124,7 +135,12 @@ function M.forwarder(tool, client, remote, local_name, opts)
       local progress = ctx and ctx._token ~= nil and function(p, total, message)
         ctx.progress(p, total, message)
       end or nil
-      local call_opts = { timeout = timeout, on_progress = progress }
+      local steps = 0
+      local call_opts = { timeout = timeout, on_progress = progress, task = tasked or nil,
+        on_status = tasked and progress and function(task)
+          steps = steps + 1
+          progress(steps, nil, task.status_message)
+        end or nil }
       if relay then M.forwarded(ctx, call_opts) end
       local r, err
       if ctx and client.opts.forward_requests then
@@ -132,10 +148,10 @@ function M.forwarder(tool, client, remote, local_name, opts)
           r, err = modern_call(ctx, client, name, args, call_opts)
         else
           call_opts.on_request = legacy_asker(ctx)
-          r, err = client:call_tool(name, args, call_opts)
+          r, err = remote_call(client, name, args, call_opts)
         end
       else
-        r, err = client:call_tool(name, args, call_opts)
+        r, err = remote_call(client, name, args, call_opts)
       end
       if on_call then
         on_call { tool = name, args = args, result = r, error = err,

@@ -132,7 +132,8 @@ local function call_tool(self, name, args, opts, first)
     or (self.era == "legacy" and result.task ~= nil and result.content == nil and result.task)
   if info then
     local t, terr, tkind = tasks.new(self, task_request(self), info, { name = name,
-      timeout = timeout, on_status = on_status, report = function(e) report(self, e) end })
+      timeout = timeout, on_status = on_status, report = function(e) report(self, e) end,
+      on_request = on_request })
     if not t then return nil, terr, tkind end
     if want_task then return t end
     -- a task the server chose to make: the call waits for its end
