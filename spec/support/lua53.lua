@@ -56,19 +56,67 @@ local function expression_end(lines, first, col)
   error("lua53: cannot find the end of a <close> declaration at line " .. first)
 end
 
+-- For each line, whether it starts inside a long string or comment (`[[...]]`, `--[==[`):
+-- the text of a script a spec writes out is left as it is.
+local function long_lines(text)
+  local inside, n, i = {}, 1, 1
+  local close -- the closing bracket of the long string we are in
+  local quote -- the quote of the short string we are in
+  inside[1] = false
+  while i <= #text do
+    local c = text:sub(i, i)
+    if c == "\n" then
+      n = n + 1
+      inside[n] = close ~= nil
+      quote = nil
+      i = i + 1
+    elseif close then
+      if text:sub(i, i + #close - 1) == close then
+        i = i + #close
+        close = nil
+      else
+        i = i + 1
+      end
+    elseif quote then
+      if c == "\\" then i = i + 2
+      else
+        if c == quote then quote = nil end
+        i = i + 1
+      end
+    elseif c == '"' or c == "'" then
+      quote = c
+      i = i + 1
+    else
+      local level = text:match("^%[(=*)%[", i) or text:match("^%-%-%[(=*)%[", i)
+      if level then
+        close = "]" .. level .. "]"
+        i = i + #text:match("^%-?%-?%[=*%[", i)
+      elseif text:sub(i, i + 1) == "--" then -- a line comment: to the end of the line
+        i = text:find("\n", i, true) or #text + 1
+      else
+        i = i + 1
+      end
+    end
+  end
+  return inside
+end
+
 --- The text for 5.3 of a spec file's text (same lines, so messages keep their numbers).
 function M.transform(text)
   local lines = {}
   for line in (text .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
+  local inside = long_lines(text)
   for i, line in ipairs(lines) do
-    if line:find("^%s*local%s") then lines[i] = line:gsub("%s*<%s*const%s*>", "") end
+    if not inside[i] and line:find("^%s*local%s") then
+      lines[i] = line:gsub("%s*<%s*const%s*>", "")
+    end
   end
   local closes = false
   -- the last first: a declaration inside another's expression is rewritten before it
   for i = #lines, 1, -1 do
     local line = lines[i]
     local head, names, rhs = line:match("^(%s*local%s+)([^=]-<%s*close%s*>[^=]-=)()")
-    if head then
+    if head and not inside[i] then
       closes = true
       local stripped = names:gsub("%s*<%s*close%s*>", "")
       lines[i] = head .. stripped .. " M53_later(" .. line:sub(rhs)
