@@ -28,7 +28,7 @@ local function missing()
     return "this haproxy does not link Lua 5.3"
   end
   if not io.open(MODULE) then
-    return MODULE .. " was not built (liblua5.3-dev is missing: CLAUDELUA_LUA53)"
+    return MODULE .. " was not built (no liblua5.3-dev, or a sanitized build)"
   end
   if not (CLI and core.is_executable(CLI)) then
     return "CLAUDELUA_CLI is not set to the claude CLI (demo mode runs it)"

@@ -19,7 +19,7 @@ local function missing()
     return "this pandoc runs " .. version .. ", not Lua 5.3"
   end
   if not io.open(BUILD .. "/lua5.3/claude.so") then
-    return BUILD .. "/lua5.3/claude.so was not built (liblua5.3-dev is missing)"
+    return BUILD .. "/lua5.3/claude.so was not built (no liblua5.3-dev, or a sanitized build)"
   end
 end
 
