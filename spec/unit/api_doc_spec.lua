@@ -49,7 +49,7 @@ local MODULES = {
 -- name must be reachable as written, without a `require` of its own.
 local function field(name)
   local v = claude
-  for part in name:gmatch("[^.]+", #"claude" + 2) do
+  for part in name:sub(#"claude" + 2):gmatch("[^.]+") do
     if type(v) ~= "table" then return nil end
     v = v[part]
   end
