@@ -10,6 +10,7 @@ local server = require "claude.http.server"
 local harness = require "support.harness"
 
 local PETSTORE = "spec/fixtures/openapi/petstore.json"
+local PETSTORE_YAML = "spec/fixtures/openapi/petstore.yaml"
 
 local srv, base, last
 local documents = {}
@@ -260,6 +261,28 @@ describe("claude.openapi", function()
     assert.equal("/v2/ping", last.path)
   end)
 
+  it("reads a YAML document: the official Petstore, from a file or a URL", function()
+    local tools, api = assert(claude.openapi.tools(PETSTORE_YAML))
+    local t = by_name(tools)
+    assert.same({ "listPets", "createPets", "showPetById" },
+      { tools[1].name, tools[2].name, tools[3].name })
+    assert.equal("1.0.0", api.version) -- unquoted, still text: not a number of the core schema
+    assert.equal("http://petstore.swagger.io/v1", api.operations[1].base_url)
+    assert.same({ type = "integer", maximum = 100, format = "int32",
+      description = "How many items to return at one time (max 100)" },
+      t.listPets.input_schema.properties.limit)
+    assert.same({ "id", "name" }, t.createPets.input_schema.required)
+    documents["/api/petstore.yaml"] = assert(io.open(PETSTORE_YAML)):read("a")
+    t = by_name(assert(claude.openapi.tools(base .. "/api/petstore.yaml", opts())))
+    local r = tool.call(t.listPets, { limit = 5 })
+    assert.is_nil(r.isError, r.content and r.content[1].text)
+    assert.equal("/pets", last.path)
+    assert.equal("limit=5", last.query)
+    r = tool.call(t.createPets, { id = 1, name = "Rex" })
+    assert.is_nil(r.isError, r.content and r.content[1].text)
+    assert.same({ id = 1, name = "Rex" }, json.decode(last.body))
+  end)
+
   it("pins the address the guard checked (resolve): no second look-up", function()
     local resp = assert(http.request { url = "http://pinned.invalid:" .. srv:port() .. "/x",
       resolve = "pinned.invalid:" .. srv:port() .. ":127.0.0.1", timeout = 10 })
@@ -330,11 +353,10 @@ describe("claude.openapi", function()
         ["in"] = "query", schema = { type = "string", pattern = "(a" } } } } } },
         "#/paths/~1p/get", "bad field 'input_schema' to 'tool'")
       assert.matches("^openapi: #/paths/~1p/get: ", tostring(err))
-      local path = harness.tempfile("openapi: 3.0.0\npaths: {}\n", ".yaml")
-      local tools, yerr = claude.openapi.tools(path, opts())
+      local path = harness.tempfile("openapi: 3.0.0\npaths:\n  /p: {get: [}\n", ".yaml")
+      err = fails(path, "#", "is not valid YAML: yaml: line 3, column ")
       os.remove(path)
-      assert.is_nil(tools)
-      assert.matches("is not a JSON document %(YAML is not read", yerr.message)
+      assert.matches("^openapi: .*%.yaml is not valid YAML", err.message)
     end)
 
     it("bounds cycles, depth, size and the number of tools", function()
@@ -371,6 +393,19 @@ describe("claude.openapi", function()
       for i = 1, 20 do paths["/p" .. i] = { get = op {} } end
       fails(doc(paths), "#/paths", "20 operations chosen, over max_tools (10)",
         { max_tools = 10 })
+      -- YAML: a billion laughs and deep nesting fail in the parse, before any walk
+      local lines = { "openapi: 3.0.0", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol"]' }
+      for i = 2, 9 do
+        local this, prev = string.char(96 + i), string.char(95 + i)
+        lines[#lines + 1] = ("%s: &%s [%s]"):format(this, this, ("*" .. prev .. ","):rep(8)
+          :sub(1, -2))
+      end
+      local lol = harness.tempfile(table.concat(lines, "\n"), ".yaml")
+      fails(lol, "#", "aliases counted as the nodes they stand for")
+      os.remove(lol)
+      local nest = harness.tempfile("openapi: 3.0.0\nx: " .. ("["):rep(1000), ".yaml")
+      fails(nest, "#", "nested deeper than 512")
+      os.remove(nest)
       local big = harness.tempfile("{" .. string.rep(" ", 5000) .. "}", ".json")
       local t, err, kind = claude.openapi.tools(big, opts { max_document = 1000 })
       os.remove(big)

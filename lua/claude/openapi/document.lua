@@ -94,7 +94,7 @@ local function fetch(url, opts)
   end
   local resp, err = require("claude.http.client").request { url = url, timeout = opts.timeout,
     max_body = opts.max_document, resolve = target.resolve,
-    headers = { accept = "application/json" } }
+    headers = { accept = "application/json, application/yaml;q=0.9, */*;q=0.8" } }
   if not resp then
     if err.kind == "overflow" then
       return errors.fail("overflow", string.format("openapi: the document at %s is over "
@@ -103,6 +103,29 @@ local function fetch(url, opts)
     return nil, err, err.kind
   end
   return resp.body
+end
+
+--- The document of a text: JSON when it starts with `{`, else YAML (claude.yaml: aliases
+-- bounded, one document); `name` is how messages call it.
+-- @return the document, or nil and the error (kind `openapi`, or `unsupported` without libyaml)
+function M.decode(text, name)
+  local doc, err
+  if text:match("^%s*{") then
+    doc, err = json.decode(text)
+    if doc == nil then
+      return nil, errors.new("openapi", "openapi: " .. name .. " is not valid JSON: "
+        .. tostring(err), { where = "#" })
+    end
+    return doc
+  end
+  local kind
+  doc, err, kind = require("claude.yaml").decode(text)
+  if doc == nil then
+    if kind == "unsupported" then return nil, err end
+    return nil, errors.new("openapi", "openapi: " .. name .. " is not valid YAML: "
+      .. errors.message(err), { where = "#" })
+  end
+  return doc
 end
 
 --- Reads the document of `source`: a table as it is, a URL fetched (`opts.guard`,
@@ -119,15 +142,8 @@ function M.load(source, opts)
     text, err, kind = read_file(source, opts.max_document)
   end
   if not text then return nil, err, kind end
-  if not text:match("^%s*{") then
-    return errors.fail("openapi", "openapi: " .. source .. " is not a JSON document "
-      .. "(YAML is not read: convert it to JSON first)", { where = "#" })
-  end
-  local doc, derr = json.decode(text)
-  if doc == nil then
-    return errors.fail("openapi", "openapi: " .. source .. " is not valid JSON: "
-      .. tostring(derr), { where = "#" })
-  end
+  local doc, derr = M.decode(text, source)
+  if doc == nil then return nil, derr, derr.kind end
   return doc, url
 end
 
