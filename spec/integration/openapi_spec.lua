@@ -13,11 +13,12 @@ local PETSTORE = "spec/fixtures/openapi/petstore.json"
 local PETSTORE_YAML = "spec/fixtures/openapi/petstore.yaml"
 
 local srv, base, last
-local documents = {}
+local documents, fetched = {}, {}
 
 local function start()
   srv = assert(server.listen { port = 0, ref = false, on_request = function(req, res)
     if documents[req.path] then
+      fetched[req.path] = (fetched[req.path] or 0) + 1
       return res:respond(200, { ["content-type"] = "application/json" }, documents[req.path])
     end
     last = req
@@ -283,6 +284,119 @@ describe("claude.openapi", function()
     assert.same({ id = 1, name = "Rex" }, json.decode(last.body))
   end)
 
+  describe("external $refs", function()
+    local SPLIT = "spec/fixtures/openapi/split/openapi.yaml"
+
+    -- a folder of files written for one test: name -> text (or a table: JSON), links
+    local function folder(files, links)
+      local dir = assert(claude.core.mkdtemp(os.tmpname() .. "-openapi"))
+      for name, text in pairs(files) do
+        local sub = name:match("^(.*)/")
+        if sub then os.execute("mkdir -p '" .. dir .. "/" .. sub .. "'") end
+        local f = assert(io.open(dir .. "/" .. name, "wb"))
+        f:write(type(text) == "table" and json.encode(text) or text)
+        f:close()
+      end
+      for name, target in pairs(links or {}) do
+        assert(os.execute("ln -s '" .. target .. "' '" .. dir .. "/" .. name .. "'"))
+      end
+      return dir
+    end
+    local function with_ref(ref)
+      return doc({ ["/p"] = { post = op { operationId = "p", requestBody = { content = {
+        ["application/json"] = { schema = { ["$ref"] = ref } } } } } } })
+    end
+    local function refused(source, message, kind, o)
+      local tools, err, k = claude.openapi.tools(source, opts(o))
+      assert.is_nil(tools)
+      assert.equal(kind or "openapi", k)
+      assert.matches(message, err.message, 1, true)
+      return err
+    end
+
+    it("reads files beside the document: path items, parameters, schemas", function()
+      local t = by_name(assert(claude.openapi.tools(SPLIT, opts())))
+      assert.same({ type = "integer", maximum = 50 }, t.listPets.input_schema.properties.limit)
+      assert.same({ "petId" }, t.getPet.input_schema.required)
+      local s = t.addPet.input_schema
+      assert.same({ "name" }, s.required)
+      assert.same({ ["$ref"] = "#/$defs/category" }, s.properties.category)
+      assert.same({ ["$ref"] = "#/$defs/Owner" }, s.properties.owner) -- back in the document
+      assert.same({ ["$ref"] = "#/$defs/pet" }, s.properties.friends.items) -- a whole file
+      assert.same({ "Owner", "category", "pet" }, (function()
+        local keys = {}
+        for k in pairs(s["$defs"]) do keys[#keys + 1] = k end
+        table.sort(keys)
+        return keys
+      end)())
+      local r = tool.call(t.addPet, { name = "Rex", category = { name = "dogs" },
+        friends = { { name = "Tom" } } })
+      assert.is_nil(r.isError, r.content and r.content[1].text)
+      assert.same({ name = "Rex", category = { name = "dogs" }, friends = { { name = "Tom" } } },
+        json.decode(last.body))
+      r = tool.call(t.addPet, { name = "Rex", category = { name = ("x"):rep(21) } })
+      assert.is_true(r.isError) -- category.json's maxLength, checked before any request
+    end)
+
+    it("reads URLs, relative ones against the document's, each once per load", function()
+      documents["/split/openapi.json"] = json.encode(with_ref("schemas/pet.json#/Pet"))
+      documents["/split/schemas/pet.json"] = json.encode { Pet = { type = "object",
+        properties = { a = { ["$ref"] = "../../common.json#/A" },
+          b = { ["$ref"] = "#/Pet" }, c = { ["$ref"] = base .. "/common.json#/A" } } } }
+      documents["/common.json"] = json.encode { A = { type = "string", maxLength = 3 } }
+      fetched = {}
+      local t = assert(claude.openapi.tools(base .. "/split/openapi.json", opts()))[1]
+      assert.same({ ["$ref"] = "#/$defs/A" }, t.input_schema.properties.a)
+      assert.same({ ["$ref"] = "#/$defs/A" }, t.input_schema.properties.c)
+      assert.same({ ["/split/openapi.json"] = 1, ["/split/schemas/pet.json"] = 1,
+        ["/common.json"] = 1 }, fetched)
+      -- a file document may name a URL; it goes through the guard like any call
+      local dir = folder { ["api.json"] = with_ref(base .. "/common.json#/A") }
+      refused(dir .. "/api.json", "a loopback address", "guard", { guard = claude.guard.url() })
+      assert.is_table(assert(claude.openapi.tools(dir .. "/api.json", opts())))
+      os.execute("rm -rf '" .. dir .. "'")
+    end)
+
+    it("never leaves the document's folder: .., absolute paths, links", function()
+      local outside = folder { ["secret.json"] = { type = "string" } }
+      local dir = folder({
+        ["up.json"] = with_ref("../secret.json"),
+        ["deep.json"] = with_ref("a/../../secret.json"),
+        ["abs.json"] = with_ref(outside .. "/secret.json"),
+        ["link.json"] = with_ref("sneaky.json"),
+        ["file.json"] = with_ref("file://" .. outside .. "/secret.json"),
+        ["missing.json"] = with_ref("nope.json"),
+      }, { ["sneaky.json"] = outside .. "/secret.json" })
+      refused(dir .. "/up.json", "$ref '../secret.json' leads out of the document's folder")
+      refused(dir .. "/deep.json", "leads out of the document's folder")
+      refused(dir .. "/abs.json", "leads out of the document's folder")
+      refused(dir .. "/link.json", "sneaky.json cannot be read: it leads out of the document's "
+        .. "folder (a link)")
+      refused(dir .. "/file.json", "only http and https URLs are read")
+      local err = refused(dir .. "/missing.json", "nope.json cannot be read")
+      assert.equal("#/paths/~1p/post/requestBody/content/application~1json/schema", err.where)
+      os.execute("rm -rf '" .. dir .. "' '" .. outside .. "'")
+    end)
+
+    it("bounds the documents read, their bytes, and refuses cycles across files", function()
+      local dir = folder {
+        ["api.json"] = with_ref("one.json"),
+        ["one.json"] = { ["$ref"] = "two.json" },
+        ["two.json"] = { ["$ref"] = "one.json" },
+        ["many.json"] = with_ref("s1.json"),
+        ["s1.json"] = { type = "object", properties = { a = { ["$ref"] = "s2.json" } } },
+        ["s2.json"] = { type = "object", properties = { a = { ["$ref"] = "s3.json" } } },
+        ["s3.json"] = { type = "string", description = ("x"):rep(3000) },
+      }
+      refused(dir .. "/api.json", "circular $ref")
+      assert.is_table(assert(claude.openapi.tools(dir .. "/many.json", opts())))
+      refused(dir .. "/many.json", "more than 3 documents referred to (max_documents)", nil,
+        { max_documents = 3 })
+      refused(dir .. "/many.json", "over max_document", "overflow", { max_document = 2000 })
+      os.execute("rm -rf '" .. dir .. "'")
+    end)
+  end)
+
   it("pins the address the guard checked (resolve): no second look-up", function()
     local resp = assert(http.request { url = "http://pinned.invalid:" .. srv:port() .. "/x",
       resolve = "pinned.invalid:" .. srv:port() .. ":127.0.0.1", timeout = 10 })
@@ -348,7 +462,8 @@ describe("claude.openapi", function()
         "#/paths/~1p/get/parameters/0", "$ref '#/components/nope' cannot be resolved")
       fails(doc { ["/p"] = { get = op { parameters = { { name = "q", ["in"] = "query",
         schema = { ["$ref"] = "other.json#/X" } } } } } },
-        "#/paths/~1p/get/parameters/0/schema/$ref", "is not local: only references inside")
+        "#/paths/~1p/get/parameters/0/schema/$ref", "$ref 'other.json#/X' is relative: it "
+          .. "needs the document's path or URL, and this one was given as a table")
       local err = fails(doc { ["/p"] = { get = op { parameters = { { name = "q",
         ["in"] = "query", schema = { type = "string", pattern = "(a" } } } } } },
         "#/paths/~1p/get", "bad field 'input_schema' to 'tool'")

@@ -108,14 +108,14 @@ end
 
 -- The parameters of an operation: the path item's, overridden by the operation's of the same
 -- name and location.
-local function parameters(doc, item, op, item_where, op_where)
+local function parameters(docs, item, op, item_where, op_where)
   local list, index = {}, {}
   local function add(params, where)
     if params == nil then return end
     if type(params) ~= "table" then fail(where, "an array of parameters expected") end
     for i, raw in ipairs(params) do
       local pwhere = at(where, i - 1)
-      local p, pw = document.deref(doc, raw, pwhere)
+      local p, pw = docs:deref(raw, pwhere)
       if type(p) ~= "table" then fail(pwhere, "a parameter object expected") end
       if type(p.name) ~= "string" or p.name == "" then fail(pw, "a parameter needs a 'name'") end
       if not LOCATIONS[p["in"]] then
@@ -198,9 +198,9 @@ local function parameter_schema(conv, p, where, acc)
 end
 
 -- The request body of `op`: nil, a plan, or false and why it cannot be sent.
-local function body_plan(doc, conv, op, where, acc)
+local function body_plan(docs, conv, op, where, acc)
   if op.requestBody == nil then return nil end
-  local rb, rw = document.deref(doc, op.requestBody, at(where, "requestBody"))
+  local rb, rw = docs:deref(op.requestBody, at(where, "requestBody"))
   if type(rb) ~= "table" or type(rb.content) ~= "table" then
     fail(rw, "a request body needs 'content'")
   end
@@ -243,17 +243,18 @@ end
 
 -- The security requirements of an operation: a list of alternatives, each a list of
 -- `{ name =, scheme = }` (the scheme object resolved).
-local function security(doc, op, where)
+local function security(docs, op, where)
   local reqs, rwhere = op.security, at(where, "security")
-  if reqs == nil then reqs, rwhere = doc.security, "#/security" end
+  if reqs == nil then reqs, rwhere = docs.root.security, "#/security" end
   if reqs == nil then return {} end
   if type(reqs) ~= "table" then fail(rwhere, "an array of security requirements expected") end
-  local schemes = type(doc.components) == "table" and doc.components.securitySchemes or {}
+  local components = docs.root.components
+  local schemes = type(components) == "table" and components.securitySchemes or {}
   local out = {}
   for i, req in ipairs(reqs) do
     local alt = {}
     for _, name in ipairs(sorted_keys(req)) do
-      local s, sw = document.deref(doc, schemes[name],
+      local s, sw = docs:deref(schemes[name],
         at("#/components/securitySchemes", name))
       if type(s) ~= "table" then
         fail(at(rwhere, i - 1), "security scheme '%s' is not in components.securitySchemes", name)
@@ -266,20 +267,20 @@ local function security(doc, op, where)
 end
 
 --- Plans every chosen operation of the document.
--- @tparam table doc
+-- @param docs the claude.openapi.refs set of the document
 -- @param conv a claude.openapi.schema converter
 -- @tparam table opts `include`, `exclude`, `names`
 -- @treturn table the plans, in the document's order of paths (sorted) and methods
 -- @treturn table the operations left out, each `{ method, path, operation_id, reason }`
-function M.plan_all(doc, conv, opts)
-  local paths = doc.paths
+function M.plan_all(docs, conv, opts)
+  local paths = docs.root.paths
   if paths == nil then return {}, json.array() end
   if type(paths) ~= "table" then fail("#/paths", "an object expected") end
   local plans, skipped, taken = {}, json.array(), {}
   for _, path in ipairs(sorted_keys(paths)) do
     local pwhere = at("#/paths", path)
     if path:sub(1, 1) ~= "/" then fail(pwhere, "a path must start with '/'") end
-    local item, iwhere = document.deref(doc, paths[path], pwhere)
+    local item, iwhere = docs:deref(paths[path], pwhere)
     if type(item) ~= "table" then fail(pwhere, "a path item object expected") end
     for _, method in ipairs(METHODS) do
       local op = item[method]
@@ -290,7 +291,7 @@ function M.plan_all(doc, conv, opts)
         local info = { method = method:upper(), path = path, tags = tags,
           operation_id = type(op.operationId) == "string" and op.operationId or nil }
         if M.chosen(opts, info) then
-          local plan, why = M.plan(doc, conv, item, op, info, iwhere, owhere, opts, taken)
+          local plan, why = M.plan(docs, conv, item, op, info, iwhere, owhere, opts, taken)
           if plan then
             plans[#plans + 1] = plan
           else
@@ -306,11 +307,11 @@ end
 
 --- Plans one operation (see the module's description for the argument names).
 -- @return the plan, or false and why the operation is left out
-function M.plan(doc, conv, item, op, info, iwhere, owhere, opts, taken)
+function M.plan(docs, conv, item, op, info, iwhere, owhere, opts, taken)
   local acc = { refs = {}, nodes = 0 }
-  local body, why = body_plan(doc, conv, op, owhere, acc)
+  local body, why = body_plan(docs, conv, op, owhere, acc)
   if body == false then return false, why end
-  local params = parameters(doc, item, op, iwhere, owhere)
+  local params = parameters(docs, item, op, iwhere, owhere)
   local keys, properties, required = {}, json.object(), json.array()
   -- the body's properties keep their names; parameters give way
   local body_names, count = {}, {}
@@ -322,7 +323,8 @@ function M.plan(doc, conv, item, op, info, iwhere, owhere, opts, taken)
   for _, e in ipairs(params) do count[e.p.name] = (count[e.p.name] or 0) + 1 end
   local plan = { method = info.method, path = info.path, operation_id = info.operation_id,
     tags = info.tags, where = owhere, params = {}, body = body,
-    security = security(doc, op, owhere), servers = op.servers or item.servers or doc.servers,
+    security = security(docs, op, owhere),
+    servers = op.servers or item.servers or docs.root.servers,
     summary = op.summary, description = op.description, deprecated = op.deprecated == true }
   local function add(key, schema, is_required)
     properties[key] = schema
