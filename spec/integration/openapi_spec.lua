@@ -34,8 +34,9 @@ local function start()
     elseif req.path == "/image" then
       return res:respond(200, { ["content-type"] = "image/png" }, "\137PNG\r\n\26\nxx")
     end
+    -- an object the Petstore's output schemas accept (a Pet: id and name)
     res:respond(200, { ["content-type"] = "application/json" },
-      json.encode { method = req.method, path = req.path, ok = true })
+      json.encode { method = req.method, path = req.path, ok = true, id = 1, name = "echo" })
   end })
   base = "http://127.0.0.1:" .. srv:port()
 end
@@ -79,7 +80,7 @@ describe("claude.openapi", function()
     assert.equal("Petstore", api.title)
     assert.equal("1.0.0", api.version)
     assert.same({ tool = "getPetById", method = "GET", path = "/pets/{petId}",
-      operation_id = "getPetById", base_url = base }, api.operations[4])
+      operation_id = "getPetById", base_url = base, output_schema = true }, api.operations[4])
     local t = by_name(tools)
     assert.equal("List the pets\n\nThe pets of the store, filtered by tag, status and traits.",
       t.listPets.description)
@@ -132,7 +133,8 @@ describe("claude.openapi", function()
     assert.equal("application/json", last.headers["content-type"])
     assert.same({ name = "Rex", tag = json.null, category = { name = "dogs" } },
       json.decode(last.body))
-    assert.same({ method = "POST", path = "/pets", ok = true }, r.structuredContent)
+    assert.same({ method = "POST", path = "/pets", ok = true, id = 1, name = "echo" },
+      r.structuredContent)
 
     tool.call(t.getPetById, { petId = 7, ["X-Request-ID"] = "r-1" })
     assert.equal("/pets/7", last.path)
@@ -282,6 +284,103 @@ describe("claude.openapi", function()
     r = tool.call(t.createPets, { id = 1, name = "Rex" })
     assert.is_nil(r.isError, r.content and r.content[1].text)
     assert.same({ id = 1, name = "Rex" }, json.decode(last.body))
+  end)
+
+  describe("output schemas", function()
+    local function respond(schema, extra)
+      local r = { description = "ok" }
+      if schema then r.content = { ["application/json"] = { schema = schema } } end
+      local responses = { ["200"] = r }
+      for k, v in pairs(extra or {}) do responses[k] = v end
+      return responses
+    end
+
+    it("come from the 2xx JSON schema when it is an object; the result is checked", function()
+      local t = by_name(assert(claude.openapi.tools(PETSTORE, opts())))
+      local out = t.getPetById.output_schema
+      assert.same({ type = "object", allOf = { { ["$ref"] = "#/$defs/Pet" } } },
+        { type = out.type, allOf = out.allOf })
+      assert.is_table(out["$defs"].NewPet)
+      assert.is_table(out["$defs"].Category)
+      assert.is_nil(t.listPets.output_schema) -- an array: no structured result
+      assert.is_nil(t.deletePet.output_schema) -- 204, no content
+      assert.equal("object", t.getInventory.output_schema.type)
+      local r = tool.call(t.getPetById, { petId = 7, ["X-Request-ID"] = "r" })
+      assert.is_nil(r.isError, r.content and r.content[1].text)
+      assert.equal("echo", r.structuredContent.name)
+      -- an answer that breaks the schema is refused as the router refuses any tool's
+      documents["/nameless/pets/1"] = json.encode { id = 1 }
+      local d = json.decode(assert(io.open(PETSTORE)):read("a"))
+      local nameless = by_name(assert(claude.openapi.tools(d, opts { base_url = base
+        .. "/nameless" })))
+      r = tool.call(nameless.getPetById, { petId = 1, ["X-Request-ID"] = "r" })
+      assert.is_true(r.isError)
+      assert.matches("^Output validation error: missing required property 'name'",
+        r.content[1].text)
+    end)
+
+    it("join several 2xx schemas; none when a 2xx has no JSON object", function()
+      local A = { type = "object", properties = { a = { type = "string" } } }
+      local B = { type = "object", properties = { b = { type = "integer" } } }
+      local d = doc {
+        ["/two"] = { post = op { operationId = "two", responses = respond(A,
+          { ["201"] = { description = "made", content = { ["application/json"] = { schema = B } } },
+            ["400"] = { description = "bad", content = { ["application/json"] = {
+              schema = { type = "string" } } } } }) } },
+        ["/same"] = { get = op { operationId = "same", responses = respond(
+          { ["$ref"] = "#/components/schemas/O" }, { ["2XX"] = { description = "any",
+            content = { ["application/problem+json"] = { schema = {
+              ["$ref"] = "#/components/schemas/O" } } } } }) } },
+        ["/empty"] = { get = op { operationId = "empty", responses = respond(A,
+          { ["204"] = { description = "none" } }) } },
+        ["/text"] = { get = op { operationId = "text", responses = { ["200"] = {
+          description = "t", content = { ["text/plain"] = { schema = { type = "string" } } } }
+        } } },
+        ["/nullable"] = { get = op { operationId = "nullable", responses = respond(
+          { type = "object", nullable = true, properties = { x = { type = "string" } } }) } },
+      }
+      d.components = { schemas = { O = { type = "object", required = { "o" },
+        properties = { o = { type = "boolean" } } } } }
+      local t = by_name(assert(claude.openapi.tools(d, opts())))
+      assert.same({ type = "object", anyOf = { A, B } }, t.two.output_schema)
+      assert.same({ type = "object", allOf = { { ["$ref"] = "#/$defs/O" } },
+        ["$defs"] = { O = d.components.schemas.O } }, t.same.output_schema)
+      assert.is_nil(t.empty.output_schema)
+      assert.is_nil(t.text.output_schema)
+      -- 3.0's nullable object: the root may be null, so it is wrapped as an object
+      assert.same({ { type = { "object", "null" }, properties = { x = { type = "string" } } } },
+        t.nullable.output_schema.allOf)
+    end)
+
+    it("leave writeOnly properties out of a response's required, readOnly of a request's",
+      function()
+        local User = { type = "object", required = { "id", "name", "password" }, properties = {
+          id = { type = "integer", readOnly = true }, name = { type = "string" },
+          password = { type = "string", writeOnly = true },
+          nested = { type = "object", required = { "created" }, properties = {
+            created = { type = "string", readOnly = true } } } } }
+        local d = doc({ ["/users"] = { post = op { operationId = "addUser",
+          requestBody = { required = true, content = { ["application/json"] = {
+            schema = { ["$ref"] = "#/components/schemas/User" } } } },
+          responses = respond { ["$ref"] = "#/components/schemas/User" } } } },
+          { schemas = { User = User } })
+        local t = assert(claude.openapi.tools(d, opts()))[1]
+        assert.same({ "name", "password" }, t.input_schema.required)
+        assert.same({}, t.input_schema.properties.nested.required)
+        local out = t.output_schema["$defs"].User
+        assert.same({ "id", "name" }, out.required)
+        assert.same({ "created" }, out.properties.nested.required)
+      end)
+
+    it("are left out, and said why, when a response's schema is at fault", function()
+      local d = doc { ["/p"] = { get = op { operationId = "p", responses = respond {
+        type = "object", properties = { x = { ["$ref"] = "#/components/schemas/Nope" } } } } } }
+      local tools, api = assert(claude.openapi.tools(d, opts()))
+      assert.is_nil(tools[1].output_schema)
+      assert.is_false(api.operations[1].output_schema)
+      assert.matches("$ref '#/components/schemas/Nope' cannot be resolved",
+        api.operations[1].output_fault, 1, true)
+    end)
   end)
 
   describe("external $refs", function()

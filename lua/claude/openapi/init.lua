@@ -154,7 +154,7 @@ local function make_tool(plan, api)
   if type(plan.summary) == "string" then annotations.title = plan.summary end
   local ok, t = pcall(require("claude.mcp.tool").tool, {
     name = plan.name, description = description(plan), input_schema = plan.input_schema,
-    annotations = annotations,
+    output_schema = plan.output_schema, annotations = annotations,
     execute = function(args, ctx) return call.run(plan, api, args, ctx) end,
   })
   if not ok then document.fail(plan.where, "%s", (tostring(t):gsub("^[^:]*:%d+: ", ""))) end
@@ -171,7 +171,8 @@ local function build(source, opts)
     document.fail("#/info", "an object expected")
   end
   local conv = schemas.new(docs, version, opts.max_schema_nodes)
-  local plans, skipped = operation.plan_all(docs, conv, opts)
+  local plans, skipped = operation.plan_all(docs, conv, opts,
+    schemas.new(docs, version, opts.max_schema_nodes, "response"))
   if #plans > opts.max_tools then
     document.fail("#/paths", "%d operations chosen, over max_tools (%d): choose with include",
       #plans, opts.max_tools)
@@ -186,7 +187,8 @@ local function build(source, opts)
     plan.accept = accept_of(docs, plan.where)
     tools[i] = make_tool(plan, api)
     ops[i] = { tool = plan.name, method = plan.method, path = plan.path,
-      operation_id = plan.operation_id, base_url = plan.base_url }
+      operation_id = plan.operation_id, base_url = plan.base_url,
+      output_schema = plan.output_schema ~= nil, output_fault = plan.output_fault }
   end
   local info = type(doc.info) == "table" and doc.info or {}
   return tools, { openapi = doc.openapi, title = info.title, version = info.version,

@@ -9,6 +9,7 @@
 -- (outside `A-Z a-z 0-9 _ . -`) become `_`, and a name still taken gets `_2`, `_3`...
 -- @module claude.openapi.operation
 local json = require "claude.json"
+local errors = require "claude.errors"
 local document = require "claude.openapi.document"
 
 local M = {}
@@ -241,6 +242,68 @@ local function body_plan(docs, conv, op, where, acc)
   return plan
 end
 
+local function json_media(content)
+  for _, media in ipairs(sorted_keys(content)) do
+    local m = media:lower():match("^%s*([^;%s]+)")
+    if m and m:find(JSON_MEDIA) then return media end
+  end
+end
+
+local function is_object_schema(t)
+  if type(t) ~= "table" then return false end
+  if t.type == "object" then return true end
+  return t.type == nil and (t.properties ~= nil or t.allOf ~= nil
+    or t.additionalProperties ~= nil)
+end
+
+-- The output schema of `op` (converted by `conv`, of responses): its 2xx responses' JSON
+-- schemas, when every one of them has one and each is an object (a response without one
+-- gives no structured result, which an output schema would refuse); nil otherwise.
+local function output_of(docs, conv, op, where)
+  local responses = op.responses
+  if type(responses) ~= "table" then return nil end
+  local acc, list, seen = { refs = {}, nodes = 0 }, json.array(), {}
+  for _, code in ipairs(sorted_keys(responses)) do
+    local c = tostring(code)
+    if c:match("^2%d%d$") or c:upper() == "2XX" then
+      local r, rw = docs:deref(responses[code], at(where, "responses", c))
+      local content = type(r) == "table" and r.content
+      local media = type(content) == "table" and json_media(content)
+      local s = media and type(content[media]) == "table" and content[media].schema
+      if s == nil or s == false then return nil end
+      local swhere = at(rw, "content", media, "schema")
+      if not is_object_schema(conv:target(s, swhere)) then return nil end
+      local out = conv:schema(s, swhere, acc)
+      local key = json.encode(out)
+      if not seen[key] then
+        seen[key] = true
+        list[#list + 1] = out
+      end
+    end
+  end
+  if #list == 0 then return nil end
+  local out = list[1]
+  if #list > 1 then
+    out = json.object { type = "object", anyOf = list }
+  elseif out.type ~= "object" then -- a $ref, or an allOf: the root says object itself
+    out = json.object { type = "object", allOf = list }
+  end
+  out["$defs"] = conv:defs_of(acc, where)
+  return out
+end
+
+-- `output_of`, or nil and why when the responses' schemas are at fault: the operation is
+-- still a tool, without an output schema (its results are not checked).
+local function output_schema(docs, conv, op, where)
+  local out, err = errors.catch(pcall(output_of, docs, conv, op, where))
+  if err == nil then return out end
+  if err.kind ~= "openapi" then errors.throw(err.kind, err.message, err) end
+  for k, d in pairs(conv.defs) do -- left half-converted by the fault
+    if d.schema == nil then conv.defs[k] = nil end
+  end
+  return nil, err.message
+end
+
 -- The security requirements of an operation: a list of alternatives, each a list of
 -- `{ name =, scheme = }` (the scheme object resolved).
 local function security(docs, op, where)
@@ -268,11 +331,12 @@ end
 
 --- Plans every chosen operation of the document.
 -- @param docs the claude.openapi.refs set of the document
--- @param conv a claude.openapi.schema converter
+-- @param conv a claude.openapi.schema converter (of requests)
 -- @tparam table opts `include`, `exclude`, `names`
+-- @param out_conv a converter of responses (the tools' output schemas)
 -- @treturn table the plans, in the document's order of paths (sorted) and methods
 -- @treturn table the operations left out, each `{ method, path, operation_id, reason }`
-function M.plan_all(docs, conv, opts)
+function M.plan_all(docs, conv, opts, out_conv)
   local paths = docs.root.paths
   if paths == nil then return {}, json.array() end
   if type(paths) ~= "table" then fail("#/paths", "an object expected") end
@@ -291,7 +355,8 @@ function M.plan_all(docs, conv, opts)
         local info = { method = method:upper(), path = path, tags = tags,
           operation_id = type(op.operationId) == "string" and op.operationId or nil }
         if M.chosen(opts, info) then
-          local plan, why = M.plan(docs, conv, item, op, info, iwhere, owhere, opts, taken)
+          local plan, why = M.plan(docs, conv, item, op, info, iwhere, owhere, opts, taken,
+            out_conv)
           if plan then
             plans[#plans + 1] = plan
           else
@@ -307,7 +372,7 @@ end
 
 --- Plans one operation (see the module's description for the argument names).
 -- @return the plan, or false and why the operation is left out
-function M.plan(docs, conv, item, op, info, iwhere, owhere, opts, taken)
+function M.plan(docs, conv, item, op, info, iwhere, owhere, opts, taken, out_conv)
   local acc = { refs = {}, nodes = 0 }
   local body, why = body_plan(docs, conv, op, owhere, acc)
   if body == false then return false, why end
@@ -370,6 +435,7 @@ function M.plan(docs, conv, item, op, info, iwhere, owhere, opts, taken)
   input.additionalProperties = false
   input["$defs"] = conv:defs_of(acc, owhere)
   plan.input_schema = input
+  plan.output_schema, plan.output_fault = output_schema(docs, out_conv, op, owhere)
   local names = opts.names or {}
   local chosen = info.operation_id and names[info.operation_id]
     or names[info.method .. " " .. info.path]

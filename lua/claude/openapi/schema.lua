@@ -33,12 +33,33 @@ local Converter = {}
 Converter.__index = Converter
 
 --- A converter for one document: its converted definitions are shared by all its tools.
+-- A converter is of one direction: the schemas of requests (a tool's input), where a
+-- `readOnly` property is not required, or of responses (its output), where a `writeOnly`
+-- one is not, as OpenAPI says.
 -- @param docs the claude.openapi.refs set of the document
 -- @tparam string version "3.0" or "3.1"
 -- @tparam integer max_nodes the bound of one tool's schema
-function M.new(docs, version, max_nodes)
+-- @tparam[opt] string direction "request" (the default) or "response"
+function M.new(docs, version, max_nodes, direction)
   return setmetatable({ docs = docs, legacy = version == "3.0", max_nodes = max_nodes,
-    defs = {}, names = {} }, Converter)
+    defs = {}, names = {}, hidden = direction == "response" and "writeOnly" or "readOnly" },
+    Converter)
+end
+
+-- `required` without the properties this direction does not carry (readOnly ones in a
+-- request, writeOnly ones in a response).
+function Converter:required_of(s, where)
+  if type(s.required) ~= "table" or type(s.properties) ~= "table" then return s.required end
+  local out = json.array()
+  for _, name in ipairs(s.required) do
+    local p = s.properties[name]
+    local target = type(p) == "table" and self.docs:deref(p, document.at(where, "properties",
+      tostring(name)))
+    if not (type(target) == "table" and target[self.hidden] == true) then
+      out[#out + 1] = name
+    end
+  end
+  return out
 end
 
 -- A $defs name for the schema at `location`: its component's name, else its pointer's
@@ -141,6 +162,8 @@ function Converter:convert(s, where, acc, depth)
       out[k] = l
     elseif SINGLE[k] or k == "items" then
       out[k] = self:convert(v, document.at(where, k), acc, depth + 1)
+    elseif k == "required" then
+      out.required = self:required_of(s, where)
     elseif k == "example" then
       if s.examples == nil then out.examples = json.array { v } end
     elseif k == "nullable" or ((k == "exclusiveMinimum" or k == "exclusiveMaximum")
