@@ -11,13 +11,14 @@ set -euo pipefail
 # headers need libssl-dev), libcurl4-openssl-dev (the HTTP client), libssl-dev (the
 # cryptography), libpcre2-dev and libidn2-dev (JSON Schema patterns, and host name formats
 # when asserted), libhiredis-dev (the Redis task store of `claudelua mcp --tasks redis://`,
-# hiredis on libuv); liblua5.3-dev: the module of Lua 5.3 hosts (build/lua5.3/claude.so:
-# Debian's haproxy, pandoc, nmap); lua5.4: `require "claude"` from stock
+# hiredis on libuv), libyaml-dev (YAML documents: claude.yaml, OpenAPI documents in YAML);
+# liblua5.3-dev: the module of Lua 5.3 hosts (build/lua5.3/claude.so: Debian's haproxy,
+# pandoc, nmap); lua5.4: `require "claude"` from stock
 # Lua; libreadline8: line editing in claudelua -i (loaded when there); curl and
 # ca-certificates: tools/setup.sh fetches the pinned claude CLI from the npm registry
 product=(cmake make gcc pkg-config lua5.4 liblua5.4-dev liblua5.3-dev libuv1-dev libh2o-dev
-         libssl-dev libcurl4-openssl-dev libpcre2-dev libidn2-dev libhiredis-dev libreadline8
-         curl ca-certificates)
+         libssl-dev libcurl4-openssl-dev libpcre2-dev libidn2-dev libhiredis-dev libyaml-dev
+         libreadline8 curl ca-certificates)
 
 # lab: busted, luacheck, lua-cjson (spec/unit/json_spec.lua compares with it) and luv (the
 # foreign-loop specs and example); lua5.3: the unit and integration specs once more on

@@ -40,6 +40,7 @@ local MODULES = {
   ["claude.oauth.jwks"] = {},
   ["claude.mcp.http"] = {},
   ["claude.openapi"] = {},
+  ["claude.yaml"] = {},
   -- the transport's side of the checks
   ["claude.mcp.http_auth"] = { check = true, problem = true, endpoint = true, authenticate = true,
     serve_metadata = true, redact = true },
