@@ -246,6 +246,25 @@ local text_result = wire.text_result
 -- @function text_result
 M.text_result = text_result
 
+--- The text of `r` when it is a CallToolResult of one text block and nothing else (what a
+-- tool's string or number makes: `text_result`), else nil: for a caller that writes such a
+-- result as its text (the router's calls, claude.mcp.middleware's).
+-- @param r
+-- @treturn string|nil
+function M.text_of(r)
+  if type(r) ~= "table" then return nil end
+  local k = next(r)
+  if k ~= "content" or next(r, k) ~= nil then return nil end
+  local list = r.content
+  if type(list) ~= "table" then return nil end
+  local block = list[1]
+  if type(block) ~= "table" or next(list, 1) ~= nil or block.type ~= "text" then return nil end
+  local text = block.text
+  -- (type and text, and no other key: annotations, _meta)
+  if type(text) ~= "string" or next(block, next(block, next(block))) ~= nil then return nil end
+  return text
+end
+
 local function content_list(t)
   if built[t] then return jarray { t } end
   local n = #t

@@ -420,6 +420,7 @@ end
 
 local entry -- (self): the router's entry, below
 local wrapped -- a request of a server with middleware, below
+local wrapped_call -- (list): the worker of a call of a server with middleware, below
 
 -- The router forgets what it kept by name of a server's tools when they change.
 local function watch(self, name, server)
@@ -494,6 +495,29 @@ end)
 local yield, DONE = coroutine.yield, async.DONE
 local trusted = budgets.trusted_handler
 
+-- The answer `result` (its text when `text`) of call `id` with its reply and tag as read from
+-- its record, whose ctx is `c` (nil: it has none and never waited): sent unless the call was
+-- cancelled meanwhile (the cancellation is its answer then), and a waiting call's registration
+-- ends. (The call's worker and its middleware's task, claude.mcp.middleware.run.)
+local function send_answer(c, reply, tag, id, result, text)
+  if c then
+    -- (a call that waited: its tag as `waiting` kept it, not an id of the line, no longer
+    -- read)
+    local kept = c._tag
+    if kept ~= nil then tag = kept end
+    if c._task then unregister(c._router, c.server, id, c) end
+    if c.cancelled then result, text = content.error(cancelled_text(c)), false end
+  end
+  if text then
+    reply(tag, result, id, true)
+  elseif getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
+    -- the tool (or a middleware) raised a JSON-RPC error
+    reply(tag, rpc_error(id, result.code, result.message, result.data))
+  else
+    reply(tag, result, id)
+  end
+end
+
 -- The answer of a call: `finish(result, text)` sends `result` (its text when `text`) with the
 -- call's reply, unless the call was cancelled meanwhile, and a waiting call's registration
 -- ends; `answer(done, r, e)` is that of a call whose `execute` gave `done, r, e` (tool.call's
@@ -514,23 +538,7 @@ local call_worker = async.worker(function(task, t, ctx, rec)
   local in_tool = false -- `execute` runs (an error now is the call's failure)
 
   local function finish(result, text)
-    local c = ctx or task.on_budget_data
-    if c then
-      -- (a call that waited: its tag as `waiting` kept it, not an id of the line, no longer
-      -- read)
-      local kept = c._tag
-      if kept ~= nil then tag = kept end
-      if c._task then unregister(c._router, c.server, id, c) end
-      if c.cancelled then result, text = content.error(cancelled_text(c)), false end
-    end
-    if text then
-      reply(tag, result, id, true)
-    elseif getmetatable(result) == RPC_ERROR and result.kind == "rpc" then
-      -- the tool raised a JSON-RPC error
-      reply(tag, rpc_error(id, result.code, result.message, result.data))
-    else
-      reply(tag, result, id)
-    end
+    return send_answer(ctx or task.on_budget_data, reply, tag, id, result, text)
   end
 
   local function answer(done, r, e)
@@ -673,8 +681,7 @@ end
 local function limits_by_name(self, name, tname)
   local server = self._servers[name]
   local t = server and server.tools[tname]
-  -- (a server with middleware: its calls go the way of handle_async, which wraps them)
-  if not t or server.middleware then return nil end
+  if not t then return nil end
   local per = self._by_name[name]
   if not per then
     per = {}
@@ -697,16 +704,20 @@ entry = function(self)
       return self:handle_async(rec[SERVER], call.message(rec), rec[REPLY], call_id(rec[TAG]),
         rec[AUTH], rec[REQ])
     end
-    local t = l.tool
-    -- the call's ctx, made now only when its tool sees it
-    local ctx = l.ctx and call_ctx(self, l.server, rec) or nil
+    local t, server = l.tool, l.server
+    -- a server's middleware that wraps calls runs around the tool in the call's task
+    -- (claude.mcp.middleware.run): the worker is then its, handed the tool's limits
+    local worker, list = call_worker, server.middleware
+    if list then worker = wrapped_call(list) end
+    -- the call's ctx, made now only when its tool (or a middleware) sees it
+    local ctx = (l.ctx or worker ~= call_worker) and call_ctx(self, server, rec) or nil
     -- the budget of a call that ended at once serves the next call of the tool
     local b = l.core
     if b then
       b = l.spare
       if b then l.spare = false else b = new_budget(l.core) end
     end
-    local task, err = spawn_transient(call_worker, b, t, ctx, rec)
+    local task, err = spawn_transient(worker, b, worker == call_worker and t or l, ctx, rec)
     if task then return waiting(self, l, task, ctx, rec) end
     if b then l.spare = b end
     if err then
@@ -717,15 +728,32 @@ entry = function(self)
   end
 end
 
--- A request of a server with middleware (claude.mcp.middleware.run, loaded then): its ctx
--- while it runs, nil once answered, false for a request no middleware wraps.
-local parts -- what of the router the middleware's requests use
-wrapped = function(self, server, name, message, reply, tag, auth, req)
-  parts = parts or { new_ctx = new_ctx, register = register, unregister = unregister,
+-- How a server's middleware runs (claude.mcp.middleware.run), loaded by the first request of
+-- a server with middleware, and handed what of the router its requests use.
+local middleware_run
+local function run_module()
+  local m = middleware_run
+  if m then return m end
+  m = require "claude.mcp.middleware.run"
+  m.bind { new_ctx = new_ctx, register = register, unregister = unregister,
     cancelled_text = cancelled_text, read = read_resource, get = get_prompt,
-    complete = complete, limits = limits_of, stopped = budget_stopped }
-  return require("claude.mcp.middleware.run").request(parts, self, server, name, message,
-    reply, tag, auth, req)
+    complete = complete, answer = send_answer }
+  middleware_run = m
+  return m
+end
+
+-- The worker of a call of a server whose middleware list is `list`: the middleware's when one
+-- wraps tools/call, else the plain one.
+wrapped_call = function(list)
+  local m = run_module()
+  return m.chain(list, "tools/call") and m.call or call_worker
+end
+
+-- A request of a server with middleware, not a call of one of its tools (those go through
+-- `entry`): its ctx while it runs, nil once answered, false for a request no middleware
+-- wraps.
+wrapped = function(self, server, name, message, reply, tag, auth, req)
+  return run_module().request(self, server, name, message, reply, tag, auth, req)
 end
 
 --- Run the tool call of record `rec` (`claude.mcp.call`: every transport's readers fill
