@@ -68,6 +68,8 @@ local function watch_servers(self, sdk)
   end
 end
 
+local sessions = 0 -- (the ids of the sessions' connections to their servers: ctx.session)
+
 --- Gives the session `self` its router over the servers `sdk` (name -> claude.server),
 -- its reply function (`self.mcp_reply`), the call record its reader fills
 -- (`self.call_record`), and the list-change relay.
@@ -76,8 +78,9 @@ end
 function M.attach(self, sdk)
   self.mcp_reply = replier(self)
   local traced = self.trace and require "claude.trace.session"
+  sessions = sessions + 1
   self.router = require("claude.mcp.router").new(sdk, {
-    budget = self.options.tool_budget,
+    budget = self.options.tool_budget, session = "in-process-" .. sessions,
     -- traced: a call's span is under the turn that asked for it
     trace_parent = traced and function() return traced.current(self) end or nil,
     notify = function(server_name, message)

@@ -8,8 +8,9 @@
 --   a result that is stale at once, never kept;
 -- * a result is identified by its method and the params that make it (the `uri` of a read,
 --   the `cursor` of a list page: every param but `_meta`);
--- * `private` results are kept per authorization context (`ctx.principal`; requests without
---   a token are one context), `public` ones for everyone;
+-- * `private` results are kept per authorization context (`ctx.principal_key`: the token's
+--   principal; without one, the session or connection, else the client's address), `public`
+--   ones for everyone;
 -- * a retry of the multi round-trip requests (`inputResponses`, `requestState`) is neither
 --   answered from the cache nor kept, nor is an `input_required` result or an error;
 -- * the list-changed notifications drop the lists they name, `server:resource_updated(uri)`
@@ -138,7 +139,7 @@ M.new = errors.public(function(opts)
     end
     local store, method = store_of(server), req.method
     local key = canon(params, true)
-    local who = "\0" .. (ctx.principal or "")
+    local who = "\0" .. (ctx.principal_key or "")
     local per = store.entries[method]
     local t = now()
     local e = per and (per[key] or per[key .. who])

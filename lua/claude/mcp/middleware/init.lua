@@ -11,7 +11,8 @@
 --
 -- A middleware is a function `(req, ctx, next) -> result | nil, err`, which wraps every
 -- request, or a table of them by kind (`request`: every one; `call`, `read`, `get`,
--- `complete`, `list`, `ping`) or by method (`["tools/list"]`); a table's `request` goes
+-- `complete`, `list`, `ping`, `subscribe`, `level`, `discover`, `task`, `skill`) or by
+-- method (`["tools/list"]`); a table's `request` goes
 -- around its kind's, which goes around its method's. `req` is `{ method =, params =, id = }`;
 -- `next(req?)` runs the rest (with a changed request if given) and returns its result, or
 -- nil and the error. See docs/middleware.md.
@@ -27,7 +28,12 @@ local misuse, typename = errors.misuse, errors.typename
 -- the method itself; `request` wraps them all).
 M.KIND = { ["tools/call"] = "call", ["resources/read"] = "read", ["prompts/get"] = "get",
   ["completion/complete"] = "complete", ["tools/list"] = "list", ["prompts/list"] = "list",
-  ["resources/list"] = "list", ["resources/templates/list"] = "list", ping = "ping" }
+  ["resources/list"] = "list", ["resources/templates/list"] = "list", ping = "ping",
+  ["resources/subscribe"] = "subscribe", ["resources/unsubscribe"] = "subscribe",
+  ["subscriptions/listen"] = "subscribe", ["logging/setLevel"] = "level",
+  ["server/discover"] = "discover", ["tasks/get"] = "task", ["tasks/update"] = "task",
+  ["tasks/cancel"] = "task", ["skills/list"] = "skill", ["skills/get"] = "skill",
+  ["resources/directory/read"] = "skill" }
 
 -- The keys a middleware table may have: `request`, the kinds, the methods.
 local KEYS = { request = true }
@@ -41,8 +47,9 @@ local function check_one(m, where)
   local any = false
   for k, f in pairs(m) do
     if not KEYS[k] then
-      misuse("bad %s (unknown key '%s': request, call, read, get, complete, list, ping or a "
-        .. "method such as 'tools/list' expected)", where, tostring(k))
+      misuse("bad %s (unknown key '%s': request, call, read, get, complete, list, ping, "
+        .. "subscribe, level, discover, task, skill or a method such as 'tools/list' "
+        .. "expected)", where, tostring(k))
     end
     if type(f) ~= "function" then
       misuse("bad %s (%s: function expected, got %s)", where, k, typename(f))

@@ -4,9 +4,10 @@
 -- exceeded: retry in 0.4 s", `data = { retryAfterMs = 400 }`), or, with `tool_error = true`,
 -- a call gets a tool error result saying the same (the model reads it and may wait).
 --
--- The principal is `ctx.principal` (the request's verified OAuth token: its subject or
--- client at its issuer); requests without one share one bucket, unless `key(req, ctx)` says
--- otherwise (a string; nil: not limited).
+-- The principal is `ctx.principal_key`: the request's verified OAuth token (its subject or
+-- client at its issuer); without one, the session or connection (stdio, in-process, legacy
+-- HTTP), else the client's address (the modern era over HTTP); `key(req, ctx)` picks another
+-- (a string; nil: not limited).
 -- @module claude.mcp.middleware.rate_limit
 local core = require "claude.core"
 local errors = require "claude.errors"
@@ -35,7 +36,7 @@ local function positive(opts, field, default)
 end
 
 local function default_key(_, ctx)
-  return ctx.principal or ""
+  return ctx.principal_key or ""
 end
 
 --- A middleware that limits each principal's requests.

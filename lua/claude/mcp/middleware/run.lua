@@ -104,10 +104,44 @@ local report = budgets.trusted_handler(function(e)
   return e
 end)
 
+-- A request the transport answers itself (`around`), once the middleware let it through:
+-- its handler answers with `out:send(response)` to an `out` of the request's own, whose
+-- answer comes back here (waiting for it: a handler may answer later) and whose other
+-- messages go on to the transport's `out`. A `subscriptions/listen` is handed the transport's
+-- `out` itself (it keeps it to send its notifications): once it opened, its end answers it,
+-- and `next` returns an empty result; when it refused, its refusal went out. -> result |
+-- nil, err
+local function own(l, request, ctx)
+  local id, out = ctx.request_id, l.out
+  local msg = { jsonrpc = "2.0", id = id, method = request.method, params = request.params }
+  if request.method == "subscriptions/listen" then
+    local before = out.listening
+    l.handle(msg, out)
+    l.sent = true -- (its answer is its own: the middleware's is not sent)
+    if out.listening ~= nil and out.listening ~= before then return json.object() end
+    return nil, errors.new("rpc", "Invalid Request: the listen was refused",
+      { code = -32600 })
+  end
+  local answered = false
+  local _, response = async.await(function(done)
+    l.handle(msg, setmetatable({ send = function(_, m)
+      if not answered and m.method == nil and m.id == id then
+        answered = true
+        return done(m)
+      end
+      return out:send(m)
+    end }, { __index = out, __newindex = out }))
+  end)
+  local e = response.error
+  if e then return nil, errors.new("rpc", e.message, { code = e.code, data = e.data }) end
+  return response.result
+end
+
 -- The request itself, once the middleware let it through (possibly changed): the router's
 -- own work for it, in this coroutine. -> result | nil, err
 local function serve(_, request, ctx, l)
   local server, params = l.server, request.params
+  if l.handle then return own(l, request, ctx) end
   local t = l.tool
   if t and request.method == "tools/call" and type(params) == "table" then
     -- a call of a tool of the server (the one the call named, unless a middleware changed
@@ -149,7 +183,7 @@ local function serve(_, request, ctx, l)
   return r
 end
 
-local layer
+local layer, start
 
 -- Layer `i` of the chain, protected: -> result | nil, err
 local function protected(chain, i, request, ctx, l)
@@ -203,7 +237,7 @@ local function served_of(server)
 end
 
 local function run(_, chain, request, ctx)
-  local r, err = protected(chain, 1, request, ctx, served_of(ctx._server))
+  local r, err = protected(chain, 1, request, ctx, ctx._own or served_of(ctx._server))
   local id, reply, tag = ctx.request_id, ctx._reply, ctx._tag
   if ctx._task then parts.unregister(ctx._router, ctx.server, id, ctx) end
   local call = chain.method == "tools/call"
@@ -283,12 +317,46 @@ function M.request(router, server, name, message, reply, tag, auth, req)
   if method == "tools/call" and params and server.tools[params.name] then return false end
   local chain = chain_of(server.middleware, method)
   if not chain then return false end
-  params = params or json.object()
+  return start(router, server, name, chain, message, reply, tag, auth, req)
+end
+
+--- Run the middleware of `server` (served as `name` by `router`, whose requests' ctx the
+-- middleware's is) that wrap request `message` around `handle(message, out)`: a request the
+-- transport answers itself, not the router (legacy `resources/subscribe`, the modern era's
+-- `server/discover`, `subscriptions/listen`, `tasks/*`, `skills/*`), whose handler answers
+-- with `out:send(response)`. The chain's answer goes to `out:send`, once.
+-- @param router
+-- @tparam claude.Server server
+-- @tparam string name
+-- @tparam table message a decoded request
+-- @tparam[opt] table auth the verified token (`ctx.auth`)
+-- @tparam[opt] table req what the transport knows of the client (`ctx._req`)
+-- @tparam table out
+-- @tparam function handle
+-- @return the request's ctx while it runs, nil once answered, false when no middleware wraps
+--   it (the transport serves it as usual)
+function M.around(router, server, name, message, auth, req, out, handle)
+  local params = message.params
+  local chain = chain_of(server.middleware, message.method)
+  if not chain or (params ~= nil and type(params) ~= "table") then return false end
+  local own_l = { server = server, handle = handle, out = out, sent = false }
+  local function reply(_, response)
+    if not own_l.sent then
+      own_l.sent = true
+      return out:send(response)
+    end
+  end
+  return start(router, server, name, chain, message, reply, nil, auth, req, own_l)
+end
+
+-- The task of a request through `chain`: its ctx while it runs, else nil.
+start = function(router, server, name, chain, message, reply, tag, auth, req, own_l)
+  local id, method, params = message.id, message.method, message.params or json.object()
   local meta = params._meta
   local ctx = parts.new_ctx(router, name, server, id, type(meta) == "table" and meta or nil,
     auth, req)
   -- (ctx._server: the cache's store is the server's)
-  ctx._reply, ctx._tag, ctx._server = reply, tag, server
+  ctx._reply, ctx._tag, ctx._server, ctx._own = reply, tag, server, own_l
   local task = spawn_transient(run, nil, chain, { method = method, id = id, params = params },
     ctx)
   if task then

@@ -163,7 +163,10 @@ end
 
 local NEW_OPTIONS = { server = 1, send = 1, send_result = 1, stateless = 1, on_close = 1,
   request_timeout = 1, close_stream = 1, state = 1, limits = 1, flush = 1, record = 1,
-  bind_calls = 1 }
+  bind_calls = 1, session = 1, client_address = 1 }
+
+-- The ids of the connections that name none of their own (stdio): one process, one counter.
+local connections = 0
 
 --- Make a connection (see the top of this file).
 -- @tparam table opts `server`, `send`, `send_result`, `stateless`, `on_close`, `state` (the
@@ -177,7 +180,10 @@ local NEW_OPTIONS = { server = 1, send = 1, send_result = 1, stateless = 1, on_c
 --   `record` and `bind_calls` (`function(target)`): the call record the transport's reader
 --   fills (claude.mcp.call) and how the reader is pointed at `target(record)`, the function
 --   that serves this connection's calls once its era is pinned (nil: the reader hands its
---   calls to `call` again), so that they skip `call`
+--   calls to `call` again), so that they skip `call`; `session` (the id of the
+--   connection's session, `ctx.session`: legacy HTTP's `Mcp-Session-Id`; default: one made
+--   for the connection, none when `stateless`) and `client_address` (the client's network
+--   address, `ctx.client_address`)
 -- @treturn claude.mcp.Connection
 -- @function new
 M.new = errors.public(function(opts)
@@ -193,6 +199,11 @@ M.new = errors.public(function(opts)
       misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(v))
     end
   end
+  local session = opts.session
+  if session == nil and not opts.stateless then
+    connections = connections + 1
+    session = "connection-" .. connections
+  end
   local self = setmetatable({
     stateless = opts.stateless and true or false,
     initialized = opts.stateless and true or false,
@@ -202,10 +213,10 @@ M.new = errors.public(function(opts)
     _state = opts.state, _modern = false, _limits = limits_mod.of(opts.limits), nsubs = 0,
     _flush = opts.flush, _record = opts.record, _bind = opts.bind_calls,
     -- what the tools' ctx reads of the client (claude.mcp.router), filled by initialize
-    _req = { era = "legacy" },
+    _req = { era = "legacy", client_address = opts.client_address }, _session = session,
   }, Conn)
   self._router = router_mod.new({ [self._key] = opts.server }, {
-    ack = false,
+    ack = false, session = session,
     notify = function(name, msg, ctx) return notify(self, name, msg, ctx) end,
     request = function(ctx, method, params, timeout)
       return client_request(self, ctx, method, params, timeout)
@@ -283,18 +294,21 @@ local function initialize(self, msg, id)
   return ok, err
 end
 
-local function set_level(self, msg, id)
-  local response
-  self._router:handle_async(self._key, msg, function(_, r) response = r end)
-  if response.result then self.log_level = msg.params.level end
-  return out(self, response, id)
+-- (the router answers it, through the server's middleware when one wraps it: maybe later)
+local function set_level(self, msg, id, auth)
+  self._router:handle_async(self._key, msg, function(_, response)
+    if response.result then self.log_level = msg.params.level end
+    return out(self, response, id)
+  end, nil, auth, self._req)
+  return true
 end
 
-local function subscribe(self, msg, id, on)
+-- The answer to resources/subscribe (`on`) or unsubscribe.
+local function subscription(self, msg, id, on)
   local params = msg.params
   local uri = type(params) == "table" and params.uri
   if type(uri) ~= "string" then
-    return out(self, rpc_error(id, -32602, "Invalid params: 'uri' must be a string"), id)
+    return rpc_error(id, -32602, "Invalid params: 'uri' must be a string")
   end
   -- what a session asks us to remember is bounded (claude.mcp.server.limits)
   local l, subs = self._limits, self.subscriptions
@@ -304,7 +318,7 @@ local function subscribe(self, msg, id, on)
       why, bound, max = "Invalid params: too many subscriptions", "max_subscriptions",
         l.max_subscriptions
     end
-    if why then return out(self, limits_mod.refused(id, why, bound, max), id) end
+    if why then return limits_mod.refused(id, why, bound, max) end
     self.nsubs = self.nsubs + 1
   elseif not on and subs[uri] then
     self.nsubs = self.nsubs - 1
@@ -315,7 +329,23 @@ local function subscribe(self, msg, id, on)
   if server._mounts and (was ~= nil) ~= on then -- a remote mounted there is told
     require("claude.mcp.mount").subscribed(server, uri, on)
   end
-  return out(self, { jsonrpc = "2.0", id = id, result = jobject() }, id)
+  return { jsonrpc = "2.0", id = id, result = jobject() }
+end
+
+-- A request the connection answers itself, through the server's middleware when one wraps it
+-- (claude.mcp.middleware.run): `answer(msg)` gives its response.
+local function own(self, msg, id, auth, answer)
+  if self._server.middleware then
+    local started = router_mod.middleware_run().around(self._router, self._server,
+      self._key, msg, auth, self._req, { send = function(_, r) return out(self, r, id) end },
+      function(m, o) return o:send(answer(m)) end)
+    if started ~= false then return true end
+  end
+  return out(self, answer(msg), id)
+end
+
+local function subscribe(self, msg, id, on, auth)
+  return own(self, msg, id, auth, function(m) return subscription(self, m, id, on) end)
 end
 
 -- The modern era's server of this connection, made on its first modern request; its `out`
@@ -323,7 +353,8 @@ end
 local function modern_of(self)
   local m = self._modern
   if m then return m end
-  m = modern().new(self._server, { state = self._state, limits = self._limits })
+  m = modern().new(self._server, { state = self._state, limits = self._limits,
+    session = self._session })
   local send_result = self._send_result
   self._mout = { own_ids = true,
     send = function(_, msg) return out(self, msg, msg.id) end,
@@ -391,10 +422,10 @@ local function receive_one(self, msg, auth)
       return out(self, rpc_error(id, INVALID_REQUEST, fmt("Invalid Request: '%s' before "
         .. "'initialize' (the server is not initialized)", tostring(method))), id)
     end
-    if method == "logging/setLevel" then return set_level(self, msg, id) end
+    if method == "logging/setLevel" then return set_level(self, msg, id, auth) end
     if self._server.subscribe then
-      if method == "resources/subscribe" then return subscribe(self, msg, id, true) end
-      if method == "resources/unsubscribe" then return subscribe(self, msg, id, false) end
+      if method == "resources/subscribe" then return subscribe(self, msg, id, true, auth) end
+      if method == "resources/unsubscribe" then return subscribe(self, msg, id, false, auth) end
     end
     return self._router:handle_async(self._key, msg, self._reply, id, auth, self._req)
   end

@@ -313,7 +313,7 @@ post_message = function(self, ep, req, res, who, path, body)
   local session
   if self.stateless then
     if not sessions.check_version(res, headers) then return end
-    session = sessions.new(self, ep, path, true, who)
+    session = sessions.new(self, ep, path, true, who, req.remote_address)
   elseif init then
     if #list > 1 then
       return fail(res, 400, -32600, "Invalid Request: initialize must be sent alone")
@@ -333,7 +333,7 @@ post_message = function(self, ep, req, res, who, path, body)
       victim.conn:close("session evicted (max_sessions)")
       self.evicted = self.evicted + 1 -- said by the sweep, once for all
     end
-    session = sessions.new(self, ep, path, false, who)
+    session = sessions.new(self, ep, path, false, who, req.remote_address)
   else
     session = find_session(self, req, res, who, path)
     if not session then return end

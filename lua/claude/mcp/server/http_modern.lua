@@ -298,8 +298,7 @@ function M.post_call(m, req, res, rec, auth, t)
   if not tl or mirrored(tl) or (t and t.calls >= t.opts.max_calls) then return false end
   if t then t.calls = t.calls + 1 end
   local ex = setmetatable({ res = res, id = rec[ID], done = false, stream = false,
-    transport = t }, Exchange)
-  if tl.task then ex.client = req.remote_address end -- (as post's)
+    transport = t, client = req.remote_address }, Exchange) -- (as post's)
   rec[AUTH] = auth
   local ctx = m:call(rec, ex)
   if not ex.done then watch_close(m, res, ex, ctx) end

@@ -101,8 +101,9 @@ end
 
 --- Open a session of transport `self` on endpoint `ep` at `path` (`who`: the verified token's
 -- `{info, principal}`, or nil), its connection's messages going to its POSTs and GET stream;
--- a stateless one serves one POST and has no id. Kept only by `keep`.
-local function new_session(self, ep, path, stateless, who)
+-- a stateless one serves one POST and has no id. Kept only by `keep`. `address`: the client's
+-- (of its initialize), `ctx.client_address`.
+local function new_session(self, ep, path, stateless, who, address)
   local session = { transport = self, ep = ep, path = path, posts = {}, streams = {}, kept = {},
     nstreams = 0, calls = 0, last = now(), stateless = stateless,
     principal = who and who.principal }
@@ -117,7 +118,8 @@ local function new_session(self, ep, path, stateless, who)
   session.json_headers = core.http_headers { ["content-type"] = "application/json",
     ["mcp-session-id"] = session.id }
   session.conn = connection.new {
-    server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
+    server = ep.server, stateless = stateless, session = session.id, client_address = address,
+    request_timeout = self.opts.request_timeout,
     limits = self.opts, send = function(msg, related) return route(session, msg, related) end,
     send_result = function(id, result, related, ends, text)
       return send_result(session, id, result, related, ends, text)

@@ -151,6 +151,10 @@ local Req = { era = "modern", _method = "tools/call" }
 Req.__index = function(r, k)
   local v = Req[k]
   if v ~= nil then return v end
+  if k == "client_address" then -- (HTTP: the exchange's; not the envelope's)
+    local out = rawget(r, "_out")
+    return out and out.client
+  end
   local meta = rawget(r, "_meta")
   if meta == nil then -- the envelope as its text (Modern:call), decoded when first read
     local text = rawget(r, "_meta_text")
@@ -480,7 +484,8 @@ end
 -- @tparam[opt] table opts `state` (a `claude.mcp.server.state`; default: one with this
 --   process's key), `node` (this process's name behind a load balancer: the prefix of its
 --   task ids), `limits` (the bounds of claude.mcp.server.limits; default: its defaults),
---   `shared` (what the replicas share, claude.mcp.server.shared; default: nothing)
+--   `shared` (what the replicas share, claude.mcp.server.shared; default: nothing),
+--   `session` (the connection it serves alone, `ctx.session`: stdio; nil over HTTP)
 -- @treturn claude.mcp.ModernServer
 function M.new(server, opts)
   opts = opts or {}
@@ -502,6 +507,7 @@ function M.new(server, opts)
   end
   self._special = special
   self._router = router_mod.new({ [server.name] = server }, { ack = false, notify = notify,
+    session = opts.session,
     request = ask_one, input = ask,
     task = function(ctx) -- ctx.task(): the call goes on as a task, when its client may
       local req = ctx._req
@@ -548,13 +554,20 @@ function Modern:handle(msg, out, auth)
     end
     return nil
   end
-  -- discover, listen, the extensions' methods and those this era removed
+  -- discover, listen, the extensions' methods and those this era removed; through the
+  -- server's middleware when one wraps them (claude.mcp.middleware.run)
   local special = self._special[method]
+  local params = msg.params
   if special then
+    if self._server.middleware and special ~= removed then
+      local req = setmetatable({ _meta = params._meta, _out = out, _method = method }, Req)
+      local ctx = router_mod.middleware_run().around(self._router, self._server, self._key,
+        msg, auth, req, out, function(m, o) return special(self, m, o, auth) end)
+      if ctx ~= false then return ctx end
+    end
     special(self, msg, out, auth)
     return nil
   end
-  local params = msg.params
   local req = setmetatable({ _meta = params._meta, _out = out, _method = method,
     name = rawget(params, "name"), uri = rawget(params, "uri") }, Req)
   if method == "tools/call" then
