@@ -7,9 +7,9 @@
 -- and every error itself, and hands back the work to run. This half runs that work: every
 -- `tools/call`, `resources/read` and `prompts/get` in a task of its own, so that calls
 -- overlap and `notifications/cancelled` (another `handle`) can cancel one. See docs/tools.md.
--- (Over 600 lines: the request context every transport hands its tools (ctx: progress, logs,
--- requests and input to the client, trace context), the runs of each kind of request and
--- their cancellation share the in-flight table; apart they would reach into each other.)
+-- The request context its tools get is claude.mcp.request_context's. (Over 600 lines: the
+-- runs of each kind of request, a call's worker and its budget, and their cancellation
+-- share the in-flight table; apart they would reach into each other.)
 -- @module claude.mcp.router
 local core = require "claude.core"
 local async = require "claude.async"
@@ -306,7 +306,7 @@ local function send_answer(c, reply, tag, id, result, text)
   if c then
     -- (a call that waited: its tag as `waiting` kept it, not an id of the line, no longer
     -- read)
-    local kept = c._tag
+    local kept = rawget(c, "_tag") -- (a ctx's miss would ask its __index)
     if kept ~= nil then tag = kept end
     if c._task then unregister(c._router, c.server, id, c) end
     if c.cancelled then result, text = content.error(cancelled_text(c)), false end
@@ -432,8 +432,10 @@ M.sees_ctx = sees_ctx
 
 -- What a call of tool `t` of `server` needs, worked out once per tool and server: its limits
 -- (tool, server, session, defaults) `core = {run, instructions, memory}` and `seconds`, or
--- `core = false` for none; `spare`, a budget whose call ended, reset for the next one; and
--- `ctx`, whether its `execute` sees a ctx; `tool` and `server` themselves.
+-- `core = false` for none; `spare`, a budget whose call ended, reset for the next one;
+-- `sees`, whether its `execute` sees a ctx; `tool` and `server` themselves; and how the
+-- router's entry runs it (`worker(task, arg, ctx, rec)`, with `ctx` made at once when `ctx`),
+-- set by `limits_by_name`.
 local function limits_of(self, server, t)
   local per = self._limits[server]
   if not per then
@@ -443,9 +445,10 @@ local function limits_of(self, server, t)
   local l = per[t]
   if l == nil then
     local r = budgets.resolve(t.budget, server.budget, self._budget)
+    local sees = sees_ctx(t.execute)
     l = { core = r and { run = r.run, instructions = r.instructions, memory = r.memory }
-      or false, seconds = r and r.seconds, spare = false, ctx = sees_ctx(t.execute),
-      tool = t, server = server }
+      or false, seconds = r and r.seconds, spare = false, sees = sees, ctx = sees,
+      tool = t, server = server, worker = call_worker, arg = t }
     per[t] = l
   end
   return l
@@ -491,6 +494,16 @@ local function limits_by_name(self, name, tname)
     self._by_name[name] = per
   end
   local l = limits_of(self, server, t)
+  -- a server's middleware that wraps calls runs around the tool in the call's task
+  -- (claude.mcp.middleware.run): the worker is then its, handed the tool's limits, and the
+  -- call's ctx is always made (server:use makes the router forget what it kept by name)
+  local list, worker = server.middleware, call_worker
+  if list then worker = wrapped_call(list) end
+  if worker == call_worker then
+    l.worker, l.arg, l.ctx = worker, t, l.sees
+  else
+    l.worker, l.arg, l.ctx = worker, l, true
+  end
   per[tname] = l
   return l
 end
@@ -507,20 +520,16 @@ entry = function(self)
       return self:handle_async(rec[SERVER], call.message(rec), rec[REPLY], call_id(rec[TAG]),
         rec[AUTH], rec[REQ])
     end
-    local t, server = l.tool, l.server
-    -- a server's middleware that wraps calls runs around the tool in the call's task
-    -- (claude.mcp.middleware.run): the worker is then its, handed the tool's limits
-    local worker, list = call_worker, server.middleware
-    if list then worker = wrapped_call(list) end
+    local t = l.tool
     -- the call's ctx, made now only when its tool (or a middleware) sees it
-    local ctx = (l.ctx or worker ~= call_worker) and call_ctx(self, server, rec) or nil
+    local ctx = l.ctx and call_ctx(self, l.server, rec) or nil
     -- the budget of a call that ended at once serves the next call of the tool
     local b = l.core
     if b then
       b = l.spare
       if b then l.spare = false else b = new_budget(l.core) end
     end
-    local task, err = spawn_transient(worker, b, worker == call_worker and t or l, ctx, rec)
+    local task, err = spawn_transient(l.worker, b, l.arg, ctx, rec)
     if task then return waiting(self, l, task, ctx, rec) end
     if b then l.spare = b end
     if err then

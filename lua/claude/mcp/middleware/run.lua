@@ -150,7 +150,8 @@ local function serve(_, request, ctx, l)
     if name ~= t.name then t = server.tools[name] end
     if t then
       local r = tool.call(t, params.arguments, ctx)
-      if is_unwind(r) or errors.is(r, "rpc") then return nil, r end
+      -- (a result has no metatable: an unwind and an error have theirs)
+      if getmetatable(r) ~= nil and (is_unwind(r) or errors.is(r, "rpc")) then return nil, r end
       return r
     end
   end
