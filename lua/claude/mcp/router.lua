@@ -411,7 +411,7 @@ local entry -- (self): the router's entry, below
 -- The router forgets what it kept by name of a server's tools when they change.
 local function watch(self, name, server)
   server._watchers[self] = function(_, what)
-    if what == "tools" then self._by_name[name] = nil end
+    if what == "tools" then self.by_name[name] = nil end
   end
 end
 
@@ -464,7 +464,7 @@ M.new = public(function(servers, opts)
   local self = setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
     _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
     _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
-    _by_name = {}, _input = opts.input, _task = opts.task }, Router)
+    by_name = {}, _input = opts.input, _task = opts.task }, Router)
   self.route = entry(self)
   for name, server in pairs(map) do watch(self, name, server) end
   return self
@@ -603,8 +603,10 @@ M.sees_ctx = sees_ctx
 
 -- What a call of tool `t` of `server` needs, worked out once per tool and server: its limits
 -- (tool, server, session, defaults) `core = {run, instructions, memory}` and `seconds`, or
--- `core = false` for none; `spare`, a budget whose call ended, reset for the next one; and
--- `ctx`, whether its `execute` sees a ctx; `tool` and `server` themselves.
+-- `core = false` for none; `spare`, a budget whose call ended, reset for the next one;
+-- `ctx`, whether its `execute` sees a ctx; `usual`, whether its calls need nothing of their
+-- request (no ctx, no task: a transport may give them all one request record); `tool` and
+-- `server` themselves.
 local function limits_of(self, server, t)
   local per = self._limits[server]
   if not per then
@@ -614,9 +616,10 @@ local function limits_of(self, server, t)
   local l = per[t]
   if l == nil then
     local r = budgets.resolve(t.budget, server.budget, self._budget)
+    local ctx = sees_ctx(t.execute)
     l = { core = r and { run = r.run, instructions = r.instructions, memory = r.memory }
-      or false, seconds = r and r.seconds, spare = false, ctx = sees_ctx(t.execute),
-      tool = t, server = server }
+      or false, seconds = r and r.seconds, spare = false, ctx = ctx,
+      usual = not ctx and not t.task, tool = t, server = server }
     per[t] = l
   end
   return l
@@ -649,17 +652,18 @@ local function waiting(self, l, task, ctx, rec)
   return ctx
 end
 
--- The limits of tool `tname` of server `name`, worked out and kept by name for the router's
--- entry (`entry`'s cache, forgotten when the server's tools change: `watch`); nil when there is
--- no such tool.
+-- The limits of tool `tname` of server `name` (limits_of's table), worked out and kept by
+-- name in `router.by_name[name][tname]` (forgotten when the server's tools change: `watch`);
+-- nil when there is no such tool. The entry, and a transport that asks whether a call is
+-- `usual`, read `by_name` first and call this only on a miss.
 local function limits_by_name(self, name, tname)
   local server = self._servers[name]
   local t = server and server.tools[tname]
   if not t then return nil end
-  local per = self._by_name[name]
+  local per = self.by_name[name]
   if not per then
     per = {}
-    self._by_name[name] = per
+    self.by_name[name] = per
   end
   local l = limits_of(self, server, t)
   per[tname] = l
@@ -670,7 +674,7 @@ end
 -- straight (`reader:target(router.route)`). The call of record `rec` runs in a task of its
 -- own, under its budget when it has one.
 entry = function(self)
-  local by_name = self._by_name
+  local by_name = self.by_name
   return function(rec)
     local per = by_name[rec[SERVER]]
     local l = per and per[rec[TOOL]] or limits_by_name(self, rec[SERVER], rec[TOOL])
@@ -696,6 +700,17 @@ entry = function(self)
     end
     return nil
   end
+end
+
+--- The limits of tool `tname` of server `name` (nil: no such tool), worked out now and kept
+-- in `router.by_name` (a read-only table `{ [name] = { [tname] = limits } }`, which holds the
+-- same once they are known): `core`, `seconds`, `ctx`, `usual` (its calls need nothing of
+-- their request: no ctx, no task), `tool`, `server`.
+-- @tparam string name
+-- @tparam string tname
+-- @treturn table|nil
+function Router:tool_limits(name, tname)
+  return limits_by_name(self, name, tname)
 end
 
 --- Run the tool call of record `rec` (`claude.mcp.call`: every transport's readers fill
@@ -851,7 +866,7 @@ Router.set_server = public(function(self, name, server)
   local old = self._servers[name]
   if old then old._watchers[self] = nil end
   self._servers[name] = server
-  self._by_name[name] = nil
+  self.by_name[name] = nil
   if server then watch(self, name, server) end
 end)
 

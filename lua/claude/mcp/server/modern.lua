@@ -56,7 +56,7 @@ local rpc_error, dispatch, jobject, jarray = core.jsonrpc_error, core.mcp_dispat
   json.array
 local array_mt, getmetatable = json.array_mt, getmetatable
 local is_unwind, stamp = input.is_unwind, wire.stamp
-local envelope_meta, sees_ctx = call.envelope_meta, router_mod.sees_ctx
+local envelope_meta = call.envelope_meta
 local type, fmt, pairs, setmetatable = type, string.format, pairs, setmetatable
 
 local META = era.META
@@ -394,14 +394,8 @@ function Modern:unlisten(sub)
 end
 
 -- server:add / remove and resource_updated reach the listens that asked for them
--- Empties a table in place (its holders keep it).
-local function forget(t)
-  for k in pairs(t) do t[k] = nil end
-end
-
 local function watch(self, server)
   server._watchers[self] = function(_, what)
-    if what == "tools" then forget(self._usual) end -- the usual calls are found anew
     self:changed(FILTER[what])
   end
   server._subscribers[self] = function(uri)
@@ -444,7 +438,7 @@ function M.new(server, opts)
   -- (closed is there from the start: every answer reads it, a miss would reach Modern)
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
     _state = opts.state or state_mod.new(), node = opts.node, closed = false,
-    _usual = {}, _limits = limits_mod.of(opts.limits) }, Modern)
+    _limits = limits_mod.of(opts.limits) }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
   self._tasks = tasks_mod.new(self, self._limits)
   self._extensions = { self._tasks, skills_mod.new(self), apps.extension(self) }
@@ -561,18 +555,6 @@ local function call_reply(self, out, write)
   end
 end
 
--- Whether every call of the tool named `name` is a connection's usual call (no task, an
--- `execute` that cannot see its ctx), worked out once per tool: `_usual[name]` (the server's
--- tools only; forgotten when they change). Such calls share one request record: nothing of
--- the tool can reach it.
-local function usual_of(self, name)
-  local t = self._server.tools[name]
-  if not t then return false end
-  local usual = not t.task and not sees_ctx(t.execute)
-  self._usual[name] = usual
-  return usual
-end
-
 --- The `call` of a connection pinned to this era, as a function of the call record alone
 -- (`Conn:call`'s, or a reader's target: claude.mcp.call), whose answers go to `out`: the
 -- usual call (the envelope of the version we speak as its text, a tool that is no task and
@@ -586,16 +568,19 @@ end
 -- @tparam[opt] function write
 -- @treturn function
 function Modern:caller(out, fallback, write)
-  local route, usual, answer = self._router.route, self._usual, call_reply(self, out, write)
+  local router = self._router
+  local route, by_name, answer = router.route, router.by_name, call_reply(self, out, write)
   local req = setmetatable({ _out = out }, Req)
   return function(rec)
     if rec[VERSION] == LATEST then
-      local name = rec[TOOL]
-      local u = usual[name]
-      if u == nil then u = usual_of(self, name) end
-      if u then
+      local key, name = self._key, rec[TOOL]
+      -- the router's word (its limits' `usual`): every call of the tool is the usual call,
+      -- so one request record serves them all (nothing of the tool can reach it)
+      local per = by_name[key]
+      local l = per and per[name] or router:tool_limits(key, name)
+      if l and l.usual then
         -- (a record that served this connection last holds its values still)
-        if rec[REPLY] ~= answer then rec[SERVER], rec[REPLY], rec[REQ] = self._key, answer, req end
+        if rec[REPLY] ~= answer then rec[SERVER], rec[REPLY], rec[REQ] = key, answer, req end
         rec[TAG] = name
         return route(rec)
       end
@@ -645,7 +630,6 @@ function Modern:set_server(server)
   self._router:set_server(self._key, nil)
   self._server, self._key = server, server.name
   self._router:set_server(self._key, server)
-  forget(self._usual)
   self:set_meta()
   watch(self, server)
   for _, key in ipairs { "toolsListChanged", "resourcesListChanged", "promptsListChanged" } do
