@@ -532,6 +532,11 @@ function M.main(...)
     if t then t:close() end
     failure("load", "%s", err)
   end
+  -- The start is over: one full collection makes the heap the servers run with the base of
+  -- the collector's major collections (generational: src/host/main.c). Left at the small heap
+  -- of before the modules loaded, the first major collection falls among the first few
+  -- thousand calls (docs/performance.md, "Start-up").
+  collectgarbage()
   if o.http then return serve_http(o, list) end
   return serve_stdio(o, t, list)
 end
