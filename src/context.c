@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "context.h"
@@ -378,6 +379,15 @@ static int l_now(lua_State *L) {
   return 1;
 }
 
+/* core.unix_nanos(): the wall clock in nanoseconds since the epoch, an integer (a trace's
+ * span times: OTLP wants them so, and a double loses the nanoseconds) */
+static int l_unix_nanos(lua_State *L) {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_REALTIME, &ts) != 0) return luaL_error(L, "no wall clock");
+  lua_pushinteger(L, (lua_Integer)ts.tv_sec * 1000000000 + ts.tv_nsec);
+  return 1;
+}
+
 /* Runs the functions deferred during this turn of the loop, each protected;
  * functions deferred meanwhile run in the next turn. */
 static void defer_run(uv_check_t *h) {
@@ -470,7 +480,7 @@ static int l_stats(lua_State *L) {
 
 static const luaL_Reg context_functions[] = {
   {"run", l_run}, {"stop", l_stop}, {"step", l_step}, {"pollfd", l_pollfd}, {"timeout", l_timeout},
-  {"alive", l_alive}, {"running", l_running}, {"now", l_now}, {"defer", l_defer},
+  {"alive", l_alive}, {"running", l_running}, {"now", l_now}, {"unix_nanos", l_unix_nanos}, {"defer", l_defer},
   {"set_error_handler", l_set_error_handler}, {"stats", l_stats}, {NULL, NULL}};
 
 void claude_class_upvalues(lua_State *L, const char *name) {

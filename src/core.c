@@ -16,6 +16,7 @@
 #include "mcp/envelope.h"
 #include "mcp/pending.h"
 #include "mcp/router.h"
+#include "redis/redis.h"
 #include "schema/flat.h"
 #include "schema/idn.h"
 #include "schema/regex.h"
@@ -60,6 +61,7 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_idn(L);
   claude_open_flat(L);
   claude_open_busy_poll(L);
+  claude_open_redis(L);
   lua_pushliteral(L, CLAUDE_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

@@ -40,6 +40,8 @@ local lazy = {
   guard = "claude.guard",
   mcp = "claude.mcp",
   oauth = "claude.oauth",
+  openapi = "claude.openapi",
+  trace = "claude.trace",
   require = "claude.require", -- a function: `require` that a task may wait inside
 }
 
@@ -266,6 +268,9 @@ function M._main(chunk, ...)
     end
   end
   if session_mod then pcall(session_mod.close_all) end
+  -- the spans still queued (the sessions' last ones among them) go before the end
+  local trace_mod = package.loaded["claude.trace"]
+  if trace_mod and trace_mod.config then pcall(trace_mod.flush) end
   sigint:close()
   if interrupted then return false, "interrupted", 130 end
   if ok then return true end

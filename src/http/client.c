@@ -161,12 +161,12 @@ static void stop(http_req *r) {
 }
 
 /* core.http_request{ url, method, headers, body, timeout, connect_timeout,
- * max_body, max_event, on_headers, on_data, on_event, on_done } -> request |
+ * max_body, max_event, resolve, on_headers, on_data, on_event, on_done } -> request |
  * nil, message, "url" | nil, message, "ENOSYS" (libcurl missing: it is
  * loaded here, on the first request, not with the module). See lua/claude/http/client.lua for the contract. */
 static int l_http_request(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
-  const char *url, *method, *body;
+  const char *url, *method, *body, *resolve;
   size_t body_len = 0, method_len = 4;
   double timeout, connect_timeout;
   long long max_body, max_event;
@@ -191,6 +191,7 @@ static int l_http_request(lua_State *L) {
   connect_timeout = opt_seconds(L, "connect_timeout");
   max_body = opt_size(L, "max_body", -1);
   max_event = opt_size(L, "max_event", (long long)CLAUDE_DEFAULT_MAX_LINE);
+  resolve = opt_string(L, "resolve", NULL, 0);
   if (lua_getfield(L, 1, "headers") == LUA_TTABLE) {
     headers_idx = lua_gettop(L);
     check_headers(L, headers_idx);
@@ -239,6 +240,10 @@ static int l_http_request(lua_State *L) {
     append_header(L, r, "Content-Type:");
   }
 
+  /* "host:port:address", as claude.guard.url pins it: no second look-up to rebind */
+  if (resolve != NULL && (r->resolve = curl_slist_append(NULL, resolve)) == NULL)
+    return luaL_error(L, "not enough memory");
+
   e = m->npool > 0 ? m->pool[--m->npool] : curl_easy_init();
   if (e == NULL) return luaL_error(L, "not enough memory");
   r->easy = e;
@@ -254,6 +259,7 @@ static int l_http_request(lua_State *L) {
   curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(e, CURLOPT_USERAGENT, "claudelua/" CLAUDE_VERSION);
   curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs);
+  if (r->resolve != NULL) curl_easy_setopt(e, CURLOPT_RESOLVE, r->resolve);
   if (timeout > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000.0 + 0.5));
   if (connect_timeout > 0)
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)(connect_timeout * 1000.0 + 0.5));

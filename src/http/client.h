@@ -50,6 +50,7 @@ struct http_req {
   int is_dirty, delivering;
   CURL *easy;
   struct curl_slist *hdrs;
+  struct curl_slist *resolve;  /* CURLOPT_RESOLVE: the address a URL guard checked */
   char *label;                 /* "METHOD url" */
   int self_ref, body_ref, headers_ref, data_ref, event_ref, done_ref;
   int running;                 /* in the multi handle */

@@ -38,6 +38,8 @@ static void recycle_easy(http_req *r) {
   }
   curl_slist_free_all(r->hdrs);
   r->hdrs = NULL;
+  curl_slist_free_all(r->resolve);
+  r->resolve = NULL;
 }
 
 static void undirty(http_req *r) {

@@ -27,6 +27,10 @@
 -- * `max_body` (bytes): limit on the response body; default 64 MiB for a
 --   collected body, none for a streamed one.
 -- * `max_event` (bytes, default 64 MiB): limit on one SSE event.
+-- * `resolve` (string, `host:port:address`): connect to that address for
+--   that host and port, no look-up (libcurl's CURLOPT_RESOLVE; what
+--   `claude.guard.url`'s `check` returns, so the address checked is the one
+--   reached).
 --
 -- Errors are `nil, err` with `err` a `claude.errors` value whose `kind` is
 -- `"timeout"`, `"connection"` (refused, reset, closed mid-body, DNS...),

@@ -4,10 +4,9 @@
 -- (one connection shared by every session, each call guarded and logged in
 -- Lua); served by `claudelua mcp`, it is a proxy next to Lua tools.
 -- @module claude.mcp.bridge
-local core = require "claude.core"
 local errors = require "claude.errors"
 local tool = require "claude.mcp.tool"
-local content = require "claude.mcp.content"
+local forward = require "claude.mcp.forward"
 
 local M = {}
 
@@ -15,8 +14,6 @@ local misuse = errors.misuse
 
 local OPTIONS = { name = "string", filter = "function|table", guard = "function",
   on_call = "function", timeout = "number", prefix = "string" }
-
-local function accept() return true end
 
 local function check(opts)
   if opts == nil then return {} end
@@ -43,50 +40,6 @@ local function selected(filter, t)
   return false
 end
 
--- The local tool that forwards to `remote` (a tool description of the server).
-local function forwarder(client, remote, local_name, opts)
-  local guard, on_call, timeout = opts.guard, opts.on_call, opts.timeout
-  local name = remote.name
-  local t = tool.tool {
-    name = local_name,
-    title = type(remote.title) == "string" and remote.title or nil,
-    description = type(remote.description) == "string" and remote.description or nil,
-    execute = function(args, ctx)
-      local started = on_call and core.now()
-      if guard then
-        local checked, gerr = guard(name, args, ctx)
-        if checked == nil then
-          if on_call then
-            on_call { tool = name, args = args, error = gerr, refused = true, seconds = 0 }
-          end
-          return nil, gerr or "refused by the guard"
-        end
-        if type(checked) == "table" then args = checked end
-      end
-      -- progress is asked for only when our caller asked for it (a token came)
-      local progress = ctx and ctx._token ~= nil and function(p, total, message)
-        ctx.progress(p, total, message)
-      end or nil
-      local r, err = client:call_tool(name, args, { timeout = timeout, on_progress = progress })
-      if on_call then
-        on_call { tool = name, args = args, result = r, error = err,
-          seconds = core.now() - started }
-      end
-      if not r then return nil, err end
-      return content.finished_result(r)
-    end,
-  }
-  -- the server's own schema, as it is; the server validates its arguments
-  local schema = type(remote.inputSchema) == "table" and remote.inputSchema
-    or t.input_schema
-  t.input_schema, t.listing.inputSchema, t.validate = schema, schema, accept
-  if type(remote.outputSchema) == "table" then t.listing.outputSchema = remote.outputSchema end
-  if type(remote.annotations) == "table" then
-    t.annotations, t.listing.annotations = remote.annotations, remote.annotations
-  end
-  return t
-end
-
 --- The server for `client` (see the module).
 -- @tparam claude.mcp.Client client
 -- @tparam[opt] table opts `name` (default: the client's name), `filter` (a
@@ -108,7 +61,7 @@ function M.server(client, opts)
       local local_name = ((opts.prefix or "") .. remote.name):gsub("[^%w_%-]", "_"):sub(1, 64)
       if not seen[local_name] then
         seen[local_name] = true
-        items[#items + 1] = forwarder(client, remote, local_name, opts)
+        items[#items + 1] = forward.forwarder(tool, client, remote, local_name, opts)
       end
     end
   end

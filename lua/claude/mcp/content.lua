@@ -263,8 +263,8 @@ end
 -- CallToolResults made elsewhere (the answer of a server we proxy), sent as they are.
 local finished = setmetatable({}, { __mode = "k" })
 
---- Marks `r`, a complete `CallToolResult` (from another MCP server, say), to be sent as it
--- is when a tool returns it.
+--- Marks `r`, a complete `CallToolResult`, `ReadResourceResult` or `GetPromptResult` (from
+-- another MCP server, say), to be sent as it is when a tool, a read or a prompt returns it.
 -- @tparam table r
 -- @treturn table r
 function M.finished_result(r)
@@ -376,6 +376,7 @@ function M.read_result(res, uri, ok, ...)
   if r == nil then
     return fail("result", e ~= nil and message(e) or "resource not found: " .. uri)
   end
+  if finished[r] then return r end -- a remote's answer (claude.mcp.mount)
   local items = (type(r) == "table" and r[1] ~= nil) and r or { r }
   local out = jarray()
   for i = 1, #items do
@@ -408,6 +409,7 @@ function M.prompt_result(prompt, ok, ...)
   if r == nil then
     return fail("result", e ~= nil and message(e) or "the prompt returned nothing")
   end
+  if finished[r] then return r end -- a remote's answer (claude.mcp.mount)
   local description = prompt and prompt.description
   local list
   if type(r) == "string" or built[r] then

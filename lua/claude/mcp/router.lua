@@ -20,6 +20,7 @@ local wire = require "claude.mcp.wire"
 local errors = require "claude.errors"
 local budgets = require "claude.mcp.budget"
 local call = require "claude.mcp.call"
+local trace = require "claude.trace"
 -- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
 -- spec/unit/call_record_spec.lua holds them to the module's)
 local ID <const>, TOOL <const>, ARGS <const>, META <const> = 1, 2, 3, 4
@@ -326,9 +327,14 @@ local function is_unwind(e)
   return m ~= nil and m.is_unwind(e)
 end
 
+-- A JSON-RPC error raised on purpose (kind rpc, an integer code): the request's answer.
+local function is_rpc(e)
+  return is_error(e, "rpc") and math.type(e.code) == "integer"
+end
+
 local function report(what, name)
   return function(e)
-    if not is_error(e, "cancelled") and not is_unwind(e) then
+    if not is_error(e, "cancelled") and not is_unwind(e) and not is_error(e, "rpc") then
       local msg = type(e) == "string" and e or content.message(e)
       io.stderr:write(fmt("claude: %s '%s' failed: %s\n", what, name, debug.traceback(msg, 2)))
     end
@@ -341,6 +347,7 @@ local function read_resource(operands, ctx)
   local res, uri, params = operands[1], operands[2], operands[3]
   local r = pack(xpcall(res.read, report("resource", uri), uri, params, ctx))
   if not r[1] and is_unwind(r[2]) then return r[2] end
+  if not r[1] and is_rpc(r[2]) then return false, r[2].code, r[2].message, r[2].data end
   if r[1] and r[2] == nil then
     local msg = r[3] ~= nil and content.message(r[3]) or "Resource not found: '" .. uri .. "'"
     return false, -32602, msg, { uri = uri }
@@ -359,6 +366,7 @@ local function get_prompt(operands, ctx)
   local p, args = operands[1], operands[2]
   local ok, r, e = xpcall(p.get, report("prompt", p.name), args or {}, ctx)
   if not ok and is_unwind(r) then return r end
+  if not ok and is_rpc(r) then return false, r.code, r.message, r.data end
   local result, err = content.prompt_result(p, ok, r, e)
   if not result then return false, -32603, err.message end
   return result
@@ -372,6 +380,7 @@ local function complete(operands, ctx) -- {completion, argument, context}
   ctx.arguments = type(context) == "table" and type(context.arguments) == "table"
     and context.arguments or {}
   local ok, r, err = xpcall(c.complete, report("completion", c.key), argument, ctx)
+  if not ok and is_rpc(r) then return false, r.code, r.message, r.data end
   if not ok then return false, -32603, content.message(r) end
   if r == nil then
     if err ~= nil then return false, -32603, content.message(err) end
@@ -440,7 +449,7 @@ end
 -- @treturn claude.Router
 -- @function new
 local NEW_OPTIONS = { notify = true, request = true, ack = true, budget = true,
-  close_stream = true, input = true, task = true }
+  close_stream = true, input = true, task = true, trace_parent = true }
 
 M.new = public(function(servers, opts)
   errors.check(servers, 1, "new", "table", true)
@@ -448,7 +457,7 @@ M.new = public(function(servers, opts)
   opts = opts or {}
   errors.check_fields(opts, NEW_OPTIONS, "new")
   budgets.check(opts.budget, "the session (tool_budget)")
-  for _, f in ipairs { "notify", "request", "input", "task" } do
+  for _, f in ipairs { "notify", "request", "input", "task", "trace_parent" } do
     if opts[f] ~= nil and type(opts[f]) ~= "function" then
       misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(opts[f]))
     end
@@ -466,6 +475,11 @@ M.new = public(function(servers, opts)
     _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
     by_name = {}, _input = opts.input, _task = opts.task }, Router)
   self.route = entry(self)
+  if trace.enabled then -- a span around each request, in front of the plain paths
+    local traced = require "claude.trace.mcp"
+    self.route = traced.server_route(self.route, opts.trace_parent)
+    self.handle_async = traced.server_handle(Router.handle_async, opts.trace_parent)
+  end
   for name, server in pairs(map) do watch(self, name, server) end
   return self
 end)

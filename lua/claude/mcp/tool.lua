@@ -818,6 +818,12 @@ methods.list = public(function(s, what)
   return out
 end)
 
+-- server:mount / server:unmount: claude.mcp.mount (which makes items of these classes)
+methods.mount = function(...) return require("claude.mcp.mount").mount(M, ...) end
+methods.unmount = function(...) return require("claude.mcp.mount").unmount(M, ...) end
+M._classes = { resource = Resource, resource_template = ResourceTemplate, prompt = Prompt,
+  completion = Completion }
+
 --- Is `v` a server made by `server`?
 -- @param v
 -- @treturn boolean

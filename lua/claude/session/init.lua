@@ -27,6 +27,7 @@ local cli = require "claude.session.argv"
 local hooks = require "claude.session.hooks"
 local permissions = require "claude.session.permissions"
 local servers = require "claude.session.servers"
+local trace = require "claude.trace"
 
 local M = {}
 
@@ -177,6 +178,13 @@ function handlers.host_auth_token_refresh()
   return { authToken = json.null }
 end
 
+-- traced: each hook and permission decision in a span of its own (claude.trace.session)
+trace.instrument(function()
+  local traced = require "claude.trace.session"
+  handlers.can_use_tool = traced.wrap("can_use_tool", handlers.can_use_tool)
+  handlers.hook_callback = traced.wrap("hook_callback", handlers.hook_callback)
+end)
+
 -- A request of a subtype claudelua does not know (a newer CLI's): the script's
 -- on_control_request answers it, whole; without one, the error answer as before.
 setmetatable(handlers, { __index = function(_, subtype)
@@ -222,6 +230,7 @@ local function on_result(self, msg)
     and next(self.agent_tasks) == nil then
     close_stdin(self)
   end
+  if self.trace then require("claude.trace.session").result(self, msg) end
   self.inbox:push(msg)
 end
 
@@ -329,6 +338,7 @@ end
 
 local function on_exit(self, code, signal)
   if self.recorder then self.recorder:exit(code, signal) end
+  if self.trace then require("claude.trace.session").close(self) end
   self.exited = true
   self.exit_code, self.exit_signal = code, signal
   self.state = "closed"
@@ -438,6 +448,10 @@ function M.open(options, fname)
     timeout = options.control_timeout or DEFAULT_CONTROL_TIMEOUT,
   }
   self.write_message = function(msg) return write(self, msg) end
+  local env_changes = cli.env_changes(options)
+  -- traced: the query's span, its context handed to the CLI (before the servers: their
+  -- calls' spans are under it)
+  if trace.enabled then require("claude.trace.session").open(self, options, env, env_changes) end
   if options.record then
     -- before the servers: their replies are then written as messages, and recorded
     local rerr
@@ -459,7 +473,7 @@ function M.open(options, fname)
   end
   local user_stderr = options.stderr
   local spec = {
-    prefix[1], command = prefix[1], env_changes = cli.env_changes(options),
+    prefix[1], command = prefix[1], env_changes = env_changes,
     args = args, env = env, clear_env = true, cwd = options.cwd,
     user = options.user, stdout = "json", max_line = options.max_buffer_size,
     -- a child of the CLI may hold its pipes open: do not wait for it long
@@ -627,7 +641,10 @@ Session.send = errors.public(function(self, prompt, opts)
     msg = with_send_options(msg, { client_composed = true })
   end
   local ok, err, kind = write(self, msg)
-  if ok then self.prompts = self.prompts + 1 end
+  if ok then
+    if self.trace then require("claude.trace.session").sent(self) end
+    self.prompts = self.prompts + 1
+  end
   return ok, err, kind
 end)
 
@@ -788,6 +805,7 @@ function Session:close(grace)
   if self.mirror then pcall(self.mirror.wait, self.mirror, 10) end
   if not self.error then self.inbox:close() end
   self.state = "closed"
+  if self.trace then require("claude.trace.session").close(self) end
 end
 Session.__close = function(self) self:close() end
 Session.__gc = function(self)

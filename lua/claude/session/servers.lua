@@ -74,8 +74,11 @@ end
 -- @tparam table sdk
 function M.attach(self, sdk)
   self.mcp_reply = replier(self)
+  local traced = self.trace and require "claude.trace.session"
   self.router = require("claude.mcp.router").new(sdk, {
     budget = self.options.tool_budget,
+    -- traced: a call's span is under the turn that asked for it
+    trace_parent = traced and function() return traced.current(self) end or nil,
     notify = function(server_name, message)
       -- a control request whose answer nobody waits for
       if not self.stdin_closed then

@@ -35,6 +35,14 @@ local function on_notification(self, method, params)
     local ok, err = pcall(fn, method, params)
     if not ok then report(self, err) end
   end
+  -- the servers that mount this client (claude.mcp.mount)
+  local observers = self.observers
+  if observers then
+    for _, observe in pairs(observers) do
+      local ok, err = pcall(observe, method, params)
+      if not ok then report(self, err) end
+    end
+  end
 end
 
 local transports = {

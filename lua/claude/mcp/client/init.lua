@@ -251,10 +251,15 @@ Client.get_prompt = public(function(self, name, args, opts)
     { name = name })
 end)
 
+local COMPLETE_OPTIONS = { timeout = true, context = true, meta = true, traceparent = true,
+  tracestate = true }
+
 --- Asks for completions of a prompt's or a resource template's argument.
 -- @tparam table ref `{ type = "ref/prompt", name = ... }` or
 --   `{ type = "ref/resource", uri = ... }`
 -- @tparam table argument `{ name = ..., value = ... }`
+-- @tparam[opt] table opts `timeout`, `context` (`{ arguments = {...} }`: the arguments
+--   already given), `meta`, `traceparent`, `tracestate`
 -- @return the completion (`values`, `total`, `hasMore`) | nil, err, kind
 -- @function complete
 Client.complete = public(function(self, ref, argument, opts)
@@ -266,8 +271,11 @@ Client.complete = public(function(self, ref, argument, opts)
     misuse("bad argument #2 to 'complete' (table expected, got %s)", errors.typename(argument))
   end
   check_opts(opts, 3, "complete")
-  local r, err, kind = request(self, "completion/complete", { ref = ref, argument = argument },
-    timeout_of(self, opts, "complete"))
+  if opts then errors.check_fields(opts, COMPLETE_OPTIONS, "complete") end
+  local context = opts and opts.context
+  if context ~= nil then errors.check_field(context, "context", "complete", "table") end
+  local r, err, kind = request(self, "completion/complete", { ref = ref, argument = argument,
+    context = context, _meta = meta_of(opts, "complete") }, timeout_of(self, opts, "complete"))
   if r == nil then return nil, err, kind end
   return type(r) == "table" and r.completion or r
 end)
@@ -335,6 +343,12 @@ end)
 function M.is_client(v)
   return getmetatable(v) == Client
 end
+
+-- traced: a CLIENT span around each call, read and prompt, its context in the request's
+-- `_meta` (claude.trace.mcp), put in front of the methods only while tracing is on
+require("claude.trace").instrument(function()
+  require("claude.trace.mcp").instrument_client(Client)
+end)
 
 M.Client = Client
 return M

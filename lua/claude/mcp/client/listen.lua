@@ -1,8 +1,8 @@
 --- What a modern server sends on its own (list changes, resource updates) comes only on a
 -- `subscriptions/listen` request the client keeps open: its filter names what the client
 -- wants (`toolsListChanged`, `promptsListChanged`, `resourcesListChanged` as the server
--- advertises them, when the client has `on_notification`; `resourceSubscriptions`, the
--- URIs of `subscribe`), the server acknowledges it
+-- advertises them, when the client has `on_notification` or a server mounts it;
+-- `resourceSubscriptions`, the URIs of `subscribe`), the server acknowledges it
 -- (`notifications/subscriptions/acknowledged`, tagged with the listen's id) and then sends
 -- the notifications on it, which reach `on_notification` as in the legacy era.
 --
@@ -39,7 +39,7 @@ end
 function Listener:filter()
   local c = self.client
   local f = json.object()
-  if c.opts.on_notification then
+  if c.opts.on_notification or (c.observers and next(c.observers)) then
     local caps = c.capabilities
     f.toolsListChanged = flag(caps, "tools")
     f.promptsListChanged = flag(caps, "prompts")

@@ -148,6 +148,20 @@ function M.parse(argv)
       o.server = value()
     elseif a == "--watch" then
       o.watch = true
+    elseif a == "--proxy" then
+      o.proxy = true
+    elseif a == "--proxy-header" then
+      local v = value()
+      local k, hv = v:match("^%s*([^:%s]+)%s*:%s*(.-)%s*$")
+      if not k then usage_error("--proxy-header needs 'Name: value', got '%s'", v) end
+      o.headers = o.headers or {}
+      o.headers[k] = hv
+    elseif a == "--proxy-oauth" then
+      o.oauth = true
+    elseif a == "--proxy-token-store" then
+      o.token_store = value()
+    elseif a == "--proxy-timeout" then
+      o.proxy_timeout = number_arg(a, value())
     elseif a == "--grace" then
       o.grace = number_arg(a, value())
     elseif a == "--max-message" then
@@ -163,6 +177,14 @@ function M.parse(argv)
       if not o.node:find("^[%w_%-]+$") then
         usage_error("--node needs a name of letters, digits, '-' and '_', got '%s'", o.node)
       end
+    elseif a == "--tasks" then
+      o.tasks = value()
+      if o.tasks ~= "memory" and not o.tasks:find("^redis://") then
+        usage_error("--tasks needs 'memory' or a redis://host:port[/db] URL, got '%s'", o.tasks)
+      end
+    elseif a == "--task-lease" then
+      o.task_lease = number_arg(a, value())
+      if o.task_lease <= 0 then usage_error("--task-lease needs a positive number") end
     elseif a == "--skills" then
       o.skills = o.skills or {}
       o.skills[#o.skills + 1] = value()
@@ -185,11 +207,23 @@ function M.parse(argv)
   end
   o.file = argv[i]
   for j = i + 1, #argv do o.args[#o.args + 1] = argv[j] end
-  if not o.file and not o.help then usage_error("no tools file given") end
+  if not o.file and not o.help then
+    usage_error(o.proxy and "--proxy needs a URL or a command" or "no tools file given")
+  end
+  for k, flag in pairs { headers = "--proxy-header", oauth = "--proxy-oauth",
+    token_store = "--proxy-token-store", proxy_timeout = "--proxy-timeout" } do
+    if o[k] ~= nil and not o.proxy then usage_error("%s needs --proxy", flag) end
+  end
+  if o.proxy and o.watch then usage_error("--watch has no file to watch with --proxy") end
+  if o.proxy and not o.help and (o.headers or o.oauth)
+    and not require("claude.mcp.server.proxy").is_url(o.file) then
+    usage_error("%s needs an http(s) URL to proxy", o.oauth and "--proxy-oauth"
+      or "--proxy-header")
+  end
   if o.stateless and not o.http then usage_error("--stateless needs --http") end
   if o.bounds and not o.http then usage_error("%s needs --http", o.bound_flag) end
   for _, k in ipairs { "allowed_origins", "allowed_hosts", "session_timeout", "no_auth",
-    "node" } do
+    "node", "tasks", "task_lease" } do
     if o[k] ~= nil and not o.http then usage_error("--%s needs --http", k:gsub("_", "-")) end
   end
   o.auth = auth_option(o)
@@ -433,7 +467,8 @@ local function serve_http(o, list)
   local t, err
   local opts = {
     host = o.http.host, port = o.http.port, stateless = o.stateless,
-    state_key = state_key(o), state_ttl = o.state_ttl, node = o.node,
+    state_key = state_key(o), state_ttl = o.state_ttl, node = o.node, tasks = o.tasks,
+    task_lease = o.task_lease,
     max_body = o.max_message, request_timeout = o.request_timeout,
     session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
     allowed_origins = o.allowed_origins, auth = o.auth,
@@ -497,7 +532,9 @@ end
 M.FLAGS = { ["-h"] = 1, ["--help"] = 1, ["--http"] = 1, ["--stateless"] = 1,
   ["--allowed-origins"] = 1, ["--allowed-hosts"] = 1, ["--no-auth"] = 1,
   ["--session-timeout"] = 1, ["--server"] = 1, ["--watch"] = 1, ["--grace"] = 1,
-  ["--max-message"] = 1, ["--request-timeout"] = 1 }
+  ["--max-message"] = 1, ["--request-timeout"] = 1, ["--tasks"] = 1, ["--task-lease"] = 1,
+  ["--node"] = 1, ["--proxy"] = 1, ["--proxy-header"] = 1, ["--proxy-oauth"] = 1,
+  ["--proxy-token-store"] = 1, ["--proxy-timeout"] = 1 }
 for flag in pairs(AUTH_FLAGS) do M.FLAGS[flag] = 1 end
 
 --- The command: `claudelua mcp` with the arguments after `mcp`.
@@ -527,7 +564,13 @@ function M.main(...)
     local ok, rerr = stdio.redirect_stdout()
     if not ok then error(rerr, 0) end
   end
-  local list, err = M.load(o.file, o.args, o.skills)
+  local list, err
+  if o.proxy then
+    list, err = require("claude.mcp.server.proxy").load(o)
+    if list and o.skills then list, err = add_skills(list, o.skills) end
+  else
+    list, err = M.load(o.file, o.args, o.skills)
+  end
   if not list then
     if t then t:close() end
     failure("load", "%s", err)

@@ -247,6 +247,11 @@ end
 local function unlisten(self, server)
   server._watchers[self] = nil
   server._subscribers[self] = nil
+  if server._mounts then -- its subscriptions end (a remote mounted there is told)
+    for uri in pairs(self.subscriptions) do
+      require("claude.mcp.mount").subscribed(server, uri, false)
+    end
+  end
 end
 
 -- The few methods the connection keeps state for; everything else is the router's.
@@ -304,7 +309,12 @@ local function subscribe(self, msg, id, on)
   elseif not on and subs[uri] then
     self.nsubs = self.nsubs - 1
   end
+  local was = subs[uri]
   subs[uri] = on or nil
+  local server = self._server
+  if server._mounts and (was ~= nil) ~= on then -- a remote mounted there is told
+    require("claude.mcp.mount").subscribed(server, uri, on)
+  end
   return out(self, { jsonrpc = "2.0", id = id, result = jobject() }, id)
 end
 

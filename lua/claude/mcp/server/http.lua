@@ -43,6 +43,7 @@ local limits = require "claude.mcp.server.limits"
 local trim = require "claude.mcp.server.trim"
 local http_modern = require "claude.mcp.server.http_modern"
 local state = require "claude.mcp.server.state"
+local shared = require "claude.mcp.server.shared"
 local era = require "claude.mcp.era"
 local sse = require "claude.mcp.server.events"
 local origin = require "claude.mcp.server.origin"
@@ -87,7 +88,8 @@ for k, v in pairs(limits.DEFAULTS) do M.DEFAULTS[k], BOUNDS[#BOUNDS + 1] = v, k 
 -- leave a bound at its default without a word).
 local KNOWN = { allowed_hosts = true, allowed_origins = true, dns_rebinding_protection = true,
   auth = true, log = true, node = true, request_timeout = true, state_key = true,
-  state_ttl = true, stateless = true, max_connections = true, sweep_every = true }
+  state_ttl = true, stateless = true, max_connections = true, sweep_every = true,
+  tasks = true, task_lease = true }
 for k in pairs(M.DEFAULTS) do KNOWN[k] = true end
 
 local ALLOW_STATEFUL, ALLOW_STATELESS = "GET, POST, DELETE", "POST"
@@ -178,7 +180,8 @@ end
 local function modern_of(self, ep)
   local m = ep.modern
   if not m then
-    m = modern.new(ep.server, { state = self.state, node = self.opts.node, limits = self.opts })
+    m = modern.new(ep.server, { state = self.state, node = self.opts.node, limits = self.opts,
+      shared = self.shared(ep.name) })
     ep.modern = m
   end
   return m
@@ -608,7 +611,12 @@ end
 --   `state_key` (the key that signs the `requestState` of multi round-trip requests, shared
 --   by the processes behind one load balancer; default: a random key of this process),
 --   `state_ttl` (seconds a `requestState` stays valid, 600), `node` (this process's name
---   behind a load balancer: task ids start with it, for routing; letters, digits, `-`, `_`),
+--   behind a load balancer: task ids start with it, for routing; letters, digits, `-`, `_`;
+--   with `tasks` a Redis URL: random when not given), `tasks` (where the tasks of the modern
+--   era and the events of its listens are shared: `"memory"`, the default, this process
+--   alone; `"redis://host:port[/db]"`, every replica using that Redis: docs/scaling.md),
+--   `task_lease` (seconds, 15: a task whose replica stops renewing its lease this long
+--   fails),
 --   and the bounds (positive numbers; math.huge: none; docs/mcp-server.md, "Bounds"):
 --   `max_sessions` (1024), `max_calls` (1024, in flight in the server, both eras),
 --   `max_session_calls` (64), `max_post_calls` (32), `max_batch` (64), `history_bytes`
@@ -643,6 +651,17 @@ M.listen = errors.public(function(servers, opts)
     end
   end
   check_exposure(o, servers)
+  if o.task_lease ~= nil and (type(o.task_lease) ~= "number" or o.task_lease ~= o.task_lease
+      or o.task_lease <= 0) then
+    errors.bad_field("task_lease", "listen", "a positive number of seconds expected, got %s",
+      tostring(o.task_lease))
+  end
+  if o.tasks ~= nil and o.tasks ~= "memory" and not o.node then
+    o.node = core.base64url_encode(assert(core.random_bytes(6))):gsub("[^%w]", "x")
+  end
+  local shared_of, serr = shared.open(o.tasks, { node = o.node, lease = o.task_lease,
+    log = o.log })
+  if not shared_of then errors.bad_field("tasks", "listen", "%s", serr) end
   local self = setmetatable({ opts = o, sessions = {}, endpoints = {}, stateless = o.stateless
     and true or false, closed = false, auth = {}, nsessions = 0, calls = 0,
     evicted = 0, record = call.new(), -- (the call record a POST's tools/call fills)
@@ -663,8 +682,12 @@ M.listen = errors.public(function(servers, opts)
     write_timeout = o.write_timeout ~= math.huge and o.write_timeout or 0,
     max_connections = o.max_connections and bytes(o.max_connections) or nil,
     on_request = function(req, res) return handle(self, req, res) end }
-  if not srv then return nil, err, kind end
+  if not srv then
+    if shared_of.close then shared_of.close() end
+    return nil, err, kind
+  end
   self.http = srv
+  self.shared = shared_of
   -- the memory a load that went left behind (claude.mcp.server.trim)
   if o.trim then
     local looks = trim.new()
@@ -746,6 +769,7 @@ function Transport:close(reason)
   for _, ep in pairs(self.endpoints) do
     if ep.modern then ep.modern:close(reason or "server closed") end
   end
+  if self.shared.close then self.shared.close() end
   self.http:close()
 end
 Transport.__close = Transport.close

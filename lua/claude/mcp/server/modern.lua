@@ -40,6 +40,7 @@ local router_mod = require "claude.mcp.router"
 local call = require "claude.mcp.call"
 local state_mod = require "claude.mcp.server.state"
 local tasks_mod = require "claude.mcp.server.tasks"
+local shared_mod = require "claude.mcp.server.shared"
 local limits_mod = require "claude.mcp.server.limits"
 local skills_mod = require "claude.mcp.server.skills"
 local apps = require "claude.mcp.apps"
@@ -338,6 +339,14 @@ local function distinct(list, limits, what)
   return set, kept
 end
 
+-- A listen's resource subscriptions (a set of URIs, or nil) began or ended: a remote server
+-- mounted in `server` is told (claude.mcp.mount).
+local function subscribed(server, uris, on)
+  if not (uris and server._mounts) then return end
+  local mount = require "claude.mcp.mount"
+  for uri in pairs(uris) do mount.subscribed(server, uri, on) end
+end
+
 local function listen(self, msg, out, auth)
   local params = msg.params
   local want = type(params) == "table" and params.notifications
@@ -382,6 +391,7 @@ local function listen(self, msg, out, auth)
     principal = tasks_mod.owner(auth) }
   self._listens[sub] = true
   out.listening = sub
+  subscribed(server, uris, true)
   out:send(tagged(msg.id, "notifications/subscriptions/acknowledged",
     { notifications = honoured }))
   return sub
@@ -390,6 +400,7 @@ end
 --- End a listen (its client left it, or cancelled it): nothing more is sent to it.
 -- @param sub what `out.listening` holds
 function Modern:unlisten(sub)
+  if self._listens[sub] then subscribed(self._server, sub.uris, false) end
   self._listens[sub] = nil
 end
 
@@ -399,21 +410,51 @@ local function watch(self, server)
     self:changed(FILTER[what])
   end
   server._subscribers[self] = function(uri)
-    for sub in pairs(self._listens) do
-      if sub.uris and sub.uris[uri] then
-        sub.out:send(tagged(sub.id, "notifications/resources/updated", { uri = uri }))
-      end
+    self:updated(uri)
+    self._shared:publish { kind = "updated", uri = uri }
+  end
+end
+
+--- Tell the listens that subscribed to a resource that it was updated.
+-- @tparam string uri
+function Modern:updated(uri)
+  for sub in pairs(self._listens) do
+    if sub.uris and sub.uris[uri] then
+      sub.out:send(tagged(sub.id, "notifications/resources/updated", { uri = uri }))
     end
   end
 end
 
---- Tell the listens that asked for it that a list changed.
+--- Tell the listens that asked for it that a list changed (and the other replicas', with a
+-- shared store, unless `heard`: the change is another replica's).
 -- @tparam string key `"toolsListChanged"`, `"promptsListChanged"` or `"resourcesListChanged"`
-function Modern:changed(key)
+-- @tparam[opt] boolean heard
+function Modern:changed(key, heard)
   local method = CHANGED[key]
   if not method or self._server.list_changed == false then return end
+  if not heard then self._shared:publish { kind = "changed", key = key } end
   for sub in pairs(self._listens) do
     if sub.filter[key] then sub.out:send(tagged(sub.id, method)) end
+  end
+end
+
+--- An event of another replica (claude.mcp.server.shared): to the listens that may hear it.
+-- @tparam table e `{kind = "task", task =, principal =}`, `{kind = "changed", key =}` or
+--   `{kind = "updated", uri =}`
+function Modern:heard(e)
+  local kind = e.kind
+  if kind == "task" and type(e.task) == "table" and type(e.task.taskId) == "string" then
+    local view = e.task
+    view.principal, view.node = nil, nil
+    self._tasks:deliver(view.taskId, e.principal, function()
+      local t = {}
+      for k, v in pairs(view) do t[k] = v end
+      return t
+    end)
+  elseif kind == "changed" and CHANGED[e.key] then
+    self:changed(e.key, true)
+  elseif kind == "updated" and type(e.uri) == "string" then
+    self:updated(e.uri)
   end
 end
 
@@ -431,16 +472,19 @@ end
 -- @tparam claude.Server server
 -- @tparam[opt] table opts `state` (a `claude.mcp.server.state`; default: one with this
 --   process's key), `node` (this process's name behind a load balancer: the prefix of its
---   task ids), `limits` (the bounds of claude.mcp.server.limits; default: its defaults)
+--   task ids), `limits` (the bounds of claude.mcp.server.limits; default: its defaults),
+--   `shared` (what the replicas share, claude.mcp.server.shared; default: nothing)
 -- @treturn claude.mcp.ModernServer
 function M.new(server, opts)
   opts = opts or {}
+  local shared = opts.shared or shared_mod.memory
   -- (closed is there from the start: every answer reads it, a miss would reach Modern)
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
     _state = opts.state or state_mod.new(), node = opts.node, closed = false,
-    _limits = limits_mod.of(opts.limits) }, Modern)
+    _limits = limits_mod.of(opts.limits), _shared = shared }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
-  self._tasks = tasks_mod.new(self, self._limits)
+  self._tasks = tasks_mod.new(self, self._limits, shared)
+  shared:attach(self)
   self._extensions = { self._tasks, skills_mod.new(self), apps.extension(self) }
   -- the methods served here and not by the router, in one table
   local special = { ["server/discover"] = function(m, msg, out) out:send(discover(m, msg)) end,
@@ -663,11 +707,13 @@ end
 function Modern:close(reason)
   if self.closed then return end
   self.closed = true
+  self._shared:attach(nil)
   local server = self._server
   server._watchers[self], server._subscribers[self] = nil, nil
   self._router:cancel_all(reason or "server closed")
   for sub in pairs(self._listens) do
     self._listens[sub] = nil
+    subscribed(server, sub.uris, false)
     sub.out:send({ jsonrpc = "2.0", id = sub.id, result = { resultType = "complete",
       _meta = { [SUB] = sub.id } } })
   end

