@@ -24,11 +24,14 @@ end
 
 --- The `calc` server with the one tool the fake calls: add(a, b) -> text of the sum.
 function M.calc_server()
+  -- CLAUDELUA_BENCH_MIDDLEWARE=1: one middleware that passes every request on
+  local middleware = os.getenv("CLAUDELUA_BENCH_MIDDLEWARE") == "1"
+    and { function(req, _, next) return next(req) end } or nil
   return claude.server("calc", {
     claude.tool("add", "Add two numbers", { a = "number", b = "number" }, function(args)
       return args.a + args.b
     end),
-  })
+  }, { middleware = middleware })
 end
 
 --- Prints one JSON line: { sdk = "claudelua", peak_rss_kb = ..., <fields> }.

@@ -32,6 +32,7 @@ local MODULES = {
   ["claude.process"] = {}, ["claude.queue"] = {}, ["claude.errors"] = {},
   ["claude.json"] = {}, ["claude.testing"] = {}, ["claude.content"] = {},
   ["claude.schema"] = {}, ["claude.mcp.tool"] = { error_handler = true }, ["claude.mcp"] = {},
+  ["claude.mcp.middleware"] = { check = true, append = true },
   ["claude.guard"] = {}, ["claude.trace"] = { _pending = true, _adopt = true },
   ["claude.sessions"] = {}, ["claude.settings"] = { merge = true },
   ["claude.http.client"] = {}, ["claude.http.server"] = {},

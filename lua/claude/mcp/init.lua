@@ -32,6 +32,7 @@ local lazy = {
   router = "claude.mcp.router",           -- running servers in-process
   http = "claude.mcp.server.http",        -- the Streamable HTTP transport
   http_auth = "claude.mcp.server.auth",   -- its OAuth bearer checks
+  middleware = "claude.mcp.middleware",   -- around a server's requests
 }
 
 return setmetatable(M, { __index = function(_, k)

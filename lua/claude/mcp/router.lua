@@ -223,6 +223,9 @@ Ctx.__index = function(ctx, k)
     local m = rawget(ctx, "_meta")
     local v = m and m[k]
     return type(v) == "string" and v or nil
+  elseif k == "principal" then -- who asks: the verified token's subject (or client) at its issuer
+    local a = rawget(ctx, "auth")
+    return a and require("claude.mcp.server.tasks").owner(a) or nil
   elseif REQ_FIELDS[k] then
     local r = rawget(ctx, "_req")
     if r then return r[k] end
@@ -416,11 +419,12 @@ function M.unknown_server(name, message)
 end
 
 local entry -- (self): the router's entry, below
+local wrapped -- a request of a server with middleware, below
 
 -- The router forgets what it kept by name of a server's tools when they change.
 local function watch(self, name, server)
   server._watchers[self] = function(_, what)
-    if what == "tools" then self.by_name[name] = nil end
+    if what == "tools" or what == "middleware" then self.by_name[name] = nil end
   end
 end
 
@@ -617,10 +621,8 @@ M.sees_ctx = sees_ctx
 
 -- What a call of tool `t` of `server` needs, worked out once per tool and server: its limits
 -- (tool, server, session, defaults) `core = {run, instructions, memory}` and `seconds`, or
--- `core = false` for none; `spare`, a budget whose call ended, reset for the next one;
--- `ctx`, whether its `execute` sees a ctx; `usual`, whether its calls need nothing of their
--- request (no ctx, no task: a transport may give them all one request record); `tool` and
--- `server` themselves.
+-- `core = false` for none; `spare`, a budget whose call ended, reset for the next one; `ctx`,
+-- whether its `execute` sees a ctx; `usual`, neither ctx nor task; `tool`, `server`.
 local function limits_of(self, server, t)
   local per = self._limits[server]
   if not per then
@@ -630,10 +632,9 @@ local function limits_of(self, server, t)
   local l = per[t]
   if l == nil then
     local r = budgets.resolve(t.budget, server.budget, self._budget)
-    local ctx = sees_ctx(t.execute)
     l = { core = r and { run = r.run, instructions = r.instructions, memory = r.memory }
-      or false, seconds = r and r.seconds, spare = false, ctx = ctx,
-      usual = not ctx and not t.task, tool = t, server = server }
+      or false, seconds = r and r.seconds, spare = false, ctx = sees_ctx(t.execute),
+      usual = not t.task and not sees_ctx(t.execute), tool = t, server = server }
     per[t] = l
   end
   return l
@@ -666,14 +667,14 @@ local function waiting(self, l, task, ctx, rec)
   return ctx
 end
 
--- The limits of tool `tname` of server `name` (limits_of's table), worked out and kept by
--- name in `router.by_name[name][tname]` (forgotten when the server's tools change: `watch`);
--- nil when there is no such tool. The entry, and a transport that asks whether a call is
--- `usual`, read `by_name` first and call this only on a miss.
+-- The limits of tool `tname` of server `name`, kept in `router.by_name[name][tname]` (read
+-- there by the entry and by a transport asking whether a call is `usual`; forgotten when the
+-- server's tools change: `watch`); nil when there is no such tool.
 local function limits_by_name(self, name, tname)
   local server = self._servers[name]
   local t = server and server.tools[tname]
-  if not t then return nil end
+  -- (a server with middleware: its calls go the way of handle_async, which wraps them)
+  if not t or server.middleware then return nil end
   local per = self.by_name[name]
   if not per then
     per = {}
@@ -692,9 +693,9 @@ entry = function(self)
   return function(rec)
     local per = by_name[rec[SERVER]]
     local l = per and per[rec[TOOL]] or limits_by_name(self, rec[SERVER], rec[TOOL])
-    if not l then -- no such server or tool: handle_async's error answer
-      return self:handle_async(rec[SERVER], call.message(rec), rec[REPLY], rec[TAG], rec[AUTH],
-        rec[REQ])
+    if not l then -- no such server or tool (handle_async's error answer), or middleware
+      return self:handle_async(rec[SERVER], call.message(rec), rec[REPLY], call_id(rec[TAG]),
+        rec[AUTH], rec[REQ])
     end
     local t = l.tool
     -- the call's ctx, made now only when its tool sees it
@@ -716,15 +717,15 @@ entry = function(self)
   end
 end
 
---- The limits of tool `tname` of server `name` (nil: no such tool), worked out now and kept
--- in `router.by_name` (a read-only table `{ [name] = { [tname] = limits } }`, which holds the
--- same once they are known): `core`, `seconds`, `ctx`, `usual` (its calls need nothing of
--- their request: no ctx, no task), `tool`, `server`.
--- @tparam string name
--- @tparam string tname
--- @treturn table|nil
-function Router:tool_limits(name, tname)
-  return limits_by_name(self, name, tname)
+-- A request of a server with middleware (claude.mcp.middleware.run, loaded then): its ctx
+-- while it runs, nil once answered, false for a request no middleware wraps.
+local parts -- what of the router the middleware's requests use
+wrapped = function(self, server, name, message, reply, tag, auth, req)
+  parts = parts or { new_ctx = new_ctx, register = register, unregister = unregister,
+    cancelled_text = cancelled_text, read = read_resource, get = get_prompt,
+    complete = complete, limits = limits_of, stopped = budget_stopped }
+  return require("claude.mcp.middleware.run").request(parts, self, server, name, message,
+    reply, tag, auth, req)
 end
 
 --- Run the tool call of record `rec` (`claude.mcp.call`: every transport's readers fill
@@ -765,6 +766,10 @@ end
 function Router:handle_async(name, message, reply, tag, auth, req)
   local server = self._servers[name]
   if not server then return reply(tag, M.unknown_server(name, message)) end
+  if server.middleware then -- the requests it wraps run through it (claude.mcp.middleware)
+    local ctx = wrapped(self, server, name, message, reply, tag, auth, req)
+    if ctx ~= false then return ctx end
+  end
   -- mcp_dispatch raises only for a server that is not a table: no pcall here
   local op, a, b, c, d = dispatch(server, message)
   if op == "reply" then return reply(tag, a) end

@@ -15,6 +15,7 @@ local schema = require "claude.schema"
 local content = require "claude.mcp.content"
 local errors = require "claude.errors"
 local budget = require "claude.mcp.budget"
+local calls = require "claude.mcp.tool_call"
 local apps = require "claude.mcp.apps"
 local uri_template = require "claude.mcp.uri_template"
 -- claude.mcp.metadata (icons, a server's title...) is loaded by the first item or server
@@ -48,7 +49,7 @@ end
 
 local misuse, public = errors.misuse, errors.public
 
-local typename, number_text = content.typename, content.format_number
+local typename = content.typename
 
 -- A location: "field 'x'" by default, "argument #n" when the caller says so.
 local function where(labels, field)
@@ -597,7 +598,7 @@ end
 
 local SERVER_OPTIONS = set { "version", "state", "instructions", "subscribe", "list_changed",
   "page_size", "budget", "auth", "cache", "skills", "timeout", "always_load", "title",
-  "description", "website_url", "icons" }
+  "description", "website_url", "icons", "middleware" }
 
 local function server(name, items, opts)
   if type(name) ~= "string" or not name:find(NAME) then
@@ -645,6 +646,8 @@ local function server(name, items, opts)
     budget = budget.check(opts.budget, "server '" .. name .. "'"),
     -- OAuth bearer checks when served over HTTP (claude.mcp.server.auth, loaded only then)
     auth = opts.auth,
+    -- around its requests (claude.mcp.middleware), or nil: the routers' plain way
+    middleware = opts.middleware and require("claude.mcp.middleware").check(opts.middleware),
   }, Server)
   if opts.auth ~= nil then require("claude.oauth.resource").check(opts.auth, "server") end
   items = items or {}
@@ -681,9 +684,25 @@ end
 --   the caching hints of its lists and reads in the modern era (`{ttl_ms = 0, scope =
 --   "private"}` by default; a resource's own `cache` wins for its reads), `skills` a folder
 --   (or a list of folders) of Agent Skills to serve (`server:add_skills`); `title`,
---   `description`, `website_url` and `icons` its `serverInfo` (claude.mcp.metadata)
+--   `description`, `website_url` and `icons` its `serverInfo` (claude.mcp.metadata),
+--   `middleware` a list of functions around its requests (claude.mcp.middleware)
 -- @treturn claude.Server
 M.server = public(server)
+
+local function check_self(s, fname)
+  if getmetatable(s) ~= Server then
+    misuse("bad self to '%s' (claude.Server expected, got %s)", fname, typename(s))
+  end
+end
+
+--- Add middleware `m` after the server's others, innermost (claude.mcp.middleware).
+-- @function use
+methods.use = public(function(s, m)
+  check_self(s, "use")
+  s.middleware = require("claude.mcp.middleware").append(s.middleware, m)
+  changed(s, "middleware") -- (the routers forget the calls they route without it)
+  return s
+end)
 
 --- Add a tool, resource, resource template or prompt; duplicate names raise.
 -- Bumps `server.revision`.
@@ -691,9 +710,7 @@ M.server = public(server)
 -- @treturn claude.Server the server itself
 -- @function add
 methods.add = public(function(s, item)
-  if getmetatable(s) ~= Server then
-    misuse("bad self to 'add' (claude.Server expected, got %s)", typename(s))
-  end
+  check_self(s, "add")
   local err = add(s, item)
   if err then misuse("bad argument #1 to 'add' (%s)", err) end
   return s
@@ -710,9 +727,7 @@ end)
 -- @treturn claude.Server the server itself
 -- @function add_skills
 methods.add_skills = public(function(s, dirs)
-  if getmetatable(s) ~= Server then
-    misuse("bad self to 'add_skills' (claude.Server expected, got %s)", typename(s))
-  end
+  check_self(s, "add_skills")
   local skills = require "claude.mcp.skills" -- loaded by the servers that serve skills only
   local catalog = skills.load(dirs)
   local old = s.skills
@@ -754,9 +769,7 @@ local REMOVABLE = { tools = true, resources = true, resource_templates = true, p
 -- @return the removed item, or nil and a message when there is none
 -- @function remove
 methods.remove = public(function(s, key, what)
-  if getmetatable(s) ~= Server then
-    misuse("bad self to 'remove' (claude.Server expected, got %s)", typename(s))
-  end
+  check_self(s, "remove")
   what = what or "tools"
   if not REMOVABLE[what] then misuse("bad argument #2 to 'remove' (unknown list '%s')",
     tostring(what)) end
@@ -772,9 +785,7 @@ end)
 -- @tparam string uri
 -- @function resource_updated
 methods.resource_updated = public(function(s, uri)
-  if getmetatable(s) ~= Server then
-    misuse("bad self to 'resource_updated' (claude.Server expected, got %s)", typename(s))
-  end
+  check_self(s, "resource_updated")
   if type(uri) ~= "string" then
     misuse("bad argument #1 to 'resource_updated' (string expected, got %s)", typename(uri))
   end
@@ -824,76 +835,17 @@ methods.unmount = function(...) return require("claude.mcp.mount").unmount(M, ..
 M._classes = { resource = Resource, resource_template = ResourceTemplate, prompt = Prompt,
   completion = Completion }
 
---- Is `v` a server made by `server`?
--- @param v
--- @treturn boolean
+--- Is `v` a server made by `server`? -> boolean
 function M.is_server(v)
   return getmetatable(v) == Server
 end
 
---- Is `v` a tool made by `tool`?
--- @param v
--- @treturn boolean
+--- Is `v` a tool made by `tool`? -> boolean
 function M.is_tool(v)
   return getmetatable(v) == Tool
 end
 
--- Is `e` what a tool raised to ask its client (claude.mcp.input)? That module is loaded by
--- the transports that can ask (the modern era's); without it, nothing can have been raised.
-local loaded = package.loaded
-local function is_unwind(e)
-  local m = loaded["claude.mcp.input"]
-  return m ~= nil and m.is_unwind(e)
-end
-
-local function report(name)
-  return function(e)
-    -- a cancelled call is no failure, nor one that asks the client (claude.mcp.input), nor
-    -- a JSON-RPC error the tool raised on purpose (kind rpc)
-    if errors.is(e, "cancelled") or errors.is(e, "rpc") or is_unwind(e) then return e end
-    local msg = type(e) == "string" and e or content.message(e)
-    io.stderr:write(fmt("claude: tool '%s' failed: %s\n", name, debug.traceback(msg, 2)))
-    return e
-  end
-end
-
---- The message handler a call of tool `t` runs `execute` under (`xpcall`): a failure's
--- traceback to stderr. Made once per tool.
--- @tparam claude.Tool t
--- @treturn function
-function M.error_handler(t)
-  local on_error = t.report_error
-  if not on_error then
-    on_error = budget.trusted_handler(report(t.name))
-    t.report_error = on_error
-  end
-  return on_error
-end
-local error_handler = M.error_handler
-
---- Call a tool as `tools/call` does: validate `args`, run `execute(args, ctx)` protected
--- (a traceback goes to stderr), and convert the outcome. Never raises; may yield if
--- `execute` does.
--- @tparam claude.Tool t
--- @tparam[opt] table args the call's arguments (nil or `json.null` mean `{}`)
--- @param[opt] ctx passed to `execute`
--- @tparam[opt] boolean as_text a result of one text block comes back as its text (a string),
---   for callers that write the JSON envelope themselves
--- @treturn table|string CallToolResult (or its text)
-function M.call(t, args, ctx, as_text)
-  if args == nil or args == null then args = jobject() end
-  local ok, err = t.validate(args)
-  if not ok then return content.error("Input validation error: " .. err.message) end
-  local on_error = t.report_error or error_handler(t) -- made once per tool: the hot path
-  if not as_text then return content.result(t, xpcall(t.execute, on_error, args, ctx)) end
-  -- content.result_text, inline: a string or a number is the text of the result
-  local done, r, e = xpcall(t.execute, on_error, args, ctx)
-  if done and not t.validate_output then
-    local tr = type(r)
-    if tr == "string" then return r end
-    if tr == "number" then return number_text(r) end
-  end
-  return content.result(t, done, r, e)
-end
+-- Calling a tool (the router's, the middleware's): claude.mcp.tool_call
+M.error_handler, M.call = calls.error_handler, calls.call
 
 return M

@@ -60,7 +60,8 @@ local LIST_CHANGED = { tools = "tools", resources = "resources",
 local function watch_servers(self, sdk)
   for name, server in pairs(sdk) do
     server._watchers[self] = function(_, what)
-      if self.closed or self.error or self.stdin_closed or self.exited then return end
+      if self.closed or self.error or self.stdin_closed or self.exited
+        or not LIST_CHANGED[what] then return end -- (middleware added: nothing to tell)
       self.peer:notify("mcp_message", { server_name = name, message = { jsonrpc = "2.0",
         method = "notifications/" .. LIST_CHANGED[what] .. "/list_changed" } })
     end

@@ -619,9 +619,10 @@ function Modern:caller(out, fallback, write)
     if rec[VERSION] == LATEST then
       local key, name = self._key, rec[TOOL]
       -- the router's word (its limits' `usual`): every call of the tool is the usual call,
-      -- so one request record serves them all (nothing of the tool can reach it)
+      -- so one request record serves them all (nothing of the tool can reach it); a tool
+      -- not there yet goes the other way, whose `route` works its limits out
       local per = by_name[key]
-      local l = per and per[name] or router:tool_limits(key, name)
+      local l = per and per[name]
       if l and l.usual then
         -- (a record that served this connection last holds its values still)
         if rec[REPLY] ~= answer then rec[SERVER], rec[REPLY], rec[REQ] = key, answer, req end
