@@ -11,26 +11,31 @@ set -euo pipefail
 # headers need libssl-dev), libcurl4-openssl-dev (the HTTP client), libssl-dev (the
 # cryptography), libpcre2-dev and libidn2-dev (JSON Schema patterns, and host name formats
 # when asserted), libhiredis-dev (the Redis task store of `claudelua mcp --tasks redis://`,
-# hiredis on libuv); lua5.4: `require "claude"` from stock
+# hiredis on libuv), libyaml-dev (YAML documents: claude.yaml, OpenAPI documents in YAML);
+# liblua5.3-dev: the module of Lua 5.3 hosts (build/lua5.3/claude.so: Debian's haproxy,
+# pandoc, nmap); lua5.4: `require "claude"` from stock
 # Lua; libreadline8: line editing in claudelua -i (loaded when there); curl and
 # ca-certificates: tools/setup.sh fetches the pinned claude CLI from the npm registry
-product=(cmake make gcc pkg-config lua5.4 liblua5.4-dev libuv1-dev libh2o-dev libssl-dev
-         libcurl4-openssl-dev libpcre2-dev libidn2-dev libhiredis-dev libreadline8 curl
-         ca-certificates)
+product=(cmake make gcc pkg-config lua5.4 liblua5.4-dev liblua5.3-dev libuv1-dev libh2o-dev
+         libssl-dev libcurl4-openssl-dev libpcre2-dev libidn2-dev libhiredis-dev libyaml-dev
+         libreadline8 curl ca-certificates)
 
 # lab: busted, luacheck, lua-cjson (spec/unit/json_spec.lua compares with it) and luv (the
-# foreign-loop specs and example); luarocks: the install spec (luarocks make); python3: the
-# REPL's terminal spec (a pty); wrk: bench/http_wrk.sh; haproxy: the load-balancer spec of
-# claudelua mcp --http (spec/e2e/mcp_haproxy_spec.lua, mcp_scaling_spec.lua); redis-server:
-# the replicas' shared task store (spec/e2e/mcp_scaling_spec.lua, bench/scaling.sh);
-# openssh-server and -client: the
+# foreign-loop specs and example); lua5.3: the unit and integration specs once more on
+# Lua 5.3 (Debian's busted, luassert, cjson and luv are built for it too); pandoc: the
+# Lua filter spec (spec/e2e/pandoc_spec.lua); luarocks: the install spec (luarocks make);
+# python3: the REPL's terminal spec (a pty); wrk: bench/http_wrk.sh; haproxy: the
+# load-balancer spec of claudelua mcp --http (spec/e2e/mcp_haproxy_spec.lua,
+# mcp_scaling_spec.lua) and the Lua 5.3 host of spec/e2e/haproxy_lua53_spec.lua;
+# redis-server: the replicas' shared task store (spec/e2e/mcp_scaling_spec.lua,
+# bench/scaling.sh); openssh-server and -client: the
 # specs that run the CLI "on another host" (their own sshd on 127.0.0.1); chromium: the
 # headless browser of the MCP Apps spec (spec/e2e/mcp_apps_spec.lua, driven by the pinned
 # playwright-core); clang and its libFuzzer runtime: the fuzz targets; valgrind:
 # tools/valgrind-specs.sh; nodejs and npm (below): the pinned CLI, the MCP peers and
 # conformance suites of package.json, the TypeScript SDK of bench/package.json
-lab=(lua-busted lua-check lua-cjson lua-luv luarocks python3 wrk haproxy redis-server
-     openssh-server openssh-client chromium clang libclang-rt-14-dev valgrind)
+lab=(lua-busted lua-check lua-cjson lua-luv lua5.3 pandoc luarocks python3 wrk haproxy
+     redis-server openssh-server openssh-client chromium clang libclang-rt-14-dev valgrind)
 
 wanted=()
 for set in "$@"; do

@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# (Lua 5.3 for the specs needs nothing beyond apt: Debian's lua-busted, luassert, cjson and
+# luv are built for 5.3 as well, so `busted --lua=lua5.3` runs from packages alone)
 bash tools/packages.sh product lab
 # shellcheck disable=SC2086
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo ${CLAUDELUA_CMAKE_ARGS:-} >/dev/null

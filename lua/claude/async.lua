@@ -27,6 +27,9 @@ local SUSPEND = core.task_suspend
 local tasks = setmetatable({}, { __mode = "k" }) -- coroutine -> task
 local npending = 0 -- tasks started and not finished
 local pack, unpack = table.pack, table.unpack
+-- Closing a coroutine runs its to-be-closed variables; Lua 5.3 has none to run, and a
+-- coroutine closed here is never resumed again, so there it is only dropped.
+local close_coroutine = coroutine.close or function() end
 
 local function default_on_error(err, task)
   local where = task and task.name and (" '" .. task.name .. "'") or ""
@@ -213,7 +216,7 @@ local function died(co, err)
   elseif errors.is(err) and err.traceback == nil then
     err.traceback = debug.traceback(co, "")
   end
-  coroutine.close(co)
+  close_coroutine(co)
   return err
 end
 
@@ -272,7 +275,7 @@ local function settle_step(task, co, ok, yielded, reason)
     local msg = debug.traceback(co, "coroutine.yield was called directly inside a claude "
       .. "task; waits in tasks must go through claude (sleep, wait, receive...); run your own "
       .. "coroutines with coroutine.wrap inside the task instead of yielding out of it", 0)
-    coroutine.close(co)
+    close_coroutine(co)
     tasks[co] = nil
     fail(task, errors.new("task", msg))
   end
@@ -712,8 +715,11 @@ function M.sleep(seconds)
     end)
   else
     if core.running() then M.await(nil) end -- raises the misuse error
-    local timer <close> = core.timer()
-    M.await(function(done) timer:start(seconds, done) end)
+    -- closed by hand, not <close>: the Lua half runs on Lua 5.3 too (docs/architecture.md)
+    local timer = core.timer()
+    local ok, err = pcall(M.await, function(done) timer:start(seconds, done) end)
+    timer:close()
+    if not ok then error(err, 0) end
   end
 end
 

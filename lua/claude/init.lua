@@ -42,6 +42,7 @@ local lazy = {
   oauth = "claude.oauth",
   openapi = "claude.openapi",
   trace = "claude.trace",
+  yaml = "claude.yaml",
   require = "claude.require", -- a function: `require` that a task may wait inside
 }
 

@@ -10,6 +10,8 @@
 -- @module claude.require
 local LOADED = debug.getregistry()._LOADED -- the table Lua's require fills
 local concat, type = table.concat, type
+-- what goes before each searcher's message: Lua 5.3's searchers begin theirs with it
+local WHY_PREFIX = _VERSION == "Lua 5.3" and "" or "\n\t"
 
 local function find_loader(name)
   local searchers = package.searchers
@@ -22,7 +24,7 @@ local function find_loader(name)
     end
     local loader, data = searcher(name)
     if type(loader) == "function" then return loader, data end
-    if type(loader) == "string" then why[#why + 1] = "\n\t" .. loader end
+    if type(loader) == "string" then why[#why + 1] = WHY_PREFIX .. loader end
     i = i + 1
   end
 end

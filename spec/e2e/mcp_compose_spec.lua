@@ -10,6 +10,7 @@ local json = require "claude.json"
 local process = require "claude.process"
 local harness = require "support.harness"
 local conformance = require "support.conformance"
+local mcp_http = require "support.mcp_http"
 
 local root = harness.root
 local NODE = root .. "/node_modules/.bin/node"
@@ -53,7 +54,9 @@ local function prefixed(prefix)
 end
 
 -- What the client saw of server-everything under `prefix` (nil: the proxy, no prefix).
-local function check_everything(r, prefix, modern)
+-- `again`: an earlier client of the same proxy gave the remote its roots, which it keeps
+-- (one connection to it serves them all): it does not ask for them again.
+local function check_everything(r, prefix, again)
   local name, uri = prefixed(prefix)
   for _, t in ipairs { "echo", "get-sum", "get-resource-links", "gzip-file-as-resource",
     "toggle-subscriber-updates", "trigger-long-running-operation" } do
@@ -73,12 +76,26 @@ local function check_everything(r, prefix, modern)
   assert.same({ "What's weather in Paris?" }, r.prompt)
   assert.same({ "David", "Eve", "Frank" }, r.complete)
   assert.same({ "7" }, r.complete_template)
-  if not modern then
-    assert.is_true(r.subscribe)
-    assert.matches(uri("demo://resource/session/x.txt"), r.gzip, 1, true)
-    assert.same({ uri("demo://resource/session/x.txt") }, r.listed)
-    assert.is_true(r.updated, json.encode(r.notes))
+  -- the remote's requests, answered by the client of the call
+  assert.matches("LLM sampling result", r.sampled, 1, true)
+  assert.matches("Paris is the capital", r.sampled, 1, true)
+  assert.matches("User provided the requested information", r.elicited, 1, true)
+  assert.matches("Alice", r.elicited, 1, true)
+  assert.matches("file:///compose/root", r.rooted, 1, true)
+  -- a task-only tool of the remote, waited for; its elicitation answered by the client
+  if prefix then
+    assert.matches("# Research Report: lua", r.research, 1, true)
+    assert.matches("the Lua language", r.research, 1, true)
   end
+  for _, m in ipairs { "sampling/createMessage", "elicitation/create",
+    not again and "roots/list" or nil } do
+    assert.truthy(contains(r.asked, m), m)
+  end
+  -- the remote's list change and resource update (modern: heard on the client's listen)
+  assert.is_true(r.subscribe, json.encode(r.subscribe))
+  assert.matches(uri("demo://resource/session/" .. r.file), r.gzip, 1, true)
+  assert.same({ uri("demo://resource/session/" .. r.file) }, r.listed)
+  assert.is_true(r.updated, json.encode(r.notes))
 end
 
 local function check_lua(r)
@@ -109,15 +126,22 @@ describe("composition with server-everything", function()
     it("TypeScript SDK v2 client, modern era", function()
       local r = drive(table.unpack(concat({ "v2", "auto", "ev" }, COMPOSED)))
       assert.equal("2026-07-28", r.connect)
-      check_everything(r, "ev", true)
+      check_everything(r, "ev")
       check_lua(r)
     end)
 
     for _, protocol in ipairs { "legacy", "auto" } do
       it("claude.mcp client (" .. protocol .. "): list changes, updates, progress", function()
         local notes, changed, updated = {}, claude.async.event(), claude.async.event()
+        local sampled = 0
         local c <close> = assert(claude.mcp.connect { command = COMPOSED[1],
           args = { table.unpack(COMPOSED, 2) }, timeout = T, protocol = protocol,
+          on_sampling = function(params)
+            sampled = sampled + 1
+            assert.matches("capital", params.messages[1].content.text)
+            return { role = "assistant", content = { type = "text", text = "Lyon" },
+              model = "lua-model" }
+          end,
           on_notification = function(method, params)
             notes[#notes + 1] = method
             if method == "notifications/resources/list_changed" then changed:set() end
@@ -142,6 +166,13 @@ describe("composition with server-everything", function()
         assert(c:call_tool("ev_toggle-subscriber-updates", {}))
         assert.is_true(updated:wait(T), table.concat(notes, ", "))
         assert(c:call_tool("ev_toggle-subscriber-updates", {}))
+        -- the remote's sampling, answered by this client's on_sampling
+        local sr = assert(c:call_tool("ev_trigger-sampling-request", { prompt = "capital?" }))
+        assert.matches("lua-model", sr.content[1].text, 1, true)
+        assert.is_true(sampled >= 1)
+        -- an elicitation this client cannot answer is refused to the remote, which fails
+        local er = assert(c:call_tool("ev_trigger-elicitation-request", {}))
+        assert.is_true(er.isError, json.encode(er))
       end)
     end
   end)
@@ -156,6 +187,17 @@ describe("composition with server-everything", function()
       assert.equal("2025-11-25", r.connect)
       check_everything(r)
       r = drive(table.unpack(concat({ "v2", "auto", "-" }, PROXY)))
+      assert.equal("2026-07-28", r.connect)
+      check_everything(r)
+    end)
+
+    it("--http: TypeScript SDK v1 and v2 clients (both eras) over Streamable HTTP", function()
+      local _ <close>, url = mcp_http.start { "--proxy", NODE, EVERYTHING, "stdio" }
+      check_everything(drive("v1", "-", url))
+      local r = drive("v2", "legacy", "-", url)
+      assert.equal("2025-11-25", r.connect)
+      check_everything(r, nil, true)
+      r = drive("v2", "auto", "-", url)
       assert.equal("2026-07-28", r.connect)
       check_everything(r, nil, true)
     end)

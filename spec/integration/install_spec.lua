@@ -14,7 +14,7 @@ local smoke = [[ -e 'local c = require "claude"
 -- PKG_CONFIG_LIBDIR, Lua can only be found some other way.
 local function libuv_only()
   local dir = tempdir()
-  local libs = "libuv libh2o libcurl libcrypto libpcre2-8 libidn2"
+  local libs = "libuv libh2o libcurl libcrypto libpcre2-8 libidn2 hiredis yaml-0.1"
   local code, out = harness.sh("pkg-config --print-requires --print-requires-private "
     .. libs .. " 2>/dev/null; echo " .. libs)
   assert.equal(0, code)

@@ -10,13 +10,15 @@ local server = require "claude.http.server"
 local harness = require "support.harness"
 
 local PETSTORE = "spec/fixtures/openapi/petstore.json"
+local PETSTORE_YAML = "spec/fixtures/openapi/petstore.yaml"
 
 local srv, base, last
-local documents = {}
+local documents, fetched = {}, {}
 
 local function start()
   srv = assert(server.listen { port = 0, ref = false, on_request = function(req, res)
     if documents[req.path] then
+      fetched[req.path] = (fetched[req.path] or 0) + 1
       return res:respond(200, { ["content-type"] = "application/json" }, documents[req.path])
     end
     last = req
@@ -32,8 +34,9 @@ local function start()
     elseif req.path == "/image" then
       return res:respond(200, { ["content-type"] = "image/png" }, "\137PNG\r\n\26\nxx")
     end
+    -- an object the Petstore's output schemas accept (a Pet: id and name)
     res:respond(200, { ["content-type"] = "application/json" },
-      json.encode { method = req.method, path = req.path, ok = true })
+      json.encode { method = req.method, path = req.path, ok = true, id = 1, name = "echo" })
   end })
   base = "http://127.0.0.1:" .. srv:port()
 end
@@ -77,7 +80,7 @@ describe("claude.openapi", function()
     assert.equal("Petstore", api.title)
     assert.equal("1.0.0", api.version)
     assert.same({ tool = "getPetById", method = "GET", path = "/pets/{petId}",
-      operation_id = "getPetById", base_url = base }, api.operations[4])
+      operation_id = "getPetById", base_url = base, output_schema = true }, api.operations[4])
     local t = by_name(tools)
     assert.equal("List the pets\n\nThe pets of the store, filtered by tag, status and traits.",
       t.listPets.description)
@@ -130,7 +133,8 @@ describe("claude.openapi", function()
     assert.equal("application/json", last.headers["content-type"])
     assert.same({ name = "Rex", tag = json.null, category = { name = "dogs" } },
       json.decode(last.body))
-    assert.same({ method = "POST", path = "/pets", ok = true }, r.structuredContent)
+    assert.same({ method = "POST", path = "/pets", ok = true, id = 1, name = "echo" },
+      r.structuredContent)
 
     tool.call(t.getPetById, { petId = 7, ["X-Request-ID"] = "r-1" })
     assert.equal("/pets/7", last.path)
@@ -260,6 +264,238 @@ describe("claude.openapi", function()
     assert.equal("/v2/ping", last.path)
   end)
 
+  it("reads a YAML document: the official Petstore, from a file or a URL", function()
+    local tools, api = assert(claude.openapi.tools(PETSTORE_YAML))
+    local t = by_name(tools)
+    assert.same({ "listPets", "createPets", "showPetById" },
+      { tools[1].name, tools[2].name, tools[3].name })
+    assert.equal("1.0.0", api.version) -- unquoted, still text: not a number of the core schema
+    assert.equal("http://petstore.swagger.io/v1", api.operations[1].base_url)
+    assert.same({ type = "integer", maximum = 100, format = "int32",
+      description = "How many items to return at one time (max 100)" },
+      t.listPets.input_schema.properties.limit)
+    assert.same({ "id", "name" }, t.createPets.input_schema.required)
+    documents["/api/petstore.yaml"] = assert(io.open(PETSTORE_YAML)):read("a")
+    t = by_name(assert(claude.openapi.tools(base .. "/api/petstore.yaml", opts())))
+    local r = tool.call(t.listPets, { limit = 5 })
+    assert.is_nil(r.isError, r.content and r.content[1].text)
+    assert.equal("/pets", last.path)
+    assert.equal("limit=5", last.query)
+    r = tool.call(t.createPets, { id = 1, name = "Rex" })
+    assert.is_nil(r.isError, r.content and r.content[1].text)
+    assert.same({ id = 1, name = "Rex" }, json.decode(last.body))
+  end)
+
+  describe("output schemas", function()
+    local function respond(schema, extra)
+      local r = { description = "ok" }
+      if schema then r.content = { ["application/json"] = { schema = schema } } end
+      local responses = { ["200"] = r }
+      for k, v in pairs(extra or {}) do responses[k] = v end
+      return responses
+    end
+
+    it("come from the 2xx JSON schema when it is an object; the result is checked", function()
+      local t = by_name(assert(claude.openapi.tools(PETSTORE, opts())))
+      local out = t.getPetById.output_schema
+      assert.same({ type = "object", allOf = { { ["$ref"] = "#/$defs/Pet" } } },
+        { type = out.type, allOf = out.allOf })
+      assert.is_table(out["$defs"].NewPet)
+      assert.is_table(out["$defs"].Category)
+      assert.is_nil(t.listPets.output_schema) -- an array: no structured result
+      assert.is_nil(t.deletePet.output_schema) -- 204, no content
+      assert.equal("object", t.getInventory.output_schema.type)
+      local r = tool.call(t.getPetById, { petId = 7, ["X-Request-ID"] = "r" })
+      assert.is_nil(r.isError, r.content and r.content[1].text)
+      assert.equal("echo", r.structuredContent.name)
+      -- an answer that breaks the schema is refused as the router refuses any tool's
+      documents["/nameless/pets/1"] = json.encode { id = 1 }
+      local d = json.decode(assert(io.open(PETSTORE)):read("a"))
+      local nameless = by_name(assert(claude.openapi.tools(d, opts { base_url = base
+        .. "/nameless" })))
+      r = tool.call(nameless.getPetById, { petId = 1, ["X-Request-ID"] = "r" })
+      assert.is_true(r.isError)
+      assert.matches("^Output validation error: missing required property 'name'",
+        r.content[1].text)
+    end)
+
+    it("join several 2xx schemas; none when a 2xx has no JSON object", function()
+      local A = { type = "object", properties = { a = { type = "string" } } }
+      local B = { type = "object", properties = { b = { type = "integer" } } }
+      local d = doc {
+        ["/two"] = { post = op { operationId = "two", responses = respond(A,
+          { ["201"] = { description = "made", content = { ["application/json"] = { schema = B } } },
+            ["400"] = { description = "bad", content = { ["application/json"] = {
+              schema = { type = "string" } } } } }) } },
+        ["/same"] = { get = op { operationId = "same", responses = respond(
+          { ["$ref"] = "#/components/schemas/O" }, { ["2XX"] = { description = "any",
+            content = { ["application/problem+json"] = { schema = {
+              ["$ref"] = "#/components/schemas/O" } } } } }) } },
+        ["/empty"] = { get = op { operationId = "empty", responses = respond(A,
+          { ["204"] = { description = "none" } }) } },
+        ["/text"] = { get = op { operationId = "text", responses = { ["200"] = {
+          description = "t", content = { ["text/plain"] = { schema = { type = "string" } } } }
+        } } },
+        ["/nullable"] = { get = op { operationId = "nullable", responses = respond(
+          { type = "object", nullable = true, properties = { x = { type = "string" } } }) } },
+      }
+      d.components = { schemas = { O = { type = "object", required = { "o" },
+        properties = { o = { type = "boolean" } } } } }
+      local t = by_name(assert(claude.openapi.tools(d, opts())))
+      assert.same({ type = "object", anyOf = { A, B } }, t.two.output_schema)
+      assert.same({ type = "object", allOf = { { ["$ref"] = "#/$defs/O" } },
+        ["$defs"] = { O = d.components.schemas.O } }, t.same.output_schema)
+      assert.is_nil(t.empty.output_schema)
+      assert.is_nil(t.text.output_schema)
+      -- 3.0's nullable object: the root may be null, so it is wrapped as an object
+      assert.same({ { type = { "object", "null" }, properties = { x = { type = "string" } } } },
+        t.nullable.output_schema.allOf)
+    end)
+
+    it("leave writeOnly properties out of a response's required, readOnly of a request's",
+      function()
+        local User = { type = "object", required = { "id", "name", "password" }, properties = {
+          id = { type = "integer", readOnly = true }, name = { type = "string" },
+          password = { type = "string", writeOnly = true },
+          nested = { type = "object", required = { "created" }, properties = {
+            created = { type = "string", readOnly = true } } } } }
+        local d = doc({ ["/users"] = { post = op { operationId = "addUser",
+          requestBody = { required = true, content = { ["application/json"] = {
+            schema = { ["$ref"] = "#/components/schemas/User" } } } },
+          responses = respond { ["$ref"] = "#/components/schemas/User" } } } },
+          { schemas = { User = User } })
+        local t = assert(claude.openapi.tools(d, opts()))[1]
+        assert.same({ "name", "password" }, t.input_schema.required)
+        assert.same({}, t.input_schema.properties.nested.required)
+        local out = t.output_schema["$defs"].User
+        assert.same({ "id", "name" }, out.required)
+        assert.same({ "created" }, out.properties.nested.required)
+      end)
+
+    it("are left out, and said why, when a response's schema is at fault", function()
+      local d = doc { ["/p"] = { get = op { operationId = "p", responses = respond {
+        type = "object", properties = { x = { ["$ref"] = "#/components/schemas/Nope" } } } } } }
+      local tools, api = assert(claude.openapi.tools(d, opts()))
+      assert.is_nil(tools[1].output_schema)
+      assert.is_false(api.operations[1].output_schema)
+      assert.matches("$ref '#/components/schemas/Nope' cannot be resolved",
+        api.operations[1].output_fault, 1, true)
+    end)
+  end)
+
+  describe("external $refs", function()
+    local SPLIT = "spec/fixtures/openapi/split/openapi.yaml"
+
+    -- a folder of files written for one test: name -> text (or a table: JSON), links
+    local function folder(files, links)
+      local dir = assert(claude.core.mkdtemp(os.tmpname() .. "-openapi"))
+      for name, text in pairs(files) do
+        local sub = name:match("^(.*)/")
+        if sub then os.execute("mkdir -p '" .. dir .. "/" .. sub .. "'") end
+        local f = assert(io.open(dir .. "/" .. name, "wb"))
+        f:write(type(text) == "table" and json.encode(text) or text)
+        f:close()
+      end
+      for name, target in pairs(links or {}) do
+        assert(os.execute("ln -s '" .. target .. "' '" .. dir .. "/" .. name .. "'"))
+      end
+      return dir
+    end
+    local function with_ref(ref)
+      return doc({ ["/p"] = { post = op { operationId = "p", requestBody = { content = {
+        ["application/json"] = { schema = { ["$ref"] = ref } } } } } } })
+    end
+    local function refused(source, message, kind, o)
+      local tools, err, k = claude.openapi.tools(source, opts(o))
+      assert.is_nil(tools)
+      assert.equal(kind or "openapi", k)
+      assert.matches(message, err.message, 1, true)
+      return err
+    end
+
+    it("reads files beside the document: path items, parameters, schemas", function()
+      local t = by_name(assert(claude.openapi.tools(SPLIT, opts())))
+      assert.same({ type = "integer", maximum = 50 }, t.listPets.input_schema.properties.limit)
+      assert.same({ "petId" }, t.getPet.input_schema.required)
+      local s = t.addPet.input_schema
+      assert.same({ "name" }, s.required)
+      assert.same({ ["$ref"] = "#/$defs/category" }, s.properties.category)
+      assert.same({ ["$ref"] = "#/$defs/Owner" }, s.properties.owner) -- back in the document
+      assert.same({ ["$ref"] = "#/$defs/pet" }, s.properties.friends.items) -- a whole file
+      assert.same({ "Owner", "category", "pet" }, (function()
+        local keys = {}
+        for k in pairs(s["$defs"]) do keys[#keys + 1] = k end
+        table.sort(keys)
+        return keys
+      end)())
+      local r = tool.call(t.addPet, { name = "Rex", category = { name = "dogs" },
+        friends = { { name = "Tom" } } })
+      assert.is_nil(r.isError, r.content and r.content[1].text)
+      assert.same({ name = "Rex", category = { name = "dogs" }, friends = { { name = "Tom" } } },
+        json.decode(last.body))
+      r = tool.call(t.addPet, { name = "Rex", category = { name = ("x"):rep(21) } })
+      assert.is_true(r.isError) -- category.json's maxLength, checked before any request
+    end)
+
+    it("reads URLs, relative ones against the document's, each once per load", function()
+      documents["/split/openapi.json"] = json.encode(with_ref("schemas/pet.json#/Pet"))
+      documents["/split/schemas/pet.json"] = json.encode { Pet = { type = "object",
+        properties = { a = { ["$ref"] = "../../common.json#/A" },
+          b = { ["$ref"] = "#/Pet" }, c = { ["$ref"] = base .. "/common.json#/A" } } } }
+      documents["/common.json"] = json.encode { A = { type = "string", maxLength = 3 } }
+      fetched = {}
+      local t = assert(claude.openapi.tools(base .. "/split/openapi.json", opts()))[1]
+      assert.same({ ["$ref"] = "#/$defs/A" }, t.input_schema.properties.a)
+      assert.same({ ["$ref"] = "#/$defs/A" }, t.input_schema.properties.c)
+      assert.same({ ["/split/openapi.json"] = 1, ["/split/schemas/pet.json"] = 1,
+        ["/common.json"] = 1 }, fetched)
+      -- a file document may name a URL; it goes through the guard like any call
+      local dir = folder { ["api.json"] = with_ref(base .. "/common.json#/A") }
+      refused(dir .. "/api.json", "a loopback address", "guard", { guard = claude.guard.url() })
+      assert.is_table(assert(claude.openapi.tools(dir .. "/api.json", opts())))
+      os.execute("rm -rf '" .. dir .. "'")
+    end)
+
+    it("never leaves the document's folder: .., absolute paths, links", function()
+      local outside = folder { ["secret.json"] = { type = "string" } }
+      local dir = folder({
+        ["up.json"] = with_ref("../secret.json"),
+        ["deep.json"] = with_ref("a/../../secret.json"),
+        ["abs.json"] = with_ref(outside .. "/secret.json"),
+        ["link.json"] = with_ref("sneaky.json"),
+        ["file.json"] = with_ref("file://" .. outside .. "/secret.json"),
+        ["missing.json"] = with_ref("nope.json"),
+      }, { ["sneaky.json"] = outside .. "/secret.json" })
+      refused(dir .. "/up.json", "$ref '../secret.json' leads out of the document's folder")
+      refused(dir .. "/deep.json", "leads out of the document's folder")
+      refused(dir .. "/abs.json", "leads out of the document's folder")
+      refused(dir .. "/link.json", "sneaky.json cannot be read: it leads out of the document's "
+        .. "folder (a link)")
+      refused(dir .. "/file.json", "only http and https URLs are read")
+      local err = refused(dir .. "/missing.json", "nope.json cannot be read")
+      assert.equal("#/paths/~1p/post/requestBody/content/application~1json/schema", err.where)
+      os.execute("rm -rf '" .. dir .. "' '" .. outside .. "'")
+    end)
+
+    it("bounds the documents read, their bytes, and refuses cycles across files", function()
+      local dir = folder {
+        ["api.json"] = with_ref("one.json"),
+        ["one.json"] = { ["$ref"] = "two.json" },
+        ["two.json"] = { ["$ref"] = "one.json" },
+        ["many.json"] = with_ref("s1.json"),
+        ["s1.json"] = { type = "object", properties = { a = { ["$ref"] = "s2.json" } } },
+        ["s2.json"] = { type = "object", properties = { a = { ["$ref"] = "s3.json" } } },
+        ["s3.json"] = { type = "string", description = ("x"):rep(3000) },
+      }
+      refused(dir .. "/api.json", "circular $ref")
+      assert.is_table(assert(claude.openapi.tools(dir .. "/many.json", opts())))
+      refused(dir .. "/many.json", "more than 3 documents referred to (max_documents)", nil,
+        { max_documents = 3 })
+      refused(dir .. "/many.json", "over max_document", "overflow", { max_document = 2000 })
+      os.execute("rm -rf '" .. dir .. "'")
+    end)
+  end)
+
   it("pins the address the guard checked (resolve): no second look-up", function()
     local resp = assert(http.request { url = "http://pinned.invalid:" .. srv:port() .. "/x",
       resolve = "pinned.invalid:" .. srv:port() .. ":127.0.0.1", timeout = 10 })
@@ -325,16 +561,16 @@ describe("claude.openapi", function()
         "#/paths/~1p/get/parameters/0", "$ref '#/components/nope' cannot be resolved")
       fails(doc { ["/p"] = { get = op { parameters = { { name = "q", ["in"] = "query",
         schema = { ["$ref"] = "other.json#/X" } } } } } },
-        "#/paths/~1p/get/parameters/0/schema/$ref", "is not local: only references inside")
+        "#/paths/~1p/get/parameters/0/schema/$ref", "$ref 'other.json#/X' is relative: it "
+          .. "needs the document's path or URL, and this one was given as a table")
       local err = fails(doc { ["/p"] = { get = op { parameters = { { name = "q",
         ["in"] = "query", schema = { type = "string", pattern = "(a" } } } } } },
         "#/paths/~1p/get", "bad field 'input_schema' to 'tool'")
       assert.matches("^openapi: #/paths/~1p/get: ", tostring(err))
-      local path = harness.tempfile("openapi: 3.0.0\npaths: {}\n", ".yaml")
-      local tools, yerr = claude.openapi.tools(path, opts())
+      local path = harness.tempfile("openapi: 3.0.0\npaths:\n  /p: {get: [}\n", ".yaml")
+      err = fails(path, "#", "is not valid YAML: yaml: line 3, column ")
       os.remove(path)
-      assert.is_nil(tools)
-      assert.matches("is not a JSON document %(YAML is not read", yerr.message)
+      assert.matches("^openapi: .*%.yaml is not valid YAML", err.message)
     end)
 
     it("bounds cycles, depth, size and the number of tools", function()
@@ -371,6 +607,19 @@ describe("claude.openapi", function()
       for i = 1, 20 do paths["/p" .. i] = { get = op {} } end
       fails(doc(paths), "#/paths", "20 operations chosen, over max_tools (10)",
         { max_tools = 10 })
+      -- YAML: a billion laughs and deep nesting fail in the parse, before any walk
+      local lines = { "openapi: 3.0.0", 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol"]' }
+      for i = 2, 9 do
+        local this, prev = string.char(96 + i), string.char(95 + i)
+        lines[#lines + 1] = ("%s: &%s [%s]"):format(this, this, ("*" .. prev .. ","):rep(8)
+          :sub(1, -2))
+      end
+      local lol = harness.tempfile(table.concat(lines, "\n"), ".yaml")
+      fails(lol, "#", "aliases counted as the nodes they stand for")
+      os.remove(lol)
+      local nest = harness.tempfile("openapi: 3.0.0\nx: " .. ("["):rep(1000), ".yaml")
+      fails(nest, "#", "nested deeper than 512")
+      os.remove(nest)
       local big = harness.tempfile("{" .. string.rep(" ", 5000) .. "}", ".json")
       local t, err, kind = claude.openapi.tools(big, opts { max_document = 1000 })
       os.remove(big)

@@ -25,8 +25,9 @@ local lua_server = claude.server("notes", {
     end },
 })
 
+-- its sampling, elicitation and roots requests go to the client of the call that made them
 local everything_client = assert(claude.mcp.connect { command = node,
-  args = { everything, "stdio" }, timeout = 30 })
+  args = { everything, "stdio" }, timeout = 30, forward_requests = true })
 
 return claude.server("composed", {})
   :mount("notes", lua_server)

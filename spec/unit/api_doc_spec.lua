@@ -40,6 +40,7 @@ local MODULES = {
   ["claude.oauth.jwks"] = {},
   ["claude.mcp.http"] = {},
   ["claude.openapi"] = {},
+  ["claude.yaml"] = {},
   -- the transport's side of the checks
   ["claude.mcp.http_auth"] = { check = true, problem = true, endpoint = true, authenticate = true,
     serve_metadata = true, redact = true },
@@ -49,7 +50,7 @@ local MODULES = {
 -- name must be reachable as written, without a `require` of its own.
 local function field(name)
   local v = claude
-  for part in name:gmatch("[^.]+", #"claude" + 2) do
+  for part in name:sub(#"claude" + 2):gmatch("[^.]+") do
     if type(v) ~= "table" then return nil end
     v = v[part]
   end

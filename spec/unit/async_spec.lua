@@ -106,7 +106,7 @@ describe("tasks", function()
     local ok, err = t:join()
     assert.is_false(ok)
     assert.is_true(errors.is(err, "cancelled"))
-    assert.is_true(closed)
+    assert.equal(_VERSION ~= "Lua 5.3", closed) -- (5.3 has no to-be-closed variables)
     assert.is_false(t:cancel())
   end)
 

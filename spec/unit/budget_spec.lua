@@ -153,6 +153,7 @@ describe("core.budget", function()
   end)
 
   it("stops a waiting call (a wall-time timer's way) and closes it", function()
+    if _VERSION == "Lua 5.3" then return pending("Lua 5.3 has no to-be-closed variables") end
     local closed = false
     local b = core.budget { run = false }
     local co = coroutine.create(function()
@@ -169,6 +170,7 @@ describe("core.budget", function()
   end)
 
   it("closes a stopped call's to-be-closed variables, under a grace budget", function()
+    if _VERSION == "Lua 5.3" then return pending("Lua 5.3 has no to-be-closed variables") end
     local closed, spun = false, false
     local b, co, ok, _, reason = run({ run = 0.05 }, function()
       local _ <close> = setmetatable({}, { __close = function()

@@ -128,7 +128,7 @@ describe("claude.remote", function()
       while not result do require("claude").sleep(0.001) end
     end, 10)()
     assert.equal(remote.PROTOCOL, result.protocol)
-    assert.equal("Lua 5.4", result.lua)
+    assert.equal(_VERSION, result.lua)
   end)
 
   it("answers a method it does not know, and a query without a prompt, with errors", function()

@@ -84,31 +84,80 @@ local function copy(t)
   return c
 end
 
+-- The server's URI for a URI in the mounted server's results (a link, an embedded
+-- resource, a read's contents): rewritten when it is the mounted server's, that is of a
+-- scheme its resources or templates use (a link to `https://example.com` elsewhere stays).
+local function link_in(m, uri)
+  if type(uri) ~= "string" then return uri end
+  local scheme = uri:match("^([%a][%w+.%-]*):")
+  if not (scheme and m.schemes[scheme:lower()]) then return uri end
+  return uri_in(m.prefix, uri) or uri
+end
+
 -- A content block with its resource URI the server's (a link, an embedded resource).
-local function block_in(prefix, b)
+local function block_in(m, b)
   if type(b) ~= "table" then return b end
   if b.type == "resource_link" and type(b.uri) == "string" then
     b = copy(b)
-    b.uri = uri_in(prefix, b.uri) or b.uri
+    b.uri = link_in(m, b.uri)
   elseif b.type == "resource" and type(b.resource) == "table"
     and type(b.resource.uri) == "string" then
     b = copy(b)
     b.resource = copy(b.resource)
-    b.resource.uri = uri_in(prefix, b.resource.uri) or b.resource.uri
+    b.resource.uri = link_in(m, b.resource.uri)
   end
   return b
 end
 
--- A remote's CallToolResult with the URIs of its blocks the server's.
-local function result_in(prefix)
-  if prefix == "" then return nil end
-  return function(r)
-    if type(r.content) ~= "table" then return r end
-    local blocks = json.array()
-    for i, b in ipairs(r.content) do blocks[i] = block_in(prefix, b) end
-    r.content = blocks
-    return r
+-- The CallToolResult `r` of a mounted tool (remote or local) with its links the server's.
+local function result_in(m, r)
+  if type(r.content) ~= "table" then return r end
+  local blocks = json.array()
+  for i, b in ipairs(r.content) do blocks[i] = block_in(m, b) end
+  r.content = blocks
+  return r
+end
+
+-- A GetPromptResult of the mounted server with its messages' links the server's.
+local function messages_in(m, r)
+  if m.prefix ~= "" and type(r.messages) == "table" then
+    for _, msg in ipairs(r.messages) do
+      if type(msg) == "table" then msg.content = block_in(m, msg.content) end
+    end
   end
+  return content.finished_result(r)
+end
+
+-- A ReadResourceResult of the mounted server with its contents' URIs the server's.
+local function contents_in(prefix, r)
+  if prefix ~= "" and type(r.contents) == "table" then
+    r = copy(r)
+    local contents = json.array()
+    for i, c in ipairs(r.contents) do
+      if type(c) == "table" and type(c.uri) == "string" then
+        c = copy(c)
+        c.uri = uri_in(prefix, c.uri) or c.uri
+      end
+      contents[i] = c
+    end
+    r.contents = contents
+  end
+  return content.finished_result(r)
+end
+
+-- The schemes of the mounted server's resources and templates (link_in's).
+local function note_schemes(m, what, uris)
+  local set = {}
+  for _, u in ipairs(uris) do
+    local scheme = u:match("^([%a][%w+.%-]*):")
+    if scheme then set[scheme:lower()] = true end
+  end
+  m.scheme_sets[what] = set
+  local all = {}
+  for _, each in pairs(m.scheme_sets) do
+    for sch in pairs(each) do all[sch] = true end
+  end
+  m.schemes = all
 end
 
 -- A listing's `_meta` with the URI of its MCP Apps view rewritten (both spellings).
@@ -142,11 +191,19 @@ function from_server.tools(m)
     c.budget = t.budget or child.budget
     c.listing = copy(t.listing)
     c.listing.name, c.listing._meta = c.name, view_meta(m.prefix, t.listing._meta)
-    if child.state ~= nil then -- its tools see their own server's state
-      local execute, state = t.execute, child.state
+    local execute, state = t.execute, child.state
+    if state ~= nil then -- its tools see their own server's state
       c.execute = function(args, ctx)
         if ctx then ctx.state = state end
         return execute(args, ctx)
+      end
+    end
+    if m.prefix ~= "" then -- its results' links the server's, as a remote's are
+      local run = c.execute
+      c.execute = function(args, ctx)
+        local r = content.result(t, true, run(args, ctx))
+        if type(r) ~= "table" or r.content == nil then return r end
+        return content.finished_result(result_in(m, r))
       end
     end
     out[#out + 1] = c
@@ -154,9 +211,16 @@ function from_server.tools(m)
   return out
 end
 
--- A read of the server's URI reads the mounted server's.
-local function local_read(prefix, read)
-  return function(uri, params, ctx) return read(uri_out(prefix, uri) or uri, params, ctx) end
+-- A read of the server's URI reads the mounted server's (`r`, whose read is `read`); its
+-- contents' URIs are the server's.
+local function local_read(prefix, r, read)
+  if prefix == "" then return read end
+  return function(uri, params, ctx)
+    local inner = uri_out(prefix, uri) or uri
+    local res, err = content.read_result(r, inner, true, read(inner, params, ctx))
+    if not res then return nil, err end
+    return contents_in(prefix, res)
+  end
 end
 
 function from_server.resources(m)
@@ -165,7 +229,7 @@ function from_server.resources(m)
     local uri = uri_in(m.prefix, r.uri)
     if uri then
       local c = setmetatable(copy(r), getmetatable(r))
-      c.uri, c.read, c.listing = uri, local_read(m.prefix, r.read), copy(r.listing)
+      c.uri, c.read, c.listing = uri, local_read(m.prefix, r, r.read), copy(r.listing)
       c.listing.uri = uri
       out[#out + 1] = c
     else
@@ -182,7 +246,7 @@ function from_server.resource_templates(m)
     if tpl then
       local c = setmetatable(copy(r), getmetatable(r))
       local match = r.match
-      c.uri_template, c.read, c.listing = tpl, local_read(prefix, r.read), copy(r.listing)
+      c.uri_template, c.read, c.listing = tpl, local_read(prefix, r, r.read), copy(r.listing)
       c.listing.uriTemplate = tpl
       c.match = function(uri)
         local u = uri_out(prefix, uri)
@@ -202,6 +266,11 @@ function from_server.prompts(m)
     local c = setmetatable(copy(p), getmetatable(p))
     c.name, c.listing = name_in(m.prefix, p.name), copy(p.listing)
     c.listing.name = c.name
+    if m.prefix ~= "" then c.get = function(args, ctx)
+      local r, err = content.prompt_result(p, true, p.get(args, ctx))
+      if not r then return nil, err end
+      return messages_in(m, r)
+    end end
     out[#out + 1] = c
   end
   return out
@@ -276,19 +345,7 @@ local function read_remote(m)
     local r, err = client:read_resource(uri_out(prefix, uri) or uri,
       forwarded(ctx, { timeout = m.opts.timeout, cache = false }))
     if not r then relay(err) end
-    if prefix ~= "" and type(r.contents) == "table" then
-      r = copy(r)
-      local contents = json.array()
-      for i, c in ipairs(r.contents) do
-        if type(c) == "table" and type(c.uri) == "string" then
-          c = copy(c)
-          c.uri = uri_in(prefix, c.uri) or c.uri
-        end
-        contents[i] = c
-      end
-      r.contents = contents
-    end
-    return content.finished_result(r)
+    return contents_in(prefix, r)
   end
 end
 
@@ -362,12 +419,7 @@ function from_client.prompts(m)
           local r, err = client:get_prompt(remote.name, args,
             forwarded(ctx, { timeout = m.opts.timeout }))
           if not r then relay(err) end
-          if m.prefix ~= "" and type(r.messages) == "table" then
-            for _, msg in ipairs(r.messages) do
-              if type(msg) == "table" then msg.content = block_in(m.prefix, msg.content) end
-            end
-          end
-          return content.finished_result(r)
+          return messages_in(m, r)
         end }, classes.prompt)
     end
   end
@@ -447,6 +499,11 @@ local function swap(m, what, items)
   end
   local before = m.held_list[what] or {}
   m.held[what], m.held_list[what] = held, kept
+  if what == "resources" or what == "resource_templates" then
+    local uris = {}
+    for i, item in ipairs(items) do uris[i] = item.uri or item.uri_template end
+    note_schemes(m, what, uris)
+  end
   s.revision = s.revision + 1
   if what ~= "completions" and not same_listings(before, kept) then
     for _, fn in pairs(s._watchers) do fn(s, what) end
@@ -605,13 +662,15 @@ M.mount = public(function(tool_module, server, prefix, source, opts)
     end
   end
   local m = { server = server, prefix = prefix, source = source, remote = remote,
-    opts = opts or {}, held = {}, held_list = {}, dirty = {}, subscriptions = {} }
+    opts = opts or {}, held = {}, held_list = {}, dirty = {}, subscriptions = {},
+    scheme_sets = {}, schemes = {} }
   if remote then
     local caps = source.capabilities.resources
     m.subscribable = type(caps) == "table" and caps.subscribe == true
     m.opts = copy(m.opts)
     -- the remote's JSON-RPC errors are the answers, its links the server's (forward.forwarder)
-    m.opts.relay, m.opts.result = true, result_in(prefix)
+    m.opts.relay = true
+    if prefix ~= "" then m.opts.result = function(r) return result_in(m, r) end end
   else
     m.subscribable = source.subscribe
   end

@@ -12,6 +12,7 @@
 -- @module claude.openapi
 local errors = require "claude.errors"
 local document = require "claude.openapi.document"
+local refs = require "claude.openapi.refs"
 local schemas = require "claude.openapi.schema"
 local operation = require "claude.openapi.operation"
 local call = require "claude.openapi.call"
@@ -21,13 +22,13 @@ local M = {}
 local misuse = errors.misuse
 
 local DEFAULTS = { timeout = 30, max_response = 1024 * 1024, max_document = 16 * 1024 * 1024,
-  max_schema_nodes = 20000, max_tools = 1000 }
+  max_schema_nodes = 20000, max_tools = 1000, max_documents = 100 }
 
 local OPTIONS = { base_url = "string", variables = "table", include = "table|function",
   exclude = "table|function", names = "table", auth = "table", headers = "table",
   guard = "table|boolean", timeout = "number", max_response = "number",
   max_document = "number", max_schema_nodes = "number", max_tools = "number",
-  prepare = "function" }
+  max_documents = "number", prepare = "function" }
 
 local function check_options(opts, fname, n)
   if opts == nil then return {} end
@@ -37,7 +38,7 @@ local function check_options(opts, fname, n)
   errors.check_fields(opts, OPTIONS, fname)
   for k, want in pairs(OPTIONS) do errors.check_field(opts[k], k, fname, want, true) end
   for _, k in ipairs { "timeout", "max_response", "max_document", "max_schema_nodes",
-      "max_tools" } do
+      "max_tools", "max_documents" } do
     local v = opts[k]
     if v ~= nil and (v <= 0 or (k ~= "timeout" and math.type(v) ~= "integer")) then
       errors.bad_field(k, fname, "positive %s expected, got %s",
@@ -115,13 +116,13 @@ local function server_url(servers, where, opts, doc_url)
 end
 
 -- The media type to ask for: JSON when a success response offers it, else anything.
-local function accept_of(doc, op_where)
-  local op = document.lookup(doc, op_where)
+local function accept_of(docs, op_where)
+  local op = docs:lookup(op_where)
   local responses = type(op) == "table" and op.responses
   if type(responses) ~= "table" then return "*/*" end
   for code, r in pairs(responses) do
     if tostring(code):match("^2") or code == "default" then
-      local resp = document.deref(doc, r, op_where)
+      local resp = docs:deref(r, op_where)
       if type(resp) == "table" and type(resp.content) == "table" then
         for media in pairs(resp.content) do
           if media:lower():find("json") then return "application/json" end
@@ -153,7 +154,7 @@ local function make_tool(plan, api)
   if type(plan.summary) == "string" then annotations.title = plan.summary end
   local ok, t = pcall(require("claude.mcp.tool").tool, {
     name = plan.name, description = description(plan), input_schema = plan.input_schema,
-    annotations = annotations,
+    output_schema = plan.output_schema, annotations = annotations,
     execute = function(args, ctx) return call.run(plan, api, args, ctx) end,
   })
   if not ok then document.fail(plan.where, "%s", (tostring(t):gsub("^[^:]*:%d+: ", ""))) end
@@ -161,14 +162,17 @@ local function make_tool(plan, api)
 end
 
 local function build(source, opts)
-  local doc, doc_url, kind = document.load(source, opts)
-  if not doc then return nil, doc_url, kind end
+  local doc, bytes, kind = document.load(source, opts)
+  if not doc then return nil, bytes, kind end
+  local docs = refs.new(doc, type(source) == "string" and source or nil, bytes, opts)
+  local doc_url = docs.url
   local version = document.version(doc)
   if doc.info ~= nil and type(doc.info) ~= "table" then
     document.fail("#/info", "an object expected")
   end
-  local conv = schemas.new(doc, version, opts.max_schema_nodes)
-  local plans, skipped = operation.plan_all(doc, conv, opts)
+  local conv = schemas.new(docs, version, opts.max_schema_nodes)
+  local plans, skipped = operation.plan_all(docs, conv, opts,
+    schemas.new(docs, version, opts.max_schema_nodes, "response"))
   if #plans > opts.max_tools then
     document.fail("#/paths", "%d operations chosen, over max_tools (%d): choose with include",
       #plans, opts.max_tools)
@@ -180,10 +184,11 @@ local function build(source, opts)
     plan.base_url = opts.base_url and opts.base_url:gsub("/+$", "")
       or server_url(plan.servers, plan.servers == doc.servers and "#/servers"
         or document.at(plan.where, "servers"), opts, doc_url)
-    plan.accept = accept_of(doc, plan.where)
+    plan.accept = accept_of(docs, plan.where)
     tools[i] = make_tool(plan, api)
     ops[i] = { tool = plan.name, method = plan.method, path = plan.path,
-      operation_id = plan.operation_id, base_url = plan.base_url }
+      operation_id = plan.operation_id, base_url = plan.base_url,
+      output_schema = plan.output_schema ~= nil, output_fault = plan.output_fault }
   end
   local info = type(doc.info) == "table" and doc.info or {}
   return tools, { openapi = doc.openapi, title = info.title, version = info.version,

@@ -9,6 +9,7 @@
 -- (outside `A-Z a-z 0-9 _ . -`) become `_`, and a name still taken gets `_2`, `_3`...
 -- @module claude.openapi.operation
 local json = require "claude.json"
+local errors = require "claude.errors"
 local document = require "claude.openapi.document"
 
 local M = {}
@@ -108,14 +109,14 @@ end
 
 -- The parameters of an operation: the path item's, overridden by the operation's of the same
 -- name and location.
-local function parameters(doc, item, op, item_where, op_where)
+local function parameters(docs, item, op, item_where, op_where)
   local list, index = {}, {}
   local function add(params, where)
     if params == nil then return end
     if type(params) ~= "table" then fail(where, "an array of parameters expected") end
     for i, raw in ipairs(params) do
       local pwhere = at(where, i - 1)
-      local p, pw = document.deref(doc, raw, pwhere)
+      local p, pw = docs:deref(raw, pwhere)
       if type(p) ~= "table" then fail(pwhere, "a parameter object expected") end
       if type(p.name) ~= "string" or p.name == "" then fail(pw, "a parameter needs a 'name'") end
       if not LOCATIONS[p["in"]] then
@@ -198,9 +199,9 @@ local function parameter_schema(conv, p, where, acc)
 end
 
 -- The request body of `op`: nil, a plan, or false and why it cannot be sent.
-local function body_plan(doc, conv, op, where, acc)
+local function body_plan(docs, conv, op, where, acc)
   if op.requestBody == nil then return nil end
-  local rb, rw = document.deref(doc, op.requestBody, at(where, "requestBody"))
+  local rb, rw = docs:deref(op.requestBody, at(where, "requestBody"))
   if type(rb) ~= "table" or type(rb.content) ~= "table" then
     fail(rw, "a request body needs 'content'")
   end
@@ -241,19 +242,82 @@ local function body_plan(doc, conv, op, where, acc)
   return plan
 end
 
+local function json_media(content)
+  for _, media in ipairs(sorted_keys(content)) do
+    local m = media:lower():match("^%s*([^;%s]+)")
+    if m and m:find(JSON_MEDIA) then return media end
+  end
+end
+
+local function is_object_schema(t)
+  if type(t) ~= "table" then return false end
+  if t.type == "object" then return true end
+  return t.type == nil and (t.properties ~= nil or t.allOf ~= nil
+    or t.additionalProperties ~= nil)
+end
+
+-- The output schema of `op` (converted by `conv`, of responses): its 2xx responses' JSON
+-- schemas, when every one of them has one and each is an object (a response without one
+-- gives no structured result, which an output schema would refuse); nil otherwise.
+local function output_of(docs, conv, op, where)
+  local responses = op.responses
+  if type(responses) ~= "table" then return nil end
+  local acc, list, seen = { refs = {}, nodes = 0 }, json.array(), {}
+  for _, code in ipairs(sorted_keys(responses)) do
+    local c = tostring(code)
+    if c:match("^2%d%d$") or c:upper() == "2XX" then
+      local r, rw = docs:deref(responses[code], at(where, "responses", c))
+      local content = type(r) == "table" and r.content
+      local media = type(content) == "table" and json_media(content)
+      local s = media and type(content[media]) == "table" and content[media].schema
+      if s == nil or s == false then return nil end
+      local swhere = at(rw, "content", media, "schema")
+      if not is_object_schema(conv:target(s, swhere)) then return nil end
+      local out = conv:schema(s, swhere, acc)
+      local key = json.encode(out)
+      if not seen[key] then
+        seen[key] = true
+        list[#list + 1] = out
+      end
+    end
+  end
+  if #list == 0 then return nil end
+  local out = list[1]
+  if #list > 1 then
+    out = json.object { type = "object", anyOf = list }
+  elseif out.type ~= "object" then -- a $ref, or an allOf: the root says object itself
+    out = json.object { type = "object", allOf = list }
+  end
+  out["$defs"] = conv:defs_of(acc, where)
+  return out
+end
+
+-- `output_of`, or nil and why when the responses' schemas are at fault: the operation is
+-- still a tool, without an output schema (its results are not checked).
+local function output_schema(docs, conv, op, where)
+  local out, err = errors.catch(pcall(output_of, docs, conv, op, where))
+  if err == nil then return out end
+  if err.kind ~= "openapi" then errors.throw(err.kind, err.message, err) end
+  for k, d in pairs(conv.defs) do -- left half-converted by the fault
+    if d.schema == nil then conv.defs[k] = nil end
+  end
+  return nil, err.message
+end
+
 -- The security requirements of an operation: a list of alternatives, each a list of
 -- `{ name =, scheme = }` (the scheme object resolved).
-local function security(doc, op, where)
+local function security(docs, op, where)
   local reqs, rwhere = op.security, at(where, "security")
-  if reqs == nil then reqs, rwhere = doc.security, "#/security" end
+  if reqs == nil then reqs, rwhere = docs.root.security, "#/security" end
   if reqs == nil then return {} end
   if type(reqs) ~= "table" then fail(rwhere, "an array of security requirements expected") end
-  local schemes = type(doc.components) == "table" and doc.components.securitySchemes or {}
+  local components = docs.root.components
+  local schemes = type(components) == "table" and components.securitySchemes or {}
   local out = {}
   for i, req in ipairs(reqs) do
     local alt = {}
     for _, name in ipairs(sorted_keys(req)) do
-      local s, sw = document.deref(doc, schemes[name],
+      local s, sw = docs:deref(schemes[name],
         at("#/components/securitySchemes", name))
       if type(s) ~= "table" then
         fail(at(rwhere, i - 1), "security scheme '%s' is not in components.securitySchemes", name)
@@ -266,20 +330,21 @@ local function security(doc, op, where)
 end
 
 --- Plans every chosen operation of the document.
--- @tparam table doc
--- @param conv a claude.openapi.schema converter
+-- @param docs the claude.openapi.refs set of the document
+-- @param conv a claude.openapi.schema converter (of requests)
 -- @tparam table opts `include`, `exclude`, `names`
+-- @param out_conv a converter of responses (the tools' output schemas)
 -- @treturn table the plans, in the document's order of paths (sorted) and methods
 -- @treturn table the operations left out, each `{ method, path, operation_id, reason }`
-function M.plan_all(doc, conv, opts)
-  local paths = doc.paths
+function M.plan_all(docs, conv, opts, out_conv)
+  local paths = docs.root.paths
   if paths == nil then return {}, json.array() end
   if type(paths) ~= "table" then fail("#/paths", "an object expected") end
   local plans, skipped, taken = {}, json.array(), {}
   for _, path in ipairs(sorted_keys(paths)) do
     local pwhere = at("#/paths", path)
     if path:sub(1, 1) ~= "/" then fail(pwhere, "a path must start with '/'") end
-    local item, iwhere = document.deref(doc, paths[path], pwhere)
+    local item, iwhere = docs:deref(paths[path], pwhere)
     if type(item) ~= "table" then fail(pwhere, "a path item object expected") end
     for _, method in ipairs(METHODS) do
       local op = item[method]
@@ -290,7 +355,8 @@ function M.plan_all(doc, conv, opts)
         local info = { method = method:upper(), path = path, tags = tags,
           operation_id = type(op.operationId) == "string" and op.operationId or nil }
         if M.chosen(opts, info) then
-          local plan, why = M.plan(doc, conv, item, op, info, iwhere, owhere, opts, taken)
+          local plan, why = M.plan(docs, conv, item, op, info, iwhere, owhere, opts, taken,
+            out_conv)
           if plan then
             plans[#plans + 1] = plan
           else
@@ -306,11 +372,11 @@ end
 
 --- Plans one operation (see the module's description for the argument names).
 -- @return the plan, or false and why the operation is left out
-function M.plan(doc, conv, item, op, info, iwhere, owhere, opts, taken)
+function M.plan(docs, conv, item, op, info, iwhere, owhere, opts, taken, out_conv)
   local acc = { refs = {}, nodes = 0 }
-  local body, why = body_plan(doc, conv, op, owhere, acc)
+  local body, why = body_plan(docs, conv, op, owhere, acc)
   if body == false then return false, why end
-  local params = parameters(doc, item, op, iwhere, owhere)
+  local params = parameters(docs, item, op, iwhere, owhere)
   local keys, properties, required = {}, json.object(), json.array()
   -- the body's properties keep their names; parameters give way
   local body_names, count = {}, {}
@@ -322,7 +388,8 @@ function M.plan(doc, conv, item, op, info, iwhere, owhere, opts, taken)
   for _, e in ipairs(params) do count[e.p.name] = (count[e.p.name] or 0) + 1 end
   local plan = { method = info.method, path = info.path, operation_id = info.operation_id,
     tags = info.tags, where = owhere, params = {}, body = body,
-    security = security(doc, op, owhere), servers = op.servers or item.servers or doc.servers,
+    security = security(docs, op, owhere),
+    servers = op.servers or item.servers or docs.root.servers,
     summary = op.summary, description = op.description, deprecated = op.deprecated == true }
   local function add(key, schema, is_required)
     properties[key] = schema
@@ -368,6 +435,7 @@ function M.plan(doc, conv, item, op, info, iwhere, owhere, opts, taken)
   input.additionalProperties = false
   input["$defs"] = conv:defs_of(acc, owhere)
   plan.input_schema = input
+  plan.output_schema, plan.output_fault = output_schema(docs, out_conv, op, owhere)
   local names = opts.names or {}
   local chosen = info.operation_id and names[info.operation_id]
     or names[info.method .. " " .. info.path]

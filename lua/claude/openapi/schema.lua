@@ -7,10 +7,12 @@
 -- (`discriminator`, `xml`, `externalDocs`, `x-` extensions, `$schema`, `$id`).
 --
 -- A `$ref` to a schema is not inlined: the schema goes under the tool's `$defs` once, named
--- after its component (`#/components/schemas/Pet` is `#/$defs/Pet`), so recursive schemas
--- stay finite. Each schema of the document is converted once and shared by every tool
--- that uses it; a tool's schema is bounded in size (its nodes with the definitions it
--- reaches), in nesting depth, and a cycle of bare `$ref`s is refused.
+-- after its component (`#/components/schemas/Pet` is `#/$defs/Pet`; a schema that is a whole
+-- file, `schemas/pet.yaml`, is `pet`), so recursive schemas stay finite. References to
+-- other files and URLs are read by claude.openapi.refs. Each schema of the document is
+-- converted once and shared by every tool that uses it; a tool's schema is bounded in size
+-- (its nodes with the definitions it reaches), in nesting depth, and a cycle of bare `$ref`s
+-- is refused.
 -- @module claude.openapi.schema
 local json = require "claude.json"
 local document = require "claude.openapi.document"
@@ -31,18 +33,42 @@ local Converter = {}
 Converter.__index = Converter
 
 --- A converter for one document: its converted definitions are shared by all its tools.
--- @tparam table doc
+-- A converter is of one direction: the schemas of requests (a tool's input), where a
+-- `readOnly` property is not required, or of responses (its output), where a `writeOnly`
+-- one is not, as OpenAPI says.
+-- @param docs the claude.openapi.refs set of the document
 -- @tparam string version "3.0" or "3.1"
 -- @tparam integer max_nodes the bound of one tool's schema
-function M.new(doc, version, max_nodes)
-  return setmetatable({ doc = doc, legacy = version == "3.0", max_nodes = max_nodes,
-    defs = {}, names = {} }, Converter)
+-- @tparam[opt] string direction "request" (the default) or "response"
+function M.new(docs, version, max_nodes, direction)
+  return setmetatable({ docs = docs, legacy = version == "3.0", max_nodes = max_nodes,
+    defs = {}, names = {}, hidden = direction == "response" and "writeOnly" or "readOnly" },
+    Converter)
 end
 
--- A $defs name for the schema at `ptr`: its component's name, else its pointer's tokens.
-function Converter:name_for(ptr)
-  local base = ptr:match("^#/components/schemas/([^/]+)$") or ptr:gsub("^#/components/schemas/", "")
-    :gsub("^#/?", "")
+-- `required` without the properties this direction does not carry (readOnly ones in a
+-- request, writeOnly ones in a response).
+function Converter:required_of(s, where)
+  if type(s.required) ~= "table" or type(s.properties) ~= "table" then return s.required end
+  local out = json.array()
+  for _, name in ipairs(s.required) do
+    local p = s.properties[name]
+    local target = type(p) == "table" and self.docs:deref(p, document.at(where, "properties",
+      tostring(name)))
+    if not (type(target) == "table" and target[self.hidden] == true) then
+      out[#out + 1] = name
+    end
+  end
+  return out
+end
+
+-- A $defs name for the schema at `location`: its component's name, else its pointer's
+-- tokens, else (a whole file) the file's name without its extension.
+function Converter:name_for(location)
+  local file, ptr = location:match("^([^#]*)#(.*)$")
+  local base = ptr:match("^/components/schemas/([^/]+)$") or ptr:gsub("^/components/schemas/", "")
+    :gsub("^/", "")
+  if base == "" then base = (file:match("([^/]*)$"):gsub("%.[^.]*$", "")) end
   base = base:gsub("~1", "_"):gsub("~0", "_"):gsub("%%%x%x", "_"):gsub("[^%w_.%-]", "_")
   if base == "" then base = "root" end
   local name, n = base, 1
@@ -54,14 +80,17 @@ function Converter:name_for(ptr)
   return name
 end
 
--- Follows bare $refs from `ptr`; a cycle of them is a fault (no validator could end it).
-function Converter:check_chain(ptr, where)
+-- Follows bare $refs from `location` (which `ref` named); a cycle of them is a fault (no
+-- validator could end it).
+function Converter:check_chain(location, ref, where)
   local seen = {}
   while true do
-    if seen[ptr] then document.fail(where, "circular $ref '%s' (no schema between)", ptr) end
-    seen[ptr] = true
-    local target, why = document.lookup(self.doc, ptr)
-    if target == nil then document.fail(where, "$ref '%s' cannot be resolved: %s", ptr, why) end
+    if seen[location] then
+      document.fail(where, "circular $ref '%s' (no schema between)", ref)
+    end
+    seen[location] = true
+    local target, why = self.docs:lookup(location)
+    if target == nil then document.fail(where, "$ref '%s' cannot be resolved: %s", ref, why) end
     if type(target) ~= "table" or type(target["$ref"]) ~= "string" then return end
     local others = false
     if not self.legacy then
@@ -70,24 +99,21 @@ function Converter:check_chain(ptr, where)
       end
     end
     if others then return end
-    ptr = target["$ref"]
+    ref = target["$ref"]
+    location = self.docs:resolve(ref, location)
   end
 end
 
--- The definition of the schema at `ptr` (converted on first use): its name, what it refers
--- to and its size.
-function Converter:def(ptr, where)
-  local d = self.defs[ptr]
+-- The definition of the schema `ref` (found at `where`) names, converted on first use: its
+-- name, what it refers to and its size.
+function Converter:def(ref, where)
+  local location = self.docs:resolve(ref, where)
+  local d = self.defs[location]
   if d then return d end
-  if type(ptr) ~= "string" or ptr:sub(1, 1) ~= "#" then
-    document.fail(where, "$ref '%s' is not local: only references inside the document "
-      .. "(#/...) are followed", tostring(ptr))
-  end
-  self:check_chain(ptr, where)
-  d = { name = self:name_for(ptr), refs = {}, nodes = 0 }
-  self.defs[ptr] = d -- before converting: a schema that refers to itself finds it
-  local target = document.lookup(self.doc, ptr)
-  d.schema = self:convert(target, ptr, d, 0)
+  self:check_chain(location, ref, where)
+  d = { name = self:name_for(location), refs = {}, nodes = 0 }
+  self.defs[location] = d -- before converting: a schema that refers to itself finds it
+  d.schema = self:convert(self.docs:lookup(location), location, d, 0)
   return d
 end
 
@@ -136,6 +162,8 @@ function Converter:convert(s, where, acc, depth)
       out[k] = l
     elseif SINGLE[k] or k == "items" then
       out[k] = self:convert(v, document.at(where, k), acc, depth + 1)
+    elseif k == "required" then
+      out.required = self:required_of(s, where)
     elseif k == "example" then
       if s.examples == nil then out.examples = json.array { v } end
     elseif k == "nullable" or ((k == "exclusiveMinimum" or k == "exclusiveMaximum")
@@ -203,7 +231,7 @@ end
 --- Resolves a schema's own `$ref` chain to the schema it names (to look inside a request
 -- body's schema); returns it and where it is.
 function Converter:target(s, where)
-  return document.deref(self.doc, s, where)
+  return self.docs:deref(s, where)
 end
 
 return M

@@ -32,7 +32,7 @@ local meta_of, report = class.meta_of, class.report
 local request, task_request = request_mod.request, request_mod.task_request
 
 local CALL_OPTIONS = { timeout = true, on_progress = true, meta = true, task = true,
-  on_status = true, traceparent = true, tracestate = true }
+  on_status = true, traceparent = true, tracestate = true, on_request = true }
 
 -- A tools/call answered with a result that is not an object.
 local function not_object(self)
@@ -72,6 +72,12 @@ local function call_tool(self, name, args, opts, first)
     errors.bad_field("on_status", "call_tool", "function expected, got %s",
       errors.typename(on_status))
   end
+  -- the server's requests while the call runs go to its caller (claude.mcp.client.inbound)
+  local on_request = opts and opts.on_request
+  if on_request ~= nil and type(on_request) ~= "function" then
+    errors.bad_field("on_request", "call_tool", "function expected, got %s",
+      errors.typename(on_request))
+  end
   local meta = meta_of(opts, "call_tool")
   local token
   if on_progress then
@@ -82,7 +88,12 @@ local function call_tool(self, name, args, opts, first)
     self.progress[token] = on_progress
   end
   params._meta = meta
-  local ropts = { name = name, owned = true }
+  local ropts = { name = name, owned = true, on_request = on_request }
+  local forwarding = on_request and {}
+  if forwarding then
+    self.forwarding = self.forwarding or {}
+    self.forwarding[forwarding] = on_request
+  end
   if want_task and self.era == "modern" and not self.opts.tasks then
     ropts.extensions = { [era.TASKS] = jobject() }
   elseif want_task and self.era == "legacy" then
@@ -112,6 +123,7 @@ local function call_tool(self, name, args, opts, first)
     end
   end
   if token then self.progress[token] = nil end
+  if forwarding then self.forwarding[forwarding] = nil end
   if not r[1] then error(r[2], 0) end
   local result, how = r[2], r[3]
   if result == nil then return nil, r[3], r[4] end
@@ -120,7 +132,8 @@ local function call_tool(self, name, args, opts, first)
     or (self.era == "legacy" and result.task ~= nil and result.content == nil and result.task)
   if info then
     local t, terr, tkind = tasks.new(self, task_request(self), info, { name = name,
-      timeout = timeout, on_status = on_status, report = function(e) report(self, e) end })
+      timeout = timeout, on_status = on_status, report = function(e) report(self, e) end,
+      on_request = on_request })
     if not t then return nil, terr, tkind end
     if want_task then return t end
     -- a task the server chose to make: the call waits for its end

@@ -127,7 +127,8 @@ end
 --   revision), `protocol_version`, `probe_timeout`, `client_info`, `log_level`,
 --   `cache`, `tasks`, `max_input_rounds`, `max_pages` (1000), `max_list_bytes` (32 MiB),
 --   `max_schema_bytes` (4 MiB), `on_notification`, `on_sampling`,
---   `on_elicitation`, `roots`, `on_roots`, `on_state`, `on_error`. See
+--   `on_elicitation`, `roots`, `on_roots`, `on_state`, `on_error`, `forward_requests`
+--   (offer sampling, elicitation and roots, for calls with `on_request`). See
 --   docs/mcp-client.md.
 -- @return the client | nil, err, kind
 -- @function connect
@@ -150,7 +151,9 @@ end
 -- @tparam string name
 -- @tparam[opt] table args
 -- @tparam[opt] table opts `{ timeout = s, on_progress = fn(progress, total,
---   message), meta = { ... } }`
+--   message), meta = { ... }, on_request = fn(method, params) }` (`on_request`: answers
+--   the server's sampling, elicitation and roots requests while the call runs, with the
+--   result or nil, err; see `forward_requests`)
 -- @return the CallToolResult | nil, err, kind
 -- @function call_tool
 Client.call_tool = call.call_tool

@@ -8,6 +8,7 @@
 local async = require "claude.async"
 local errors = require "claude.errors"
 local json = require "claude.json"
+local inbound = require "claude.mcp.client.inbound"
 
 local M = {}
 
@@ -27,7 +28,8 @@ end
 --- Answers `requests` with the client's callbacks.
 -- @param self the client (`name`, `handlers`: method -> fn(params, ctx))
 -- @tparam table requests `inputRequests` of a result
--- @tparam table ctx what the request was: `method`, `name` (for the callbacks and messages)
+-- @tparam table ctx what the request was: `method`, `name` (for the callbacks and messages),
+--   `on_request` (the call's own answerer, `fn(method, params)`: claude.mcp.client.inbound)
 -- @return `{ key = result }` | nil, err, kind (`protocol` for a malformed request,
 --   `unsupported` when a callback is missing, the callback's error when it raised)
 function M.answer(self, requests, ctx)
@@ -37,13 +39,20 @@ function M.answer(self, requests, ctx)
       .. "without a table of requests", self.name, what))
   end
   local keys = sorted_keys(requests)
+  local on_request, handlers = ctx.on_request, self.handlers
+  if on_request then -- a mounted tool's call: its caller answers (claude.mcp.bridge)
+    handlers = {}
+    for method in pairs(OPTION) do
+      handlers[method] = function(params) return inbound.forward(on_request, method, params) end
+    end
+  end
   for _, key in ipairs(keys) do
     local r = requests[key]
     if type(r) ~= "table" or type(r.method) ~= "string" then
       return errors.fail("protocol", string.format("the MCP server '%s' asked for input '%s' "
         .. "for %s without a method", self.name, key, what))
     end
-    if not self.handlers[r.method] then
+    if not handlers[r.method] then
       local option = OPTION[r.method]
       return errors.fail("unsupported", string.format("the MCP server '%s' needs '%s' input "
         .. "for %s, and the client cannot give it%s", self.name, r.method, what,
@@ -56,7 +65,7 @@ function M.answer(self, requests, ctx)
     local r = requests[key]
     local hctx = { client = self, method = r.method, key = key, request = ctx,
       cancelled = false }
-    tasks[i] = async.spawn_observed(self.handlers[r.method],
+    tasks[i] = async.spawn_observed(handlers[r.method],
       type(r.params) == "table" and r.params or json.object(), hctx)
   end
   local failure

@@ -160,7 +160,8 @@ local EMPTY = {}
 -- @tparam[opt] table opts `extensions` (per-request capability extensions), `name` (what
 --   the request is about, for messages), `owned` (`params` may be changed), `first` (the
 --   answer to the first round, which the caller sent itself: `{ result, err, kind }` as
---   Peer:request_written gives them, `rpc.UNCHECKED` for an answer its reader did not check)
+--   Peer:request_written gives them, `rpc.UNCHECKED` for an answer its reader did not check),
+--   `on_request` (what answers the server's input requests instead of the client's options)
 -- @return the result (and `"task"` for a task's handle) | nil, err, kind
 function M.request(self, send, method, params, opts, timeout)
   opts = opts or EMPTY
@@ -231,7 +232,7 @@ function M.request(self, send, method, params, opts, timeout)
       end
       if requests ~= nil and requests ~= json.null and next(requests) ~= nil then
         responses, err, kind = input.answer(self, requests, { method = method,
-          name = name })
+          name = name, on_request = opts.on_request })
         if not responses then return nil, err, kind end
       elseif type(r.requestState) ~= "string" then
         return protocol(self, method, "with input_required asking for nothing")

@@ -23,6 +23,7 @@ local TYPES = {
   max_schema_bytes = "number",
   on_notification = "function", on_sampling = "function", on_elicitation = "function",
   roots = "table", on_roots = "function", on_state = "function", on_error = "function",
+  forward_requests = "boolean",
 }
 M.TYPES = TYPES
 

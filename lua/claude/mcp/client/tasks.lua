@@ -105,7 +105,8 @@ end
 -- @param client the client
 -- @tparam function request `request(method, params, timeout)` of the client (its era)
 -- @tparam table info the task as the server described it (flat, or legacy `result.task`)
--- @tparam table opts `name` (the tool), `timeout`, `on_status`, `report`
+-- @tparam table opts `name` (the tool), `timeout`, `on_status`, `report`, `on_request`
+--   (the call's: it answers the server's requests for input while the task is waited for)
 -- @return the handle | nil, err, "protocol" (a malformed task: no string taskId, ...)
 function M.new(client, request, info, opts)
   local why = malformed(info, true, false)
@@ -113,7 +114,7 @@ function M.new(client, request, info, opts)
   local t = setmetatable({ id = info.taskId, client = client, request = request,
     tool = opts.name, timeout = opts.timeout, on_status = opts.on_status,
     report = opts.report or function() end, era = client.era, status = nil,
-    poll_interval = M.POLL }, Task)
+    poll_interval = M.POLL, on_request = opts.on_request }, Task)
   fields_from(t, info)
   if not TERMINAL[t.status] then
     client.tasks_live = client.tasks_live or {}
@@ -217,10 +218,7 @@ local function outcome(self)
   return nil
 end
 
---- Waits for the task to end.
--- @tparam[opt] table opts `timeout` (seconds for the whole wait; default: none)
--- @return the CallToolResult | nil, err, kind (`remote` when it failed, `cancelled`)
-function Task:wait(opts)
+local function wait(self, opts)
   local limit = opts and opts.timeout
   local deadline = limit and (core.now() + limit)
   local function left()
@@ -252,7 +250,7 @@ function Task:wait(opts)
         local reqs = self.input_requests
         if reqs and next(reqs) then
           local responses, err, kind = input.answer(self.client, reqs, { method = "tools/call",
-            name = self.tool })
+            name = self.tool, on_request = self.on_request })
           if not responses then return nil, err, kind end
           local ok, uerr, ukind = self:update(responses)
           if not ok then return nil, uerr, ukind end
@@ -280,6 +278,21 @@ function Task:wait(opts)
       if not g then return nil, gerr, gkind end
     end
   end
+end
+
+--- Waits for the task to end.
+-- @tparam[opt] table opts `timeout` (seconds for the whole wait; default: none)
+-- @return the CallToolResult | nil, err, kind (`remote` when it failed, `cancelled`)
+function Task:wait(opts)
+  local on_request, client = self.on_request, self.client
+  if not on_request then return wait(self, opts) end
+  -- the legacy era's requests for input, meanwhile, are the call's (claude.mcp.client.inbound)
+  client.forwarding = client.forwarding or {}
+  client.forwarding[self] = on_request
+  local r = table.pack(pcall(wait, self, opts))
+  client.forwarding[self] = nil
+  if not r[1] then error(r[2], 0) end
+  return table.unpack(r, 2, r.n)
 end
 
 M.Task = Task

@@ -262,12 +262,17 @@ local function with_claude_cli(o, name, node, cwd, p)
   local cli = process.which("claude")
   if not cli then return nil end
   local function run(args)
-    local proc <close> = assert(process.spawn { cli, args = args, cwd = cwd,
+    local proc = assert(process.spawn { cli, args = args, cwd = cwd,
       stdin = "ignore", stderr = "collect" })
-    local out = {}
-    for line in proc:lines(60) do out[#out + 1] = line end
-    local code = proc:wait(60)
-    return code, table.concat(out, "\n") .. proc:stderr()
+    -- closed by hand, not <close>: the Lua half runs on Lua 5.3 too (docs/architecture.md)
+    local ok, code, out = pcall(function()
+      local lines = {}
+      for line in proc:lines(60) do lines[#lines + 1] = line end
+      return proc:wait(60), table.concat(lines, "\n") .. proc:stderr()
+    end)
+    proc:close()
+    if not ok then error(code, 0) end
+    return code, out
   end
   if p.replaces then run { "mcp", "remove", "--scope", o.scope, name } end
   local code, out = run { "mcp", "add-json", "--scope", o.scope, name,

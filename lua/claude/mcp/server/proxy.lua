@@ -3,7 +3,8 @@
 -- and its arguments (stdio); a `claude.mcp` client connects to it (its OAuth with `--proxy-oauth`,
 -- static headers with `--proxy-header`) and an empty server mounts it with no prefix
 -- (claude.mcp.mount): every tool, resource, template, prompt and completion of the remote,
--- its list changes and resource updates, served over stdio or `--http` in both eras.
+-- its list changes and resource updates, served over stdio or `--http` in both eras; the
+-- remote's requests during a call (sampling, elicitation, roots) are its caller's to answer.
 -- @module claude.mcp.server.proxy
 local tool = require "claude.mcp.tool"
 local mcp = require "claude.mcp"
@@ -17,7 +18,8 @@ M.is_url = is_url
 
 -- The client's options for the parsed command line `o` (`file` is the target).
 local function connect_options(o)
-  local opts = { name = "proxied", timeout = o.proxy_timeout }
+  -- the remote's sampling, elicitation and roots requests go to the client of the call
+  local opts = { name = "proxied", timeout = o.proxy_timeout, forward_requests = true }
   if is_url(o.file) then
     opts.url = o.file
     if o.headers then opts.headers = o.headers end
