@@ -239,9 +239,10 @@ function M.open(url, opts)
   local stores, lease = {}, opts.lease or M.LEASE
   local log = opts.log or function(line) io.stderr:write(line, "\n") end
   local client, err
+  local shown = redis.redact(url) -- (no password in a log line)
   client, err = redis.connect(url, {
     on_up = function()
-      log(fmt("claudelua mcp: the task store (Redis at %s) is up", url))
+      log(fmt("claudelua mcp: the task store (Redis at %s) is up", shown))
       for _, s in ipairs(stores) do
         s._sweep_after = core.now() + lease -- (the owners renew first)
         -- what we hold goes back in (Redis may have restarted empty)
@@ -252,7 +253,7 @@ function M.open(url, opts)
     end,
     on_down = function(why)
       log(fmt("claudelua mcp: the task store (Redis at %s) is down (%s); reconnecting",
-        url, tostring(why)))
+        shown, tostring(why)))
     end })
   if not client then return nil, err end
   local timer = core.timer()
