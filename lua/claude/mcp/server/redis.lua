@@ -93,13 +93,14 @@ Client.__tostring = function(c)
   return fmt("claude.mcp.RedisClient (%s:%d, %s)", c.host, c.port, c.is_up and "up" or "down")
 end
 
-local connect_now -- (self)
+local connect_now, lost -- (self), (self, why)
 
 -- One of the two connections ended (or never came up): both go, a reconnect is scheduled.
+-- Once per attempt: the attempt's other callbacks find their generation gone.
 local function down(self, why)
   if self.closed then return end
-  local was_up = self.is_up
-  self.is_up, self.why = false, why or "unreachable"
+  local was_up = self.is_up or self.lost
+  self.is_up, self.lost, self.why, self.generation = false, false, why or "unreachable", nil
   for _, k in ipairs { "cmd", "sub" } do
     local c = self[k]
     self[k] = nil
@@ -144,6 +145,17 @@ connect_now = function(self)
   local ready, waiting, generation = 0, 0, {}
   self.generation = generation
   local function current() return self.generation == generation end
+  -- (inside hiredis's callbacks: the connections close after them); the first failure of
+  -- an attempt says why, the others are its echo
+  local failed = false
+  local function fail(why)
+    if failed then return end
+    failed = true
+    if self.is_up then self.is_up, self.lost = false, true end -- (no command meanwhile)
+    core.defer(function()
+      if current() then down(self, why) end
+    end)
+  end
   local function ready_one()
     waiting = waiting - 1
     if waiting > 0 then return end
@@ -152,7 +164,7 @@ connect_now = function(self)
   end
   local function event(what, why)
     if not current() then return end
-    if what == "closed" then return core.defer(function() down(self, why) end) end
+    if what == "closed" then return fail(why) end
     ready = ready + 1
     if ready < 2 then return end
     -- both connections up: each told its preamble, answered before anything else is sent
@@ -161,13 +173,11 @@ connect_now = function(self)
         waiting = waiting + 1
         self[k]:command(args, function(reply, err)
           if not current() then return end
-          if reply == nil then
-            -- (Redis's words: WRONGPASS, NOAUTH, ERR ...; a password in them is hidden)
-            local said = tostring(err)
-            if self.password then said = said:gsub(self.password:gsub("%p", "%%%0"), "***") end
-            return core.defer(function() down(self, fmt("%s refused: %s", args[1], said)) end)
-          end
-          ready_one()
+          if reply ~= nil then return ready_one() end
+          -- (Redis's words: WRONGPASS, NOAUTH, ERR ...; a password in them is hidden)
+          local said = tostring(err)
+          if self.password then said = said:gsub(self.password:gsub("%p", "%%%0"), "***") end
+          fail(fmt("%s refused: %s", args[1], said))
         end)
       end
     end
@@ -181,10 +191,12 @@ connect_now = function(self)
   end
   self.cmd, self.sub = cmd, sub
   if not sub then return down(self, err) end
-  -- (AUTH and SELECT answered too: each connection's own timeout ends at its connect)
+  -- (AUTH, SELECT and PING answered too: each connection's own timeout ends at its connect)
   self.connect_timer = self.connect_timer or core.timer()
   self.connect_timer:start(M.CONNECT_TIMEOUT * 2, function()
-    if not self.is_up then down(self, "not ready within " .. M.CONNECT_TIMEOUT * 2 .. " s") end
+    if current() and not self.is_up then
+      down(self, "not ready within " .. M.CONNECT_TIMEOUT * 2 .. " s")
+    end
   end)
   self.connect_timer:ref(false)
 end
@@ -207,6 +219,12 @@ function M.connect(url, opts)
   return self
 end
 
+-- The commands' connection went: hiredis fails its commands before it says it closed (the
+-- "closed" event, then `down`), and nothing is sent on it meanwhile.
+lost = function(self, why)
+  if self.is_up then self.is_up, self.lost, self.why = false, true, why end
+end
+
 --- Why commands fail now (nil when up).
 function Client:unavailable()
   if self.is_up then return nil end
@@ -222,7 +240,10 @@ function Client:send(args, cb)
   local why = self:unavailable()
   if why then return nil, why, "unavailable" end
   local ok, err = self.cmd:command(args, cb or function() end)
-  if not ok then return nil, err, "unavailable" end
+  if not ok then
+    lost(self, err)
+    return nil, err, "unavailable"
+  end
   return true
 end
 
@@ -239,7 +260,10 @@ function Client:call(...)
     if not sent then done(nil, serr, "unavailable") end
   end, M.TIMEOUT)
   if not ok then return nil, fmt("Redis did not answer within %g s", M.TIMEOUT), "timeout" end
-  if a == nil and c == "closed" then c = "unavailable" end
+  if a == nil and c == "closed" then
+    lost(self, b)
+    c = "unavailable"
+  end
   return a, b, c
 end
 
