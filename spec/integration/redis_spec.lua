@@ -318,6 +318,41 @@ describe("the Redis client", function()
     assert.equal("ann", ann:call("ACL", "WHOAMI"))
     ann:close()
     c:close()
+    -- the task store under an ACL user with only what docs/scaling.md lists: saves, reads,
+    -- renewals, a sweep, events; Redis's ACL LOG records every command it denied
+    local shared_redis = require "claude.mcp.server.shared_redis"
+    c = connected("redis://:s3cret%2Fpw@" .. base)
+    assert.equal("OK", c:call("ACL", "SETUSER", "store", "on", ">store-pw", "~claudelua:*",
+      "&claudelua:*", "+ping", "+select", "+eval", "+hget", "+del", "+set", "+publish",
+      "+subscribe", "+hset", "+pexpire", "+sadd", "+srem", "+smembers", "+exists"))
+    local lines = {}
+    local of = assert(shared_redis.open("redis://store:store-pw@" .. base .. "/4",
+      { node = "n1", lease = 0.3, log = function(l) lines[#lines + 1] = l end }))
+    local store = of("acl")
+    local heard = {}
+    c:subscribe("claudelua:acl:events", function(p) heard[#heard + 1] = p end)
+    assert.is_true(eventually(function() return store.client:up() end))
+    local stored = claude.async.event()
+    store:saved({ id = "n1.kept", ttl_ms = 60000, status = "working" },
+      { taskId = "n1.kept", status = "working" }, function() stored:set() end)
+    store:saved({ id = "n1.lost", ttl_ms = 60000, status = "working" },
+      { taskId = "n1.lost", status = "working" })
+    assert.is_true(stored:wait(30))
+    store._mine["n1.lost"] = nil -- (not renewed: its lease lapses, a sweep fails it)
+    assert.equal("working", store:find("n1.kept").status)
+    assert.is_true(eventually(function()
+      local v = store:find("n1.lost")
+      return v and v.status == "failed"
+    end))
+    assert.equal("working", store:find("n1.kept").status) -- (renewed)
+    store:forgot({ id = "n1.kept" })
+    assert.is_true(eventually(function() return store:find("n1.kept") == nil end))
+    assert.is_true(eventually(function() return #heard > 0 end)) -- (the sweep's event)
+    of.close()
+    assert.same({}, c:call("ACL", "LOG"))
+    for _, l in ipairs(lines) do assert.is_nil(l:find("store-pw", 1, true), l) end
+    assert.matches("redis://store:%*%*%*@", lines[1])
+    c:close()
     -- a wrong password, and none: not up, saying why, with no password in sight
     for u, why in pairs { ["redis://:wrong-pw@" .. base] = "AUTH refused: WRONGPASS",
       ["redis://ann:wrong-pw@" .. base] = "AUTH refused: WRONGPASS",

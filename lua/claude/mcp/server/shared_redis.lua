@@ -61,6 +61,21 @@ end
 return dead
 ]]
 
+-- ARGV: the prefix, the node, the lease (ms), then our running tasks' ids. Each lease is
+-- renewed if it is still there; for each that lapsed, its id and its record's status ('' for
+-- none) come back.
+local RENEW = [[
+local lapsed = {}
+for i = 4, #ARGV do
+  local id = ARGV[i]
+  if not redis.call('SET', ARGV[1] .. 'lease:' .. id, ARGV[2], 'PX', ARGV[3], 'XX') then
+    lapsed[#lapsed + 1] = id
+    lapsed[#lapsed + 1] = redis.call('HGET', ARGV[1] .. 'task:' .. id, 'status') or ''
+  end
+end
+return lapsed
+]]
+
 local Store = { __name = "claude.mcp.SharedRedis", remote = true }
 Store.__index = Store
 
@@ -180,23 +195,48 @@ local function on_node_message(self, payload)
   self.client:send({ "PUBLISH", self.prefix .. "node:" .. tostring(m.from), encode(ack) })
 end
 
--- An event of another replica, for our listens.
+-- An event of another replica, for our listens; one that ended a task of ours (we stalled
+-- past its lease) ends it here too.
 local function on_event(self, payload)
   local e = decode(payload)
   local m = self.modern
   if type(e) ~= "table" or e.from == self.node or not m or m.closed then return end
   if e.principal == json.null then e.principal = nil end
+  local view = e.kind == "task" and type(e.task) == "table" and e.task
+  local rec = view and self._mine[view.taskId]
+  if rec then return m._tasks:ended_elsewhere(rec, view) end
   m:heard(e)
 end
 
--- Renew the leases of our running tasks.
-local function renew(self)
-  local ms = math.floor(self.lease * 1000)
-  for id, rec in pairs(self._mine) do
-    if not TERMINAL[rec.status] then
-      self.client:send({ "SET", self.prefix .. "lease:" .. id, self.node, "PX", ms, "XX" })
+-- The tasks of ours whose lease lapsed (`lapsed`: id, status, ...): this process stalled, or
+-- Redis lost them. Ended by another replica: ended here too; else ours again.
+local function reclaim(self, lapsed)
+  local tasks = self.modern and self.modern._tasks
+  if not tasks then return end
+  for i = 1, #lapsed, 2 do
+    local id, status = lapsed[i], lapsed[i + 1]
+    local rec = self._mine[id]
+    if rec and not TERMINAL[rec.status] then
+      if TERMINAL[status] then
+        local view = self:find(id)
+        if view then tasks:ended_elsewhere(rec, view) end
+      else
+        tasks:resave(rec) -- (its lease and its place in the running set back)
+      end
     end
   end
+end
+
+-- Renew the leases of our running tasks (one script for them all).
+local function renew(self)
+  local args = { "EVAL", RENEW, 0, self.prefix, self.node, math.floor(self.lease * 1000) }
+  for id, rec in pairs(self._mine) do
+    if not TERMINAL[rec.status] then args[#args + 1] = id end
+  end
+  if #args == 6 then return end
+  self.client:send(args, function(lapsed)
+    if type(lapsed) == "table" and #lapsed > 0 then async.spawn(reclaim, self, lapsed) end
+  end)
 end
 
 -- End the tasks whose lease lapsed (their replica died): failed, said so.

@@ -395,6 +395,29 @@ function Tasks:cancel(rec)
   if w then w:set() end
 end
 
+--- A task of ours that the shared store says another replica ended (this process stalled
+-- past its lease, and another failed it): it stops here too, and reads as the store says.
+-- Its call is cancelled (its coroutine and what it holds go); the record stays until its
+-- time, as any ended task's.
+-- @param rec its record
+-- @tparam table view its DetailedTask in the store (ended)
+function Tasks:ended_elsewhere(rec, view)
+  if TERMINAL[rec.status] or self._store[rec.id] ~= rec or not TERMINAL[view.status] then
+    return
+  end
+  local ctx, w = rec.ctx, rec.waiter
+  ended(rec)
+  rec.ctx, rec.pending, rec.waiter = nil, nil, nil
+  rec.status, rec.updated_at = view.status, view.lastUpdatedAt or iso(now())
+  rec.message, rec.error, rec.result = view.statusMessage, view.error, view.result
+  self:deliver(rec.id, rec.principal, function() return detailed(rec, {}) end)
+  if ctx then
+    self._modern:cancel(ctx, "ended by another replica: " .. tostring(view.statusMessage
+      or view.status))
+  end
+  if w then w:set() end
+end
+
 --- `tasks/update`: the answers for the questions the task waits on (others are ignored; an
 -- answer that is not well formed leaves its question open).
 function Tasks:answer(rec, responses)
