@@ -232,7 +232,9 @@ static void on_timeout(uv_timer_t *t) {
 /* The name resolved (on libuv's threads, not blocking the loop): connect to its address. */
 static void connect_to(redis_conn *c, const char *ip) {
   claude_ctx *ctx = c->hdr.ctx;
-  redisAsyncContext *ac = hi.redisAsyncConnect(ip, c->port);
+  redisAsyncContext *ac;
+  c->phase = CONNECTING; /* (the resolve's callback is running: nothing to cancel) */
+  ac = hi.redisAsyncConnect(ip, c->port);
   if (ac == NULL || ac->err) {
     char why[160];
     snprintf(why, sizeof why, "%s", ac ? ac->errstr : "out of memory");
@@ -248,7 +250,6 @@ static void connect_to(redis_conn *c, const char *ip) {
   c->poll.data = c;
   opened(c);
   c->ac = ac;
-  c->phase = CONNECTING;
   ac->data = c;
   ac->ev.data = c;
   ac->ev.addRead = add_read;
