@@ -59,7 +59,7 @@ end
 local function life(n)
   finished[n] = async.event()
   local created = ask(a, "tools/call", { name = "ask", arguments = { n = n } })
-  assert(created.resultType == "task")
+  assert(created.resultType == "task", require("claude.json").encode(created))
   local tid = created.taskId
   local got = ask(away, "tasks/get", { taskId = tid })
   assert(got.status == "input_required", got.status)

@@ -12,7 +12,10 @@
 -- The methods, for a modern server (claude.mcp.server.modern) whose `node` names the replica:
 --
 --     shared:attach(modern)          -- the server whose listens hear the others' events
---     shared:saved(rec, view)        -- a task of ours was made or changed (view: DetailedTask)
+--     shared:saved(rec, view[, after[, tell]])
+--                                    -- a task of ours was made or changed (view: DetailedTask;
+--                                    -- `after()` once stored; `tell`: its status changed, the
+--                                    -- other replicas' listens hear it)
 --     shared:forgot(rec)             -- a task of ours was forgotten
 --     shared:find(id)                -- (in a task) another replica's task: its view, or nil,
 --                                    -- and err, kind when the store cannot be reached

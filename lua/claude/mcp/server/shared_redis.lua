@@ -81,13 +81,18 @@ Store.__index = Store
 
 local function iso(t) return os.date("!%Y-%m-%dT%H:%M:%SZ", t) end
 
--- Writes a record (terminal ones stay as they are); `cb` optional.
-local function save(self, doc, ttl_ms, cb)
-  local id = doc.taskId
+-- Writes a record, its view's JSON `doc` (terminal ones stay as they are); `cb` optional.
+local function save(self, id, doc, status, ttl_ms, cb)
   return self.client:send({ "EVAL", SAVE, 3, self.prefix .. "task:" .. id,
-    self.prefix .. "running", self.prefix .. "lease:" .. id, encode(doc), doc.status,
+    self.prefix .. "running", self.prefix .. "lease:" .. id, doc, status,
     ttl_ms == math.huge and 0 or math.floor(ttl_ms), id, self.node,
     math.floor(self.lease * 1000) }, cb)
+end
+
+-- Publishes an event whose JSON, without its opening brace, is `rest`: `from` goes first, so
+-- that a replica knows its own events by their first bytes, without decoding them.
+local function send_event(self, rest)
+  self.client:send({ "PUBLISH", self.prefix .. "events", self._from .. rest })
 end
 
 --- A task of ours was made or changed.
@@ -95,11 +100,18 @@ end
 -- @tparam table view its DetailedTask
 -- @tparam[opt] function after called once Redis has it (or could not take it: the record
 --   goes in when Redis is back)
-function Store:saved(rec, view, after)
+-- @tparam[opt] boolean tell its status changed: the event for the other replicas' listens
+--   too, made of the same JSON
+function Store:saved(rec, view, after, tell)
   view.principal, view.node = rec.principal, self.node
-  local sent = save(self, view, rec.ttl_ms, after and function() after() end)
+  local doc = encode(view)
+  local sent = save(self, rec.id, doc, view.status, rec.ttl_ms, after and function() after() end)
   if not sent and after then after() end
   self._mine[rec.id] = rec -- (until forgotten: put back if Redis comes back empty)
+  if tell then
+    send_event(self, '"kind":"task","principal":' .. encode(rec.principal or json.null)
+      .. ',"task":' .. doc .. "}")
+  end
 end
 
 --- A task of ours was forgotten (its bound or its time): gone for every replica.
@@ -121,8 +133,7 @@ end
 
 --- Publish an event of ours (`{kind = "task" | "changed" | "updated", ...}`).
 function Store:publish(event)
-  event.from = self.node
-  self.client:send({ "PUBLISH", self.prefix .. "events", encode(event) })
+  send_event(self, encode(event):sub(2))
 end
 
 --- Why tasks cannot be shared now, or nil.
@@ -198,6 +209,7 @@ end
 -- An event of another replica, for our listens; one that ended a task of ours (we stalled
 -- past its lease) ends it here too.
 local function on_event(self, payload)
+  if payload:sub(1, #self._from) == self._from then return end -- (ours: not decoded)
   local e = decode(payload)
   local m = self.modern
   if type(e) ~= "table" or e.from == self.node or not m or m.closed then return end
@@ -253,7 +265,7 @@ local function sweep(self)
       view.status, view.lastUpdatedAt, view.statusMessage = "failed", iso(os.time()), message
       view.inputRequests = nil
       view.error = { code = -32603, message = message }
-      save(self, view, 0)
+      save(self, id, encode(view), "failed", 0)
       self:publish { kind = "task", task = view, principal = view.principal }
     end
   end
@@ -310,7 +322,8 @@ function M.open(url, opts)
   local factory = setmetatable({}, { __call = function(_, name)
     local prefix = "claudelua:" .. name .. ":"
     local s = setmetatable({ client = client, prefix = prefix, node = opts.node,
-      lease = lease, _mine = {}, _waits = {}, _seq = 0, _sweep_after = core.now() + lease },
+      lease = lease, _mine = {}, _waits = {}, _seq = 0, _sweep_after = core.now() + lease,
+      _from = '{"from":' .. encode(opts.node) .. "," },
       Store)
     stores[#stores + 1] = s
     client:subscribe(prefix .. "events", function(p) on_event(s, p) end)

@@ -145,12 +145,10 @@ end
 local function set_status(self, rec, status)
   if rec.status == status then return end
   rec.status, rec.updated_at = status, iso(now())
-  sync(self, rec)
-  self:deliver(rec.id, rec.principal, function() return detailed(rec, {}) end)
   local shared = self._shared
-  if shared.remote then
-    shared:publish { kind = "task", task = detailed(rec, {}), principal = rec.principal }
-  end
+  -- (saved, and told to the other replicas' listens: one view, encoded once)
+  if shared.remote then shared:saved(rec, detailed(rec, {}), nil, true) end
+  self:deliver(rec.id, rec.principal, function() return detailed(rec, {}) end)
 end
 
 -- Forgets a task: its place in the counts and the bytes of its result go with it.
