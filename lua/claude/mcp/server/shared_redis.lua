@@ -6,7 +6,9 @@
 --   `principal` and `node`), expiring `task_ttl` after the task was created (Redis TTL);
 -- * `running`: the set of the ids of the tasks not ended; `lease:<id>`: a key the replica
 --   running the task renews every third of the lease. A replica that finds a lease gone
---   (every half lease, after a lease of its own connection) ends the task `failed`;
+--   (every third of a lease, after a lease of its own connection) ends the task `failed`;
+--   the replica that ran it, back from a stall, finds it so (the event, or its renewal
+--   finding the lease gone) and stops the task too;
 -- * channel `events`: the events of each replica (a task's status, a list changed, a
 --   resource updated), each replica's listens filtering them as their own;
 -- * channel `node:<node>`: what other replicas ask of a replica's task (`tasks/update`,
