@@ -29,12 +29,16 @@ local function eventually(pred, seconds)
   return pred() and true or false
 end
 
--- A free port of 127.0.0.1, once the listener that found it closed all its handles.
-local function free_port()
-  local before = core.stats().handles
-  local port = cluster.free_port()
-  eventually(function() return core.stats().handles <= before end)
-  return port
+-- Waits until no handle is closing any more (the listener `cluster.free_port` used, a
+-- connection closed): the count stays the same over a loop turn or two.
+local function settle()
+  local last = core.stats().handles
+  for _ = 1, 200 do
+    claude.sleep(0.05)
+    local now = core.stats().handles
+    if now == last then return end
+    last = now
+  end
 end
 
 -- A redis-server on `port` (no persistence), with `extra` arguments; waits until it answers.
@@ -86,6 +90,20 @@ sys.stdin.read()
 ]], how }, stdin = "pipe" })
 end
 
+-- Ends a `silent` server.
+local function hush(p)
+  p:close_stdin()
+  p:wait(10)
+  p:close()
+end
+
+-- Waits until the client's `unavailable()` says `text`.
+local function says(c, text)
+  assert.is_true(eventually(function()
+    return (c:unavailable() or ""):find(text, 1, true) ~= nil
+  end), tostring(c:unavailable()))
+end
+
 -- A client, up (or failing the spec with why not).
 local function connected(url, opts)
   local c = assert(redis.connect(url, opts))
@@ -99,7 +117,7 @@ describe("the Redis client", function()
 
   setup(function()
     if missing then return end
-    port = free_port()
+    port = cluster.free_port()
     url = "redis://127.0.0.1:" .. port
     server = start_redis(port)
   end)
@@ -110,6 +128,7 @@ describe("the Redis client", function()
 
   local handles
   before_each(function()
+    settle()
     harness.before()
     handles = core.stats().handles
     for _, k in ipairs { "BACKOFF", "BACKOFF_MAX", "CONNECT_TIMEOUT", "TIMEOUT" } do
@@ -178,7 +197,7 @@ describe("the Redis client", function()
     harness.task(function()
     if missing then return pending(missing) end
     redis.BACKOFF, redis.BACKOFF_MAX = 0.05, 0.4
-    local p2 = free_port()
+    local p2 = cluster.free_port()
     local own = start_redis(p2)
     local ups, downs, got = 0, {}, {}
     local c = connected("redis://127.0.0.1:" .. p2, {
@@ -218,29 +237,24 @@ describe("the Redis client", function()
     local deaf = silent("full")
     local deaf_port = assert(tonumber(deaf:read_line(30)))
     -- the connection itself: its own timeout, reported once
-    local events, t0 = {}, core.now()
+    local events = {}
     local conn = assert(core.redis_connect("127.0.0.1", deaf_port, function(what, why)
-      events[#events + 1] = { what, why, core.now() - t0 }
+      events[#events + 1] = { what, why }
     end, 0.3))
     assert.equal("claude.core.Redis (connecting)", tostring(conn))
     assert.is_true(eventually(function() return #events > 0 end))
     assert.equal("closed", events[1][1])
     assert.equal("no connection within 0.3 s", events[1][2])
-    assert.is_true(events[1][3] >= 0.25)
     claude.sleep(0.1)
     assert.equal(1, #events)
     conn:close()
     -- the client: unavailable, saying so, and trying again
     redis.CONNECT_TIMEOUT, redis.BACKOFF, redis.BACKOFF_MAX = 0.2, 0.05, 0.2
     local c = assert(redis.connect("redis://127.0.0.1:" .. deaf_port))
-    assert.is_true(eventually(function()
-      return (c:unavailable() or ""):find("no connection within 0.2 s", 1, true) ~= nil
-    end))
+    says(c, "no connection within 0.2 s")
     assert.is_false(c:up())
     c:close()
-    deaf:close_stdin()
-    deaf:wait(10)
-    deaf:close()
+    hush(deaf)
   end))
 
   it("is not up on a server that accepts and never answers", harness.task(function()
@@ -250,13 +264,9 @@ describe("the Redis client", function()
     local mute_port = assert(tonumber(mute:read_line(30)))
     redis.CONNECT_TIMEOUT, redis.BACKOFF = 0.2, 0.05
     local c = assert(redis.connect("redis://127.0.0.1:" .. mute_port))
-    assert.is_true(eventually(function()
-      return (c:unavailable() or ""):find("not ready within 0.4 s", 1, true) ~= nil
-    end), tostring(c:unavailable()))
+    says(c, "not ready within 0.4 s")
     c:close()
-    mute:close_stdin()
-    mute:wait(10)
-    mute:close()
+    hush(mute)
   end))
 
   it("refuses bad URLs, and says why a host cannot be resolved", harness.task(function()
@@ -284,13 +294,11 @@ describe("the Redis client", function()
     assert.equal("redis://ann:***@h:1", redis.redact("redis://ann:p@ss@h:1"))
     assert.equal("redis://***@h", redis.redact("redis://:pw@h"))
     assert.equal("redis://h:1", redis.redact("redis://h:1"))
-    -- a name that does not resolve: resolved off the loop, said so
-    redis.BACKOFF = 0.05
+    -- a name that does not resolve: resolved off the loop, said so (one attempt: a retry's
+    -- resolve could still be waiting on DNS when the spec ends)
+    redis.BACKOFF = 60
     local c = assert(redis.connect("redis://no-such-host.invalid:" .. port))
-    assert.is_true(eventually(function()
-      return (c:unavailable() or ""):find("cannot resolve 'no-such-host.invalid'", 1, true)
-        ~= nil
-    end), tostring(c:unavailable()))
+    says(c, "cannot resolve 'no-such-host.invalid'")
     c:close()
     -- a name that does: localhost
     local l = connected("redis://localhost:" .. port)
@@ -320,7 +328,7 @@ describe("the Redis client", function()
     harness.task(function()
     if missing then return pending(missing) end
     redis.BACKOFF = 0.05
-    local p2 = free_port()
+    local p2 = cluster.free_port()
     local own = start_redis(p2, { "--requirepass", "s3cret/pw" })
     local base = "127.0.0.1:" .. p2
     local c = connected("redis://:s3cret%2Fpw@" .. base .. "/1")
@@ -372,9 +380,7 @@ describe("the Redis client", function()
       ["redis://" .. base] = "PING refused: NOAUTH" } do
       local downs = {}
       local bad = assert(redis.connect(u, { on_down = function(w) downs[#downs + 1] = w end }))
-      assert.is_true(eventually(function()
-        return (bad:unavailable() or ""):find(why, 1, true) ~= nil
-      end), tostring(bad:unavailable()))
+      says(bad, why)
       local _, err = bad:call("PING")
       assert.is_nil(err:find("wrong-pw", 1, true))
       assert.is_nil(tostring(bad):find("wrong-pw", 1, true))
