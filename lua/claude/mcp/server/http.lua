@@ -614,7 +614,8 @@ end
 --   behind a load balancer: task ids start with it, for routing; letters, digits, `-`, `_`;
 --   with `tasks` a Redis URL: random when not given), `tasks` (where the tasks of the modern
 --   era and the events of its listens are shared: `"memory"`, the default, this process
---   alone; `"redis://host:port[/db]"`, every replica using that Redis: docs/scaling.md),
+--   alone; `"redis://[[user:]password@]host[:port][/db]"`, every replica using that Redis:
+--   docs/scaling.md),
 --   `task_lease` (seconds, 15: a task whose replica stops renewing its lease this long
 --   fails),
 --   and the bounds (positive numbers; math.huge: none; docs/mcp-server.md, "Bounds"):
