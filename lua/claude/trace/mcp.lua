@@ -44,29 +44,42 @@ local function end_with(span, result)
   span:finish()
 end
 
+local open = trace._open
+
+-- The parent of a server span: the request's `_meta` trace context (W3C), else `parent()`
+-- (the session's turn), else the current span.
+local function remote_context(meta)
+  if type(meta) ~= "table" then return nil end
+  local tp, ts = meta.traceparent, meta.tracestate
+  if type(tp) ~= "string" then return nil end
+  return tp, type(ts) == "string" and ts or nil
+end
+
 --- The router's entry with a SERVER span around each tool call: its parent the request's
 -- `_meta` trace context, else `parent()` (the session's turn), else the current span. The
--- span is current in the tool's task.
+-- span is current in the tool's task. Its attributes are made by one constructor.
 -- @tparam function route the plain entry (`router.route`)
 -- @tparam[opt] function parent
+-- @tparam[opt] string transport `network.transport` ("pipe", "tcp")
 -- @treturn function
-function M.server_route(route, parent)
+function M.server_route(route, parent, transport)
   return function(rec)
     if not trace.enabled then return route(rec) end
-    local meta, tool = rec[META], rec[TOOL]
-    local tp, ts
-    if type(meta) == "table" then tp, ts = meta.traceparent, meta.tracestate end
-    local span = trace.start("tools/call " .. tostring(tool), { kind = "server",
-      traceparent = type(tp) == "string" and tp or nil,
-      tracestate = type(ts) == "string" and ts or nil,
-      parent = not tp and parent and parent() or nil })
-    request_attributes(span, "tools/call", rec[ID], rec[REQ])
-    span:set("gen_ai.tool.name", tool):set("gen_ai.operation.name", "execute_tool")
-    span:set("mcp.server.name", rec[SERVER])
+    local tool, id, req = rec[TOOL], rec[ID], rec[REQ]
+    local tp, ts = remote_context(rec[META])
+    local version, session
+    if type(req) == "table" then version, session = req.protocol_version, req.session_id end
+    local span = open("tools/call " .. tostring(tool), "server",
+      not tp and parent and parent() or nil, tp, ts, {
+        ["mcp.method.name"] = "tools/call", ["gen_ai.tool.name"] = tool,
+        ["gen_ai.operation.name"] = "execute_tool", ["mcp.server.name"] = rec[SERVER],
+        ["jsonrpc.request.id"] = id ~= nil and tostring(id) or nil,
+        ["mcp.protocol.version"] = version, ["mcp.session.id"] = session,
+        ["network.transport"] = transport })
     local reply = rec[REPLY]
-    rec[REPLY] = function(tag, result, id, text)
-      end_with(span, result)
-      return reply(tag, result, id, text)
+    rec[REPLY] = function(tag, result, rid, text)
+      if text then span:finish() else end_with(span, result) end
+      return reply(tag, result, rid, text)
     end
     local previous = trace._pending(span)
     local ok, ctx = pcall(route, rec)
