@@ -417,6 +417,17 @@ end
 
 local entry -- (self): the router's entry, below
 
+-- A span around each request, in front of the plain paths (claude.trace.mcp): put there when
+-- the router is made while tracing is on, or when tracing turns on later (`untraced`: the
+-- routers made while it was off, weak).
+local untraced = setmetatable({}, { __mode = "k" })
+local function traced_paths(self)
+  local traced = require "claude.trace.mcp"
+  self.route = traced.server_route(self.route, self._trace_parent, self._transport)
+  self.handle_async = traced.server_handle(Router.handle_async, self._trace_parent,
+    self._transport)
+end
+
 -- The router forgets what it kept by name of a server's tools when they change.
 local function watch(self, name, server)
   server._watchers[self] = function(_, what)
@@ -445,11 +456,14 @@ end
 --   (the modern era's multi round-trip requests; without it, `ctx.input` sends the requests
 --   with `request`); `task = function(ctx)`: answers `ctx.task()` (the tasks extension: the
 --   call goes on as a task; without it, false); `ack = false`: notifications get no answer
---   (a plain MCP transport; the CLI's control channel wants one, the default)
+--   (a plain MCP transport; the CLI's control channel wants one, the default); when traced
+--   (claude.trace), `trace_parent = function()`: the parent of a request's span when the
+--   request carries no trace context (a session's turn), `transport`: the spans'
+--   `network.transport` ("pipe", "tcp")
 -- @treturn claude.Router
 -- @function new
 local NEW_OPTIONS = { notify = true, request = true, ack = true, budget = true,
-  close_stream = true, input = true, task = true, trace_parent = true }
+  close_stream = true, input = true, task = true, trace_parent = true, transport = true }
 
 M.new = public(function(servers, opts)
   errors.check(servers, 1, "new", "table", true)
@@ -462,6 +476,9 @@ M.new = public(function(servers, opts)
       misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(opts[f]))
     end
   end
+  if opts.transport ~= nil and type(opts.transport) ~= "string" then
+    misuse("bad field 'transport' to 'new' (string expected, got %s)", typename(opts.transport))
+  end
   if opts.ack ~= nil and type(opts.ack) ~= "boolean" then
     misuse("bad field 'ack' to 'new' (boolean expected, got %s)", typename(opts.ack))
   end
@@ -473,15 +490,23 @@ M.new = public(function(servers, opts)
   local self = setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
     _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
     _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
-    _by_name = {}, _input = opts.input, _task = opts.task }, Router)
+    _by_name = {}, _input = opts.input, _task = opts.task, _trace_parent = opts.trace_parent,
+    _transport = opts.transport }, Router)
   self.route = entry(self)
-  if trace.enabled then -- a span around each request, in front of the plain paths
-    local traced = require "claude.trace.mcp"
-    self.route = traced.server_route(self.route, opts.trace_parent)
-    self.handle_async = traced.server_handle(Router.handle_async, opts.trace_parent)
-  end
+  if trace.enabled then traced_paths(self) else untraced[self] = true end
   for name, server in pairs(map) do watch(self, name, server) end
   return self
+end)
+
+-- Tracing turned on after routers were made: each gets its traced paths now, and whoever
+-- holds its entry (a reader's target) is pointed at the traced one: `router._retarget`,
+-- `function(route)`, set by that holder.
+trace.instrument(function()
+  for self in pairs(untraced) do
+    untraced[self] = nil
+    traced_paths(self)
+    if self._retarget then self._retarget(self.route) end
+  end
 end)
 
 -- The work of one request, in a task: a tool call answers with its result (the caller writes

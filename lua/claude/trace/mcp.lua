@@ -6,6 +6,7 @@
 -- @module claude.trace.mcp
 local trace = require "claude.trace"
 local call = require "claude.mcp.call"
+local json = require "claude.json"
 
 local M = {}
 
@@ -26,15 +27,6 @@ local function outcome(result)
 end
 M.outcome = outcome
 
-local function request_attributes(span, method, id, req)
-  span:set("mcp.method.name", method)
-  if id ~= nil then span:set("jsonrpc.request.id", tostring(id)) end
-  if type(req) == "table" then
-    span:set("mcp.protocol.version", req.protocol_version)
-    span:set("mcp.session.id", req.session_id)
-  end
-end
-
 local function end_with(span, result)
   local kind, message = outcome(result)
   if kind then
@@ -45,6 +37,17 @@ local function end_with(span, result)
 end
 
 local open = trace._open
+
+--- The links of a server span whose parent came in the request (`tp`): the context that was
+-- current where it arrived (`ambient`: the session's turn, else the current span), as the
+-- conventions ask ("link current ambient context"); nil when there is none.
+function M.ambient_link(tp, ambient)
+  if not tp then return nil end
+  if ambient == nil then ambient = trace.current() end
+  if not ambient or ambient == trace.NOOP then return nil end
+  return { { trace_id = ambient.trace_id, span_id = ambient.span_id,
+    tracestate = ambient.tracestate } }
+end
 
 -- The parent of a server span: the request's `_meta` trace context (W3C), else `parent()`
 -- (the session's turn), else the current span.
@@ -69,13 +72,14 @@ function M.server_route(route, parent, transport)
     local tp, ts = remote_context(rec[META])
     local version, session
     if type(req) == "table" then version, session = req.protocol_version, req.session_id end
-    local span = open("tools/call " .. tostring(tool), "server",
-      not tp and parent and parent() or nil, tp, ts, {
+    local ambient = parent and parent() or nil
+    local span = open("tools/call " .. tostring(tool), "server", not tp and ambient or nil, tp,
+      ts, {
         ["mcp.method.name"] = "tools/call", ["gen_ai.tool.name"] = tool,
         ["gen_ai.operation.name"] = "execute_tool", ["mcp.server.name"] = rec[SERVER],
         ["jsonrpc.request.id"] = id ~= nil and tostring(id) or nil,
         ["mcp.protocol.version"] = version, ["mcp.session.id"] = session,
-        ["network.transport"] = transport })
+        ["network.transport"] = transport }, tp and M.ambient_link(tp, ambient))
     local reply = rec[REPLY]
     rec[REPLY] = function(tag, result, rid, text)
       if text then span:finish() else end_with(span, result) end
@@ -95,27 +99,37 @@ function M.server_route(route, parent, transport)
   end
 end
 
---- `router:handle_async` with a SERVER span around each request that is not a tool call (a
--- read, a prompt, a completion, a list: those answer through `reply`); a tool call goes on
--- to the traced entry.
-function M.server_handle(handle, parent)
+--- `router:handle_async` with a SERVER span around each request that is not a tool call
+-- (initialize, a list, a read, a prompt, a completion, a ping: those answer through
+-- `reply`); a tool call goes on to the traced entry. A message that came as JSON text (the
+-- readers hand some so, for C to answer) is decoded first while tracing is on: the plain
+-- path takes a decoded message the same.
+function M.server_handle(handle, parent, transport)
   return function(self, name, message, reply, tag, auth, req)
-    local method = trace.enabled and type(message) == "table" and message.method
+    if not trace.enabled then return handle(self, name, message, reply, tag, auth, req) end
+    if type(message) == "string" then
+      local decoded = json.decode(message)
+      if type(decoded) == "table" then message = decoded end
+    end
+    local method = type(message) == "table" and message.method
     if type(method) ~= "string" or method == "tools/call" or message.id == nil then
       return handle(self, name, message, reply, tag, auth, req)
     end
     local params = type(message.params) == "table" and message.params or {}
-    local meta = type(params._meta) == "table" and params._meta or {}
-    local target = params.name or (method == "resources/read" and "" or nil)
-    local tp = type(meta.traceparent) == "string" and meta.traceparent or nil
-    local span = trace.start(target and target ~= "" and method .. " " .. target or method,
-      { kind = "server", traceparent = tp,
-        tracestate = type(meta.tracestate) == "string" and meta.tracestate or nil,
-        parent = not tp and parent and parent() or nil })
-    request_attributes(span, method, message.id, req)
-    span:set("mcp.server.name", name)
-    if method == "resources/read" then span:set("mcp.resource.uri", params.uri) end
-    if method == "prompts/get" then span:set("gen_ai.prompt.name", params.name) end
+    local tp, ts = remote_context(params._meta)
+    local target = method == "prompts/get" and params.name or nil
+    local version, session
+    if type(req) == "table" then version, session = req.protocol_version, req.session_id end
+    if method == "initialize" then version = version or params.protocolVersion end
+    local ambient = parent and parent() or nil
+    local span = open(type(target) == "string" and method .. " " .. target or method, "server",
+      not tp and ambient or nil, tp, ts, {
+        ["mcp.method.name"] = method, ["mcp.server.name"] = name,
+        ["jsonrpc.request.id"] = tostring(message.id),
+        ["mcp.protocol.version"] = version, ["mcp.session.id"] = session,
+        ["network.transport"] = transport,
+        ["mcp.resource.uri"] = method == "resources/read" and params.uri or nil,
+        ["gen_ai.prompt.name"] = target }, M.ambient_link(tp, ambient))
     return handle(self, name, message, function(t, response, ...)
       end_with(span, response)
       return reply(t, response, ...)
@@ -166,6 +180,31 @@ local function traced_client(plain, method, target_of, fname)
     end
     return table.unpack(r, 2, r.n)
   end, fname
+end
+
+--- A CLIENT span for a request the client makes itself (`initialize`), under the current
+-- span, its context put in `params._meta`.
+-- @tparam table client the claude.mcp client
+-- @tparam string method
+-- @tparam table params the request's params
+-- @treturn claude.trace.Span
+function M.client_span(client, method, params)
+  local span = open(method, "client", nil, nil, nil, { ["mcp.method.name"] = method,
+    ["mcp.server.name"] = client.name })
+  local meta = type(params._meta) == "table" and params._meta or {}
+  meta.traceparent, meta.tracestate = span:traceparent(), span.tracestate
+  params._meta = meta
+  return span
+end
+
+--- Ends the span of `client_span` with the request's outcome (`r, err, kind`).
+function M.client_done(span, r, err, kind)
+  if r == nil then
+    span:fail(err, type(err) == "table" and err.code and tostring(err.code) or kind or "error")
+  elseif type(r) == "table" then
+    span:set("mcp.protocol.version", r.protocolVersion)
+  end
+  span:finish()
 end
 
 local function name_target(name) return type(name) == "string" and name or nil end

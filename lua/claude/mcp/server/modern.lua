@@ -479,7 +479,8 @@ end
 -- @tparam[opt] table opts `state` (a `claude.mcp.server.state`; default: one with this
 --   process's key), `node` (this process's name behind a load balancer: the prefix of its
 --   task ids), `limits` (the bounds of claude.mcp.server.limits; default: its defaults),
---   `shared` (what the replicas share, claude.mcp.server.shared; default: nothing)
+--   `shared` (what the replicas share, claude.mcp.server.shared; default: nothing),
+--   `transport` (its spans' `network.transport`: "pipe" over stdio, "tcp" over HTTP)
 -- @treturn claude.mcp.ModernServer
 function M.new(server, opts)
   opts = opts or {}
@@ -501,7 +502,7 @@ function M.new(server, opts)
   end
   self._special = special
   self._router = router_mod.new({ [server.name] = server }, { ack = false, notify = notify,
-    request = ask_one, input = ask,
+    request = ask_one, input = ask, transport = opts.transport,
     task = function(ctx) -- ctx.task(): the call goes on as a task, when its client may
       local req = ctx._req
       if req.task then return true end
@@ -630,7 +631,8 @@ end
 -- @tparam[opt] function write
 -- @treturn function
 function Modern:caller(out, fallback, write)
-  local route, usual, answer = self._router.route, self._usual, call_reply(self, out, write)
+  -- (the router's entry read at each call: tracing may put its traced one in front later)
+  local router, usual, answer = self._router, self._usual, call_reply(self, out, write)
   local req = setmetatable({ _out = out }, Req)
   return function(rec)
     if rec[VERSION] == LATEST then
@@ -641,7 +643,7 @@ function Modern:caller(out, fallback, write)
         -- (a record that served this connection last holds its values still)
         if rec[REPLY] ~= answer then rec[SERVER], rec[REPLY], rec[REQ] = self._key, answer, req end
         rec[TAG] = name
-        return route(rec)
+        return router.route(rec)
       end
     end
     return fallback(rec)
