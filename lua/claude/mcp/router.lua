@@ -20,7 +20,7 @@ local wire = require "claude.mcp.wire"
 local errors = require "claude.errors"
 local budgets = require "claude.mcp.budget"
 local call = require "claude.mcp.call"
-local trace = require "claude.trace"
+local traced = require "claude.trace.mcp"
 -- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
 -- spec/unit/call_record_spec.lua holds them to the module's)
 local ID <const>, TOOL <const>, ARGS <const>, META <const> = 1, 2, 3, 4
@@ -417,17 +417,6 @@ end
 
 local entry -- (self): the router's entry, below
 
--- A span around each request, in front of the plain paths (claude.trace.mcp): put there when
--- the router is made while tracing is on, or when tracing turns on later (`untraced`: the
--- routers made while it was off, weak).
-local untraced = setmetatable({}, { __mode = "k" })
-local function traced_paths(self)
-  local traced = require "claude.trace.mcp"
-  self.route = traced.server_route(self.route, self._trace_parent, self._transport)
-  self.handle_async = traced.server_handle(Router.handle_async, self._trace_parent,
-    self._transport)
-end
-
 -- The router forgets what it kept by name of a server's tools when they change.
 local function watch(self, name, server)
   server._watchers[self] = function(_, what)
@@ -456,10 +445,8 @@ end
 --   (the modern era's multi round-trip requests; without it, `ctx.input` sends the requests
 --   with `request`); `task = function(ctx)`: answers `ctx.task()` (the tasks extension: the
 --   call goes on as a task; without it, false); `ack = false`: notifications get no answer
---   (a plain MCP transport; the CLI's control channel wants one, the default); when traced
---   (claude.trace), `trace_parent = function()`: the parent of a request's span when the
---   request carries no trace context (a session's turn), `transport`: the spans'
---   `network.transport` ("pipe", "tcp")
+--   (a plain MCP transport; the CLI's control channel wants one, the default); traced:
+--   `trace_parent`, `transport` (claude.trace.mcp's `server_route`)
 -- @treturn claude.Router
 -- @function new
 local NEW_OPTIONS = { notify = true, request = true, ack = true, budget = true,
@@ -471,13 +458,11 @@ M.new = public(function(servers, opts)
   opts = opts or {}
   errors.check_fields(opts, NEW_OPTIONS, "new")
   budgets.check(opts.budget, "the session (tool_budget)")
-  for _, f in ipairs { "notify", "request", "input", "task", "trace_parent" } do
-    if opts[f] ~= nil and type(opts[f]) ~= "function" then
-      misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(opts[f]))
+  for f, want in pairs { notify = "function", request = "function", input = "function",
+    task = "function", trace_parent = "function", transport = "string" } do
+    if opts[f] ~= nil and type(opts[f]) ~= want then
+      misuse("bad field '%s' to 'new' (%s expected, got %s)", f, want, typename(opts[f]))
     end
-  end
-  if opts.transport ~= nil and type(opts.transport) ~= "string" then
-    misuse("bad field 'transport' to 'new' (string expected, got %s)", typename(opts.transport))
   end
   if opts.ack ~= nil and type(opts.ack) ~= "boolean" then
     misuse("bad field 'ack' to 'new' (boolean expected, got %s)", typename(opts.ack))
@@ -493,20 +478,9 @@ M.new = public(function(servers, opts)
     _by_name = {}, _input = opts.input, _task = opts.task, _trace_parent = opts.trace_parent,
     _transport = opts.transport }, Router)
   self.route = entry(self)
-  if trace.enabled then traced_paths(self) else untraced[self] = true end
+  traced.router(self, Router.handle_async) -- its spans: now, or when tracing turns on
   for name, server in pairs(map) do watch(self, name, server) end
   return self
-end)
-
--- Tracing turned on after routers were made: each gets its traced paths now, and whoever
--- holds its entry (a reader's target) is pointed at the traced one: `router._retarget`,
--- `function(route)`, set by that holder.
-trace.instrument(function()
-  for self in pairs(untraced) do
-    untraced[self] = nil
-    traced_paths(self)
-    if self._retarget then self._retarget(self.route) end
-  end
 end)
 
 -- The work of one request, in a task: a tool call answers with its result (the caller writes

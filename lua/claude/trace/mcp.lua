@@ -137,6 +137,32 @@ function M.server_handle(handle, parent, transport)
   end
 end
 
+-- The routers made while tracing was off (weak keys; the values their plain handle_async)
+local untraced = setmetatable({}, { __mode = "k" })
+
+local function install(router, handle_async)
+  router.route = M.server_route(router.route, router._trace_parent, router._transport)
+  router.handle_async = M.server_handle(handle_async, router._trace_parent, router._transport)
+end
+
+--- Puts a new router's traced paths (its entry `route`, `handle_async`) in front of its
+-- plain ones: now when tracing is on, else when it turns on. Then whoever holds the old
+-- entry (a reader's target) is pointed at the new one: `router._retarget(route)`, set by
+-- that holder. The router's `_trace_parent` and `_transport` are the spans' (`server_route`).
+-- @tparam claude.Router router
+-- @tparam function handle_async the plain `Router.handle_async`
+function M.router(router, handle_async)
+  if trace.enabled then install(router, handle_async) else untraced[router] = handle_async end
+end
+
+trace.instrument(function()
+  for router, handle_async in pairs(untraced) do
+    untraced[router] = nil
+    install(router, handle_async)
+    if router._retarget then router._retarget(router.route) end
+  end
+end)
+
 -- The client: a CLIENT span around a request, its context in the request's `_meta` (unless
 -- the caller gave one).
 local function traced_client(plain, method, target_of, fname)
