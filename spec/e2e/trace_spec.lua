@@ -168,6 +168,14 @@ describe("OpenTelemetry traces", function()
     local failed = c:call_tool("no_such_tool", {})
     assert.is_nil(failed)
     c:close()
+    -- the modern era: the call's context beside the envelope in the same _meta
+    local m <close> = assert(claude.mcp.connect { command = harness.claudelua,
+      args = { "mcp", TOOLS }, env = { OTEL_EXPORTER_OTLP_ENDPOINT = recv.url,
+        OTEL_SERVICE_NAME = "claudelua-modern", OTEL_BSP_SCHEDULE_DELAY = "50",
+        PATH = os.getenv("PATH") } })
+    assert.equal("modern", m.era)
+    assert(claude.trace.span("modern step", function() return m:call_tool("lookup", {}) end))
+    m:close()
     assert(claude.trace.shutdown(T))
     local list = recv.spans(function(l)
       return named(l, "db.lookup") and named(l, "tools/call lookup", "lua-client")
@@ -183,6 +191,18 @@ describe("OpenTelemetry traces", function()
     assert.equal(3, init_client.kind)
     assert.equal(init_client.spanId, init_server.parentSpanId)
     assert.equal(init_client.traceId, init_server.traceId)
+    local modern_list = recv.spans(function(l)
+      return named(l, "tools/call lookup", "claudelua-modern") and named(l, "modern step")
+    end)
+    local modern_server = named(modern_list, "tools/call lookup", "claudelua-modern")
+    local modern_client
+    for _, s in ipairs(modern_list) do
+      if s.name == "tools/call lookup" and s.service == "lua-client"
+        and s.parentSpanId == named(modern_list, "modern step").spanId then modern_client = s end
+    end
+    assert.truthy(modern_client)
+    assert.equal(modern_client.spanId, modern_server.parentSpanId)
+    assert.truthy(modern_server.attributes["mcp.protocol.version"])
     local step = named(list, "agent step", "lua-client")
     local call = named(list, "tools/call lookup", "lua-client")
     local server = named(list, "tools/call lookup", "claudelua-server")

@@ -71,7 +71,7 @@ end
 
 --- The span's `traceparent` (W3C), for a request that carries it on.
 function Span:traceparent()
-  return fmt("00-%s-%s-%s", self.trace_id, self.span_id, self.sampled and "01" or "00")
+  return "00-" .. self.trace_id .. "-" .. self.span_id .. (self.sampled and "-01" or "-00")
 end
 
 --- Sets attribute `key` (a string, a number, a boolean, or a list of one of them); a nil
@@ -120,6 +120,10 @@ local NOOP = setmetatable({ name = "", trace_id = ZERO_TRACE, span_id = ZERO_SPA
   sampled = false, recording = false, attributes = {} }, Span)
 function NOOP.finish() return NOOP end
 M.NOOP = NOOP
+
+-- the metatable of a call's options that hold only a trace context (claude.trace.mcp's, for
+-- claude.mcp.client.call's usual call)
+M._CONTEXT = { __name = "claude.trace.Context" }
 
 local KINDS = { internal = 1, server = 2, client = 3, producer = 4, consumer = 5 }
 M.KINDS = KINDS

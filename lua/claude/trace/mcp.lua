@@ -165,6 +165,10 @@ end)
 
 -- The client: a CLIENT span around a request, its context in the request's `_meta` (unless
 -- the caller gave one).
+-- The options that carry only a trace context (a table of this metatable): the client's
+-- usual call keeps its way of writing the request (claude.mcp.client.call).
+local TRACE_CONTEXT = trace._CONTEXT
+
 local function traced_client(plain, method, target_of, fname)
   return function(self, a, b, c)
     if not trace.enabled then return plain(self, a, b, c) end
@@ -172,39 +176,36 @@ local function traced_client(plain, method, target_of, fname)
     local opts = opts_index == 2 and b or c
     if opts ~= nil and type(opts) ~= "table" then return plain(self, a, b, c) end
     local target = target_of(a)
-    local span = trace.start(target and method .. " " .. target or method, { kind = "client" })
-    span:set("mcp.method.name", method)
-    if method == "tools/call" then
-      span:set("gen_ai.tool.name", a):set("gen_ai.operation.name", "execute_tool")
-    elseif method == "resources/read" then
-      span:set("mcp.resource.uri", a)
-    else
-      span:set("gen_ai.prompt.name", a)
-    end
-    if type(self) == "table" then
-      span:set("mcp.server.name", self.name)
-      span:set("mcp.protocol.version", self.protocol_version)
-    end
-    if not (opts and opts.traceparent) then
+    local client = type(self) == "table" and self or {}
+    local span = open(target and method .. " " .. target or method, "client", nil, nil, nil, {
+      ["mcp.method.name"] = method,
+      ["gen_ai.tool.name"] = method == "tools/call" and a or nil,
+      ["gen_ai.operation.name"] = method == "tools/call" and "execute_tool" or nil,
+      ["mcp.resource.uri"] = method == "resources/read" and a or nil,
+      ["gen_ai.prompt.name"] = method == "prompts/get" and a or nil,
+      ["mcp.server.name"] = client.name, ["mcp.protocol.version"] = client.protocol_version })
+    if opts == nil then
+      opts = setmetatable({ traceparent = span:traceparent(), tracestate = span.tracestate },
+        TRACE_CONTEXT)
+    elseif not opts.traceparent then
       local copy = {}
-      for k, v in pairs(opts or {}) do copy[k] = v end
+      for k, v in pairs(opts) do copy[k] = v end
       copy.traceparent, copy.tracestate = span:traceparent(), span.tracestate
       opts = copy
     end
     if opts_index == 2 then b = opts else c = opts end
-    local r = table.pack(pcall(plain, self, a, b, c))
-    if not r[1] then
-      span:fail(r[2], "error"):finish()
-      error(r[2], 0)
+    local ok, r, err, kind = pcall(plain, self, a, b, c)
+    if not ok then
+      span:fail(r, "error"):finish()
+      error(r, 0)
     end
-    if r[2] == nil then
-      local err, kind = r[3], r[4]
+    if r == nil then
       span:fail(err, type(err) == "table" and err.code and tostring(err.code) or kind or "error")
       span:finish()
     else
-      end_with(span, r[2])
+      end_with(span, r)
     end
-    return table.unpack(r, 2, r.n)
+    return r, err, kind
   end, fname
 end
 
