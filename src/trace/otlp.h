@@ -87,6 +87,25 @@ static inline int bool_field(lua_State *L, int t, int f) {
   return v;
 }
 
+/* Calls one(o, k, index) for the k-th table (from 0) of the list in field f of the span at t
+ * (the items that are no table skipped; nothing when the field is no table); returns how
+ * many it called it for. */
+typedef void (*otlp_item_fn)(writer *o, int k, int item);
+static inline int otlp_each(writer *o, int t, int f, otlp_item_fn one) {
+  lua_State *L = o->L;
+  lua_Integer i, n;
+  int k = 0;
+  if (span_field(L, t, f) == LUA_TTABLE) {
+    n = (lua_Integer)lua_rawlen(L, -1);
+    for (i = 1; i <= n; i++) {
+      if (lua_rawgeti(L, -1, i) == LUA_TTABLE) one(o, k++, lua_gettop(L));
+      lua_pop(L, 1);
+    }
+  }
+  lua_pop(L, 1);
+  return k;
+}
+
 /* SpanKind of a kind's name (1 internal .. 5 consumer; none: 1; another: 0) */
 static inline int claude_otlp_kind(const char *k, size_t n) {
   if (k == NULL || n < 6) return k == NULL ? 1 : 0;

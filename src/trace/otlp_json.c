@@ -123,70 +123,39 @@ static void j_id(writer *o, const char *member, lua_State *L, int t, int k) {
   if (s != NULL && n > 0) jfield_text(o, member, s, n);
 }
 
-static void j_events(writer *o, int t) {
-  lua_State *L = o->L;
-  lua_Integer i, n;
-  if (span_field(L, t, EVENTS) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    return;
-  }
-  n = (lua_Integer)lua_rawlen(L, -1);
-  LIT(o, ",\"events\":[");
-  for (i = 1; i <= n; i++) {
-    int e;
-    size_t len;
-    const char *name;
-    if (lua_rawgeti(L, -1, i) != LUA_TTABLE) {
-      lua_pop(L, 1);
-      continue;
-    }
-    e = lua_gettop(L);
-    if (i > 1) LIT(o, ",");
-    LIT(o, "{\"timeUnixNano\":");
-    jdigits(o, int_field(L, e, TIME), 1);
-    name = text_field(L, e, NAME, &len);
-    jfield_text(o, ",\"name\":", name ? name : "", name ? len : 0);
-    span_field(L, e, ATTRIBUTES);
-    j_attributes(o, ",\"attributes\":", lua_gettop(L));
-    lua_pop(L, 2);
-    LIT(o, "}");
-  }
-  LIT(o, "]");
-  lua_pop(L, 1);
+/* before item k of a list: the list's member and "[" (the first), else "," */
+static void j_item(writer *o, int k, const char *member) {
+  if (k == 0) raw(o, member, strlen(member));
+  else LIT(o, ",");
 }
 
-static void j_links(writer *o, int t) {
+static void j_event(writer *o, int k, int e) {
   lua_State *L = o->L;
-  lua_Integer i, n;
-  if (span_field(L, t, LINKS) != LUA_TTABLE) {
-    lua_pop(L, 1);
-    return;
-  }
-  n = (lua_Integer)lua_rawlen(L, -1);
-  LIT(o, ",\"links\":[");
-  for (i = 1; i <= n; i++) {
-    int l;
-    if (lua_rawgeti(L, -1, i) != LUA_TTABLE) {
-      lua_pop(L, 1);
-      continue;
-    }
-    l = lua_gettop(L);
-    if (i > 1) LIT(o, ",");
-    {
-      size_t len;
-      const char *s = text_field(L, l, TRACE_ID, &len);
-      LIT(o, "{\"traceId\":");
-      jstr(o, s ? s : "", s ? len : 0);
-    }
-    j_id(o, ",\"spanId\":", L, l, SPAN_ID);
-    j_id(o, ",\"traceState\":", L, l, TRACESTATE);
-    span_field(L, l, ATTRIBUTES);
-    j_attributes(o, ",\"attributes\":", lua_gettop(L));
-    lua_pop(L, 2);
-    LIT(o, "}");
-  }
-  LIT(o, "]");
+  size_t len;
+  const char *name = text_field(L, e, NAME, &len);
+  j_item(o, k, ",\"events\":[");
+  LIT(o, "{\"timeUnixNano\":");
+  jdigits(o, int_field(L, e, TIME), 1);
+  jfield_text(o, ",\"name\":", name ? name : "", name ? len : 0);
+  span_field(L, e, ATTRIBUTES);
+  j_attributes(o, ",\"attributes\":", lua_gettop(L));
   lua_pop(L, 1);
+  LIT(o, "}");
+}
+
+static void j_link(writer *o, int k, int l) {
+  lua_State *L = o->L;
+  size_t len;
+  const char *s = text_field(L, l, TRACE_ID, &len);
+  j_item(o, k, ",\"links\":[");
+  LIT(o, "{\"traceId\":");
+  jstr(o, s ? s : "", s ? len : 0);
+  j_id(o, ",\"spanId\":", L, l, SPAN_ID);
+  j_id(o, ",\"traceState\":", L, l, TRACESTATE);
+  span_field(L, l, ATTRIBUTES);
+  j_attributes(o, ",\"attributes\":", lua_gettop(L));
+  lua_pop(L, 1);
+  LIT(o, "}");
 }
 
 static void j_span(writer *o, int t) {
@@ -214,8 +183,8 @@ static void j_span(writer *o, int t) {
   span_field(L, t, ATTRIBUTES);
   j_attributes(o, ",\"attributes\":", lua_gettop(L));
   lua_pop(L, 1);
-  j_events(o, t);
-  j_links(o, t);
+  if (otlp_each(o, t, EVENTS, j_event) > 0) LIT(o, "]");
+  if (otlp_each(o, t, LINKS, j_link) > 0) LIT(o, "]");
   s = text_field(L, t, STATUS, &n);
   if (s != NULL && strcmp(s, "error") == 0) {
     LIT(o, ",\"status\":{\"code\":2");

@@ -165,50 +165,30 @@ static void p_attributes(writer *o, unsigned field, int t) {
 }
 
 /* Span.events (11): Event { time 1, name 2, attributes 3 } */
-static void p_events(writer *o, int t) {
+static void p_event(writer *o, int k, int e) {
   lua_State *L = o->L;
-  lua_Integer i, n;
-  if (span_field(L, t, EVENTS) == LUA_TTABLE) {
-    n = (lua_Integer)lua_rawlen(L, -1);
-    for (i = 1; i <= n; i++) {
-      if (lua_rawgeti(L, -1, i) == LUA_TTABLE) {
-        int e = lua_gettop(L);
-        size_t at = open_msg(o, 11);
-        p_fixed(o, 1, (uint64_t)int_field(L, e, TIME), 8);
-        p_text(o, 2, L, e, NAME);
-        span_field(L, e, ATTRIBUTES);
-        p_attributes(o, 3, lua_gettop(L));
-        lua_pop(L, 1);
-        close_msg(o, at);
-      }
-      lua_pop(L, 1);
-    }
-  }
+  size_t at = open_msg(o, 11);
+  (void)k;
+  p_fixed(o, 1, (uint64_t)int_field(L, e, TIME), 8);
+  p_text(o, 2, L, e, NAME);
+  span_field(L, e, ATTRIBUTES);
+  p_attributes(o, 3, lua_gettop(L));
   lua_pop(L, 1);
+  close_msg(o, at);
 }
 
 /* Span.links (13): Link { trace_id 1, span_id 2, trace_state 3, attributes 4 } */
-static void p_links(writer *o, int t) {
+static void p_link(writer *o, int k, int l) {
   lua_State *L = o->L;
-  lua_Integer i, n;
-  if (span_field(L, t, LINKS) == LUA_TTABLE) {
-    n = (lua_Integer)lua_rawlen(L, -1);
-    for (i = 1; i <= n; i++) {
-      if (lua_rawgeti(L, -1, i) == LUA_TTABLE) {
-        int l = lua_gettop(L);
-        size_t at = open_msg(o, 13);
-        p_id(o, 1, L, l, TRACE_ID, 16);
-        p_id(o, 2, L, l, SPAN_ID, 8);
-        p_text(o, 3, L, l, TRACESTATE);
-        span_field(L, l, ATTRIBUTES);
-        p_attributes(o, 4, lua_gettop(L));
-        lua_pop(L, 1);
-        close_msg(o, at);
-      }
-      lua_pop(L, 1);
-    }
-  }
+  size_t at = open_msg(o, 13);
+  (void)k;
+  p_id(o, 1, L, l, TRACE_ID, 16);
+  p_id(o, 2, L, l, SPAN_ID, 8);
+  p_text(o, 3, L, l, TRACESTATE);
+  span_field(L, l, ATTRIBUTES);
+  p_attributes(o, 4, lua_gettop(L));
   lua_pop(L, 1);
+  close_msg(o, at);
 }
 
 /* ScopeSpans.spans (2): Span (trace.proto) */
@@ -230,8 +210,8 @@ static void p_span(writer *o, int t) {
   span_field(L, t, ATTRIBUTES);
   p_attributes(o, 9, lua_gettop(L));
   lua_pop(L, 1);
-  p_events(o, t);
-  p_links(o, t);
+  otlp_each(o, t, EVENTS, p_event);
+  otlp_each(o, t, LINKS, p_link);
   s = text_field(L, t, STATUS, &n);
   if (s != NULL && (strcmp(s, "error") == 0 || strcmp(s, "ok") == 0)) {
     size_t status = open_msg(o, 15); /* Status { message 2, code 3 } */
