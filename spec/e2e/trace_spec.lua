@@ -217,6 +217,24 @@ describe("OpenTelemetry traces", function()
     assert.truthy(bad.attributes["error.type"])
   end)
 
+  for _, protocol in ipairs { "legacy", "modern" } do
+    it("a server that turns tracing on while it serves traces its calls from then on ("
+      .. protocol .. " era, stdio)", function()
+      local c <close> = assert(claude.mcp.connect { command = harness.claudelua,
+        protocol = protocol == "legacy" and "legacy" or nil, args = { "mcp", TOOLS },
+        env = { TRACE_ON_ENDPOINT = recv.url .. "/v1/traces", PATH = os.getenv("PATH") } })
+      assert.equal(protocol, c.era)
+      assert.equal("found", c:call_tool("lookup", {}).content[1].text) -- not traced
+      assert.equal("on", c:call_tool("trace_on", {}).content[1].text)
+      assert.equal("found", c:call_tool("lookup", {}).content[1].text)
+      local list = recv.spans(function(l) return named(l, "tools/call lookup", "late") end)
+      local call = named(list, "tools/call lookup", "late")
+      assert.equal(2, call.kind)
+      assert.equal(call.spanId, named(list, "db.lookup", "late").parentSpanId)
+      assert.equal("pipe", call.attributes["network.transport"])
+    end)
+  end
+
   it("a session with the real CLI: query, turn, permission, hook, tool call", function()
     local mock <close> = e2e.start { turns = {
       { match = "add", content = { { type = "text", text = "I'll add." },

@@ -367,11 +367,15 @@ local function receive_modern(self, msg, auth)
     if self.era ~= "modern" and method ~= "server/discover" then
       self.era = "modern"
       -- from now on the usual tools/call a reader took apart is the modern server's at once
-      local target = modern_of(self):caller(self._mout, function(rec)
-        return Conn.call(self, rec)
-      end, self._send_result)
-      self.call = function(_, rec) return target(rec) end
-      if self._record and self._bind then self._bind(target) end
+      local function serve_calls() -- (again when tracing turns on: around the traced entry)
+        local target = modern_of(self):caller(self._mout, function(rec)
+          return Conn.call(self, rec)
+        end, self._send_result)
+        self.call = function(_, rec) return target(rec) end
+        if self._record and self._bind then self._bind(target) end
+      end
+      serve_calls()
+      modern_of(self)._router._retarget = function() if not self.closed then serve_calls() end end
     end
   end
   return (self._modern or modern_of(self)):handle(msg, self._mout, auth)

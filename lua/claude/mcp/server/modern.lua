@@ -631,8 +631,7 @@ end
 -- @tparam[opt] function write
 -- @treturn function
 function Modern:caller(out, fallback, write)
-  -- (the router's entry read at each call: tracing may put its traced one in front later)
-  local router, usual, answer = self._router, self._usual, call_reply(self, out, write)
+  local route, usual, answer = self._router.route, self._usual, call_reply(self, out, write)
   local req = setmetatable({ _out = out }, Req)
   return function(rec)
     if rec[VERSION] == LATEST then
@@ -643,7 +642,7 @@ function Modern:caller(out, fallback, write)
         -- (a record that served this connection last holds its values still)
         if rec[REPLY] ~= answer then rec[SERVER], rec[REPLY], rec[REQ] = self._key, answer, req end
         rec[TAG] = name
-        return router.route(rec)
+        return route(rec)
       end
     end
     return fallback(rec)
