@@ -20,7 +20,7 @@ local wire = require "claude.mcp.wire"
 local errors = require "claude.errors"
 local budgets = require "claude.mcp.budget"
 local call = require "claude.mcp.call"
-local trace = require "claude.trace"
+local traced = require "claude.trace.mcp"
 -- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
 -- spec/unit/call_record_spec.lua holds them to the module's)
 local ID <const>, TOOL <const>, ARGS <const>, META <const> = 1, 2, 3, 4
@@ -449,11 +449,12 @@ end
 --   (the modern era's multi round-trip requests; without it, `ctx.input` sends the requests
 --   with `request`); `task = function(ctx)`: answers `ctx.task()` (the tasks extension: the
 --   call goes on as a task; without it, false); `ack = false`: notifications get no answer
---   (a plain MCP transport; the CLI's control channel wants one, the default)
+--   (a plain MCP transport; the CLI's control channel wants one, the default); traced:
+--   `trace_parent`, `transport` (claude.trace.mcp's `server_route`)
 -- @treturn claude.Router
 -- @function new
 local NEW_OPTIONS = { notify = true, request = true, ack = true, budget = true,
-  close_stream = true, input = true, task = true, trace_parent = true }
+  close_stream = true, input = true, task = true, trace_parent = true, transport = true }
 
 M.new = public(function(servers, opts)
   errors.check(servers, 1, "new", "table", true)
@@ -461,9 +462,10 @@ M.new = public(function(servers, opts)
   opts = opts or {}
   errors.check_fields(opts, NEW_OPTIONS, "new")
   budgets.check(opts.budget, "the session (tool_budget)")
-  for _, f in ipairs { "notify", "request", "input", "task", "trace_parent" } do
-    if opts[f] ~= nil and type(opts[f]) ~= "function" then
-      misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(opts[f]))
+  for f, want in pairs { notify = "function", request = "function", input = "function",
+    task = "function", trace_parent = "function", transport = "string" } do
+    if opts[f] ~= nil and type(opts[f]) ~= want then
+      misuse("bad field '%s' to 'new' (%s expected, got %s)", f, want, typename(opts[f]))
     end
   end
   if opts.ack ~= nil and type(opts.ack) ~= "boolean" then
@@ -477,13 +479,10 @@ M.new = public(function(servers, opts)
   local self = setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
     _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
     _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
-    by_name = {}, _input = opts.input, _task = opts.task }, Router)
+    by_name = {}, _input = opts.input, _task = opts.task, _trace_parent = opts.trace_parent,
+    _transport = opts.transport }, Router)
   self.route = entry(self)
-  if trace.enabled then -- a span around each request, in front of the plain paths
-    local traced = require "claude.trace.mcp"
-    self.route = traced.server_route(self.route, opts.trace_parent)
-    self.handle_async = traced.server_handle(Router.handle_async, opts.trace_parent)
-  end
+  traced.router(self, Router.handle_async) -- its spans: now, or when tracing turns on
   for name, server in pairs(map) do watch(self, name, server) end
   return self
 end)

@@ -77,7 +77,7 @@ function M.attach(self, sdk)
   self.mcp_reply = replier(self)
   local traced = self.trace and require "claude.trace.session"
   self.router = require("claude.mcp.router").new(sdk, {
-    budget = self.options.tool_budget,
+    budget = self.options.tool_budget, transport = "pipe", -- (the CLI's stdio)
     -- traced: a call's span is under the turn that asked for it
     trace_parent = traced and function() return traced.current(self) end or nil,
     notify = function(server_name, message)

@@ -181,6 +181,7 @@ local function modern_of(self, ep)
   local m = ep.modern
   if not m then
     m = modern.new(ep.server, { state = self.state, node = self.opts.node, limits = self.opts,
+      transport = "tcp",
       shared = self.shared(ep.name) })
     ep.modern = m
   end

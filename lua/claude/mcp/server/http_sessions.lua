@@ -118,6 +118,7 @@ local function new_session(self, ep, path, stateless, who)
     ["mcp-session-id"] = session.id }
   session.conn = connection.new {
     server = ep.server, stateless = stateless, request_timeout = self.opts.request_timeout,
+    transport = "tcp",
     limits = self.opts, send = function(msg, related) return route(session, msg, related) end,
     send_result = function(id, result, related, ends, text)
       return send_result(session, id, result, related, ends, text)

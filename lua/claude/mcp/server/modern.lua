@@ -473,7 +473,8 @@ end
 -- @tparam[opt] table opts `state` (a `claude.mcp.server.state`; default: one with this
 --   process's key), `node` (this process's name behind a load balancer: the prefix of its
 --   task ids), `limits` (the bounds of claude.mcp.server.limits; default: its defaults),
---   `shared` (what the replicas share, claude.mcp.server.shared; default: nothing)
+--   `shared` (what the replicas share, claude.mcp.server.shared; default: nothing),
+--   `transport` (its spans' `network.transport`: "pipe" over stdio, "tcp" over HTTP)
 -- @treturn claude.mcp.ModernServer
 function M.new(server, opts)
   opts = opts or {}
@@ -495,7 +496,7 @@ function M.new(server, opts)
   end
   self._special = special
   self._router = router_mod.new({ [server.name] = server }, { ack = false, notify = notify,
-    request = ask_one, input = ask,
+    request = ask_one, input = ask, transport = opts.transport,
     task = function(ctx) -- ctx.task(): the call goes on as a task, when its client may
       local req = ctx._req
       if req.task then return true end
