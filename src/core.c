@@ -21,6 +21,7 @@
 #include "schema/idn.h"
 #include "schema/regex.h"
 #include "task.h"
+#include "trace/trace.h"
 #include "yaml/yaml.h"
 
 /* A write to a child that died must be an EPIPE error, not a dead host. */
@@ -64,6 +65,8 @@ int luaopen_claude_core(lua_State *L) {
   claude_open_busy_poll(L);
   claude_open_redis(L);
   claude_open_yaml(L);
+  claude_open_trace_ids(L);
+  claude_open_otlp(L);
   lua_pushliteral(L, CLAUDE_VERSION);
   lua_setfield(L, -2, "version");
   return 1;

@@ -9,11 +9,12 @@
 #include "embedded.h"
 
 /* The package.preload loader of one module, its entry as the upvalue:
- * compiles the text and runs it with the arguments require passes (the
+ * loads the text (or the host's bytecode) and runs it with the arguments require passes (the
  * name and ":preload:"), as a file loader does. */
 static int load_embedded(lua_State *L) {
   const claude_embedded *m = (const claude_embedded *)lua_touserdata(L, lua_upvalueindex(1));
-  if (luaL_loadbufferx(L, (const char *)m->source, m->size, m->chunkname, "t") != LUA_OK)
+  if (luaL_loadbufferx(L, (const char *)m->source, m->size, m->chunkname,
+                        claude_embedded_mode) != LUA_OK)
     return lua_error(L);
   lua_insert(L, 1);
   lua_call(L, lua_gettop(L) - 1, 1);

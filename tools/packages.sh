@@ -24,11 +24,13 @@ product=(cmake make gcc pkg-config lua5.4 liblua5.4-dev liblua5.3-dev libuv1-dev
 # foreign-loop specs and example); lua5.3: the unit and integration specs once more on
 # Lua 5.3 (Debian's busted, luassert, cjson and luv are built for it too); pandoc: the
 # Lua filter spec (spec/e2e/pandoc_spec.lua); luarocks: the install spec (luarocks make);
-# python3: the REPL's terminal spec (a pty); wrk: bench/http_wrk.sh; haproxy: the
+# python3: the REPL's terminal spec (a pty), the Redis servers that never answer of
+# spec/integration/redis_spec.lua; wrk: bench/http_wrk.sh; haproxy: the
 # load-balancer spec of claudelua mcp --http (spec/e2e/mcp_haproxy_spec.lua,
 # mcp_scaling_spec.lua) and the Lua 5.3 host of spec/e2e/haproxy_lua53_spec.lua;
-# redis-server: the replicas' shared task store (spec/e2e/mcp_scaling_spec.lua,
-# bench/scaling.sh); openssh-server and -client: the
+# redis-server: the replicas' shared task store (spec/e2e/mcp_scaling_spec.lua, the Redis
+# client's spec/integration/redis_spec.lua with its redis-cli, bench/scaling.sh,
+# bench/task_cost); openssh-server and -client: the
 # specs that run the CLI "on another host" (their own sshd on 127.0.0.1); chromium: the
 # headless browser of the MCP Apps spec (spec/e2e/mcp_apps_spec.lua, driven by the pinned
 # playwright-core); clang and its libFuzzer runtime: the fuzz targets; valgrind:

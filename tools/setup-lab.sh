@@ -21,8 +21,8 @@ export npm_config_loglevel=error
 # package.json into node_modules/ (npm ci, when the pinned CLI is not there yet)
 bash tools/install-cli.sh >/dev/null
 # packages added since that node_modules/ was made (the OpenTelemetry JS SDK of
-# spec/e2e/trace_spec.lua): the lock file again
-[ -d node_modules/@opentelemetry/exporter-trace-otlp-http ] || npm ci --no-audit --no-fund >/dev/null
+# spec/e2e/trace_spec.lua, and its receiver's protobuf definitions): the lock file again
+[ -d node_modules/otlp-transformer-protobufjs ] || npm ci --no-audit --no-fund >/dev/null
 # the TypeScript Agent SDK (bench/package.json): the benchmarks' peer, and the oracle of
 # spec/e2e/sdk_functions_spec.lua
 (cd bench && npm ci --no-audit --no-fund >/dev/null)

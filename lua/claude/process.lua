@@ -167,7 +167,8 @@ local function spawn(spec)
     on_stderr = on_stderr,
     on_exit = function(status, signal)
       self.finished = true
-      self.exit_code, self.signal = status, signal
+      -- (not `self.signal`: that would hide the method `signal` once the child exited)
+      self.exit_code, self.exit_signal = status, signal
       if self.ladder_timer then self.ladder_timer:close(); self.ladder_timer = nil end
       if user_exit then user_exit(status, signal) end
       self.exited:set()
@@ -247,7 +248,7 @@ end
 function Process:wait(timeout)
   local ok, err = self.exited:wait(timeout)
   if not ok then return nil, err end
-  return self.exit_code, self.signal
+  return self.exit_code, self.exit_signal
 end
 
 -- Sends `sig` to the child: through the spec's `signal` function when it has one.

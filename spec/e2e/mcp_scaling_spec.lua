@@ -41,6 +41,18 @@ srv = claude.server("lb", {
     claude.sleep(args.seconds or 0.3)
     return "slow done on " .. node
   end, { task = true }),
+  claude.tool("mark", "Writes a file after a while (a task)", { seconds = "number",
+    path = "string" }, function(args)
+    claude.sleep(args.seconds)
+    local f = assert(io.open(args.path, "w"))
+    f:write(node)
+    f:close()
+    return "marked on " .. node
+  end, { task = true }),
+  claude.tool("grow", "Adds a tool to this replica", { name = "string" }, function(args)
+    srv:add(claude.tool(args.name, "Added", function() return args.name end))
+    return "grown on " .. node
+  end),
 }, { version = node, subscribe = true })
 return srv
 ]]
@@ -220,6 +232,58 @@ describe("claudelua mcp --http replicas sharing tasks and events through Redis",
       if m.method == "notifications/tasks" then assert.equal(tid, m.params.taskId) end
     end
     req:cancel()
+  end)
+
+  it("has a listen on one replica hear a list changed on another", function()
+    if missing then return pending(missing) end
+    local got, req = listen(c.replicas.a.url, { toolsListChanged = true })
+    assert.is_nil(modern(c.replicas.b.url, "tools/call", { name = "grow",
+      arguments = { name = "extra_b" } }).error)
+    assert.is_table(heard(got, function(m)
+      return m.method == "notifications/tools/list_changed"
+    end), "the listen on a did not hear b's tools/list_changed")
+    -- (the listen names no task and no resource: nothing else reaches it)
+    for _, m in ipairs(got) do
+      assert.is_true(m.method == "notifications/subscriptions/acknowledged"
+        or m.method == "notifications/tools/list_changed", tostring(m.method))
+    end
+    req:cancel()
+  end)
+
+  it("stops a task on a replica that stalled past its lease, as the others failed it",
+    function()
+    if missing then return pending(missing) end
+    -- a task that writes a file after 15 s (longer than the stall: its timer is not due
+    -- when b wakes), on b (b's own URL: a stalled b is out of rotation)
+    local mark = c.dir .. "/stalled.mark"
+    local started = core.now()
+    local r = modern(c.replicas.b.url, "tools/call", { name = "mark",
+      arguments = { seconds = 15, path = mark } })
+    local tid = r.result.taskId
+    assert.equal("b", node_of(tid))
+    local pid = c.replicas.b.process.pid
+    assert(os.execute("kill -STOP " .. pid))
+    local ok, err = pcall(function()
+      -- the others fail it once its lease (2 s) lapsed
+      local failed = poll(c.replicas.a.url, tid, function(t) return t.status == "failed" end)
+      assert.equal("failed", failed and failed.status)
+      assert.matches("replica 'b'.*lease", failed.statusMessage)
+    end)
+    assert(os.execute("kill -CONT " .. pid))
+    assert(ok, err)
+    -- b, back, agrees: failed, as the store says, and its call no longer runs
+    local own = poll(c.replicas.b.url, tid, function(t) return t.status == "failed" end, 30)
+    assert.equal("failed", own and own.status)
+    assert.matches("replica 'b'.*lease", own.statusMessage)
+    assert.matches("lease", own.error.message)
+    claude.sleep(math.max(0, started + 16 - core.now())) -- (past its 15 s: no file)
+    assert.is_nil(io.open(mark), "the stalled task's call ran on")
+    assert.equal("failed", modern(c.replicas.b.url, "tasks/get", { taskId = tid }).result.status)
+    -- b goes on serving
+    local after = modern(c.replicas.b.url, "tools/call", { name = "slow",
+      arguments = { seconds = 0.1 } })
+    assert.equal("completed", poll(c.replicas.b.url, after.result.taskId,
+      function(t) return t.status == "completed" end).status)
   end)
 
   it("behaves as one server to claude.mcp: tasks, input, retries", function()

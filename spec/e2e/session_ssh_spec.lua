@@ -109,6 +109,29 @@ describe_ssh("a session whose CLI runs over ssh", function()
     assert.equal("shell said [" .. secret .. "]", result_of(collect(s:receive(T))).result)
   end)
 
+  it("hands a traced query's context to the remote CLI (TRACEPARENT over ssh)", function()
+    local mock <close> = e2e.start { turns = {
+      { content = { use("Bash", { command = "echo \"[$TRACEPARENT]\"", description = "show" }) } },
+      { content = { text("shell said {{last_tool_result}}") } },
+    } }
+    local spans = {}
+    assert(claude.trace.enable { schedule_delay = 0.05,
+      exporter = function(batch) for _, sp in ipairs(batch) do spans[#spans + 1] = sp end end })
+    local ok, err = pcall(function()
+      local s <close> = assert(claude.connect(options(mock, { allowed_tools = { "Bash" } })))
+      assert(s:send("show it"))
+      local said = result_of(collect(s:receive(T))).result
+      s:close()
+      assert(claude.trace.flush(T))
+      local query
+      for _, sp in ipairs(spans) do if sp.name == "invoke_agent claude" then query = sp end end
+      assert.truthy(query, "no query span")
+      assert.equal("shell said [" .. query:traceparent() .. "]", said)
+    end)
+    claude.trace.shutdown(T)
+    assert(ok, err)
+  end)
+
   it("close mid-turn stops the remote CLI", function()
     local mock <close> = e2e.start { turns = {
       { delay_ms = 20000, content = { text("too late") } },

@@ -1,9 +1,13 @@
 -- OpenTelemetry traces end to end, into an OTLP/HTTP receiver of the spec's own
 -- (spec/support/otlp_receiver.mjs, on 127.0.0.1):
 -- * the TypeScript SDK's MCP client inside a trace of the OpenTelemetry JS SDK (its span
---   exported by @opentelemetry/exporter-trace-otlp-http, its context in the call's _meta),
---   `claudelua mcp`'s server span under it, and the tool's own span under that;
--- * claude.mcp's client span, its context carried to the server in _meta;
+--   exported by @opentelemetry/exporter-trace-otlp-http or -proto, its context in the call's
+--   _meta), `claudelua mcp`'s server span under it, and the tool's own span under that; the
+--   server's own spans of its other requests (initialize); OTLP/JSON and protobuf, the
+--   receiver decoding protobuf with protobufjs and the official opentelemetry-proto
+--   definitions;
+-- * claude.mcp's client spans (initialize, a call), their context carried to the server in
+--   _meta;
 -- * a session against the real claude CLI (the scripted Messages API): the query, its turn,
 --   the permission decision, the hook and the in-process tool call, with their parents.
 local claude = require "claude"
@@ -63,7 +67,22 @@ local function count_named(name, n)
   end
 end
 
+-- (tools/setup-lab.sh installs them: package.json)
+local function installed(path)
+  local f = io.open(root .. "/node_modules/" .. path .. "/package.json")
+  if f then f:close() end
+  return f ~= nil
+end
+local lab = installed("@opentelemetry/exporter-trace-otlp-http")
+  and installed("@opentelemetry/exporter-trace-otlp-proto")
+  and installed("otlp-transformer-protobufjs")
+
 describe("OpenTelemetry traces", function()
+  if not lab then
+    pending("the OpenTelemetry JS packages and the OTLP protobuf definitions are not "
+      .. "installed (npm ci)")
+    return
+  end
   local recv
   before_each(function()
     harness.before()
@@ -74,21 +93,18 @@ describe("OpenTelemetry traces", function()
     harness.after()
   end)
 
-  -- (tools/setup-lab.sh installs them: package.json)
-  local otel_js = io.open(root .. "/node_modules/@opentelemetry/exporter-trace-otlp-http/"
-    .. "package.json")
-  if otel_js then otel_js:close() end
-  for _, tool in ipairs { "lookup", "slow_lookup" } do
-    local it = otel_js and it or function(name)
-      pending(name .. ": the OpenTelemetry JS packages are not installed (npm ci)")
-    end
+  -- each case: the tool, and the OTLP encoding of the TS client and of the server
+  for _, case in ipairs { { "lookup", "json", "http/json" },
+    { "slow_lookup", "protobuf", "http/protobuf" } } do
+    local tool, ts_encoding, protocol = case[1], case[2], case[3]
     it("one trace: the TS SDK client's call, claudelua's server span, the tool's span ("
-      .. tool .. ")", function()
+      .. tool .. ", " .. ts_encoding .. " and " .. protocol .. ")", function()
       local argv = { root .. "/spec/support/otel_ts_client.mjs", tool, conformance.claudelua,
         "mcp", TOOLS }
       local p <close> = assert(process.spawn { conformance.node, args = argv,
-        env = node_env { OTLP_URL = recv.url .. "/v1/traces",
+        env = node_env { OTLP_URL = recv.url .. "/v1/traces", OTLP_PROTOCOL = ts_encoding,
           OTEL_EXPORTER_OTLP_ENDPOINT = recv.url, OTEL_SERVICE_NAME = "claudelua-server",
+          OTEL_EXPORTER_OTLP_PROTOCOL = protocol,
           OTEL_BSP_SCHEDULE_DELAY = "50", OTEL_EXPORTER_OTLP_HEADERS = "authorization=Bearer%20t" },
         stderr = "collect" })
       local out = {}
@@ -117,20 +133,34 @@ describe("OpenTelemetry traces", function()
       assert.equal("execute_tool", server.attributes["gen_ai.operation.name"])
       assert.equal("1", server.attributes["jsonrpc.request.id"])
       assert.equal("memory", child.attributes["db.system"])
-      -- OTLP/JSON as the receiver checks it, and the headers of OTEL_EXPORTER_OTLP_HEADERS
+      assert.equal("pipe", server.attributes["network.transport"])
+      -- OTLP as the receiver checks it, in the encoding asked for, and the headers of
+      -- OTEL_EXPORTER_OTLP_HEADERS
       assert.same({}, server.bad)
+      assert.equal(protocol == "http/json" and "json" or "protobuf", server.encoding)
+      assert.equal(ts_encoding, ts.encoding)
       assert.equal("Bearer t", server.headers.authorization)
       assert.equal(0, server.status)
+      assert.equal(0x301, server.flags) -- sampled, its parent remote
+      -- the server's span of the client's initialize (the TS SDK sends no context in it)
+      local init = recv.spans(function(l) return named(l, "initialize", "claudelua-server") end)
+      init = named(init, "initialize", "claudelua-server")
+      assert.same({ 2, "initialize", "pipe" }, { init.kind, init.attributes["mcp.method.name"],
+        init.attributes["network.transport"] })
+      assert.truthy(init.attributes["mcp.protocol.version"])
     end)
   end
 
-  it("claude.mcp's client span carries its context to the server, over stdio", function()
+  it("claude.mcp's client spans carry their context to the server, over stdio (legacy era: "
+    .. "its initialize)", function()
     assert(claude.trace.enable { endpoint = recv.url .. "/v1/traces", schedule_delay = 0.05,
       service_name = "lua-client" })
-    local c <close> = assert(claude.mcp.connect { command = harness.claudelua,
-      args = { "mcp", TOOLS }, env = { OTEL_EXPORTER_OTLP_ENDPOINT = recv.url,
-        OTEL_SERVICE_NAME = "claudelua-server", OTEL_BSP_SCHEDULE_DELAY = "50",
-        PATH = os.getenv("PATH") } })
+    local c <close> = assert(claude.trace.span("connect", function()
+      return claude.mcp.connect { command = harness.claudelua, protocol = "legacy",
+        args = { "mcp", TOOLS }, env = { OTEL_EXPORTER_OTLP_ENDPOINT = recv.url,
+          OTEL_SERVICE_NAME = "claudelua-server", OTEL_BSP_SCHEDULE_DELAY = "50",
+          PATH = os.getenv("PATH") } }
+    end))
     local result = assert(claude.trace.span("agent step", function()
       return c:call_tool("lookup", {})
     end))
@@ -138,12 +168,41 @@ describe("OpenTelemetry traces", function()
     local failed = c:call_tool("no_such_tool", {})
     assert.is_nil(failed)
     c:close()
+    -- the modern era: the call's context beside the envelope in the same _meta
+    local m <close> = assert(claude.mcp.connect { command = harness.claudelua,
+      args = { "mcp", TOOLS }, env = { OTEL_EXPORTER_OTLP_ENDPOINT = recv.url,
+        OTEL_SERVICE_NAME = "claudelua-modern", OTEL_BSP_SCHEDULE_DELAY = "50",
+        PATH = os.getenv("PATH") } })
+    assert.equal("modern", m.era)
+    assert(claude.trace.span("modern step", function() return m:call_tool("lookup", {}) end))
+    m:close()
     assert(claude.trace.shutdown(T))
     local list = recv.spans(function(l)
       return named(l, "db.lookup") and named(l, "tools/call lookup", "lua-client")
         and named(l, "tools/call lookup", "claudelua-server")
         and named(l, "tools/call no_such_tool", "lua-client")
+        and named(l, "initialize", "lua-client") and named(l, "initialize", "claudelua-server")
     end)
+    -- initialize: the client's span under the caller's, the server's under the client's
+    local connect = named(list, "connect", "lua-client")
+    local init_client = named(list, "initialize", "lua-client")
+    local init_server = named(list, "initialize", "claudelua-server")
+    assert.equal(connect.spanId, init_client.parentSpanId)
+    assert.equal(3, init_client.kind)
+    assert.equal(init_client.spanId, init_server.parentSpanId)
+    assert.equal(init_client.traceId, init_server.traceId)
+    local modern_list = recv.spans(function(l)
+      return named(l, "tools/call lookup", "claudelua-modern") and named(l, "modern step")
+    end)
+    local modern_server = named(modern_list, "tools/call lookup", "claudelua-modern")
+    local modern_client
+    for _, s in ipairs(modern_list) do
+      if s.name == "tools/call lookup" and s.service == "lua-client"
+        and s.parentSpanId == named(modern_list, "modern step").spanId then modern_client = s end
+    end
+    assert.truthy(modern_client)
+    assert.equal(modern_client.spanId, modern_server.parentSpanId)
+    assert.truthy(modern_server.attributes["mcp.protocol.version"])
     local step = named(list, "agent step", "lua-client")
     local call = named(list, "tools/call lookup", "lua-client")
     local server = named(list, "tools/call lookup", "claudelua-server")
@@ -157,6 +216,24 @@ describe("OpenTelemetry traces", function()
     assert.equal(2, bad.status)
     assert.truthy(bad.attributes["error.type"])
   end)
+
+  for _, protocol in ipairs { "legacy", "modern" } do
+    it("a server that turns tracing on while it serves traces its calls from then on ("
+      .. protocol .. " era, stdio)", function()
+      local c <close> = assert(claude.mcp.connect { command = harness.claudelua,
+        protocol = protocol == "legacy" and "legacy" or nil, args = { "mcp", TOOLS },
+        env = { TRACE_ON_ENDPOINT = recv.url .. "/v1/traces", PATH = os.getenv("PATH") } })
+      assert.equal(protocol, c.era)
+      assert.equal("found", c:call_tool("lookup", {}).content[1].text) -- not traced
+      assert.equal("on", c:call_tool("trace_on", {}).content[1].text)
+      assert.equal("found", c:call_tool("lookup", {}).content[1].text)
+      local list = recv.spans(function(l) return named(l, "tools/call lookup", "late") end)
+      local call = named(list, "tools/call lookup", "late")
+      assert.equal(2, call.kind)
+      assert.equal(call.spanId, named(list, "db.lookup", "late").parentSpanId)
+      assert.equal("pipe", call.attributes["network.transport"])
+    end)
+  end
 
   it("a session with the real CLI: query, turn, permission, hook, tool call", function()
     local mock <close> = e2e.start { turns = {

@@ -33,6 +33,14 @@ describe("the claudelua host", function()
     assert.matches("stack traceback:", err)
   end)
 
+  it("keeps the files and lines of its own modules (their bytecode has its debug information)",
+    function()
+      local code, out = run([[-e 'local i = debug.getinfo(require("claude.errors").public, "S")
+        print(i.source, i.linedefined > 0)']])
+      assert.equal(0, code)
+      assert.equal("=claude/errors.lua\ttrue\n", out)
+    end)
+
   it("passes arguments as ... and in arg, with negative indices for options", function()
     local path = script([[
       local a, b = ...

@@ -31,6 +31,26 @@ describe("claudelua mcp, the command line", function()
     assert.matches("did you mean '%-%-watch'%?", err)
   end)
 
+  it("says what is wrong with --tasks (or CLAUDELUA_MCP_TASKS), never its password",
+    function()
+    local path = harness.tempfile("return require('claude').server('s', {})\n", ".lua")
+    local function run(args, env)
+      local code, out, err = harness.sh((env or "") .. host .. " mcp --http 127.0.0.1:0 "
+        .. args .. " " .. q(path) .. " < /dev/null")
+      assert.is_nil(err:find("pw-secret", 1, true), err)
+      return code, out, err
+    end
+    local code, _, err = run("--tasks rediss://:pw-secret@127.0.0.1:6380")
+    assert.equal(1, code)
+    assert.matches("^[^\n]*%-%-tasks: rediss:// %(Redis over TLS%) is not supported: [^\n]*"
+      .. "has no TLS", err)
+    _, _, err = run("--tasks postgres://u:pw-secret@db/x")
+    assert.matches("%-%-tasks: 'memory' or a redis://", err)
+    _, _, err = run("", "CLAUDELUA_MCP_TASKS=redis://:pw-secret@h:99999 ")
+    assert.matches("CLAUDELUA_MCP_TASKS: bad port in 'redis://%*%*%*@h:99999'", err)
+    os.remove(path)
+  end)
+
   it("a tools file that raises: one line, where and why", function()
     local path = harness.tempfile("local function f() error('bad config') end\nf()\n", ".lua")
     local code, out, err = harness.sh(host .. " mcp " .. q(path) .. " < /dev/null")

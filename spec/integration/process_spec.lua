@@ -30,6 +30,15 @@ describe("processes", function()
     assert.same({ 3, 0 }, { p:wait() })
   end)
 
+  it("still have their signal method after the exit (nil, err, ESRCH)", function()
+    local p <close> = sh("exit 0")
+    p:wait(5)
+    local ok, err, kind = p:signal("kill")
+    assert.is_nil(ok)
+    assert.matches("exited", tostring(err))
+    assert.equal("ESRCH", kind)
+  end)
+
   it("finish only after the exit and EOF on every pipe", function()
     -- sh exits at once; its background child keeps stdout open a while
     local p <close> = sh("(sleep 0.2; echo late) & exit 0")

@@ -27,9 +27,11 @@ function M.start(args, env)
   -- (generous: the host's integration run shares the machine with builds)
   ready:wait(60)
   if not url then
-    p:signal("kill")
-    error("the server did not start (exit " .. tostring(p:wait(5)) .. "):\n"
-      .. table.concat(lines, "\n"))
+    p:signal("kill") -- (nil, "process has exited" when it died by itself)
+    local code, sig = p:wait(5)
+    p:close()
+    error(string.format("the server did not start (exit %s, signal %s):\n%s", tostring(code),
+      tostring(sig), table.concat(lines, "\n")), 2)
   end
   return p, url, lines
 end

@@ -1,5 +1,6 @@
 -- Tools for spec/e2e/trace_spec.lua: each makes a child span of its call's span, one at once,
--- one after waiting (its span is still the current one when it resumes).
+-- one after waiting (its span is still the current one when it resumes); `trace_on` turns
+-- tracing on while the server runs (to TRACE_ON_ENDPOINT), as a late `enable` would.
 local claude = require "claude"
 
 return claude.server("traced", {
@@ -13,5 +14,10 @@ return claude.server("traced", {
       span:set("db.system", "memory")
       return "found later"
     end)
+  end),
+  claude.tool("trace_on", "Turns tracing on now", {}, function()
+    assert(claude.trace.enable { endpoint = os.getenv("TRACE_ON_ENDPOINT"),
+      service_name = "late", schedule_delay = 0.05 })
+    return "on"
   end),
 })

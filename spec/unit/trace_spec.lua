@@ -1,10 +1,14 @@
 -- claude.trace without a collector: W3C trace context, the OTEL_* settings, spans and their
--- parents, the OTLP/JSON encoding, the bounded queue (an exporter function of the spec's).
+-- parents, the OTLP encodings (JSON here; protobuf against protobufjs in
+-- spec/e2e/trace_spec.lua), the bounded queue (an exporter function of the spec's), the
+-- router's spans (a request as JSON text too, a router made before tracing turned on).
 local trace = require "claude.trace"
 local config = require "claude.trace.config"
 local export = require "claude.trace.export"
 local json = require "claude.json"
 local async = require "claude.async"
+local claude = require "claude"
+local core = require "claude.core"
 
 local function env(t) return function(k) return t[k] end end
 
@@ -111,6 +115,116 @@ describe("claude.trace", function()
     assert(trace.flush(5))
     assert.equal("after", got[1].name)
     assert.equal(got[2].span_id, got[1].parent_id)
+  end)
+
+  it("takes the protocol from enable, OTEL_EXPORTER_OTLP_*_PROTOCOL, else http/protobuf", function()
+    assert.equal("http/protobuf", config.resolve({}, env {}).protocol)
+    assert.equal("http/json", config.resolve({}, env {
+      OTEL_EXPORTER_OTLP_PROTOCOL = "http/json" }).protocol)
+    assert.equal("http/protobuf", config.resolve({}, env {
+      OTEL_EXPORTER_OTLP_PROTOCOL = "http/json",
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL = "http/protobuf" }).protocol)
+    assert.equal("http/json", config.resolve({ protocol = "http/json" }, env {
+      OTEL_EXPORTER_OTLP_PROTOCOL = "grpc" }).protocol)
+    assert.has_error(function() config.resolve({ protocol = "grpc" }, env {}) end)
+    -- grpc from the environment: http/protobuf, and one warning a process
+    local real, said = io.stderr, {}
+    io.stderr = { write = function(_, ...) said[#said + 1] = table.concat({ ... }) end } -- luacheck: ignore
+    local ok, a, b = pcall(function()
+      local grpc = env { OTEL_EXPORTER_OTLP_PROTOCOL = "grpc" }
+      return config.protocol(nil, grpc), config.protocol(nil, grpc)
+    end)
+    io.stderr = real -- luacheck: ignore
+    assert.same({ true, "http/protobuf", "http/protobuf" }, { ok, a, b })
+    assert.equal(1, #said)
+    assert.truthy(said[1]:find("grpc is not supported", 1, true))
+  end)
+
+  it("encodes a span whole as OTLP/JSON: ids, kind, flags, times, attributes, events, links",
+    function()
+    local span = { name = "s", kind = "client", trace_id = ("ab"):rep(16),
+      span_id = ("cd"):rep(8), parent_id = ("ef"):rep(8), tracestate = "k=v", sampled = true,
+      remote = true, start_time = 1796667616368224673, end_time = 1796667616368224999,
+      status = "error", status_message = "bad \"x\"",
+      attributes = { s = "é", i = -3, f = 1.5, b = false, l = { 1, "x", true }, n = 0 / 0 },
+      events = { { name = "e", time = 7, attributes = { k = "v" } } },
+      links = { { trace_id = ("12"):rep(16), span_id = ("34"):rep(8), tracestate = "a=b" } } }
+    local doc = json.decode(export.encode({ span }, { ["service.name"] = "svc" }, "http/json"))
+    local rs = doc.resourceSpans[1]
+    assert.same({ key = "service.name", value = { stringValue = "svc" } },
+      rs.resource.attributes[1])
+    assert.same({ name = "claudelua", version = core.version }, rs.scopeSpans[1].scope)
+    local s = rs.scopeSpans[1].spans[1]
+    assert.same({ ("ab"):rep(16), ("cd"):rep(8), ("ef"):rep(8), "k=v", 3, 0x301 },
+      { s.traceId, s.spanId, s.parentSpanId, s.traceState, s.kind, s.flags })
+    assert.same({ "1796667616368224673", "1796667616368224999" },
+      { s.startTimeUnixNano, s.endTimeUnixNano })
+    assert.same({ code = 2, message = 'bad "x"' }, s.status)
+    local attrs = {}
+    for _, kv in ipairs(s.attributes) do attrs[kv.key] = kv.value end
+    assert.same({ stringValue = "é" }, attrs.s)
+    assert.same({ intValue = "-3" }, attrs.i)
+    assert.same({ doubleValue = 1.5 }, attrs.f)
+    assert.same({ boolValue = false }, attrs.b)
+    assert.same({ doubleValue = "NaN" }, attrs.n)
+    assert.same({ arrayValue = { values = { { intValue = "1" }, { stringValue = "x" },
+      { boolValue = true } } } }, attrs.l)
+    assert.same({ timeUnixNano = "7", name = "e",
+      attributes = { { key = "k", value = { stringValue = "v" } } } }, s.events[1])
+    assert.same({ ("12"):rep(16), ("34"):rep(8), "a=b" },
+      { s.links[1].traceId, s.links[1].spanId, s.links[1].traceState })
+    -- protobuf: bytes (its decoding is the e2e spec's, by protobufjs)
+    local pb = export.encode({ span }, { ["service.name"] = "svc" }, "http/protobuf")
+    assert.equal(0x0a, pb:byte(1)) -- field 1 (resource_spans), length-delimited
+    assert.truthy(pb:find("svc", 1, true) and pb:find(("\xab"):rep(16), 1, true))
+  end)
+
+  it("gives ids from core.span_start: random hex, never zero, and the wall clock", function()
+    local seen = {}
+    for _ = 1, 200 do
+      local span_id, now, trace_id = core.span_start(true)
+      assert.truthy(span_id:match("^%x+$") and #span_id == 16 and span_id ~= ("0"):rep(16))
+      assert.truthy(trace_id:match("^%x+$") and #trace_id == 32)
+      assert.is_nil(seen[span_id])
+      seen[span_id] = true
+      assert.truthy(math.abs(now - core.unix_nanos()) < 60 * 1e9)
+    end
+    assert.equal(2, select("#", core.span_start(false)))
+  end)
+
+  it("traces a router made before tracing turned on, and requests sent as JSON text", function()
+    local calc = claude.server("calc", {
+      claude.tool("add", "Add", { a = "number", b = "number" }, function(a) return a.a + a.b end),
+    })
+    local router = require("claude.mcp.router").new({ calc = calc }, { transport = "pipe" })
+    local got = {}
+    assert(trace.enable { exporter = function(b)
+      for _, s in ipairs(b) do got[#got + 1] = s end
+    end })
+    async.spawn(function()
+      router:handle("calc", '{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}')
+      router:handle("calc", { jsonrpc = "2.0", id = 2, method = "tools/call",
+        params = { name = "add", arguments = { a = 1, b = 2 },
+          _meta = { traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" } } })
+      trace.span("ambient", function()
+        router:handle("calc", '{"jsonrpc":"2.0","id":3,"method":"ping","params":{"_meta":'
+          .. '{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}')
+      end)
+    end):wait(10)
+    assert(trace.flush(5))
+    local by = {}
+    for _, s in ipairs(got) do by[s.name] = s end
+    assert.equal("server", by["tools/list"].kind)
+    assert.equal("1", by["tools/list"].attributes["jsonrpc.request.id"])
+    assert.equal("pipe", by["tools/list"].attributes["network.transport"])
+    local call = by["tools/call add"]
+    assert.equal("00f067aa0ba902b7", call.parent_id)
+    assert.is_true(call.remote)
+    assert.equal("pipe", call.attributes["network.transport"])
+    -- a remote parent, and a link to the span that was current where it arrived
+    local ping = by["ping"]
+    assert.equal("00f067aa0ba902b7", ping.parent_id)
+    assert.equal(by.ambient.span_id, ping.links[1].span_id)
   end)
 
   it("drops spans past the queue's bound rather than wait", function()

@@ -27,6 +27,7 @@
  * chunk sizes are hex digits, then optional blanks and ';' extensions, then
  * CRLF; chunk data ends in CRLF; the last chunk has no trailer fields.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -85,18 +86,36 @@ static void refuse(http_framing *f, int status, const char *why) {
   claude_http_framing_free(f);
 }
 
-static int is_tchar(unsigned char c) {
-  unsigned char l = (unsigned char)(c | 0x20);
-  if ((l >= 'a' && l <= 'z') || (c >= '0' && c <= '9')) return 1;
-  switch (c) {
-    case '!': case '#': case '$': case '%': case '&': case '\'': case '*': case '+': case '-':
-    case '.': case '^': case '_': case '`': case '|': case '~': return 1;
-    default: return 0;
-  }
-}
+/* What each byte may be, looked up once a byte rather than decided by
+ * comparisons (the head's bytes are most of an HTTP call's framing cost):
+ * T a token character (RFC 9110 tchar), V a byte a field value may hold (HT,
+ * SP, visible, obs-text), R a byte of a request target (visible, obs-text),
+ * H a byte of a Host's reg-name or IPv4 address (RFC 3986: unreserved,
+ * sub-delims, '%'); 7 is T | V | R, 6 is V | R, 15 and 14 the same and H. */
+enum { T = 1, V = 2, R = 4, H = 8 };
+static const unsigned char BYTE_CLASS[256] = {
+  0, 0, 0, 0, 0, 0, 0, 0, 0, V, 0, 0, 0, 0, 0, 0,
+  0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+  /* SP ! " # $ % & ' ( ) * + , - . / */
+  V, 15, 6, 7, 15, 15, 15, 15, 14, 14, 15, 15, 14, 15, 15, 6,
+  /* 0-9 : ; < = > ? */
+  15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 6, 14, 6, 14, 6, 6,
+  /* @ A-Z [ \ ] ^ _ */
+  6, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+  15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 6, 6, 6, 7, 15,
+  /* ` a-z { | } ~ DEL */
+  7, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+  15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 6, 7, 6, 15, 0,
+  /* obs-text */
+  [0x80 ... 0xff] = V | R};
 
-/* A byte a field value may hold: HT, SP, visible, obs-text. */
-static int is_vbyte(unsigned char c) { return c == '\t' || (c >= ' ' && c != 0x7f); }
+static int is_tchar(unsigned char c) { return BYTE_CLASS[c] & T; }
+
+static int is_vbyte(unsigned char c) { return BYTE_CLASS[c] & V; }
+
+static int is_target_byte(unsigned char c) { return BYTE_CLASS[c] & R; }
+
+static int is_host_byte(unsigned char c) { return BYTE_CLASS[c] & H; }
 
 static int hexval(unsigned char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -119,12 +138,8 @@ static int host_ok(const char *v, size_t n) {
     if (i == n) return 0;
     i++;
   } else {
-    for (; i < n && v[i] != ':'; i++) {
-      unsigned char c = (unsigned char)v[i];
-      if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-            strchr("-._~!$&'()*+,;=%", c) != NULL))
-        return 0;
-    }
+    for (; i < n && v[i] != ':'; i++)
+      if (!is_host_byte((unsigned char)v[i])) return 0;
   }
   if (i < n) {
     if (v[i++] != ':') return 0;
@@ -137,8 +152,8 @@ static int host_ok(const char *v, size_t n) {
 /* A whole field line (its CR left out) is in f->line: notes what frames the
  * body. 0 when the request is refused. */
 static int field(http_framing *f) {
-  const char *name = f->line, *colon = memchr(f->line, ':', f->line_len), *v, *ve;
-  size_t n = (size_t)(colon - name);
+  const char *name = f->line, *colon = f->line + f->name_len, *v, *ve;
+  size_t n = f->name_len;
   for (v = colon + 1; *v == ' ' || *v == '\t'; v++) {
   }
   for (ve = f->line + f->line_len; ve > v && (ve[-1] == ' ' || ve[-1] == '\t'); ve--) {
@@ -171,7 +186,8 @@ static int head_end(http_framing *f) {
     return refuse(f, 400, "both Content-Length and Transfer-Encoding"), 0;
   if (f->codings > 0 && f->minor == 0) return refuse(f, 400, "Transfer-Encoding in HTTP/1.0"), 0;
   if (f->hosts == 0 && f->minor > 0) return refuse(f, 400, "no Host"), 0;
-  claude_http_framing_free(f);
+  /* the line's buffer serves the next request, unless an unusual head grew it */
+  if (f->line_cap > 1024) claude_http_framing_free(f);
   if (f->codings > 0) {
     f->state = FR_SIZE;
     f->digits = 0;
@@ -206,6 +222,22 @@ static int keep_n(http_framing *f, const char *p, size_t n) {
   return 1;
 }
 
+/* How many of the first n bytes at p, in whole words of eight, are a
+ * value's bytes other than HT: no control byte nor DEL among them (the usual
+ * SWAR tests for a byte less than, or equal to, a constant). A fast path in
+ * front of is_vbyte's loop: what it leaves, the loop decides. */
+static size_t plain_value_bytes(const unsigned char *p, size_t n) {
+  const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w, del;
+    memcpy(&w, p + i, 8);
+    del = w ^ (ones * 0x7f);
+    if ((((w - ones * 0x20) & ~w) | ((del - ones) & ~del)) & highs) break;
+  }
+  return i;
+}
+
 /* How many bytes from p on the head's state takes as they come, without a
  * decision (a target's, a field name's or value's middle), within the room
  * max_header leaves: head_byte's verdict on each of them, found in one run
@@ -214,13 +246,20 @@ static size_t head_run(const http_framing *f, const unsigned char *p, size_t n) 
   size_t i = 0, room = f->max_header > f->head_len ? f->max_header - f->head_len : 0;
   if (n > room) n = room;
   switch (f->state) {
-    case FR_TARGET:
-      while (i < n && p[i] > ' ' && p[i] != 0x7f) i++;
+    case FR_METHOD: /* (the space after it is head_byte's) */
+      while (i < n && is_tchar(p[i])) i++;
       break;
-    case FR_NAME:
-      while (i < n && p[i] != ':' && is_tchar(p[i])) i++;
+    case FR_TARGET:
+      while (i < n && is_target_byte(p[i])) i++;
+      break;
+    case FR_VERSION: /* "HTTP/1." (the minor digit and the CR are head_byte's) */
+      while (i < n && f->digits + i < 7 && p[i] == (unsigned char)VERSION[f->digits + i]) i++;
+      break;
+    case FR_NAME: /* (':' is no token character) */
+      while (i < n && is_tchar(p[i])) i++;
       break;
     case FR_VALUE:
+      i = plain_value_bytes(p, n);
       while (i < n && is_vbyte(p[i])) i++;
       break;
     default: break;
@@ -241,7 +280,7 @@ static int head_byte(http_framing *f, unsigned char c) {
       if (c == ' ' && f->state == FR_TARGET) {
         f->state = FR_VERSION;
         f->digits = 0;
-      } else if (c <= ' ' || c == 0x7f) {
+      } else if (!is_target_byte(c)) {
         return refuse(f, 400, "a malformed request line"), 0;
       } else {
         f->state = FR_TARGET;
@@ -272,8 +311,12 @@ static int head_byte(http_framing *f, unsigned char c) {
       f->state = FR_NAME;
       break;
     case FR_NAME:
-      if (c == ':') f->state = FR_VALUE;
-      else if (!is_tchar(c)) return refuse(f, 400, "a malformed header field"), 0;
+      if (c == ':') {
+        f->state = FR_VALUE;
+        f->name_len = f->line_len;
+      } else if (!is_tchar(c)) {
+        return refuse(f, 400, "a malformed header field"), 0;
+      }
       break;
     case FR_VALUE:
       if (c == '\r') {
@@ -307,22 +350,25 @@ size_t claude_http_framing_feed(http_framing *f, const char *p, size_t n) {
         f->fields = f->lengths = f->codings = f->hosts = 0;
         f->length = 0;
         /* fall through */
+      case FR_METHOD:
       case FR_TARGET:
+      case FR_VERSION:
       case FR_NAME:
       case FR_VALUE: {
         size_t k = head_run(f, (const unsigned char *)p + i, n - i);
         if (k > 0) {
-          if (f->state != FR_TARGET && !keep_n(f, p + i, k))
+          /* a field line is kept for field(); the request line is not */
+          if ((f->state == FR_NAME || f->state == FR_VALUE) && !keep_n(f, p + i, k))
             return refuse(f, 431, "no memory for the request head"), i;
+          if (f->state == FR_VERSION) f->digits += (int)k;
           f->head_len += k;
           i += k;
-          break;
+          if (i == n) break;
+          c = (unsigned char)p[i]; /* the byte that ended the run: a decision */
         }
       }
         /* fall through */
-      case FR_METHOD:
       case FR_TARGET0:
-      case FR_VERSION:
       case FR_LINE_LF:
       case FR_LINE:
       case FR_END_LF:

@@ -99,8 +99,9 @@ typedef struct http_framing {
   int digits;          /* bytes of the version, or hex digits of a chunk size, read */
   size_t max_header;   /* the largest head taken (431 past it) */
   size_t head_len;     /* bytes of the head read */
-  char *line;          /* the field line being read */
+  char *line;          /* the field line being read (its buffer kept between requests) */
   size_t line_len, line_cap;
+  size_t name_len;     /* the length of its name, once its ':' came */
   int minor;           /* HTTP/1.minor */
   int fields, lengths, codings, hosts; /* fields; Content-Length, Transfer-Encoding, Host ones */
   uint64_t length;     /* the Content-Length */

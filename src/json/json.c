@@ -369,6 +369,28 @@ int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, si
   return 1;
 }
 
+/* Appends s (n bytes) as a JSON string, quoted and escaped as the encoder writes strings, to
+ * the malloc'ed buffer *buf (*len bytes used of *cap). 1, or 0 when out of memory (*len as
+ * it was). */
+int claude_json_append_string(char **buf, size_t *len, size_t *cap, const char *s, size_t n) {
+  enc e;
+  e.buf = *buf;
+  e.len = *len;
+  e.cap = *cap;
+  e.L = NULL;
+  e.err[0] = e.path[0] = '\0';
+  e.array_mt = e.object_mt = NULL;
+  if (!put_string(&e, s, n)) {
+    *buf = e.buf;
+    *cap = e.cap;
+    return 0;
+  }
+  *buf = e.buf;
+  *len = e.len;
+  *cap = e.cap;
+  return 1;
+}
+
 /* Encodes the value at idx into a malloc'ed buffer (the caller frees it).
  * Returns 1, or 0 with an error message pushed. */
 int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len) {

@@ -32,6 +32,9 @@ int claude_json_decode_at(lua_State *L, const char *s, const char *end, int oute
                           const char **after);
 /* core.json_peek_ids(line) -> request_id, id, type (json_decode.c) */
 int claude_json_peek_ids(lua_State *L);
+/* Appends s (n bytes) as a JSON string (the encoder's escaping) to the malloc'ed *buf; 1, or
+ * 0 when out of memory. */
+int claude_json_append_string(char **buf, size_t *len, size_t *cap, const char *s, size_t n);
 int claude_json_encode_buffer(lua_State *L, int idx, char **out, size_t *len);
 int claude_json_encode_append(lua_State *L, int idx, char **buf, size_t *len, size_t *cap);
 

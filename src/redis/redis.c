@@ -1,22 +1,26 @@
 /*
  * redis.c -- claude.core.Redis: one connection to a Redis server through
  * hiredis's asynchronous API on the state's libuv loop (libhiredis is loaded
- * on first use, see dynlib.h). What waits, reconnects and resubscribes is
- * Lua's (claude.mcp.server.redis); this file connects, sends commands,
- * subscribes and closes, never blocking the loop.
+ * on first use, see dynlib.h). What waits, reconnects, authenticates and
+ * resubscribes is Lua's (claude.mcp.server.redis); this file resolves the
+ * name (uv_getaddrinfo: hiredis would block the loop on it), connects to the
+ * address under a timeout of its own, sends commands, subscribes and closes,
+ * never blocking the loop.
  *
- *   local c, err = core.redis_connect(host, port, on_event)
+ *   local c, err = core.redis_connect(host, port, on_event [, timeout [, max_reply]])
  *     -- on_event("connected"), then at most once on_event("closed", why)
  *   c:command({ "SET", key, value }, function(reply, err, kind) end)
  *   c:subscribe(channel, function(kind, channel, payload) end)  -- each message
  *   c:close()
  *
- * Ownership: the connection (redis_conn) is freed when both its Lua box let
- * go of it (close, __gc) and its poll handle closed (after hiredis freed its
- * context, whose cleanup hook closes the handle). hiredis owns each command's
- * redis_cmd until it calls the command's callback for the last time (a reply,
- * or NULL when the context goes).
+ * Ownership: the connection (redis_conn) is freed when its Lua box let go of
+ * it (close, __gc) and every libuv handle and request of it ended: the name's
+ * resolution, the connect timer, the poll handle (closed by hiredis's cleanup
+ * hook when it frees its context). hiredis owns each command's redis_cmd
+ * until it calls the command's callback for the last time (a reply, or NULL
+ * when the context goes).
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,18 +59,28 @@ static void open_once(void) {
   claude_dynlib_open(&lib);
 }
 
+enum { RESOLVING, CONNECTING, UP, DOWN };
+
 typedef struct redis_conn {
   claude_handle hdr;
-  redisAsyncContext *ac; /* NULL once hiredis freed it */
+  redisAsyncContext *ac; /* NULL before the connect and once hiredis freed it */
+  uv_getaddrinfo_t resolve;
+  uv_timer_t timer; /* the connect timeout */
   uv_poll_t poll;
+  char host[256];
+  int port;
+  int phase;        /* RESOLVING, CONNECTING, UP, DOWN */
+  size_t max_reply; /* bytes a reply may hold back in hiredis's buffer */
+  int handles;      /* libuv handles and requests of ours not closed yet */
+  int timer_open;
   int events;       /* what the poll watches */
   int event_ref;    /* on_event, until close or the "closed" event */
   int closed;       /* closed by Lua (or the state): no more calls into Lua */
   int dying;        /* hiredis is freeing the context: no command, no free */
   int in_handler;   /* inside redisAsyncHandleRead/Write: a free waits for its end */
-  int free_pending; /* closed inside a handler: free the context after it */
+  int free_pending; /* to free after the handler (closed, or a reply too large) */
   int released;     /* the Lua box let go */
-  int poll_closed;
+  char why[160];    /* why we ended the connection (a timeout, a reply too large) */
 } redis_conn;
 
 typedef struct redis_cmd {
@@ -75,15 +89,31 @@ typedef struct redis_cmd {
   int persistent; /* a subscription: called for each message, NULL at the end */
 } redis_cmd;
 
+/* The struct outlives its handles and its request, and the Lua box. */
 static void maybe_free(redis_conn *c) {
-  if (c->released && c->poll_closed) free(c);
+  if (c->released && c->handles == 0) free(c);
 }
 
-static void poll_closed(uv_handle_t *h) {
-  redis_conn *c = (redis_conn *)h->data;
-  claude_handle_closed(c->hdr.ctx);
-  c->poll_closed = 1;
-  maybe_free(c);
+static void opened(redis_conn *c) {
+  c->handles++;
+  claude_handle_opened(c->hdr.ctx);
+}
+
+static void gone(redis_conn *c) {
+  claude_ctx *ctx = c->hdr.ctx;
+  c->handles--;
+  maybe_free(c); /* (the context after: it may go with its last handle) */
+  claude_handle_closed(ctx);
+}
+
+static void handle_closed(uv_handle_t *h) {
+  gone((redis_conn *)h->data);
+}
+
+static void close_timer(redis_conn *c) {
+  if (!c->timer_open) return;
+  c->timer_open = 0;
+  uv_close((uv_handle_t *)&c->timer, handle_closed);
 }
 
 /* ------------------------------------------------------------------------
@@ -94,7 +124,16 @@ static void poll_ready(uv_poll_t *h, int status, int events) {
   redis_conn *c = (redis_conn *)h->data;
   if (status < 0) events = UV_READABLE; /* a read finds the socket's error */
   c->in_handler = 1;
-  if (c->ac != NULL && (events & UV_READABLE)) hi.redisAsyncHandleRead(c->ac);
+  if (c->ac != NULL && (events & UV_READABLE)) {
+    hi.redisAsyncHandleRead(c->ac);
+    /* what hiredis holds back is the part of a reply not complete yet: past the bound,
+     * the connection goes rather than the memory */
+    if (c->ac != NULL && !c->dying && c->ac->c.reader->len > c->max_reply && !c->why[0]) {
+      snprintf(c->why, sizeof c->why, "a reply larger than %zu bytes (max_reply)",
+               c->max_reply);
+      c->free_pending = 1;
+    }
+  }
   if (c->ac != NULL && (events & UV_WRITABLE)) hi.redisAsyncHandleWrite(c->ac);
   c->in_handler = 0;
   if (c->free_pending && c->ac != NULL && !c->dying) {
@@ -105,7 +144,7 @@ static void poll_ready(uv_poll_t *h, int status, int events) {
 
 static void watch(redis_conn *c, int add, int del) {
   c->events = (c->events | add) & ~del;
-  if (c->poll_closed || uv_is_closing((uv_handle_t *)&c->poll)) return;
+  if (uv_is_closing((uv_handle_t *)&c->poll)) return;
   if (c->events) uv_poll_start(&c->poll, c->events, poll_ready);
   else uv_poll_stop(&c->poll);
 }
@@ -120,7 +159,7 @@ static void cleanup(void *p) {
   redis_conn *c = (redis_conn *)p;
   c->ac = NULL;
   c->dying = 1;
-  uv_close((uv_handle_t *)&c->poll, poll_closed);
+  uv_close((uv_handle_t *)&c->poll, handle_closed);
 }
 
 /* ------------------------------------------------------------------------
@@ -147,19 +186,106 @@ static void report(redis_conn *c, const char *what, const char *why) {
   claude_pcall(ctx, L, 2);
 }
 
+/* The connection will not come up (the name, the timeout, the connect): said once. */
+static void give_up(redis_conn *c, const char *why) {
+  int phase = c->phase;
+  c->phase = DOWN;
+  close_timer(c);
+  if (!c->why[0]) snprintf(c->why, sizeof c->why, "%s", why);
+  if (phase == RESOLVING) uv_cancel((uv_req_t *)&c->resolve); /* (else it ends by itself) */
+  if (c->ac != NULL && !c->dying) {
+    if (c->in_handler) c->free_pending = 1;
+    else hi.redisAsyncFree(c->ac); /* (not connected: no disconnect callback) */
+  }
+  report(c, "closed", c->why);
+}
+
 static void on_connect(const redisAsyncContext *ac, int status) {
   redis_conn *c = (redis_conn *)ac->data;
+  close_timer(c);
   if (status != REDIS_OK) {
     c->dying = 1; /* hiredis frees the context when this returns */
+    c->phase = DOWN;
     report(c, "closed", ac->errstr[0] ? ac->errstr : "could not connect");
     return;
   }
+  c->phase = UP;
   report(c, "connected", NULL); /* (inside poll_ready: a close waits for hiredis) */
 }
 
 static void on_disconnect(const redisAsyncContext *ac, int status) {
   redis_conn *c = (redis_conn *)ac->data;
-  report(c, "closed", status == REDIS_OK ? "closed" : (ac->errstr[0] ? ac->errstr : "lost"));
+  c->phase = DOWN;
+  report(c, "closed", c->why[0] ? c->why : status == REDIS_OK ? "closed"
+                      : (ac->errstr[0] ? ac->errstr : "lost"));
+}
+
+static void on_timeout(uv_timer_t *t) {
+  redis_conn *c = (redis_conn *)t->data;
+  char why[64];
+  if (c->phase != RESOLVING && c->phase != CONNECTING) return;
+  snprintf(why, sizeof why, "no connection within %g s",
+           (double)uv_timer_get_repeat(t) / 1000.0);
+  give_up(c, why);
+}
+
+/* The name resolved (on libuv's threads, not blocking the loop): connect to its address. */
+static void connect_to(redis_conn *c, const char *ip) {
+  claude_ctx *ctx = c->hdr.ctx;
+  redisAsyncContext *ac;
+  c->phase = CONNECTING; /* (the resolve's callback is running: nothing to cancel) */
+  ac = hi.redisAsyncConnect(ip, c->port);
+  if (ac == NULL || ac->err) {
+    char why[160];
+    snprintf(why, sizeof why, "%s", ac ? ac->errstr : "out of memory");
+    if (ac) hi.redisAsyncFree(ac);
+    give_up(c, why);
+    return;
+  }
+  if (uv_poll_init(ctx->loop, &c->poll, ac->c.fd) != 0) {
+    hi.redisAsyncFree(ac);
+    give_up(c, "the socket cannot be watched");
+    return;
+  }
+  c->poll.data = c;
+  opened(c);
+  c->ac = ac;
+  ac->data = c;
+  ac->ev.data = c;
+  ac->ev.addRead = add_read;
+  ac->ev.delRead = del_read;
+  ac->ev.addWrite = add_write;
+  ac->ev.delWrite = del_write;
+  ac->ev.cleanup = cleanup;
+  hi.redisAsyncSetConnectCallback(ac, on_connect);
+  hi.redisAsyncSetDisconnectCallback(ac, on_disconnect);
+  add_write(c); /* the connect completes when the socket is writable */
+}
+
+static void on_resolved(uv_getaddrinfo_t *req, int status, struct addrinfo *res) {
+  redis_conn *c = (redis_conn *)req->data;
+  struct addrinfo *ai, *pick = NULL;
+  char ip[INET6_ADDRSTRLEN], why[sizeof c->host + 64];
+  /* IPv4 first, as hiredis does with a name */
+  for (ai = status == 0 ? res : NULL; ai != NULL && pick == NULL; ai = ai->ai_next)
+    if (ai->ai_family == AF_INET) pick = ai;
+  for (ai = status == 0 ? res : NULL; ai != NULL && pick == NULL; ai = ai->ai_next)
+    if (ai->ai_family == AF_INET6) pick = ai;
+  if (c->phase == RESOLVING && !c->closed) {
+    if (pick == NULL) {
+      snprintf(why, sizeof why, "cannot resolve '%s': %s", c->host,
+               status < 0 ? uv_strerror(status) : "no address");
+      give_up(c, why);
+    } else {
+      if (pick->ai_family == AF_INET)
+        uv_ip4_name((const struct sockaddr_in *)pick->ai_addr, ip, sizeof ip);
+      else
+        uv_ip6_name((const struct sockaddr_in6 *)pick->ai_addr, ip, sizeof ip);
+      connect_to(c, ip);
+    }
+  }
+  if (res != NULL) uv_freeaddrinfo(res);
+  gone(c); /* last: a close from Lua above leaves the struct to this */
 }
 
 static void push_reply(lua_State *L, redisReply *r, int top) {
@@ -197,7 +323,8 @@ static void on_reply(redisAsyncContext *ac, void *reply, void *privdata) {
     lua_rawgeti(L, LUA_REGISTRYINDEX, cmd->ref);
     if (r == NULL) {
       lua_pushnil(L);
-      lua_pushstring(L, "the connection to Redis was lost");
+      if (c->why[0]) lua_pushfstring(L, "the connection to Redis was dropped: %s", c->why);
+      else lua_pushstring(L, "the connection to Redis was lost");
       lua_pushliteral(L, "closed");
       n = 3;
     } else if (r->type == REDIS_REPLY_ERROR) {
@@ -237,6 +364,9 @@ static redis_conn **check_box(lua_State *L) {
 static void shut(redis_conn *c) {
   c->closed = 1;
   claude_unref(c->hdr.ctx, &c->event_ref);
+  close_timer(c);
+  if (c->phase == RESOLVING) uv_cancel((uv_req_t *)&c->resolve); /* (its callback frees) */
+  c->phase = DOWN;
   if (c->ac == NULL || c->dying) return;
   if (c->in_handler) c->free_pending = 1;
   else hi.redisAsyncFree(c->ac);
@@ -246,16 +376,26 @@ static void conn_teardown(claude_handle *h) {
   shut((redis_conn *)h);
 }
 
-/* core.redis_connect(host, port, on_event) -> claude.core.Redis, or nil, err, kind */
+/* core.redis_connect(host, port, on_event [, timeout [, max_reply]]) -> claude.core.Redis, or
+ * nil, err, kind. The name is resolved on libuv's threads, then its address connected;
+ * timeout (seconds, 0 or none: no bound) bounds both, max_reply (bytes, 512 MiB: Redis's own
+ * bound) the part of a reply hiredis holds back. */
 static int l_connect(lua_State *L) {
   claude_ctx *ctx = claude_ctx_get(L);
-  const char *host = luaL_checkstring(L, 1);
+  size_t host_len;
+  const char *host = luaL_checklstring(L, 1, &host_len);
   lua_Integer port = luaL_checkinteger(L, 2);
+  double timeout = luaL_optnumber(L, 4, 0);
+  lua_Integer max_reply = luaL_optinteger(L, 5, (lua_Integer)512 * 1024 * 1024);
+  struct addrinfo hints;
   char why[256];
   redis_conn **box, *c;
-  redisAsyncContext *ac;
+  int rc, box_idx;
   luaL_checktype(L, 3, LUA_TFUNCTION);
+  luaL_argcheck(L, host_len > 0 && host_len < sizeof c->host, 1, "a host name expected");
   luaL_argcheck(L, port > 0 && port < 65536, 2, "a port number expected");
+  luaL_argcheck(L, timeout >= 0 && timeout < 1e9, 4, "seconds expected");
+  luaL_argcheck(L, max_reply > 0, 5, "a number of bytes expected");
   if (claude_dynlib_load(&lib, open_once, why, sizeof why) != 0) {
     luaL_pushfail(L);
     lua_pushfstring(L, "libhiredis could not be loaded: %s", why);
@@ -263,47 +403,41 @@ static int l_connect(lua_State *L) {
     return 3;
   }
   box = (redis_conn **)lua_newuserdatauv(L, sizeof(*box), 0);
+  box_idx = lua_gettop(L);
   *box = NULL;
   luaL_setmetatable(L, MT_REDIS);
   c = (redis_conn *)calloc(1, sizeof(*c));
   if (c == NULL) return luaL_error(L, "out of memory");
-  ac = hi.redisAsyncConnect(host, (int)port);
-  if (ac == NULL || ac->err) {
-    luaL_pushfail(L);
-    lua_pushfstring(L, "Redis at %s:%d: %s", host, (int)port,
-                    ac ? ac->errstr : "out of memory");
-    lua_pushliteral(L, "connection");
-    if (ac) hi.redisAsyncFree(ac);
-    free(c);
-    return 3;
-  }
-  if (uv_poll_init(ctx->loop, &c->poll, ac->c.fd) != 0) {
-    hi.redisAsyncFree(ac);
-    free(c);
-    luaL_pushfail(L);
-    lua_pushliteral(L, "Redis: the socket cannot be watched");
-    lua_pushliteral(L, "connection");
-    return 3;
-  }
-  c->poll.data = c;
-  claude_handle_opened(ctx);
-  c->ac = ac;
+  memcpy(c->host, host, host_len + 1);
+  c->port = (int)port;
+  c->max_reply = (size_t)max_reply;
   c->hdr.ctx = ctx;
-  ac->data = c;
-  ac->ev.data = c;
-  ac->ev.addRead = add_read;
-  ac->ev.delRead = del_read;
-  ac->ev.addWrite = add_write;
-  ac->ev.delWrite = del_write;
-  ac->ev.cleanup = cleanup;
-  hi.redisAsyncSetConnectCallback(ac, on_connect);
-  hi.redisAsyncSetDisconnectCallback(ac, on_disconnect);
-  add_write(c); /* the connect completes when the socket is writable */
+  c->phase = RESOLVING;
+  c->resolve.data = c;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  rc = uv_getaddrinfo(ctx->loop, &c->resolve, on_resolved, c->host, NULL, &hints);
+  if (rc != 0) {
+    free(c);
+    return claude_push_uv_error(L, rc);
+  }
+  opened(c);
+  if (timeout > 0) {
+    uv_timer_init(ctx->loop, &c->timer);
+    c->timer.data = c;
+    c->timer_open = 1;
+    opened(c);
+    /* (the repeat holds the timeout for the message; the callback stops it) */
+    uv_timer_start(&c->timer, on_timeout, (uint64_t)(timeout * 1000 + 0.5),
+                   (uint64_t)(timeout * 1000 + 0.5));
+    uv_unref((uv_handle_t *)&c->timer); /* (the resolve and the socket hold the loop) */
+  }
   c->event_ref = claude_ref(ctx, L, 3);
   claude_object_link(ctx, &c->hdr, "redis", conn_teardown);
   *box = c;
   claude_wake(ctx);
-  lua_settop(L, 4);
+  lua_pushvalue(L, box_idx);
   return 1;
 }
 
@@ -319,7 +453,8 @@ static int send_command(lua_State *L, redis_conn *c, int argc, const char **argv
   redis_cmd *cmd;
   if (c->ac == NULL || c->dying) {
     luaL_pushfail(L);
-    lua_pushliteral(L, "the connection to Redis was lost");
+    if (c->phase == RESOLVING) lua_pushliteral(L, "the connection to Redis is not up yet");
+    else lua_pushliteral(L, "the connection to Redis was lost");
     lua_pushliteral(L, "closed");
     return 3;
   }
@@ -390,7 +525,8 @@ static int conn_close(lua_State *L) {
 static int conn_tostring(lua_State *L) {
   redis_conn *c = *check_box(L);
   lua_pushfstring(L, "claude.core.Redis (%s)", c == NULL || c->closed ? "closed"
-                                              : c->ac == NULL || c->dying ? "lost" : "open");
+                  : c->phase == RESOLVING || c->phase == CONNECTING ? "connecting"
+                  : c->ac == NULL || c->dying ? "lost" : "open");
   return 1;
 }
 

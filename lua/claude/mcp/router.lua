@@ -21,7 +21,7 @@ local errors = require "claude.errors"
 local budgets = require "claude.mcp.budget"
 local call = require "claude.mcp.call"
 local request_context = require "claude.mcp.request_context"
-local trace = require "claude.trace"
+local traced = require "claude.trace.mcp"
 -- the slots of a call record: claude.mcp.call's, as constants (one instruction a read;
 -- spec/unit/call_record_spec.lua holds them to the module's)
 local ID <const>, TOOL <const>, ARGS <const>, TAG <const>, SERVER <const> = 1, 2, 3, 8, 9
@@ -223,7 +223,7 @@ local wrapped_call -- (list): the worker of a call of a server with middleware, 
 -- The router forgets what it kept by name of a server's tools when they change.
 local function watch(self, name, server)
   server._watchers[self] = function(_, what)
-    if what == "tools" or what == "middleware" then self._by_name[name] = nil end
+    if what == "tools" or what == "middleware" then self.by_name[name] = nil end
   end
 end
 
@@ -248,13 +248,15 @@ end
 --   (the modern era's multi round-trip requests; without it, `ctx.input` sends the requests
 --   with `request`); `task = function(ctx)`: answers `ctx.task()` (the tasks extension: the
 --   call goes on as a task; without it, false); `ack = false`: notifications get no answer
---   (a plain MCP transport; the CLI's control channel wants one, the default); `session`:
---   the id of the session or connection the router serves alone (`ctx.session`; nil: the
---   router serves many clients, none named)
+--   (a plain MCP transport; the CLI's control channel wants one, the default); traced:
+--   `trace_parent`, `transport` (claude.trace.mcp's `server_route`); `session`: the id of
+--   the session or connection the router serves alone (`ctx.session`; nil: the router serves
+--   many clients, none named)
 -- @treturn claude.Router
 -- @function new
 local NEW_OPTIONS = { notify = true, request = true, ack = true, budget = true,
-  close_stream = true, input = true, task = true, trace_parent = true, session = true }
+  close_stream = true, input = true, task = true, trace_parent = true, transport = true,
+  session = true }
 
 M.new = public(function(servers, opts)
   errors.check(servers, 1, "new", "table", true)
@@ -262,9 +264,10 @@ M.new = public(function(servers, opts)
   opts = opts or {}
   errors.check_fields(opts, NEW_OPTIONS, "new")
   budgets.check(opts.budget, "the session (tool_budget)")
-  for _, f in ipairs { "notify", "request", "input", "task", "trace_parent" } do
-    if opts[f] ~= nil and type(opts[f]) ~= "function" then
-      misuse("bad field '%s' to 'new' (function expected, got %s)", f, typename(opts[f]))
+  for f, want in pairs { notify = "function", request = "function", input = "function",
+    task = "function", trace_parent = "function", transport = "string" } do
+    if opts[f] ~= nil and type(opts[f]) ~= want then
+      misuse("bad field '%s' to 'new' (%s expected, got %s)", f, want, typename(opts[f]))
     end
   end
   if opts.session ~= nil and type(opts.session) ~= "string" then
@@ -281,13 +284,10 @@ M.new = public(function(servers, opts)
   local self = setmetatable({ _servers = map, _notify = opts.notify, _request = opts.request,
     _ack = opts.ack ~= false, _inflight = {}, _budget = opts.budget,
     _limits = setmetatable({}, { __mode = "k" }), _close_stream = opts.close_stream,
-    _by_name = {}, _input = opts.input, _task = opts.task, _session = opts.session }, Router)
+    by_name = {}, _input = opts.input, _task = opts.task, _trace_parent = opts.trace_parent,
+    _transport = opts.transport, _session = opts.session }, Router)
   self.route = entry(self)
-  if trace.enabled then -- a span around each request, in front of the plain paths
-    local traced = require "claude.trace.mcp"
-    self.route = traced.server_route(self.route, opts.trace_parent)
-    self.handle_async = traced.server_handle(Router.handle_async, opts.trace_parent)
-  end
+  traced.router(self, Router.handle_async) -- its spans: now, or when tracing turns on
   for name, server in pairs(map) do watch(self, name, server) end
   return self
 end)
@@ -433,9 +433,9 @@ M.sees_ctx = sees_ctx
 -- What a call of tool `t` of `server` needs, worked out once per tool and server: its limits
 -- (tool, server, session, defaults) `core = {run, instructions, memory}` and `seconds`, or
 -- `core = false` for none; `spare`, a budget whose call ended, reset for the next one;
--- `sees`, whether its `execute` sees a ctx; `tool` and `server` themselves; and how the
--- router's entry runs it (`worker(task, arg, ctx, rec)`, with `ctx` made at once when `ctx`),
--- set by `limits_by_name`.
+-- `sees`, whether its `execute` sees a ctx; `tool`, `server`; and how the router's entry runs
+-- it, set by `limits_by_name`: `worker(task, arg, ctx, rec)`, with `ctx` made at once when
+-- `ctx`, and `usual`, neither ctx, task nor middleware around it.
 local function limits_of(self, server, t)
   local per = self._limits[server]
   if not per then
@@ -448,7 +448,8 @@ local function limits_of(self, server, t)
     local sees = sees_ctx(t.execute)
     l = { core = r and { run = r.run, instructions = r.instructions, memory = r.memory }
       or false, seconds = r and r.seconds, spare = false, sees = sees, ctx = sees,
-      tool = t, server = server, worker = call_worker, arg = t }
+      usual = not t.task and not sees, tool = t, server = server, worker = call_worker,
+      arg = t }
     per[t] = l
   end
   return l
@@ -481,17 +482,17 @@ local function waiting(self, l, task, ctx, rec)
   return ctx
 end
 
--- The limits of tool `tname` of server `name`, worked out and kept by name for the router's
--- entry (`entry`'s cache, forgotten when the server's tools change: `watch`); nil when there is
--- no such tool.
+-- The limits of tool `tname` of server `name`, kept in `router.by_name[name][tname]` (read
+-- there by the entry and by a transport asking whether a call is `usual`; forgotten when the
+-- server's tools change: `watch`); nil when there is no such tool.
 local function limits_by_name(self, name, tname)
   local server = self._servers[name]
   local t = server and server.tools[tname]
   if not t then return nil end
-  local per = self._by_name[name]
+  local per = self.by_name[name]
   if not per then
     per = {}
-    self._by_name[name] = per
+    self.by_name[name] = per
   end
   local l = limits_of(self, server, t)
   -- a server's middleware that wraps calls runs around the tool in the call's task
@@ -500,9 +501,9 @@ local function limits_by_name(self, name, tname)
   local list, worker = server.middleware, call_worker
   if list then worker = wrapped_call(list) end
   if worker == call_worker then
-    l.worker, l.arg, l.ctx = worker, t, l.sees
+    l.worker, l.arg, l.ctx, l.usual = worker, t, l.sees, not t.task and not l.sees
   else
-    l.worker, l.arg, l.ctx = worker, l, true
+    l.worker, l.arg, l.ctx, l.usual = worker, l, true, false
   end
   per[tname] = l
   return l
@@ -512,7 +513,7 @@ end
 -- straight (`reader:target(router.route)`). The call of record `rec` runs in a task of its
 -- own, under its budget when it has one.
 entry = function(self)
-  local by_name = self._by_name
+  local by_name = self.by_name
   return function(rec)
     local per = by_name[rec[SERVER]]
     local l = per and per[rec[TOOL]] or limits_by_name(self, rec[SERVER], rec[TOOL])
@@ -730,7 +731,7 @@ Router.set_server = public(function(self, name, server)
   local old = self._servers[name]
   if old then old._watchers[self] = nil end
   self._servers[name] = server
-  self._by_name[name] = nil
+  self.by_name[name] = nil
   if server then watch(self, name, server) end
 end)
 

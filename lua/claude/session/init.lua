@@ -510,6 +510,7 @@ function M.open(options, fname)
     -- the tool calls go to the router straight, as call records; the rest to the dispatcher
     local reader = core.envelope_reader("control", self.call_record)
     reader:target(self.router.route)
+    self.router._retarget = function(route) reader:target(route) end -- (tracing turned on)
     proc.raw:read_with(reader)
   end
   self.pid = proc.pid

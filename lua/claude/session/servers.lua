@@ -80,7 +80,8 @@ function M.attach(self, sdk)
   local traced = self.trace and require "claude.trace.session"
   sessions = sessions + 1
   self.router = require("claude.mcp.router").new(sdk, {
-    budget = self.options.tool_budget, session = "in-process-" .. sessions,
+    budget = self.options.tool_budget, transport = "pipe", -- (the CLI's stdio)
+    session = "in-process-" .. sessions,
     -- traced: a call's span is under the turn that asked for it
     trace_parent = traced and function() return traced.current(self) end or nil,
     notify = function(server_name, message)

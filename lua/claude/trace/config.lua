@@ -60,14 +60,42 @@ end
 
 local OPTIONS = { endpoint = true, headers = true, service_name = true, resource = true,
   timeout = true, schedule_delay = true, max_queue = true, max_batch = true, exporter = true,
-  cli = true }
+  cli = true, protocol = true }
+
+local PROTOCOLS = { ["http/protobuf"] = true, ["http/json"] = true }
+local warned = false -- (grpc's warning: once a process)
+
+--- The OTLP protocol of the export: `enable`'s `protocol`, else
+-- `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else `OTEL_EXPORTER_OTLP_PROTOCOL`, else
+-- "http/protobuf" (the specification's default). "http/protobuf" or "http/json"; `grpc` is
+-- not supported: one warning on stderr, and the export goes as "http/protobuf".
+-- @tparam[opt] string given
+-- @tparam function getenv
+-- @treturn string
+function M.protocol(given, getenv)
+  if given ~= nil and not PROTOCOLS[given] then
+    errors.bad_field("protocol", "enable", "'http/protobuf' or 'http/json' expected, got %s",
+      type(given) == "string" and "'" .. given .. "'" or errors.typename(given))
+  end
+  local p = given or getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+    or getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+  if p == nil or p == "" then return "http/protobuf" end
+  p = p:lower()
+  if PROTOCOLS[p] then return p end
+  if not warned then
+    warned = true
+    io.stderr:write("claude: tracing: OTEL_EXPORTER_OTLP_PROTOCOL=", p, " is not supported ",
+      "(claudelua exports OTLP/HTTP: http/protobuf or http/json); sending http/protobuf\n")
+  end
+  return "http/protobuf"
+end
 
 --- The exporter's settings: `enable`'s options over the environment's. Returns nil and why
 -- when `OTEL_SDK_DISABLED=true`.
 -- @tparam table opts
 -- @tparam function getenv
--- @treturn table `{ endpoint, headers, resource, timeout, schedule_delay, max_queue,
---   max_batch, exporter, cli }`
+-- @treturn table `{ endpoint, protocol, headers, resource, timeout, schedule_delay,
+--   max_queue, max_batch, exporter, cli }`
 function M.resolve(opts, getenv)
   errors.check_fields(opts, OPTIONS, "enable")
   if truthy(getenv("OTEL_SDK_DISABLED")) then
@@ -80,12 +108,7 @@ function M.resolve(opts, getenv)
     endpoint = base:gsub("/+$", "") .. "/v1/traces"
   end
   errors.check_field(endpoint, "endpoint", "enable", "string")
-  local protocol = getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-    or getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
-  if protocol == "grpc" then
-    io.stderr:write("claude: tracing: OTEL_EXPORTER_OTLP_PROTOCOL=grpc is not supported; "
-      .. "sending OTLP/HTTP JSON to ", endpoint, "\n")
-  end
+  local protocol = M.protocol(opts.protocol, getenv)
   local headers = M.pairs_list(getenv("OTEL_EXPORTER_OTLP_HEADERS"))
   for k, v in pairs(M.pairs_list(getenv("OTEL_EXPORTER_OTLP_TRACES_HEADERS"))) do
     headers[k] = v
@@ -109,7 +132,7 @@ function M.resolve(opts, getenv)
     errors.check_field(opts.exporter, "exporter", "enable", "function")
   end
   return {
-    endpoint = endpoint, headers = headers, resource = resource,
+    endpoint = endpoint, protocol = protocol, headers = headers, resource = resource,
     timeout = opts.timeout or millis(getenv, "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
       millis(getenv, "OTEL_EXPORTER_OTLP_TIMEOUT", 10)),
     schedule_delay = opts.schedule_delay or millis(getenv, "OTEL_BSP_SCHEDULE_DELAY", 5),

@@ -1,94 +1,42 @@
 --- The batching exporter of finished spans: a bounded queue, emptied from the loop (a timer,
--- or a full batch) into OTLP/HTTP JSON posts through libcurl, one at a time. Ending a span
+-- or a full batch) into OTLP/HTTP posts through libcurl, one at a time, each batch encoded
+-- in one C call (core.otlp_encode: protobuf, or JSON) straight into one buffer. Ending a span
 -- only queues it: the encoding and the post happen on a later turn of the loop, and a full
 -- queue drops the span (counted) rather than wait.
 -- @module claude.trace.export
 local core = require "claude.core"
-local json = require "claude.json"
 local async = require "claude.async"
 
 local M = {}
 
-local mtype = math.type
+local otlp_encode = core.otlp_encode
 
--- OTLP/JSON's AnyValue of a Lua value (a 64-bit integer travels as a decimal string)
-local function any_value(v)
-  local t = type(v)
-  if t == "string" then return { stringValue = v } end
-  if t == "boolean" then return { boolValue = v } end
-  if t == "number" then
-    if mtype(v) == "integer" then return { intValue = tostring(v) } end
-    return { doubleValue = v }
-  end
-  if t == "table" then
-    local values = json.array()
-    for i = 1, #v do values[i] = any_value(v[i]) end
-    return { arrayValue = { values = values } }
-  end
-  return { stringValue = tostring(v) }
-end
+-- the body's media type, by `OTEL_EXPORTER_OTLP_PROTOCOL`'s value
+local CONTENT_TYPE = { ["http/protobuf"] = "application/x-protobuf",
+  ["http/json"] = "application/json" }
+M.CONTENT_TYPE = CONTENT_TYPE
 
-local function key_values(attributes)
-  local list, keys = json.array(), {}
-  for k in pairs(attributes or {}) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for i = 1, #keys do
-    list[i] = { key = keys[i], value = any_value(attributes[keys[i]]) }
-  end
-  return list
-end
-M.key_values = key_values
-
-local KIND = { internal = 1, server = 2, client = 3, producer = 4, consumer = 5 }
-
-local function otlp_span(s)
-  local o = { traceId = s.trace_id, spanId = s.span_id, name = s.name, kind = KIND[s.kind],
-    startTimeUnixNano = tostring(s.start_time), endTimeUnixNano = tostring(s.end_time),
-    attributes = key_values(s.attributes), parentSpanId = s.parent_id,
-    traceState = s.tracestate, flags = 0x100 + (s.sampled and 1 or 0) }
-  if s.status == "error" then
-    o.status = { code = 2, message = s.status_message }
-  else
-    o.status = json.object()
-  end
-  if s.events then
-    local events = json.array()
-    for i, e in ipairs(s.events) do
-      events[i] = { name = e.name, timeUnixNano = tostring(e.time),
-        attributes = key_values(e.attributes) }
-    end
-    o.events = events
-  end
-  if s.links then
-    local links = json.array()
-    for i, l in ipairs(s.links) do
-      links[i] = { traceId = l.trace_id, spanId = l.span_id, attributes = key_values(l.attributes) }
-    end
-    o.links = links
-  end
-  return o
-end
-
---- The OTLP/JSON `ExportTraceServiceRequest` of `spans` (finished spans) under `resource`
--- (attributes).
+--- The OTLP `ExportTraceServiceRequest` of `spans` (finished spans) under `resource`
+-- (attributes): protobuf when `protocol` is "http/protobuf", else OTLP/JSON.
+-- @tparam table spans
+-- @tparam table resource
+-- @tparam[opt] string protocol
 -- @treturn string
-function M.encode(spans, resource)
-  local list = json.array()
-  for i = 1, #spans do list[i] = otlp_span(spans[i]) end
-  return json.encode { resourceSpans = { {
-    resource = { attributes = key_values(resource) },
-    scopeSpans = { { scope = { name = "claudelua", version = core.version }, spans = list } },
-  } } }
+function M.encode(spans, resource, protocol)
+  return otlp_encode(spans, resource, core.version, protocol == "http/protobuf")
 end
 
 --- A new exporter for the settings `c` (claude.trace.config): `push(span)`, `flush(timeout)`,
 -- `stats()`.
 function M.new(c)
   local queue, n = {}, 0
+  local headers = { ["content-type"] = CONTENT_TYPE[c.protocol] }
+  for k, v in pairs(c.headers) do headers[k] = v end
   local exported, dropped, failed = 0, 0, 0
   local posting = false -- one post at a time
   local timer = nil
   local flushed = { waiters = false } -- what flush waits on (async.wait_woken)
+  local flushing = false -- a flush waits: every span queued goes now
   local export
 
   -- the timer holds the loop only while spans wait: a script's last spans still go
@@ -98,11 +46,14 @@ function M.new(c)
   end
 
   local function take()
-    local batch = {}
-    local m = math.min(n, c.max_batch)
-    for i = 1, m do batch[i] = queue[i] end
-    table.move(queue, m + 1, n + m, 1) -- (the slots past n are nil: they clear the tail)
-    n = n - m
+    local batch = queue
+    if n <= c.max_batch then -- (the usual case: the whole queue goes)
+      queue, n = {}, 0
+      return batch
+    end
+    batch = table.move(queue, 1, c.max_batch, 1, {})
+    table.move(queue, c.max_batch + 1, n + c.max_batch, 1) -- (the nil slots past n clear the tail)
+    n = n - c.max_batch
     return batch
   end
 
@@ -113,7 +64,10 @@ function M.new(c)
       io.stderr:write("claude: tracing: exporting ", tostring(count), " spans failed: ",
         tostring(why), "\n")
     end
-    if n > 0 then return export() end
+    -- a full batch goes at once; fewer spans wait for the timer (one post for many), unless
+    -- a flush waits for them
+    if n >= c.max_batch or (n > 0 and flushing) then return export() end
+    if n > 0 then return arm(c.schedule_delay) end
     async.wake_all(flushed)
   end
 
@@ -132,10 +86,9 @@ function M.new(c)
       end)
       return
     end
-    local headers = { ["content-type"] = "application/json" }
-    for k, v in pairs(c.headers) do headers[k] = v end
     local req, err = core.http_request { method = "POST", url = c.endpoint, headers = headers,
-      body = M.encode(batch, c.resource), timeout = c.timeout, max_body = 1024 * 1024,
+      body = M.encode(batch, c.resource, c.protocol), timeout = c.timeout,
+      max_body = 1024 * 1024,
       on_done = function(ok, resp, kind)
         if ok and resp.status >= 300 then
           ok, resp = false, "HTTP " .. tostring(resp.status) .. " " .. tostring(resp.body)
@@ -163,7 +116,9 @@ function M.new(c)
   function self.flush(timeout)
     if n == 0 and not posting then return true end
     core.defer(export)
+    flushing = true
     local ok = async.wait_woken(flushed, timeout or c.timeout)
+    flushing = false
     if not ok then return nil, "the spans were not all sent in time" end
     return true
   end

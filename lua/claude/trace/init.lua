@@ -22,9 +22,9 @@ local errors = require "claude.errors"
 local M = {}
 
 local misuse = errors.misuse
-local unix_nanos = core.unix_nanos
+local unix_nanos, span_start = core.unix_nanos, core.span_start
 local running = coroutine.running
-local fmt, byte = string.format, string.byte
+local fmt = string.format
 
 --- Whether spans are recorded (read it, do not set it: `enable`, `disable`).
 M.enabled = false
@@ -40,27 +40,6 @@ local main_current = nil
 local pending = nil
 
 -- W3C trace context ------------------------------------------------------------------------
-
--- ids come from a pool of random bytes, refilled 512 at a time (one system call for many
--- spans), as hex in one format call
-local POOL = 512
-local pool, used = "", POOL
-local HEX = { [8] = ("%02x"):rep(8), [16] = ("%02x"):rep(16) }
-
-local function random_hex(n)
-  if used + n > #pool then
-    pool = core.random_bytes(POOL)
-    if not pool then -- (no CSPRNG: still unique enough for a trace)
-      local t = {}
-      for i = 1, POOL do t[i] = string.char(math.random(0, 255)) end
-      pool = table.concat(t)
-    end
-    used = 0
-  end
-  local i = used + 1
-  used = used + n
-  return fmt(HEX[n], byte(pool, i, used))
-end
 
 local ZERO_TRACE, ZERO_SPAN = string.rep("0", 32), string.rep("0", 16)
 
@@ -92,7 +71,7 @@ end
 
 --- The span's `traceparent` (W3C), for a request that carries it on.
 function Span:traceparent()
-  return fmt("00-%s-%s-%s", self.trace_id, self.span_id, self.sampled and "01" or "00")
+  return "00-" .. self.trace_id .. "-" .. self.span_id .. (self.sampled and "-01" or "-00")
 end
 
 --- Sets attribute `key` (a string, a number, a boolean, or a list of one of them); a nil
@@ -142,6 +121,10 @@ local NOOP = setmetatable({ name = "", trace_id = ZERO_TRACE, span_id = ZERO_SPA
 function NOOP.finish() return NOOP end
 M.NOOP = NOOP
 
+-- the metatable of a call's options that hold only a trace context (claude.trace.mcp's, for
+-- claude.mcp.client.call's usual call)
+M._CONTEXT = { __name = "claude.trace.Context" }
+
 local KINDS = { internal = 1, server = 2, client = 3, producer = 4, consumer = 5 }
 M.KINDS = KINDS
 
@@ -177,13 +160,40 @@ function M._adopt(span, co)
   current_of[co] = span
 end
 
+-- The one maker of spans: `start` (its options checked) and the MCP paths, which hand over
+-- their attributes table (made whole by one constructor: the span keeps it). A remote
+-- parent (`tp`, `ts`: the W3C header values) wins over `parent` (a span; nil: the current
+-- one; false: none). The ids and the start time come from one C call (core.span_start).
+local function open(name, kind, parent, tp, ts, attributes, links)
+  local trace_id, parent_id, sampled, remote
+  if tp then trace_id, parent_id, sampled = M.parse_traceparent(tp) end
+  if trace_id then
+    remote = true
+  else
+    ts = nil
+    if parent == nil then parent = M.current() end
+    if parent and parent ~= NOOP then
+      trace_id, parent_id, sampled, ts = parent.trace_id, parent.span_id, parent.sampled,
+        parent.tracestate
+    end
+  end
+  local span_id, now, new_trace = span_start(trace_id == nil)
+  if not trace_id then trace_id, sampled = new_trace, true end
+  return setmetatable({ name = name, kind = kind, trace_id = trace_id, span_id = span_id,
+    parent_id = parent_id, sampled = sampled, remote = remote, recording = sampled,
+    tracestate = type(ts) == "string" and ts or nil, start_time = now,
+    attributes = attributes or {}, links = links }, Span)
+end
+M._open = open
+
 local START_OPTIONS = { kind = true, parent = true, attributes = true, traceparent = true,
   tracestate = true, links = true }
 
 --- A new span, started now. `opts`: `kind` ("internal" (default), "server", "client",
 -- "producer", "consumer"), `parent` (a span; default the current one; false for a root),
 -- `traceparent` and `tracestate` (a remote parent, W3C: they win over `parent`),
--- `attributes` (a table). Off, or under a parent that is not sampled, it records nothing.
+-- `attributes` (a table), `links` (a list of `{ trace_id, span_id, attributes }`). Off, or
+-- under a parent that is not sampled, it records nothing.
 -- @tparam string name
 -- @tparam[opt] table opts
 -- @treturn claude.trace.Span
@@ -196,34 +206,18 @@ function M.start(name, opts)
     errors.check_fields(opts, START_OPTIONS, "start")
   end
   if not M.enabled then return NOOP end
-  local kind = opts and opts.kind or "internal"
+  if opts == nil then return open(name, "internal") end
+  local kind = opts.kind or "internal"
   if not KINDS[kind] then
     errors.bad_field("kind", "start", "one of internal, server, client, producer, consumer "
       .. "expected, got %s", tostring(kind))
   end
-  local trace_id, parent_id, sampled, tracestate
-  local tp = opts and opts.traceparent
-  if tp then trace_id, parent_id, sampled = M.parse_traceparent(tp) end
-  if trace_id then
-    tracestate = opts.tracestate
-  else
-    local parent = opts and opts.parent
-    if parent == nil then parent = M.current() end
-    if parent and parent ~= NOOP then
-      trace_id, parent_id, sampled, tracestate = parent.trace_id, parent.span_id,
-        parent.sampled, parent.tracestate
-    else
-      trace_id, sampled = random_hex(16), true
-    end
-  end
   local attributes = {}
-  local given = opts and opts.attributes
+  local given = opts.attributes
   if given then for k, v in pairs(given) do attributes[k] = v end end
-  return setmetatable({ name = name, kind = kind, trace_id = trace_id,
-    span_id = random_hex(8), parent_id = parent_id, sampled = sampled,
-    tracestate = type(tracestate) == "string" and tracestate or nil, recording = sampled,
-    start_time = unix_nanos(), attributes = attributes, links = opts and opts.links },
-    Span)
+  local tp = opts.traceparent
+  return open(name, kind, opts.parent, type(tp) == "string" and tp or nil, opts.tracestate,
+    attributes, opts.links)
 end
 
 --- `span(name, fn)` or `span(name, opts, fn)`: runs `fn(span)` inside a new span (current

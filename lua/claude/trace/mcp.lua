@@ -6,6 +6,7 @@
 -- @module claude.trace.mcp
 local trace = require "claude.trace"
 local call = require "claude.mcp.call"
+local json = require "claude.json"
 
 local M = {}
 
@@ -26,15 +27,6 @@ local function outcome(result)
 end
 M.outcome = outcome
 
-local function request_attributes(span, method, id, req)
-  span:set("mcp.method.name", method)
-  if id ~= nil then span:set("jsonrpc.request.id", tostring(id)) end
-  if type(req) == "table" then
-    span:set("mcp.protocol.version", req.protocol_version)
-    span:set("mcp.session.id", req.session_id)
-  end
-end
-
 local function end_with(span, result)
   local kind, message = outcome(result)
   if kind then
@@ -44,29 +36,54 @@ local function end_with(span, result)
   span:finish()
 end
 
+local open = trace._open
+
+--- The links of a server span whose parent came in the request (`tp`): the context that was
+-- current where it arrived (`ambient`: the session's turn, else the current span), as the
+-- conventions ask ("link current ambient context"); nil when there is none.
+function M.ambient_link(tp, ambient)
+  if not tp then return nil end
+  if ambient == nil then ambient = trace.current() end
+  if not ambient or ambient == trace.NOOP then return nil end
+  return { { trace_id = ambient.trace_id, span_id = ambient.span_id,
+    tracestate = ambient.tracestate } }
+end
+
+-- The parent of a server span: the request's `_meta` trace context (W3C), else `parent()`
+-- (the session's turn), else the current span.
+local function remote_context(meta)
+  if type(meta) ~= "table" then return nil end
+  local tp, ts = meta.traceparent, meta.tracestate
+  if type(tp) ~= "string" then return nil end
+  return tp, type(ts) == "string" and ts or nil
+end
+
 --- The router's entry with a SERVER span around each tool call: its parent the request's
 -- `_meta` trace context, else `parent()` (the session's turn), else the current span. The
--- span is current in the tool's task.
+-- span is current in the tool's task. Its attributes are made by one constructor.
 -- @tparam function route the plain entry (`router.route`)
 -- @tparam[opt] function parent
+-- @tparam[opt] string transport `network.transport` ("pipe", "tcp")
 -- @treturn function
-function M.server_route(route, parent)
+function M.server_route(route, parent, transport)
   return function(rec)
     if not trace.enabled then return route(rec) end
-    local meta, tool = rec[META], rec[TOOL]
-    local tp, ts
-    if type(meta) == "table" then tp, ts = meta.traceparent, meta.tracestate end
-    local span = trace.start("tools/call " .. tostring(tool), { kind = "server",
-      traceparent = type(tp) == "string" and tp or nil,
-      tracestate = type(ts) == "string" and ts or nil,
-      parent = not tp and parent and parent() or nil })
-    request_attributes(span, "tools/call", rec[ID], rec[REQ])
-    span:set("gen_ai.tool.name", tool):set("gen_ai.operation.name", "execute_tool")
-    span:set("mcp.server.name", rec[SERVER])
+    local tool, id, req = rec[TOOL], rec[ID], rec[REQ]
+    local tp, ts = remote_context(rec[META])
+    local version, session
+    if type(req) == "table" then version, session = req.protocol_version, req.session_id end
+    local ambient = parent and parent() or nil
+    local span = open("tools/call " .. tostring(tool), "server", not tp and ambient or nil, tp,
+      ts, {
+        ["mcp.method.name"] = "tools/call", ["gen_ai.tool.name"] = tool,
+        ["gen_ai.operation.name"] = "execute_tool", ["mcp.server.name"] = rec[SERVER],
+        ["jsonrpc.request.id"] = id ~= nil and tostring(id) or nil,
+        ["mcp.protocol.version"] = version, ["mcp.session.id"] = session,
+        ["network.transport"] = transport }, tp and M.ambient_link(tp, ambient))
     local reply = rec[REPLY]
-    rec[REPLY] = function(tag, result, id, text)
-      end_with(span, result)
-      return reply(tag, result, id, text)
+    rec[REPLY] = function(tag, result, rid, text)
+      if text then span:finish() else end_with(span, result) end
+      return reply(tag, result, rid, text)
     end
     local previous = trace._pending(span)
     local ok, ctx = pcall(route, rec)
@@ -82,27 +99,37 @@ function M.server_route(route, parent)
   end
 end
 
---- `router:handle_async` with a SERVER span around each request that is not a tool call (a
--- read, a prompt, a completion, a list: those answer through `reply`); a tool call goes on
--- to the traced entry.
-function M.server_handle(handle, parent)
+--- `router:handle_async` with a SERVER span around each request that is not a tool call
+-- (initialize, a list, a read, a prompt, a completion, a ping: those answer through
+-- `reply`); a tool call goes on to the traced entry. A message that came as JSON text (the
+-- readers hand some so, for C to answer) is decoded first while tracing is on: the plain
+-- path takes a decoded message the same.
+function M.server_handle(handle, parent, transport)
   return function(self, name, message, reply, tag, auth, req)
-    local method = trace.enabled and type(message) == "table" and message.method
+    if not trace.enabled then return handle(self, name, message, reply, tag, auth, req) end
+    if type(message) == "string" then
+      local decoded = json.decode(message)
+      if type(decoded) == "table" then message = decoded end
+    end
+    local method = type(message) == "table" and message.method
     if type(method) ~= "string" or method == "tools/call" or message.id == nil then
       return handle(self, name, message, reply, tag, auth, req)
     end
     local params = type(message.params) == "table" and message.params or {}
-    local meta = type(params._meta) == "table" and params._meta or {}
-    local target = params.name or (method == "resources/read" and "" or nil)
-    local tp = type(meta.traceparent) == "string" and meta.traceparent or nil
-    local span = trace.start(target and target ~= "" and method .. " " .. target or method,
-      { kind = "server", traceparent = tp,
-        tracestate = type(meta.tracestate) == "string" and meta.tracestate or nil,
-        parent = not tp and parent and parent() or nil })
-    request_attributes(span, method, message.id, req)
-    span:set("mcp.server.name", name)
-    if method == "resources/read" then span:set("mcp.resource.uri", params.uri) end
-    if method == "prompts/get" then span:set("gen_ai.prompt.name", params.name) end
+    local tp, ts = remote_context(params._meta)
+    local target = method == "prompts/get" and params.name or nil
+    local version, session
+    if type(req) == "table" then version, session = req.protocol_version, req.session_id end
+    if method == "initialize" then version = version or params.protocolVersion end
+    local ambient = parent and parent() or nil
+    local span = open(type(target) == "string" and method .. " " .. target or method, "server",
+      not tp and ambient or nil, tp, ts, {
+        ["mcp.method.name"] = method, ["mcp.server.name"] = name,
+        ["jsonrpc.request.id"] = tostring(message.id),
+        ["mcp.protocol.version"] = version, ["mcp.session.id"] = session,
+        ["network.transport"] = transport,
+        ["mcp.resource.uri"] = method == "resources/read" and params.uri or nil,
+        ["gen_ai.prompt.name"] = target }, M.ambient_link(tp, ambient))
     return handle(self, name, message, function(t, response, ...)
       end_with(span, response)
       return reply(t, response, ...)
@@ -110,8 +137,38 @@ function M.server_handle(handle, parent)
   end
 end
 
+-- The routers made while tracing was off (weak keys; the values their plain handle_async)
+local untraced = setmetatable({}, { __mode = "k" })
+
+local function install(router, handle_async)
+  router.route = M.server_route(router.route, router._trace_parent, router._transport)
+  router.handle_async = M.server_handle(handle_async, router._trace_parent, router._transport)
+end
+
+--- Puts a new router's traced paths (its entry `route`, `handle_async`) in front of its
+-- plain ones: now when tracing is on, else when it turns on. Then whoever holds the old
+-- entry (a reader's target) is pointed at the new one: `router._retarget(route)`, set by
+-- that holder. The router's `_trace_parent` and `_transport` are the spans' (`server_route`).
+-- @tparam claude.Router router
+-- @tparam function handle_async the plain `Router.handle_async`
+function M.router(router, handle_async)
+  if trace.enabled then install(router, handle_async) else untraced[router] = handle_async end
+end
+
+trace.instrument(function()
+  for router, handle_async in pairs(untraced) do
+    untraced[router] = nil
+    install(router, handle_async)
+    if router._retarget then router._retarget(router.route) end
+  end
+end)
+
 -- The client: a CLIENT span around a request, its context in the request's `_meta` (unless
 -- the caller gave one).
+-- The options that carry only a trace context (a table of this metatable): the client's
+-- usual call keeps its way of writing the request (claude.mcp.client.call).
+local TRACE_CONTEXT = trace._CONTEXT
+
 local function traced_client(plain, method, target_of, fname)
   return function(self, a, b, c)
     if not trace.enabled then return plain(self, a, b, c) end
@@ -119,40 +176,62 @@ local function traced_client(plain, method, target_of, fname)
     local opts = opts_index == 2 and b or c
     if opts ~= nil and type(opts) ~= "table" then return plain(self, a, b, c) end
     local target = target_of(a)
-    local span = trace.start(target and method .. " " .. target or method, { kind = "client" })
-    span:set("mcp.method.name", method)
-    if method == "tools/call" then
-      span:set("gen_ai.tool.name", a):set("gen_ai.operation.name", "execute_tool")
-    elseif method == "resources/read" then
-      span:set("mcp.resource.uri", a)
-    else
-      span:set("gen_ai.prompt.name", a)
-    end
-    if type(self) == "table" then
-      span:set("mcp.server.name", self.name)
-      span:set("mcp.protocol.version", self.protocol_version)
-    end
-    if not (opts and opts.traceparent) then
+    local client = type(self) == "table" and self or {}
+    local span = open(target and method .. " " .. target or method, "client", nil, nil, nil, {
+      ["mcp.method.name"] = method,
+      ["gen_ai.tool.name"] = method == "tools/call" and a or nil,
+      ["gen_ai.operation.name"] = method == "tools/call" and "execute_tool" or nil,
+      ["mcp.resource.uri"] = method == "resources/read" and a or nil,
+      ["gen_ai.prompt.name"] = method == "prompts/get" and a or nil,
+      ["mcp.server.name"] = client.name, ["mcp.protocol.version"] = client.protocol_version })
+    if opts == nil then
+      opts = setmetatable({ traceparent = span:traceparent(), tracestate = span.tracestate },
+        TRACE_CONTEXT)
+    elseif not opts.traceparent then
       local copy = {}
-      for k, v in pairs(opts or {}) do copy[k] = v end
+      for k, v in pairs(opts) do copy[k] = v end
       copy.traceparent, copy.tracestate = span:traceparent(), span.tracestate
       opts = copy
     end
     if opts_index == 2 then b = opts else c = opts end
-    local r = table.pack(pcall(plain, self, a, b, c))
-    if not r[1] then
-      span:fail(r[2], "error"):finish()
-      error(r[2], 0)
+    local ok, r, err, kind = pcall(plain, self, a, b, c)
+    if not ok then
+      span:fail(r, "error"):finish()
+      error(r, 0)
     end
-    if r[2] == nil then
-      local err, kind = r[3], r[4]
+    if r == nil then
       span:fail(err, type(err) == "table" and err.code and tostring(err.code) or kind or "error")
       span:finish()
     else
-      end_with(span, r[2])
+      end_with(span, r)
     end
-    return table.unpack(r, 2, r.n)
+    return r, err, kind
   end, fname
+end
+
+--- A CLIENT span for a request the client makes itself (`initialize`), under the current
+-- span, its context put in `params._meta`.
+-- @tparam table client the claude.mcp client
+-- @tparam string method
+-- @tparam table params the request's params
+-- @treturn claude.trace.Span
+function M.client_span(client, method, params)
+  local span = open(method, "client", nil, nil, nil, { ["mcp.method.name"] = method,
+    ["mcp.server.name"] = client.name })
+  local meta = type(params._meta) == "table" and params._meta or {}
+  meta.traceparent, meta.tracestate = span:traceparent(), span.tracestate
+  params._meta = meta
+  return span
+end
+
+--- Ends the span of `client_span` with the request's outcome (`r, err, kind`).
+function M.client_done(span, r, err, kind)
+  if r == nil then
+    span:fail(err, type(err) == "table" and err.code and tostring(err.code) or kind or "error")
+  elseif type(r) == "table" then
+    span:set("mcp.protocol.version", r.protocolVersion)
+  end
+  span:finish()
 end
 
 local function name_target(name) return type(name) == "string" and name or nil end

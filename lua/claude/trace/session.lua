@@ -17,7 +17,7 @@ local function cli_env(c, env)
   env.OTEL_METRICS_EXPORTER = env.OTEL_METRICS_EXPORTER or "none"
   env.OTEL_LOGS_EXPORTER = env.OTEL_LOGS_EXPORTER or "none"
   env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = c.endpoint
-  env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL = "http/json"
+  env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL = c.protocol
   local h = {}
   for k, v in pairs(c.headers) do h[#h + 1] = k .. "=" .. v end
   table.sort(h)

@@ -164,24 +164,42 @@ local function usual_way(self)
   return way
 end
 
---- `Client:call_tool(name, args, opts)` (claude.mcp.client). The usual call (no options,
--- connected, a way of writing it: usual_way, no output schema to check) has its first
--- round written here; its usual answer (checked by the reader: request_written's `usual`)
--- is the call's. Anything else is call_tool's, which goes on from that round's answer.
+-- The metatable of options that carry only a W3C trace context (`traceparent`,
+-- `tracestate`: a traced call's, claude.trace.mcp): the usual call stays usual, its `_meta`
+-- written with that context.
+local TRACE_CONTEXT = require("claude.trace")._CONTEXT
+
+-- The usual way of writing a call whose `_meta` also holds the trace context of `opts`:
+-- the envelope's `_meta` (modern) or none (legacy) with `traceparent` and `tracestate` first.
+local function traced_way(way, opts)
+  local ts = opts.tracestate
+  local head = ',"_meta":{"traceparent":' .. json.encode(opts.traceparent)
+    .. (type(ts) == "string" and ',"tracestate":' .. json.encode(ts) or "")
+  local rest = way.tail and way.tail:sub(#',"_meta":{' + 1) or "}}}\n"
+  return { method = way.method, write = way.write, usual = way.usual, modern = way.modern,
+    tail = rest:sub(1, 1) == "}" and head .. rest or head .. "," .. rest }
+end
+
+--- `Client:call_tool(name, args, opts)` (claude.mcp.client). The usual call (no options, or
+-- only a trace context; connected, a way of writing it: usual_way, no output schema to
+-- check) has its first round written here; its usual answer (checked by the reader:
+-- request_written's `usual`) is the call's. Anything else is call_tool's, which goes on from
+-- that round's answer.
 function M.call_tool(self, name, args, opts)
   -- (_class: a client's own field, for getmetatable's call with its __metatable look-up)
   -- (usual_call: the three types told in one C call, not three of type())
-  if opts == nil and usual_call(self, name, args) and self._class == Client
-    and self.state == "connected" and not self.closed then
+  if (opts == nil or getmetatable(opts) == TRACE_CONTEXT) and usual_call(self, name, args)
+    and self._class == Client and self.state == "connected" and not self.closed then
     local way = self.usual_way
     if way == false then way = usual_way(self) end
     local schemas = self.output_schemas
     if way and not (schemas and schemas[name]) then
+      if opts then way = traced_way(way, opts) end
       local result, err, kind = request_written(self.conn.peer, way, self.opts.timeout, name,
         args or jobject())
       -- (a legacy result with `task` may be a task; a modern one's tasks have a resultType)
       if err == nil and (way.modern or result.task == nil) then return result end
-      return public_call_tool(self, name, args, nil, { result = result, err = err,
+      return public_call_tool(self, name, args, opts, { result = result, err = err,
         kind = kind, modern = way.modern })
     end
   end

@@ -14,6 +14,7 @@ local negotiate = require "claude.mcp.client.negotiate"
 local modern = require "claude.mcp.client.modern"
 local connection = require "claude.mcp.client.connection"
 local peer_request = require("claude.mcp.client.request").peer_request
+local trace = require "claude.trace"
 
 local SUPPORTED = {}
 for _, v in ipairs(PROTOCOL_VERSIONS) do SUPPORTED[v] = true end
@@ -26,9 +27,14 @@ local on_lost -- (self, conn, err): below
 local function initialize(self, conn, offered)
   set_state(self, "initializing")
   local o = self.opts
-  local r, err, kind = peer_request(self, conn.peer, "initialize", {
-    protocolVersion = offered, capabilities = self.offered, clientInfo = self.client_info,
-  }, o.connect_timeout)
+  local params = { protocolVersion = offered, capabilities = self.offered,
+    clientInfo = self.client_info }
+  -- traced: a CLIENT span, its context in the request's _meta (the server's initialize span
+  -- is its child)
+  local span = trace.enabled and require("claude.trace.mcp").client_span(self, "initialize",
+    params)
+  local r, err, kind = peer_request(self, conn.peer, "initialize", params, o.connect_timeout)
+  if span then require("claude.trace.mcp").client_done(span, r, err, kind) end
   if r == nil then return nil, err, kind end
   local version = type(r) == "table" and r.protocolVersion
   if not SUPPORTED[version] then

@@ -86,6 +86,20 @@ local function number_arg(opt, v)
   return n
 end
 
+-- The store of --tasks (or of CLAUDELUA_MCP_TASKS, where a URL's password stays out of `ps`),
+-- checked; a message never shows a password.
+local function tasks_arg(where, v)
+  if v == "memory" then return v end
+  local ok, why = require("claude.mcp.server.redis").parse_url(v)
+  if not ok then
+    if not v:find("^rediss?://") then
+      why = "'memory' or a redis://[[user:]password@]host[:port][/db] URL expected"
+    end
+    usage_error("%s: %s", where, why)
+  end
+  return v
+end
+
 --- Parse the command line (the arguments after `mcp`).
 -- @tparam {string,...} argv
 -- @treturn table `{ file =, args = {...}, http = {host =, port =} | nil, server =, watch =,
@@ -178,10 +192,7 @@ function M.parse(argv)
         usage_error("--node needs a name of letters, digits, '-' and '_', got '%s'", o.node)
       end
     elseif a == "--tasks" then
-      o.tasks = value()
-      if o.tasks ~= "memory" and not o.tasks:find("^redis://") then
-        usage_error("--tasks needs 'memory' or a redis://host:port[/db] URL, got '%s'", o.tasks)
-      end
+      o.tasks = tasks_arg("--tasks", value())
     elseif a == "--task-lease" then
       o.task_lease = number_arg(a, value())
       if o.task_lease <= 0 then usage_error("--task-lease needs a positive number") end
@@ -228,6 +239,14 @@ function M.parse(argv)
   end
   o.auth = auth_option(o)
   return o
+end
+
+-- --tasks, else CLAUDELUA_MCP_TASKS, else nil (memory).
+local function tasks_of(o)
+  if o.tasks then return o.tasks end
+  local env = os.getenv("CLAUDELUA_MCP_TASKS")
+  if env == nil or env == "" then return nil end
+  return tasks_arg("CLAUDELUA_MCP_TASKS", env)
 end
 
 -- The requestState key: --state-key-file, else CLAUDELUA_MCP_STATE_KEY, else none (each
@@ -467,7 +486,7 @@ local function serve_http(o, list)
   local t, err
   local opts = {
     host = o.http.host, port = o.http.port, stateless = o.stateless,
-    state_key = state_key(o), state_ttl = o.state_ttl, node = o.node, tasks = o.tasks,
+    state_key = state_key(o), state_ttl = o.state_ttl, node = o.node, tasks = tasks_of(o),
     task_lease = o.task_lease,
     max_body = o.max_message, request_timeout = o.request_timeout,
     session_timeout = o.session_timeout, allowed_hosts = o.allowed_hosts,
@@ -575,6 +594,11 @@ function M.main(...)
     if t then t:close() end
     failure("load", "%s", err)
   end
+  -- The start is over: one full collection makes the heap the servers run with the base of
+  -- the collector's major collections (generational: src/host/main.c). Left at the small heap
+  -- of before the modules loaded, the first major collection falls among the first few
+  -- thousand calls (docs/performance.md, "Start-up").
+  collectgarbage()
   if o.http then return serve_http(o, list) end
   return serve_stdio(o, t, list)
 end

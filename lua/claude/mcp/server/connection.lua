@@ -163,7 +163,7 @@ end
 
 local NEW_OPTIONS = { server = 1, send = 1, send_result = 1, stateless = 1, on_close = 1,
   request_timeout = 1, close_stream = 1, state = 1, limits = 1, flush = 1, record = 1,
-  bind_calls = 1, session = 1, client_address = 1 }
+  bind_calls = 1, transport = 1, session = 1, client_address = 1 }
 
 -- The ids of the connections that name none of their own (stdio): one process, one counter.
 local connections = 0
@@ -180,10 +180,11 @@ local connections = 0
 --   `record` and `bind_calls` (`function(target)`): the call record the transport's reader
 --   fills (claude.mcp.call) and how the reader is pointed at `target(record)`, the function
 --   that serves this connection's calls once its era is pinned (nil: the reader hands its
---   calls to `call` again), so that they skip `call`; `session` (the id of the
---   connection's session, `ctx.session`: legacy HTTP's `Mcp-Session-Id`; default: one made
---   for the connection, none when `stateless`) and `client_address` (the client's network
---   address, `ctx.client_address`)
+--   calls to `call` again), so that they skip `call`; `transport` (its spans'
+--   `network.transport` when traced: "pipe" over stdio, "tcp" over HTTP); `session` (the id
+--   of the connection's session, `ctx.session`: legacy HTTP's `Mcp-Session-Id`; default: one
+--   made for the connection, none when `stateless`) and `client_address` (the client's
+--   network address, `ctx.client_address`)
 -- @treturn claude.mcp.Connection
 -- @function new
 M.new = errors.public(function(opts)
@@ -215,8 +216,9 @@ M.new = errors.public(function(opts)
     -- what the tools' ctx reads of the client (claude.mcp.router), filled by initialize
     _req = { era = "legacy", client_address = opts.client_address }, _session = session,
   }, Conn)
+  self._transport = opts.transport
   self._router = router_mod.new({ [self._key] = opts.server }, {
-    ack = false, session = session,
+    ack = false, transport = opts.transport, session = session,
     notify = function(name, msg, ctx) return notify(self, name, msg, ctx) end,
     request = function(ctx, method, params, timeout)
       return client_request(self, ctx, method, params, timeout)
@@ -286,6 +288,11 @@ local function initialize(self, msg, id)
     if rec and bind then
       rec[SERVER], rec[REPLY], rec[TAG], rec[REQ] = self._key, self._reply, nil, req
       bind(self._router.route)
+      -- (tracing turned on later: the reader's target is the traced entry, unless the era
+      -- moved on to its modern server's, which reads the router's entry at each call)
+      self._router._retarget = function(route)
+        if self.era ~= "modern" and not self.closed then bind(route) end
+      end
     end
   end
   local ok, err = out(self, response, id)
@@ -354,7 +361,7 @@ local function modern_of(self)
   local m = self._modern
   if m then return m end
   m = modern().new(self._server, { state = self._state, limits = self._limits,
-    session = self._session })
+    transport = self._transport, session = self._session })
   local send_result = self._send_result
   self._mout = { own_ids = true,
     send = function(_, msg) return out(self, msg, msg.id) end,
@@ -390,11 +397,15 @@ local function receive_modern(self, msg, auth)
     if self.era ~= "modern" and method ~= "server/discover" then
       self.era = "modern"
       -- from now on the usual tools/call a reader took apart is the modern server's at once
-      local target = modern_of(self):caller(self._mout, function(rec)
-        return Conn.call(self, rec)
-      end, self._send_result)
-      self.call = function(_, rec) return target(rec) end
-      if self._record and self._bind then self._bind(target) end
+      local function serve_calls() -- (again when tracing turns on: around the traced entry)
+        local target = modern_of(self):caller(self._mout, function(rec)
+          return Conn.call(self, rec)
+        end, self._send_result)
+        self.call = function(_, rec) return target(rec) end
+        if self._record and self._bind then self._bind(target) end
+      end
+      serve_calls()
+      modern_of(self)._router._retarget = function() if not self.closed then serve_calls() end end
     end
   end
   return (self._modern or modern_of(self)):handle(msg, self._mout, auth)

@@ -57,7 +57,7 @@ local M = {}
 
 local encode, decode = json.encode, json.decode
 local fail, log, admit, watch_post = exchange.fail, sessions.log, exchange.admit, exchange.watch
-local session_of, touch, find_session = sessions.of, sessions.touch, sessions.find
+local session_of, use, find_session = sessions.of, sessions.use, sessions.find
 local envelope_read, MCP_CALL = core.envelope_read, core.MCP_CALL
 local LATEST_MODERN = era.LATEST_MODERN
 local call = require "claude.mcp.call"
@@ -181,6 +181,7 @@ local function modern_of(self, ep)
   local m = ep.modern
   if not m then
     m = modern.new(ep.server, { state = self.state, node = self.opts.node, limits = self.opts,
+      transport = "tcp",
       shared = self.shared(ep.name) })
     ep.modern = m
   end
@@ -202,22 +203,27 @@ end
 
 local post_message -- (self, ep, req, res, who, path, body)
 
+-- Would `n` more requests go past `max_calls` (in flight in the whole server)?
+local function server_full(self, n) return self.calls + n > self.opts.max_calls end
+
+-- Would `n` requests of one POST go past `max_post_calls` or, with those of `session` in
+-- flight, past `max_session_calls`?
+local function over_bounds(self, session, n)
+  local o = self.opts
+  return n > o.max_post_calls or session.calls + n > o.max_session_calls
+end
+
 -- A `tools/call` alone in its POST, its envelope read in C into the transport's call record
 -- (core.envelope_read, claude.mcp.call): the legacy era's usual call in a session goes to the
--- connection as the record (Conn:call) when post_message would serve it at once (the session
--- (session_of), the protocol version, no request of its id in flight, room under every
--- bound: post_message's checks, which it makes for any other); any other call is the
--- message it was, served as if decoded.
+-- connection as the record (Conn:call) when post_message would serve it at once, as
+-- post_message's own checks say (server_full, session_of, over_bounds, no request of its id
+-- in flight); any other call is the message it was, served as if decoded.
 local function post_call(self, ep, req, res, who, path, rec)
   local version, info, id = rec[VERSION], who and who.info, rec[ID]
   local session = not self.stateless and version == nil and type(rec[META]) ~= "table"
-    and session_of(self, req, who, path)
-  local pv, o = req.headers["mcp-protocol-version"], self.opts
-  if session and (pv == nil or M.PROTOCOL_VERSIONS[pv]) and self.calls + 1 <= o.max_calls
-      and session.posts[id] == nil and session.calls + 1 <= o.max_session_calls
-      and 1 <= o.max_post_calls then
-    session.last = core.now()
-    if session ~= self.lru_tail then touch(self, session) end
+    and not server_full(self, 1) and session_of(self, req, who, path)
+  if session and session.posts[id] == nil and not over_bounds(self, session, 1) then
+    use(self, session)
     local ex = exchange.new(session, res, false, 1)
     admit(ex, id)
     rec[AUTH] = info
@@ -306,7 +312,7 @@ post_message = function(self, ep, req, res, who, path, body)
     end
   end
   -- requests in flight in the whole server: past max_calls nothing of the POST is served
-  if nids > 0 and self.calls + nids > o.max_calls then
+  if nids > 0 and server_full(self, nids) then
     return fail(res, 503, -32000, fmt("Service Unavailable: %d requests are in flight "
       .. "(max_calls %d); retry later", self.calls, o.max_calls), { ["retry-after"] = "1" })
   end
@@ -355,7 +361,7 @@ post_message = function(self, ep, req, res, who, path, body)
   -- past max_post_calls (of this POST) or max_session_calls (of the session in flight), a
   -- request is answered at once with an error, not served nor queued
   local calls = session.calls
-  if nids > o.max_post_calls or calls + nids > o.max_session_calls then
+  if over_bounds(self, session, nids) then
     local room = o.max_session_calls - calls
     if room > o.max_post_calls then room = o.max_post_calls end
     local served, over, k = {}, {}, 0
@@ -609,7 +615,8 @@ end
 --   behind a load balancer: task ids start with it, for routing; letters, digits, `-`, `_`;
 --   with `tasks` a Redis URL: random when not given), `tasks` (where the tasks of the modern
 --   era and the events of its listens are shared: `"memory"`, the default, this process
---   alone; `"redis://host:port[/db]"`, every replica using that Redis: docs/scaling.md),
+--   alone; `"redis://[[user:]password@]host[:port][/db]"`, every replica using that Redis:
+--   docs/scaling.md),
 --   `task_lease` (seconds, 15: a task whose replica stops renewing its lease this long
 --   fails),
 --   and the bounds (positive numbers; math.huge: none; docs/mcp-server.md, "Bounds"):

@@ -221,6 +221,17 @@ function Exchange:send(msg)
   return self:deliver(encode(msg), msg.method == nil and msg.id == self.id, e and e.code)
 end
 
+-- Is transport `t` (nil: none counts) at `max_calls`, its requests in flight?
+local function full(t) return t ~= nil and t.calls >= t.opts.max_calls end
+
+-- The exchange of request `id` answered on `res`, counted in flight in transport `t` (if
+-- any) until answered; `client`: whose share of the task bounds a task of it counts in.
+local function open(res, id, t, client)
+  if t then t.calls = t.calls + 1 end
+  return setmetatable({ res = res, id = id, done = false, stream = false, transport = t,
+    client = client }, Exchange)
+end
+
 -- The out of a notification: nothing goes back.
 local NOWHERE = { own_ids = false, send = function() return true end }
 
@@ -265,18 +276,14 @@ function M.post(m, req, res, msg, auth, t)
   end
   if code then return M.fail(res, STATUS[code] or 400, id, code, message, data) end
   if t and msg.method == "subscriptions/listen" then t = nil end
-  if t then
+  if full(t) then
     local max = t.opts.max_calls
-    if t.calls >= max then
-      return res:respond(503, { ["content-type"] = "application/json", ["retry-after"] = "1" },
-        error_text(id, -32000, fmt("Service Unavailable: %d requests are in flight "
-          .. "(max_calls %d); retry later", t.calls, max), { bound = "max_calls", max = max }))
-    end
-    t.calls = t.calls + 1
+    return res:respond(503, { ["content-type"] = "application/json", ["retry-after"] = "1" },
+      error_text(id, -32000, fmt("Service Unavailable: %d requests are in flight "
+        .. "(max_calls %d); retry later", t.calls, max), { bound = "max_calls", max = max }))
   end
   -- (client: whose share of the task bounds a task of this request counts in, without OAuth)
-  local ex = setmetatable({ res = res, id = id, done = false, stream = false, transport = t,
-    client = req.remote_address }, Exchange)
+  local ex = open(res, id, t, req.remote_address)
   local ctx = m:handle(msg, ex, auth)
   if not ex.done then watch_close(m, res, ex, ctx) end
 end
@@ -295,10 +302,8 @@ function M.post_call(m, req, res, rec, auth, t)
     return false
   end
   local tl = m:server().tools[name]
-  if not tl or mirrored(tl) or (t and t.calls >= t.opts.max_calls) then return false end
-  if t then t.calls = t.calls + 1 end
-  local ex = setmetatable({ res = res, id = rec[ID], done = false, stream = false,
-    transport = t, client = req.remote_address }, Exchange) -- (as post's)
+  if not tl or mirrored(tl) or full(t) then return false end
+  local ex = open(res, rec[ID], t, req.remote_address) -- (as post's: ctx.client_address)
   rec[AUTH] = auth
   local ctx = m:call(rec, ex)
   if not ex.done then watch_close(m, res, ex, ctx) end

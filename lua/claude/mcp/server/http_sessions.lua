@@ -119,7 +119,7 @@ local function new_session(self, ep, path, stateless, who, address)
     ["mcp-session-id"] = session.id }
   session.conn = connection.new {
     server = ep.server, stateless = stateless, session = session.id, client_address = address,
-    request_timeout = self.opts.request_timeout,
+    request_timeout = self.opts.request_timeout, transport = "tcp",
     limits = self.opts, send = function(msg, related) return route(session, msg, related) end,
     send_result = function(id, result, related, ends, text)
       return send_result(session, id, result, related, ends, text)
@@ -132,37 +132,50 @@ local function new_session(self, ep, path, stateless, who, address)
   return session
 end
 
---- Whether the request's `MCP-Protocol-Version` (if any) is one we speak; else answered 400.
-local function check_version(res, headers)
+-- Why the request's `MCP-Protocol-Version` is refused: nil when absent or one we speak.
+local function version_refusal(headers)
   local v = headers["mcp-protocol-version"]
   if v and not M.PROTOCOL_VERSIONS[v] then
-    fail(res, 400, -32000, fmt("Bad Request: unsupported MCP-Protocol-Version '%s'", v))
+    return fmt("Bad Request: unsupported MCP-Protocol-Version '%s'", v)
+  end
+end
+
+--- Whether the request's `MCP-Protocol-Version` (if any) is one we speak; else answered 400.
+local function check_version(res, headers)
+  local refusal = version_refusal(headers)
+  if refusal then
+    fail(res, 400, -32000, refusal)
     return false
   end
   return true
 end
 
---- The session a request names (Mcp-Session-Id), or nil, status, code, message. A session
--- opened with a token belongs to its subject: another subject's token gets the answer of an
--- unknown session (404), which says nothing of whether the id exists. A session belongs to
--- the path it was opened at: the first server is served at /mcp and /mcp/NAME, and a session
--- of one is unknown at the other.
+--- The session a request names (Mcp-Session-Id) in a protocol version we speak, or nil,
+-- status, code, message. A session opened with a token belongs to its subject: another
+-- subject's token gets the answer of an unknown session (404), which says nothing of whether
+-- the id exists. A session belongs to the path it was opened at: the first server is served
+-- at /mcp and /mcp/NAME, and a session of one is unknown at the other.
 local function session_of(self, req, who, path)
-  local sid = req.headers["mcp-session-id"]
+  local headers = req.headers
+  local sid = headers["mcp-session-id"]
   if not sid then return nil, 400, -32000, "Bad Request: Mcp-Session-Id header is required" end
   local session = self.sessions[sid]
   if not session or session.path ~= path
       or session.principal ~= (who and who.principal) then
     return nil, 404, -32001, "Session not found"
   end
+  local refusal = version_refusal(headers)
+  if refusal then return nil, 400, -32000, refusal end
   return session
 end
 
--- A session in use: the last to go when the sessions are full (`session.last` set, and it
--- is not the tail already).
-local function touch(self, session)
-  lru_unlink(self, session)
-  lru_push(self, session)
+-- A session in use now: the last to go when the sessions are full.
+local function use(self, session)
+  session.last = now()
+  if session ~= self.lru_tail then
+    lru_unlink(self, session)
+    lru_push(self, session)
+  end
 end
 
 --- The session a request names, in use now; or nil after answering 400 or 404.
@@ -172,9 +185,7 @@ local function find_session(self, req, res, who, path)
     fail(res, status, code, message)
     return nil
   end
-  if not check_version(res, req.headers) then return nil end
-  session.last = now()
-  if session ~= self.lru_tail then touch(self, session) end
+  use(self, session)
   return session
 end
 
@@ -231,7 +242,7 @@ function M.keep(self, session)
   lru_push(self, session)
 end
 
-M.new, M.of, M.find, M.touch, M.idle, M.sweep, M.check_version, M.log = new_session, session_of,
-  find_session, touch, idle_session, sweep, check_version, log
+M.new, M.of, M.find, M.use, M.idle, M.sweep, M.check_version, M.log = new_session, session_of,
+  find_session, use, idle_session, sweep, check_version, log
 
 return M

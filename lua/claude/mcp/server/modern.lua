@@ -57,7 +57,7 @@ local rpc_error, dispatch, jobject, jarray = core.jsonrpc_error, core.mcp_dispat
   json.array
 local array_mt, getmetatable = json.array_mt, getmetatable
 local is_unwind, stamp = input.is_unwind, wire.stamp
-local envelope_meta, sees_ctx = call.envelope_meta, router_mod.sees_ctx
+local envelope_meta = call.envelope_meta
 local type, fmt, pairs, setmetatable = type, string.format, pairs, setmetatable
 
 local META = era.META
@@ -409,15 +409,8 @@ function Modern:unlisten(sub)
 end
 
 -- server:add / remove and resource_updated reach the listens that asked for them
--- Empties a table in place (its holders keep it).
-local function forget(t)
-  for k in pairs(t) do t[k] = nil end
-end
-
 local function watch(self, server)
   server._watchers[self] = function(_, what)
-    -- the usual calls are found anew
-    if what == "tools" or what == "middleware" then forget(self._usual) end
     self:changed(FILTER[what])
   end
   server._subscribers[self] = function(uri)
@@ -485,6 +478,7 @@ end
 --   process's key), `node` (this process's name behind a load balancer: the prefix of its
 --   task ids), `limits` (the bounds of claude.mcp.server.limits; default: its defaults),
 --   `shared` (what the replicas share, claude.mcp.server.shared; default: nothing),
+--   `transport` (its spans' `network.transport`: "pipe" over stdio, "tcp" over HTTP),
 --   `session` (the connection it serves alone, `ctx.session`: stdio; nil over HTTP)
 -- @treturn claude.mcp.ModernServer
 function M.new(server, opts)
@@ -493,7 +487,7 @@ function M.new(server, opts)
   -- (closed is there from the start: every answer reads it, a miss would reach Modern)
   local self = setmetatable({ _server = server, _key = server.name, _listens = {},
     _state = opts.state or state_mod.new(), node = opts.node, closed = false,
-    _usual = {}, _limits = limits_mod.of(opts.limits), _shared = shared }, Modern)
+    _limits = limits_mod.of(opts.limits), _shared = shared }, Modern)
   -- the extensions: each has an `id`, `capability()` (nil: not offered now) and `methods`
   self._tasks = tasks_mod.new(self, self._limits, shared)
   shared:attach(self)
@@ -507,8 +501,7 @@ function M.new(server, opts)
   end
   self._special = special
   self._router = router_mod.new({ [server.name] = server }, { ack = false, notify = notify,
-    session = opts.session,
-    request = ask_one, input = ask,
+    request = ask_one, input = ask, transport = opts.transport, session = opts.session,
     task = function(ctx) -- ctx.task(): the call goes on as a task, when its client may
       local req = ctx._req
       if req.task then return true end
@@ -619,19 +612,6 @@ local function call_reply(self, out, write)
   end
 end
 
--- Whether every call of the tool named `name` is a connection's usual call (no task, an
--- `execute` that cannot see its ctx), worked out once per tool: `_usual[name]` (the server's
--- tools only; forgotten when they change). Such calls share one request record: nothing of
--- the tool can reach it.
-local function usual_of(self, name)
-  local t = self._server.tools[name]
-  if not t then return false end
-  -- (a server's middleware wraps its calls: handle_async's way, with the request's record)
-  local usual = not t.task and not sees_ctx(t.execute) and not self._server.middleware
-  self._usual[name] = usual
-  return usual
-end
-
 --- The `call` of a connection pinned to this era, as a function of the call record alone
 -- (`Conn:call`'s, or a reader's target: claude.mcp.call), whose answers go to `out`: the
 -- usual call (the envelope of the version we speak as its text, a tool that is no task and
@@ -645,16 +625,20 @@ end
 -- @tparam[opt] function write
 -- @treturn function
 function Modern:caller(out, fallback, write)
-  local route, usual, answer = self._router.route, self._usual, call_reply(self, out, write)
+  local router = self._router
+  local route, by_name, answer = router.route, router.by_name, call_reply(self, out, write)
   local req = setmetatable({ _out = out }, Req)
   return function(rec)
     if rec[VERSION] == LATEST then
-      local name = rec[TOOL]
-      local u = usual[name]
-      if u == nil then u = usual_of(self, name) end
-      if u then
+      local key, name = self._key, rec[TOOL]
+      -- the router's word (its limits' `usual`): every call of the tool is the usual call,
+      -- so one request record serves them all (nothing of the tool can reach it); a tool
+      -- not there yet goes the other way, whose `route` works its limits out
+      local per = by_name[key]
+      local l = per and per[name]
+      if l and l.usual then
         -- (a record that served this connection last holds its values still)
-        if rec[REPLY] ~= answer then rec[SERVER], rec[REPLY], rec[REQ] = self._key, answer, req end
+        if rec[REPLY] ~= answer then rec[SERVER], rec[REPLY], rec[REQ] = key, answer, req end
         rec[TAG] = name
         return route(rec)
       end
@@ -704,7 +688,6 @@ function Modern:set_server(server)
   self._router:set_server(self._key, nil)
   self._server, self._key = server, server.name
   self._router:set_server(self._key, server)
-  forget(self._usual)
   self:set_meta()
   watch(self, server)
   for _, key in ipairs { "toolsListChanged", "resourcesListChanged", "promptsListChanged" } do

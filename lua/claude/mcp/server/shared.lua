@@ -4,14 +4,18 @@
 -- * memory (`M.memory`, the default): one process, nothing to run. Every method does nothing:
 --   the process's own tasks (claude.mcp.server.tasks) are all there is, its listens hear
 --   its own events.
--- * Redis (`--tasks redis://host:port[/db]`, claude.mcp.server.shared_redis): each replica
+-- * Redis (`--tasks redis://[[user:]password@]host[:port][/db]`,
+--   claude.mcp.server.shared_redis): each replica
 --   still runs its own tasks and keeps them in memory; their records are mirrored into
 --   Redis, where any replica finds them, and the events go through Redis pub/sub.
 --
 -- The methods, for a modern server (claude.mcp.server.modern) whose `node` names the replica:
 --
 --     shared:attach(modern)          -- the server whose listens hear the others' events
---     shared:saved(rec, view)        -- a task of ours was made or changed (view: DetailedTask)
+--     shared:saved(rec, view[, after[, tell]])
+--                                    -- a task of ours was made or changed (view: DetailedTask;
+--                                    -- `after()` once stored; `tell`: its status changed, the
+--                                    -- other replicas' listens hear it)
 --     shared:forgot(rec)             -- a task of ours was forgotten
 --     shared:find(id)                -- (in a task) another replica's task: its view, or nil,
 --                                    -- and err, kind when the store cannot be reached
@@ -42,11 +46,12 @@ function M.open(tasks, opts)
   if tasks == nil or tasks == "memory" then
     return setmetatable({}, { __call = function() return M.memory end })
   end
-  if type(tasks) == "string" and tasks:find("^redis://") then
+  if type(tasks) == "string" and tasks:find("^rediss?://") then -- (rediss: refused, saying why)
     return require("claude.mcp.server.shared_redis").open(tasks, opts)
   end
-  return nil, "'tasks' must be \"memory\" or a redis://host:port[/db] URL, got "
-    .. tostring(tasks)
+  return nil, "'tasks' must be \"memory\" or a redis://[[user:]password@]host[:port][/db] URL, got "
+    .. (type(tasks) == "string" and "'" .. require("claude.mcp.server.redis").redact(tasks) .. "'"
+      or tostring(tasks))
 end
 
 return M

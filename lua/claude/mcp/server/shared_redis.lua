@@ -6,7 +6,9 @@
 --   `principal` and `node`), expiring `task_ttl` after the task was created (Redis TTL);
 -- * `running`: the set of the ids of the tasks not ended; `lease:<id>`: a key the replica
 --   running the task renews every third of the lease. A replica that finds a lease gone
---   (every half lease, after a lease of its own connection) ends the task `failed`;
+--   (every third of a lease, after a lease of its own connection) ends the task `failed`;
+--   the replica that ran it, back from a stall, finds it so (the event, or its renewal
+--   finding the lease gone) and stops the task too;
 -- * channel `events`: the events of each replica (a task's status, a list changed, a
 --   resource updated), each replica's listens filtering them as their own;
 -- * channel `node:<node>`: what other replicas ask of a replica's task (`tasks/update`,
@@ -61,18 +63,38 @@ end
 return dead
 ]]
 
+-- ARGV: the prefix, the node, the lease (ms), then our running tasks' ids. Each lease is
+-- renewed if it is still there; for each that lapsed, its id and its record's status ('' for
+-- none) come back.
+local RENEW = [[
+local lapsed = {}
+for i = 4, #ARGV do
+  local id = ARGV[i]
+  if not redis.call('SET', ARGV[1] .. 'lease:' .. id, ARGV[2], 'PX', ARGV[3], 'XX') then
+    lapsed[#lapsed + 1] = id
+    lapsed[#lapsed + 1] = redis.call('HGET', ARGV[1] .. 'task:' .. id, 'status') or ''
+  end
+end
+return lapsed
+]]
+
 local Store = { __name = "claude.mcp.SharedRedis", remote = true }
 Store.__index = Store
 
 local function iso(t) return os.date("!%Y-%m-%dT%H:%M:%SZ", t) end
 
--- Writes a record (terminal ones stay as they are); `cb` optional.
-local function save(self, doc, ttl_ms, cb)
-  local id = doc.taskId
+-- Writes a record, its view's JSON `doc` (terminal ones stay as they are); `cb` optional.
+local function save(self, id, doc, status, ttl_ms, cb)
   return self.client:send({ "EVAL", SAVE, 3, self.prefix .. "task:" .. id,
-    self.prefix .. "running", self.prefix .. "lease:" .. id, encode(doc), doc.status,
+    self.prefix .. "running", self.prefix .. "lease:" .. id, doc, status,
     ttl_ms == math.huge and 0 or math.floor(ttl_ms), id, self.node,
     math.floor(self.lease * 1000) }, cb)
+end
+
+-- Publishes an event whose JSON, without its opening brace, is `rest`: `from` goes first, so
+-- that a replica knows its own events by their first bytes, without decoding them.
+local function send_event(self, rest)
+  self.client:send({ "PUBLISH", self.prefix .. "events", self._from .. rest })
 end
 
 --- A task of ours was made or changed.
@@ -80,11 +102,18 @@ end
 -- @tparam table view its DetailedTask
 -- @tparam[opt] function after called once Redis has it (or could not take it: the record
 --   goes in when Redis is back)
-function Store:saved(rec, view, after)
+-- @tparam[opt] boolean tell its status changed: the event for the other replicas' listens
+--   too, made of the same JSON
+function Store:saved(rec, view, after, tell)
   view.principal, view.node = rec.principal, self.node
-  local sent = save(self, view, rec.ttl_ms, after and function() after() end)
+  local doc = encode(view)
+  local sent = save(self, rec.id, doc, view.status, rec.ttl_ms, after and function() after() end)
   if not sent and after then after() end
   self._mine[rec.id] = rec -- (until forgotten: put back if Redis comes back empty)
+  if tell then
+    send_event(self, '"kind":"task","principal":' .. encode(rec.principal or json.null)
+      .. ',"task":' .. doc .. "}")
+  end
 end
 
 --- A task of ours was forgotten (its bound or its time): gone for every replica.
@@ -106,8 +135,7 @@ end
 
 --- Publish an event of ours (`{kind = "task" | "changed" | "updated", ...}`).
 function Store:publish(event)
-  event.from = self.node
-  self.client:send({ "PUBLISH", self.prefix .. "events", encode(event) })
+  send_event(self, encode(event):sub(2))
 end
 
 --- Why tasks cannot be shared now, or nil.
@@ -180,23 +208,49 @@ local function on_node_message(self, payload)
   self.client:send({ "PUBLISH", self.prefix .. "node:" .. tostring(m.from), encode(ack) })
 end
 
--- An event of another replica, for our listens.
+-- An event of another replica, for our listens; one that ended a task of ours (we stalled
+-- past its lease) ends it here too.
 local function on_event(self, payload)
+  if payload:sub(1, #self._from) == self._from then return end -- (ours: not decoded)
   local e = decode(payload)
   local m = self.modern
   if type(e) ~= "table" or e.from == self.node or not m or m.closed then return end
   if e.principal == json.null then e.principal = nil end
+  local view = e.kind == "task" and type(e.task) == "table" and e.task
+  local rec = view and self._mine[view.taskId]
+  if rec then return m._tasks:ended_elsewhere(rec, view) end
   m:heard(e)
 end
 
--- Renew the leases of our running tasks.
-local function renew(self)
-  local ms = math.floor(self.lease * 1000)
-  for id, rec in pairs(self._mine) do
-    if not TERMINAL[rec.status] then
-      self.client:send({ "SET", self.prefix .. "lease:" .. id, self.node, "PX", ms, "XX" })
+-- The tasks of ours whose lease lapsed (`lapsed`: id, status, ...): this process stalled, or
+-- Redis lost them. Ended by another replica: ended here too; else ours again.
+local function reclaim(self, lapsed)
+  local tasks = self.modern and self.modern._tasks
+  if not tasks then return end
+  for i = 1, #lapsed, 2 do
+    local id, status = lapsed[i], lapsed[i + 1]
+    local rec = self._mine[id]
+    if rec and not TERMINAL[rec.status] then
+      if TERMINAL[status] then
+        local view = self:find(id)
+        if view then tasks:ended_elsewhere(rec, view) end
+      else
+        tasks:resave(rec) -- (its lease and its place in the running set back)
+      end
     end
   end
+end
+
+-- Renew the leases of our running tasks (one script for them all).
+local function renew(self)
+  local args = { "EVAL", RENEW, 0, self.prefix, self.node, math.floor(self.lease * 1000) }
+  for id, rec in pairs(self._mine) do
+    if not TERMINAL[rec.status] then args[#args + 1] = id end
+  end
+  if #args == 6 then return end
+  self.client:send(args, function(lapsed)
+    if type(lapsed) == "table" and #lapsed > 0 then async.spawn(reclaim, self, lapsed) end
+  end)
 end
 
 -- End the tasks whose lease lapsed (their replica died): failed, said so.
@@ -213,7 +267,7 @@ local function sweep(self)
       view.status, view.lastUpdatedAt, view.statusMessage = "failed", iso(os.time()), message
       view.inputRequests = nil
       view.error = { code = -32603, message = message }
-      save(self, view, 0)
+      save(self, id, encode(view), "failed", 0)
       self:publish { kind = "task", task = view, principal = view.principal }
     end
   end
@@ -239,9 +293,10 @@ function M.open(url, opts)
   local stores, lease = {}, opts.lease or M.LEASE
   local log = opts.log or function(line) io.stderr:write(line, "\n") end
   local client, err
+  local shown = redis.redact(url) -- (no password in a log line)
   client, err = redis.connect(url, {
     on_up = function()
-      log(fmt("claudelua mcp: the task store (Redis at %s) is up", url))
+      log(fmt("claudelua mcp: the task store (Redis at %s) is up", shown))
       for _, s in ipairs(stores) do
         s._sweep_after = core.now() + lease -- (the owners renew first)
         -- what we hold goes back in (Redis may have restarted empty)
@@ -252,7 +307,7 @@ function M.open(url, opts)
     end,
     on_down = function(why)
       log(fmt("claudelua mcp: the task store (Redis at %s) is down (%s); reconnecting",
-        url, tostring(why)))
+        shown, tostring(why)))
     end })
   if not client then return nil, err end
   local timer = core.timer()
@@ -269,7 +324,8 @@ function M.open(url, opts)
   local factory = setmetatable({}, { __call = function(_, name)
     local prefix = "claudelua:" .. name .. ":"
     local s = setmetatable({ client = client, prefix = prefix, node = opts.node,
-      lease = lease, _mine = {}, _waits = {}, _seq = 0, _sweep_after = core.now() + lease },
+      lease = lease, _mine = {}, _waits = {}, _seq = 0, _sweep_after = core.now() + lease,
+      _from = '{"from":' .. encode(opts.node) .. "," },
       Store)
     stores[#stores + 1] = s
     client:subscribe(prefix .. "events", function(p) on_event(s, p) end)

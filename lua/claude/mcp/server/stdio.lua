@@ -124,6 +124,7 @@ function Transport:serve(server)
   end
   self.conn = connection.new {
     server = server, send = send, request_timeout = self.request_timeout, state = self.state,
+    transport = "pipe",
     flush = function() return stream:flush() end,
     record = self.record,
     bind_calls = function(target) self.reader:target(target) end,

@@ -145,12 +145,10 @@ end
 local function set_status(self, rec, status)
   if rec.status == status then return end
   rec.status, rec.updated_at = status, iso(now())
-  sync(self, rec)
-  self:deliver(rec.id, rec.principal, function() return detailed(rec, {}) end)
   local shared = self._shared
-  if shared.remote then
-    shared:publish { kind = "task", task = detailed(rec, {}), principal = rec.principal }
-  end
+  -- (saved, and told to the other replicas' listens: one view, encoded once)
+  if shared.remote then shared:saved(rec, detailed(rec, {}), nil, true) end
+  self:deliver(rec.id, rec.principal, function() return detailed(rec, {}) end)
 end
 
 -- Forgets a task: its place in the counts and the bytes of its result go with it.
@@ -392,6 +390,29 @@ function Tasks:cancel(rec)
   local w = rec.waiter
   rec.waiter = nil
   if ctx then self._modern:cancel(ctx, "cancelled by tasks/cancel") end
+  if w then w:set() end
+end
+
+--- A task of ours that the shared store says another replica ended (this process stalled
+-- past its lease, and another failed it): it stops here too, and reads as the store says.
+-- Its call is cancelled (its coroutine and what it holds go); the record stays until its
+-- time, as any ended task's.
+-- @param rec its record
+-- @tparam table view its DetailedTask in the store (ended)
+function Tasks:ended_elsewhere(rec, view)
+  if TERMINAL[rec.status] or self._store[rec.id] ~= rec or not TERMINAL[view.status] then
+    return
+  end
+  local ctx, w = rec.ctx, rec.waiter
+  ended(rec)
+  rec.ctx, rec.pending, rec.waiter = nil, nil, nil
+  rec.status, rec.updated_at = view.status, view.lastUpdatedAt or iso(now())
+  rec.message, rec.error, rec.result = view.statusMessage, view.error, view.result
+  self:deliver(rec.id, rec.principal, function() return detailed(rec, {}) end)
+  if ctx then
+    self._modern:cancel(ctx, "ended by another replica: " .. tostring(view.statusMessage
+      or view.status))
+  end
   if w then w:set() end
 end
 

@@ -52,8 +52,10 @@ Options:
                           tasks/* requests (Mcp-Name) to the process that has the task
   --tasks URL             HTTP only: where the tasks of protocol 2026-07-28 and the events of
                           its listens are shared by the replicas behind a load balancer:
-                          'memory' (default: this process alone) or redis://host:port[/db]
-                          (docs/scaling.md; --node defaults to a random name then)
+                          'memory' (default: this process alone) or
+                          redis://[[user:]password@]host[:port][/db] (docs/scaling.md;
+                          --node defaults to a random name then; default: the environment
+                          variable CLAUDELUA_MCP_TASKS, which keeps a password out of ps)
   --task-lease SECONDS    with --tasks redis://: a task whose replica stops renewing its
                           lease this long fails (default 15)
   --skills DIR            serve the Agent Skills of DIR (each directory with a SKILL.md) on
