@@ -14,6 +14,9 @@ local PETSTORE_YAML = "spec/fixtures/openapi/petstore.yaml"
 
 local srv, base, last
 local documents, fetched = {}, {}
+-- A /slow request waits 5 s at most, or until the file's teardown releases it: its timer
+-- must not outlive the file (the next file's first spec would see a handle go).
+local slow_released, slow_waiting = false, 0
 
 local function start()
   srv = assert(server.listen { port = 0, ref = false, on_request = function(req, res)
@@ -25,7 +28,12 @@ local function start()
     if req.path == "/big" then
       return res:respond(200, { ["content-type"] = "text/plain" }, string.rep("x", 300000))
     elseif req.path == "/slow" then
-      claude.sleep(5)
+      slow_waiting = slow_waiting + 1
+      for _ = 1, 50 do
+        if slow_released then break end
+        claude.sleep(0.1)
+      end
+      slow_waiting = slow_waiting - 1
     elseif req.path:match("^/pets/404") then
       return res:respond(404, { ["content-type"] = "application/json" },
         '{"code":404,"message":"no pet 404"}' .. string.rep(" ", 3000))
@@ -69,7 +77,14 @@ describe("claude.openapi", function()
     LOOPBACK = claude.guard.url { allow_classes = { "loopback" } }
     start()
   end)
-  teardown(function() srv:close() end)
+  teardown(function()
+    slow_released = true
+    for _ = 1, 600 do -- (a minute at most)
+      if slow_waiting == 0 then break end
+      claude.sleep(0.1)
+    end
+    srv:close()
+  end)
 
   it("makes a tool of each operation, named by operationId or method and path", function()
     local tools, api = assert(claude.openapi.tools(PETSTORE, opts()))

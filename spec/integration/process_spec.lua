@@ -235,6 +235,7 @@ describe("processes", function()
   end)
 
   it("kill a running child when closed", function()
+    if _VERSION == "Lua 5.3" then return pending("Lua 5.3 has no to-be-closed variables") end
     local pid
     do
       local p <close> = assert(process.spawn { "sleep", args = { "30" } })

@@ -657,7 +657,10 @@ function Session:next_message(timeout)
   return msg, err
 end
 
-local function iterate(self, timeout, until_result)
+-- `closes`: the session is a query's, closed as soon as its messages end or fail. A `for`
+-- would close it then too (its closing value), but Lua 5.3 has no closing value, and code
+-- that calls the iterator itself has none either.
+local function iterate(self, timeout, until_result, closes)
   local finished = false
   local inbox = self.inbox
   local pop = inbox.pop
@@ -666,6 +669,7 @@ local function iterate(self, timeout, until_result)
     local msg, err = pop(inbox, timeout)
     if msg == nil then
       finished = true
+      if closes then self:close() end
       if err then error(err, 0) end
       return nil
     end
@@ -866,9 +870,9 @@ function M.run_query(session, prompt)
     end
     if session:bidirectional() then session:end_input_after(1) else session:end_input() end
   end
-  -- the session is the loop's closing value: a `for` closes it at the end,
-  -- on break and on error
-  return session:messages(), nil, nil, session
+  -- the iterator closes the session at the end and on error; the session is also the
+  -- loop's closing value, so that a `for` closes it on break (Lua 5.4)
+  return iterate(session, nil, false, true), nil, nil, session
 end
 
 for name, method in pairs(require "claude.session.requests") do Session[name] = method end

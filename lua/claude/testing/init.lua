@@ -51,7 +51,12 @@ end
 -- compiled into the host (claudelua, libclaudelua) there is no such file, and
 -- the program is a one-line launcher in a temporary file.
 local embedded = debug.getinfo(1, "S").source:sub(1, 1) ~= "@"
-local LAUNCHER = 'require("claude.testing.fake_cli").main(...)\n'
+-- (a plain lua5.3 finds the modules only once `require "claude"` has loaded the 5.3 module)
+local LAUNCHER = 'if not package.preload["claude.testing.fake_cli"] then require "claude" end\n'
+  .. 'require("claude.testing.fake_cli").main(...)\n'
+-- On Lua 5.3 the Lua half is the module's own (build/lua5.3/claude.so, its text for 5.3):
+-- the files of lua/ are 5.4's text, which 5.3 cannot load, so they stay off the fake's path.
+local LUA53 = _VERSION == "Lua 5.3"
 
 --- The path of the fake CLI program (absolute).
 M.fake_cli_path = not embedded and lua_dir() .. "/claude/testing/fake_cli.lua" or nil
@@ -68,13 +73,18 @@ function M.interpreter()
 end
 
 --- The environment the fake needs to find claudelua's modules under a plain
--- `lua5.4`: this process's `package.path` and `package.cpath` (absolute),
--- with the directory of claude/ first.
+-- `lua5.4` (or `lua5.3`): this process's `package.path` and `package.cpath` (absolute),
+-- with the directory of claude/ first (not on 5.3), as LUA_PATH and LUA_PATH_5_4 (_5_3).
 function M.lua_env()
-  local dir = lua_dir()
-  local path = dir .. "/?.lua;" .. dir .. "/?/init.lua;" .. absolute_search_path(package.path)
+  local path = absolute_search_path(package.path)
+  if not LUA53 then
+    local dir = lua_dir()
+    path = dir .. "/?.lua;" .. dir .. "/?/init.lua;" .. path
+  end
   local cpath = absolute_search_path(package.cpath)
-  return { LUA_PATH = path, LUA_PATH_5_4 = path, LUA_CPATH = cpath, LUA_CPATH_5_4 = cpath }
+  local v = LUA53 and "_5_3" or "_5_4"
+  return { LUA_PATH = path, ["LUA_PATH" .. v] = path,
+    LUA_CPATH = cpath, ["LUA_CPATH" .. v] = cpath }
 end
 
 local temps = {}
