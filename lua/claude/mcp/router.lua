@@ -511,12 +511,15 @@ end
 
 -- The router's entry (`Router:call`): one closure per router, which a reader can call
 -- straight (`reader:target(router.route)`). The call of record `rec` runs in a task of its
--- own, under its budget when it has one.
+-- own, under its budget when it has one. `l`: its tool's limits, when the caller looked
+-- them up already (a connection's usual call: `router.by_name`).
 entry = function(self)
   local by_name = self.by_name
-  return function(rec)
-    local per = by_name[rec[SERVER]]
-    local l = per and per[rec[TOOL]] or limits_by_name(self, rec[SERVER], rec[TOOL])
+  return function(rec, l)
+    if not l then
+      local per = by_name[rec[SERVER]]
+      l = per and per[rec[TOOL]] or limits_by_name(self, rec[SERVER], rec[TOOL])
+    end
     if not l then -- no such server or tool (handle_async's error answer), or middleware
       return self:handle_async(rec[SERVER], call.message(rec), rec[REPLY], call_id(rec[TAG]),
         rec[AUTH], rec[REQ])

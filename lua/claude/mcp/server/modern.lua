@@ -640,7 +640,7 @@ function Modern:caller(out, fallback, write)
         -- (a record that served this connection last holds its values still)
         if rec[REPLY] ~= answer then rec[SERVER], rec[REPLY], rec[REQ] = key, answer, req end
         rec[TAG] = name
-        return route(rec)
+        return route(rec, l)
       end
     end
     return fallback(rec)
