@@ -16,7 +16,7 @@ local srv, base, last
 local documents, fetched = {}, {}
 -- A /slow request waits 5 s at most, or until the file's teardown releases it: its timer
 -- must not outlive the file (the next file's first spec would see a handle go).
-local slow_released, slow_waiting = false, 0
+local slow_released, slow_answered = claude.async.event(), claude.async.event()
 
 local function start()
   srv = assert(server.listen { port = 0, ref = false, on_request = function(req, res)
@@ -28,12 +28,8 @@ local function start()
     if req.path == "/big" then
       return res:respond(200, { ["content-type"] = "text/plain" }, string.rep("x", 300000))
     elseif req.path == "/slow" then
-      slow_waiting = slow_waiting + 1
-      for _ = 1, 50 do
-        if slow_released then break end
-        claude.sleep(0.1)
-      end
-      slow_waiting = slow_waiting - 1
+      slow_released:wait(5)
+      slow_answered:set()
     elseif req.path:match("^/pets/404") then
       return res:respond(404, { ["content-type"] = "application/json" },
         '{"code":404,"message":"no pet 404"}' .. string.rep(" ", 3000))
@@ -78,11 +74,9 @@ describe("claude.openapi", function()
     start()
   end)
   teardown(function()
-    slow_released = true
-    for _ = 1, 600 do -- (a minute at most)
-      if slow_waiting == 0 then break end
-      claude.sleep(0.1)
-    end
+    local waiting = slow_released:waiting()
+    slow_released:set()
+    if waiting then assert(slow_answered:wait(60)) end
     srv:close()
   end)
 
